@@ -1,0 +1,15 @@
+// What a CLI command gets to talk to the world; tests pass their own.
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+export type CliCommand = (args: string[], io: CliIo) => Promise<number>;
+
+/** sysexits EX_CONFIG: the config is wrong; systemd must not restart-loop on it. */
+export const EXIT_CONFIG = 78;
+/** sysexits EX_USAGE: wrong command-line arguments. */
+export const EXIT_USAGE = 64;
+/** sysexits EX_UNAVAILABLE: a device or service did not answer. */
+export const EXIT_UNAVAILABLE = 69;

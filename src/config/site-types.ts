@@ -1,0 +1,115 @@
+// The validated, normalised shape of a site file. Produced by config/load.ts; every default filled in.
+import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
+
+export type Parity = 'none' | 'even' | 'odd';
+
+export interface RtuBusConfig {
+  kind: 'rtu';
+  name: string;
+  path: string;
+  baudRate: number;
+  parity: Parity;
+  dataBits: 7 | 8;
+  stopBits: 1 | 2;
+  timeoutMs: number;
+  /** Silence kept between the end of one reply and the next request (t3.5 at least). */
+  interFrameDelayMs: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+export interface TcpBusConfig {
+  kind: 'tcp';
+  name: string;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  /** Concurrent transactions allowed on the socket (Modbus TCP transaction ids). */
+  maxInFlight: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+/** RTU framing carried through a TCP serial server (one transaction at a time, like a real line). */
+export interface RtuOverTcpBusConfig {
+  kind: 'rtu-over-tcp';
+  name: string;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  interFrameDelayMs: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+export type BusConfig = RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig;
+
+export interface BackoffConfig {
+  initialMs: number;
+  maxMs: number;
+  /** 0..1: fraction of the delay randomised. */
+  jitter: number;
+}
+
+export interface CooldownConfig {
+  /** Consecutive timeouts before a unit is put in cool-down. */
+  afterTimeouts: number;
+  initialMs: number;
+  maxMs: number;
+}
+
+export interface ReportConfig {
+  /** change: send when the value moved beyond the deadband; always: every poll. */
+  mode: 'change' | 'always';
+  deadband: number;
+  deadbandKind: 'absolute' | 'percent';
+  /** Send the value even if unchanged after this long (heartbeat); 0 = never. */
+  maxSilenceMs: number;
+}
+
+export interface PointConfig {
+  /** Cloud attribute identifier. */
+  id: string;
+  table: Table;
+  address: number;
+  type: ValueType;
+  /** Bit index 0..15 for type 'bit'. */
+  bit: number;
+  /** Registers for type 'string'. */
+  length: number;
+  wordOrder: WordOrder;
+  byteOrder: ByteOrder;
+  scale: number;
+  offset: number;
+  writable: boolean;
+  /** Engineering-unit bounds for writes (after scale/offset). */
+  min?: number;
+  max?: number;
+  report: ReportConfig;
+}
+
+export interface DeviceLimits {
+  maxRegistersPerRead: number;
+  maxBitsPerRead: number;
+  /** Unused registers (or bits) that may be read to merge two requests. */
+  maxGap: number;
+  /** Always write with FC16/FC15 even for a single register/coil. */
+  forceMultiWrite: boolean;
+}
+
+export interface DeviceConfig {
+  name: string;
+  bus: string;
+  unitId: number;
+  pollIntervalMs: number;
+  limits: DeviceLimits;
+  points: PointConfig[];
+}
+
+export interface SiteConfig {
+  buses: BusConfig[];
+  devices: DeviceConfig[];
+}

@@ -1,0 +1,44 @@
+// Root pino logger: JSON lines on stdout for journald, secrets redacted wherever they appear.
+import { pino, type Logger, type LevelWithSilent } from 'pino';
+
+export type { Logger };
+
+/** Field names whose values never reach a log line. */
+export const REDACTED_KEYS = [
+  'access_token', 'accessToken', 'project_key', 'projectKey', 'secret_key', 'secretKey',
+  'access_key', 'accessKey', 'password', 'token', 'authorization', 'Authorization', 'credential',
+  'credentials', 'Project-Key',
+];
+
+function redactPaths(): string[] {
+  const paths: string[] = [];
+  for (const key of REDACTED_KEYS) {
+    const safe = /^[A-Za-z_$][\w$]*$/.test(key) ? key : `["${key}"]`;
+    const join = (prefix: string) => (safe.startsWith('[') ? `${prefix}${safe}` : `${prefix}.${safe}`);
+    paths.push(safe.startsWith('[') ? safe : key, join('*'), join('*.*'));
+  }
+  return paths;
+}
+
+export interface LoggerOptions {
+  level?: LevelWithSilent;
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? ((process.env.LOG_LEVEL as LevelWithSilent | undefined) ?? 'info');
+  return pino(
+    {
+      level,
+      base: { service: 'fieldgate' },
+      redact: { paths: redactPaths(), censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    options.destination ?? process.stdout,
+  );
+}
+
+/** A logger that discards everything (tests of orchestrators). */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

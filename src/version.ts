@@ -1,0 +1,1 @@
+export const FIELDGATE_VERSION = '0.1.0';
