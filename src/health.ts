@@ -1,0 +1,63 @@
+// Local operator endpoint on 127.0.0.1 only: /healthz, /metrics (Prometheus), /status (JSON).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from './log.js';
+import { createMetricsRegistry } from './metrics.js';
+import { unhealthyReasons, type GatewayStatus } from './status.js';
+
+export interface HealthServerOptions {
+  port: number;
+  snapshot: () => GatewayStatus;
+  /** Names of loops (pollers, links) that stopped making progress. */
+  stalledLoops: () => string[];
+  logger: Logger;
+}
+
+export interface HealthServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  const registry = createMetricsRegistry(options.snapshot);
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+      res.end(body);
+    };
+    if (req.method !== 'GET') return send(405, 'text/plain', 'method not allowed\n');
+    try {
+      if (path === '/healthz') {
+        const reasons = unhealthyReasons(options.snapshot(), options.stalledLoops());
+        return send(reasons.length === 0 ? 200 : 503, 'application/json', JSON.stringify({ healthy: reasons.length === 0, reasons }));
+      }
+      if (path === '/status') return send(200, 'application/json', JSON.stringify(options.snapshot()));
+      if (path === '/metrics') {
+        registry.metrics().then(
+          (text) => send(200, registry.contentType, text),
+          (err: unknown) => {
+            options.logger.error({ err }, 'metrics collection failed');
+            send(500, 'text/plain', 'metrics collection failed\n');
+          },
+        );
+        return;
+      }
+      send(404, 'text/plain', 'not found: try /healthz, /metrics or /status\n');
+    } catch (err) {
+      options.logger.error({ err, path }, 'health endpoint failed');
+      send(500, 'text/plain', 'internal error\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    // Loopback only: the endpoint is for someone on the box and for a local scraper.
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  options.logger.info({ port }, 'health endpoint listening');
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,63 @@
+// Prometheus metrics built from a status snapshot at scrape time (the only importer of prom-client).
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { GatewayStatus } from './status.js';
+
+type Snapshot = () => GatewayStatus;
+
+export function createMetricsRegistry(snapshot: Snapshot): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'fieldgate_' });
+  let current: GatewayStatus | undefined;
+  // One snapshot per scrape, shared by every metric below.
+  const view = (): GatewayStatus => (current ??= snapshot());
+
+  const counter = (name: string, help: string, labelNames: string[], read: (s: GatewayStatus, set: (labels: Record<string, string>, v: number) => void) => void) =>
+    new Counter({
+      name, help, labelNames, registers: [registry],
+      collect() {
+        this.reset();
+        read(view(), (labels, v) => this.inc(labels, v));
+      },
+    });
+  const gauge = (name: string, help: string, labelNames: string[], read: (s: GatewayStatus, set: (labels: Record<string, string>, v: number) => void) => void) =>
+    new Gauge({
+      name, help, labelNames, registers: [registry],
+      collect() {
+        this.reset();
+        read(view(), (labels, v) => this.set(labels, v));
+      },
+    });
+
+  gauge('fieldgate_up', 'Always 1 while the process serves metrics; resets the per-scrape snapshot.', [], (_s, set) => set({}, 1));
+  counter('fieldgate_bus_transactions_total', 'Modbus transactions completed per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.transactions)));
+  counter('fieldgate_bus_timeouts_total', 'Modbus requests that timed out per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.timeouts)));
+  counter('fieldgate_bus_exceptions_total', 'Modbus exception replies per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.exceptions)));
+  gauge('fieldgate_bus_queue_depth', 'Requests waiting for the line.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.queueDepth)));
+  gauge('fieldgate_bus_utilisation_ratio', 'Fraction of time the line was busy.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.utilisation)));
+  gauge('fieldgate_bus_up', '1 when the bus port is open.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.up ? 1 : 0)));
+  gauge('fieldgate_device_online', '1 when the device answers its polls.', ['device', 'bus'], (s, set) => s.devices.forEach((d) => set({ device: d.name, bus: d.bus }, d.online ? 1 : 0)));
+  gauge('fieldgate_device_last_poll_age_seconds', 'Seconds since the last successful poll (-1 before the first).', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.lastPollAgeMs === null ? -1 : d.lastPollAgeMs / 1000)));
+  gauge('fieldgate_device_points', 'Configured points per device.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.points)));
+  counter('fieldgate_device_skipped_cycles_total', 'Poll cycles skipped because the previous one overran.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.skippedCycles)));
+  gauge('fieldgate_link_up', '1 when the device MQTT link is connected.', ['device'], (s, set) => s.links.forEach((l) => set({ device: l.device }, l.state === 'up' ? 1 : 0)));
+  counter('fieldgate_link_reconnects_total', 'MQTT reconnects per device link.', ['device'], (s, set) => s.links.forEach((l) => set({ device: l.device }, l.reconnects)));
+  counter('fieldgate_link_publishes_total', 'Publishes acknowledged per device link.', ['device'], (s, set) => s.links.forEach((l) => set({ device: l.device }, l.publishes)));
+  gauge('fieldgate_outbox_depth', 'Reports waiting in the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.depth));
+  gauge('fieldgate_outbox_bytes', 'Bytes held by the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.bytes));
+  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
+  gauge('fieldgate_rate_queue_pending', 'Cloud HTTP calls waiting in the rate queue.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.pending));
+  counter('fieldgate_rate_queue_rate_limited_total', 'HTTP 429 answers from the cloud.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.rateLimited));
+  counter('fieldgate_rate_queue_waits_total', 'Times the queue paused for Retry-After or low remaining quota.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.waits));
+  counter('fieldgate_rate_queue_rejected_total', 'Calls rejected because the queue was full.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.rejected));
+
+  const metrics = registry.metrics.bind(registry);
+  registry.metrics = async () => {
+    current = undefined;
+    try {
+      return await metrics();
+    } finally {
+      current = undefined;
+    }
+  };
+  return registry;
+}

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHealthServer, type HealthServer } from '../../../src/health.js';
+import { silentLogger } from '../../../src/log.js';
+import { unhealthyReasons, type GatewayStatus } from '../../../src/status.js';
+
+function status(overrides: Partial<GatewayStatus> = {}): GatewayStatus {
+  return {
+    version: '0.1.0',
+    startedAt: '2026-11-22T00:00:00.000Z',
+    uptimeS: 12,
+    buses: [{ name: 'line1', kind: 'rtu', up: true, transactions: 120, timeouts: 3, exceptions: 1, queueDepth: 2, utilisation: 0.42 }],
+    devices: [{ name: 'meter-1', bus: 'line1', online: true, points: 12, lastPollAgeMs: 500, skippedCycles: 4 }],
+    links: [{ device: 'meter-1', state: 'up', reconnects: 2, publishes: 77 }],
+    outbox: { depth: 5, bytes: 900, maxBytes: 10_000, dropped: 0 },
+    rateQueue: { pending: 1, rateLimited: 3, waits: 2, rejected: 0 },
+    ...overrides,
+  };
+}
+
+describe('health endpoint', () => {
+  let server: HealthServer | undefined;
+  afterEach(async () => server?.close());
+
+  it('serves /healthz 200, /status JSON and Prometheus /metrics on loopback', async () => {
+    const snap = status();
+    server = await startHealthServer({ port: 0, snapshot: () => snap, stalledLoops: () => [], logger: silentLogger() });
+    const base = `http://127.0.0.1:${server.port}`;
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ healthy: true, reasons: [] });
+    expect(await (await fetch(`${base}/status`)).json()).toEqual(snap);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('fieldgate_bus_transactions_total{bus="line1"} 120');
+    expect(metrics).toContain('fieldgate_bus_utilisation_ratio{bus="line1"} 0.42');
+    expect(metrics).toContain('fieldgate_device_online{device="meter-1",bus="line1"} 1');
+    expect(metrics).toContain('fieldgate_device_last_poll_age_seconds{device="meter-1"} 0.5');
+    expect(metrics).toContain('fieldgate_link_reconnects_total{device="meter-1"} 2');
+    expect(metrics).toContain('fieldgate_outbox_depth 5');
+    expect(metrics).toContain('fieldgate_rate_queue_rate_limited_total 3');
+    expect(metrics).toContain('fieldgate_process_resident_memory_bytes');
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+  });
+
+  it('answers 503 with reasons when a bus is down or a loop is stalled', async () => {
+    const snap = status({ buses: [{ ...status().buses[0], up: false }] });
+    server = await startHealthServer({ port: 0, snapshot: () => snap, stalledLoops: () => ['poller line1'], logger: silentLogger() });
+    const res = await fetch(`http://127.0.0.1:${server.port}/healthz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ healthy: false, reasons: ['bus line1 is down', 'poller line1 made no progress'] });
+  });
+});
+
+describe('unhealthyReasons', () => {
+  it.each([
+    ['healthy', status(), [], []],
+    ['all devices offline', status({ devices: [{ ...status().devices[0], online: false }] }), [], ['no device is online']],
+    ['outbox full', status({ outbox: { depth: 9, bytes: 10_000, maxBytes: 10_000, dropped: 4 } }), [], ['outbox is full and dropping reports']],
+    ['no devices configured is not a fault', status({ devices: [] }), [], []],
+  ])('%s', (_name, snap, stalled, expected) => {
+    expect(unhealthyReasons(snap, stalled)).toEqual(expected);
+  });
+});

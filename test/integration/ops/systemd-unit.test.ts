@@ -1,0 +1,30 @@
+// The shipped unit file: hardening score and syntax, checked by systemd's own analyzer.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const UNIT = 'systemd/fieldgate.service';
+
+describe('systemd/fieldgate.service', () => {
+  it('rates <= 2.0 in systemd-analyze security --offline', () => {
+    const out = execFileSync('systemd-analyze', ['security', '--offline=true', UNIT], { encoding: 'utf8' });
+    const match = /Overall exposure level for fieldgate\.service: ([\d.]+)/.exec(out);
+    expect(match).not.toBeNull();
+    expect(Number(match?.[1])).toBeLessThanOrEqual(2.0);
+  });
+
+  it('passes systemd-analyze verify with no complaints', () => {
+    const run = spawnSync('systemd-analyze', ['verify', UNIT], { encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(`${run.stdout}${run.stderr}`.trim()).toBe('');
+  });
+
+  it('is a notify service that does not restart-loop on config errors (exit 78)', () => {
+    const text = readFileSync(UNIT, 'utf8');
+    expect(text).toMatch(/^Type=notify$/m);
+    expect(text).toMatch(/^RestartPreventExitStatus=78$/m);
+    expect(text).toMatch(/^Restart=on-failure$/m);
+    expect(text).toMatch(/^WatchdogSec=/m);
+    expect(text).toMatch(/^SupplementaryGroups=dialout$/m);
+  });
+});
