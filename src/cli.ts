@@ -5,7 +5,9 @@ import { FIELDGATE_VERSION } from './version.js';
 
 type Loader = () => Promise<CliCommand>;
 
-const COMMANDS: Record<string, { summary: string; load: Loader }> = {};
+const COMMANDS: Record<string, { summary: string; load: Loader }> = {
+  status: { summary: 'show the running daemon\'s status as tables', load: async () => (await import('./cli/status.js')).runStatus },
+};
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);

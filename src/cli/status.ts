@@ -1,0 +1,52 @@
+// `fieldgate status`: the running daemon's /status endpoint as tables, for someone on the box.
+import { parseArgs } from 'node:util';
+import type { GatewayStatus } from '../status.js';
+import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+
+export const DEFAULT_HEALTH_PORT = 9464;
+
+/** Left-aligned text table (pure). */
+export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
+  return cells.map((r) => r.map((v, c) => v.padEnd(widths[c])).join('  ').trimEnd()).join('\n');
+}
+
+function age(ms: number | null): string {
+  if (ms === null) return 'never';
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
+}
+
+export function formatStatus(s: GatewayStatus): string {
+  const parts = [`fieldgate ${s.version}, up ${Math.round(s.uptimeS)}s since ${s.startedAt}`];
+  parts.push('', formatTable(['BUS', 'KIND', 'STATE', 'TRANSACTIONS', 'TIMEOUTS', 'EXCEPTIONS', 'QUEUE', 'BUSY'],
+    s.buses.map((b) => [b.name, b.kind, b.up ? 'up' : 'DOWN', b.transactions, b.timeouts, b.exceptions, b.queueDepth, `${Math.round(b.utilisation * 100)}%`])));
+  parts.push('', formatTable(['DEVICE', 'BUS', 'STATE', 'POINTS', 'LAST POLL', 'SKIPPED'],
+    s.devices.map((d) => [d.name, d.bus, d.online ? 'online' : 'OFFLINE', d.points, age(d.lastPollAgeMs), d.skippedCycles])));
+  if (s.links.length > 0) {
+    parts.push('', formatTable(['LINK', 'STATE', 'RECONNECTS', 'PUBLISHES'], s.links.map((l) => [l.device, l.state, l.reconnects, l.publishes])));
+  }
+  if (s.outbox) parts.push('', `outbox: ${s.outbox.depth} reports, ${s.outbox.bytes} of ${s.outbox.maxBytes} bytes, ${s.outbox.dropped} dropped`);
+  if (s.rateQueue) parts.push(`cloud API queue: ${s.rateQueue.pending} pending, ${s.rateQueue.rateLimited} rate-limited, ${s.rateQueue.rejected} rejected`);
+  return `${parts.join('\n')}\n`;
+}
+
+export const runStatus: CliCommand = async (args, io) => {
+  let values;
+  try {
+    values = parseArgs({ args, options: { port: { type: 'string' }, json: { type: 'boolean' } }, strict: true }).values;
+  } catch (err) {
+    io.stderr.write(`fieldgate status: ${(err as Error).message}\nusage: fieldgate status [--port N] [--json]\n`);
+    return EXIT_USAGE;
+  }
+  const port = Number(values.port ?? io.env.FIELDGATE_HEALTH_PORT ?? DEFAULT_HEALTH_PORT);
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(5000) });
+    const status = (await res.json()) as GatewayStatus;
+    io.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+    return 0;
+  } catch (err) {
+    io.stderr.write(`fieldgate status: cannot reach the daemon on 127.0.0.1:${port} (${(err as Error).message}); is it running with the health endpoint on?\n`);
+    return EXIT_UNAVAILABLE;
+  }
+};

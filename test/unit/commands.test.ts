@@ -1,0 +1,156 @@
+// CommandService with a fake device: validation before the bus, write then read back, commands.
+import { describe, expect, it } from 'vitest';
+import { CommandService, type DeviceIo } from '../../src/commands.js';
+import type { CommandConfig } from '../../src/config/command-types.js';
+import type { DeviceConfig, PointConfig } from '../../src/config/site-types.js';
+import { silentLogger } from '../../src/log.js';
+import type { ReadBlock, WriteOp } from '../../src/points/codec.js';
+import type { Table } from '../../src/points/types.js';
+
+function point(p: Partial<PointConfig> & Pick<PointConfig, 'id' | 'address'>): PointConfig {
+  return {
+    table: 'holding', type: 'uint16', bit: 0, length: 1, wordOrder: 'big', byteOrder: 'big', scale: 1, offset: 0,
+    writable: true, report: { mode: 'change', deadband: 0, deadbandKind: 'absolute', maxSilenceMs: 0 }, ...p,
+  };
+}
+
+const device: DeviceConfig = {
+  name: 'pump-1', bus: 'line1', unitId: 1, pollIntervalMs: 1000,
+  limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false },
+  points: [
+    point({ id: 'setpoint', address: 0, type: 'int16', scale: 0.1, min: -50, max: 150 }),
+    point({ id: 'speed', address: 1, type: 'float32' }),
+    point({ id: 'status', address: 10, writable: false }),
+    point({ id: 'relay', address: 5, table: 'coil', type: 'bool' }),
+    point({ id: 'clamped', address: 20, min: 0, max: 100 }),
+  ],
+};
+
+/** A device whose registers and coils live in maps; records every operation in order. */
+class FakeDevice implements DeviceIo {
+  registers = new Map<number, number>();
+  coils = new Map<number, boolean>();
+  log: string[] = [];
+  failWrites = false;
+  /** Simulates a device that clamps what it is given (read-back differs from the write). */
+  clampAt?: { address: number; max: number };
+
+  async read(table: Table, start: number, count: number): Promise<ReadBlock> {
+    this.log.push(`read ${table} ${start}+${count}`);
+    if (table === 'coil' || table === 'discrete') return { table, start, bits: Array.from({ length: count }, (_, i) => this.coils.get(start + i) ?? false) };
+    return { table, start, words: Uint16Array.from({ length: count }, (_, i) => this.registers.get(start + i) ?? 0) };
+  }
+
+  async write(op: WriteOp): Promise<void> {
+    if (this.failWrites) throw new Error('unit 1 did not answer within 1000 ms');
+    this.log.push(`write ${op.kind} ${op.address}`);
+    if (op.kind === 'coil') this.coils.set(op.address, op.value);
+    else if (op.kind === 'registers') op.words.forEach((w, i) => this.registers.set(op.address + i, this.clampAt?.address === op.address + i ? Math.min(w, this.clampAt.max) : w));
+  }
+
+  async sleep(ms: number): Promise<void> {
+    this.log.push(`sleep ${ms}`);
+  }
+}
+
+const commands: CommandConfig[] = [
+  {
+    method: 'start_pump', requiredParams: ['speed'],
+    steps: [
+      { kind: 'write', point: 'speed', param: 'speed' },
+      { kind: 'pulse', point: 'relay', value: true, ms: 500, restore: false },
+      { kind: 'delay', ms: 100 },
+      { kind: 'read', points: ['speed', 'status'] },
+    ],
+  },
+];
+
+function service(fake = new FakeDevice()) {
+  return { fake, svc: new CommandService(device, commands, fake, silentLogger()) };
+}
+
+describe('applyAttributes', () => {
+  it('writes valid keys, reads them back and reports what the device holds', async () => {
+    const { fake, svc } = service();
+    fake.clampAt = { address: 20, max: 50 };
+    const result = await svc.applyAttributes({ setpoint: 21.5, relay: true, clamped: 80 }, 'push');
+    expect(result).toEqual({ applied: { setpoint: 21.5, relay: true, clamped: 50 }, rejected: {}, failed: {} });
+    expect(fake.registers.get(0)).toBe(215);
+    expect(fake.log.filter((l) => l.startsWith('write'))).toHaveLength(3);
+  });
+
+  it.each([
+    [{ nope: 1 }, 'nope', 'unknown attribute "nope" for device pump-1'],
+    [{ status: 3 }, 'status', 'attribute "status" is not writable'],
+    [{ setpoint: 'hot' }, 'setpoint', undefined],
+    [{ setpoint: 200 }, 'setpoint', undefined],
+    [{ clamped: -1 }, 'clamped', undefined],
+    [{ relay: { on: true } }, 'relay', undefined],
+  ])('refuses %o before touching the bus', async (values, key, reason) => {
+    const { fake, svc } = service();
+    const result = await svc.applyAttributes(values, 'push');
+    expect(Object.keys(result.rejected)).toEqual([key]);
+    if (reason) expect(result.rejected[key]).toBe(reason);
+    else expect(result.rejected[key]).toMatch(/\S/);
+    expect(fake.log).toEqual([]);
+  });
+
+  it('applies the valid keys of a mixed push and names the bad ones', async () => {
+    const { svc } = service();
+    const result = await svc.applyAttributes({ setpoint: 10, bogus: 1, speed: 12.5 }, 'push');
+    expect(result.applied).toEqual({ setpoint: 10, speed: 12.5 });
+    expect(Object.keys(result.rejected)).toEqual(['bogus']);
+  });
+
+  it('reports bus failures per key without throwing', async () => {
+    const { fake, svc } = service();
+    fake.failWrites = true;
+    const result = await svc.applyAttributes({ setpoint: 10 }, 'push');
+    expect(result.failed.setpoint).toContain('did not answer');
+    expect(result.applied).toEqual({});
+  });
+});
+
+describe('runCommand', () => {
+  it('runs a site command in order: write, pulse, delay, read', async () => {
+    const { fake, svc } = service();
+    fake.registers.set(10, 7);
+    const outcome = await svc.runCommand('start_pump', { speed: 1450 });
+    expect(outcome).toEqual({ ok: true, result: { speed: 1450, status: 7 } });
+    expect(fake.log).toEqual(['write registers 1', 'write coil 5', 'sleep 500', 'write coil 5', 'sleep 100', 'read holding 1+2', 'read holding 10+1']);
+    expect(fake.coils.get(5)).toBe(false);
+  });
+
+  it.each([
+    ['start_pump', {}, 400, 'missing params: speed'],
+    ['start_pump', { speed: 'fast' }, 422, undefined],
+    ['fly', {}, 404, 'unknown method "fly" (known: read, write, start_pump)'],
+    ['read', {}, 400, 'read needs params {"keys": ["<attribute>", ...]}'],
+    ['read', { keys: ['ghost'] }, 422, 'unknown attribute(s): ghost'],
+    ['write', [], 400, 'write needs params {"<attribute>": value, ...}'],
+    ['write', { setpoint: 10, status: 1 }, 422, 'attribute "status" is not writable'],
+  ])('%s %o answers error %d', async (method, params, code, message) => {
+    const { fake, svc } = service();
+    const outcome = await svc.runCommand(method, params);
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) {
+      expect(outcome.error.code).toBe(code);
+      if (message) expect(outcome.error.message).toBe(message);
+    }
+    expect(fake.log.filter((l) => l.startsWith('write'))).toEqual([]);
+  });
+
+  it('built-in read and write', async () => {
+    const { fake, svc } = service();
+    fake.registers.set(10, 3);
+    expect(await svc.runCommand('read', { keys: ['status'] })).toEqual({ ok: true, result: { status: 3 } });
+    expect(await svc.runCommand('write', { setpoint: -5 })).toEqual({ ok: true, result: { setpoint: -5 } });
+  });
+
+  it('a bus failure mid-command is a 503 error, not a throw', async () => {
+    const { fake, svc } = service();
+    fake.failWrites = true;
+    const outcome = await svc.runCommand('start_pump', { speed: 100 });
+    expect(outcome).toMatchObject({ ok: false, error: { code: 503 } });
+  });
+});
