@@ -6,6 +6,12 @@ import { FIELDGATE_VERSION } from './version.js';
 type Loader = () => Promise<CliCommand>;
 
 const COMMANDS: Record<string, { summary: string; load: Loader }> = {
+  validate: { summary: 'check a site file; print every problem, or each device\'s read plan', load: async () => (await import('./cli/validate.js')).runValidate },
+  read: { summary: 'read registers or bits from a unit, decoded', load: async () => (await import('./cli/read.js')).runRead },
+  write: { summary: 'write one value to a unit and read it back', load: async () => (await import('./cli/write.js')).runWrite },
+  scan: { summary: 'find answering unit ids (and baud rates) on a line', load: async () => (await import('./cli/scan.js')).runScan },
+  simulate: { summary: 'run simulated Modbus devices from a register map', load: async () => (await import('./cli/simulate.js')).runSimulate },
+  emulator: { summary: 'run the local device-cloud emulator (HTTP A/B, MQTT, TCP streams)', load: async () => (await import('./cli/emulator.js')).runEmulator },
   status: { summary: 'show the running daemon\'s status as tables', load: async () => (await import('./cli/status.js')).runStatus },
 };
 

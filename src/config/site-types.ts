@@ -113,3 +113,44 @@ export interface SiteConfig {
   buses: BusConfig[];
   devices: DeviceConfig[];
 }
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface HealthSettings {
+  enabled: boolean;
+  /** Always 127.0.0.1: the health endpoint is never exposed beyond the box. */
+  host: '127.0.0.1';
+  port: number;
+}
+
+/** Device-cloud connection. Optional fields are absent when not configured. */
+export interface CloudSettings {
+  mqttUrl?: string;
+  apiBaseUrl?: string;
+  projectKey?: string;
+  appId?: string;
+  accessKey?: string;
+  secretKey?: string;
+  /** PEM file with the CA that signs the broker certificate (mqtts://). */
+  caFile?: string;
+}
+
+/** The `gateway` section of the site file, after defaults and environment overrides. */
+export interface GatewaySettings {
+  stateDir: string;
+  logLevel: LogLevel;
+  health: HealthSettings;
+  cloud: CloudSettings;
+}
+
+/** Everything one site file configures; deeply frozen by config/load.ts. */
+export interface Config {
+  gateway: GatewaySettings;
+  site: SiteConfig;
+}
+
+/** One problem in a config file: where (`devices[1].points[3].type`) and what. */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}

@@ -1,0 +1,77 @@
+// `fieldgate read`: one Modbus read, decoded, for commissioning on site (no site file, no cloud).
+import { parseArgs } from 'node:util';
+import { createModbusTransport, type ModbusTransport } from '../modbus/transport.js';
+import { compilePoint } from '../points/codec.js';
+import { formatInterpretations, interpretRegisters } from '../points/interpret.js';
+import type { Table } from '../points/types.js';
+import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
+import { explainFieldError } from './field-errors.js';
+import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+import { POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions } from './point-options.js';
+
+const HELP = `usage: fieldgate read --bus PATH|HOST:PORT --unit U --address A [options]
+
+Reads registers or bits once and prints them decoded. Without --type, registers are shown as hex
+and as every 16/32/64-bit interpretation in every word/byte order.
+
+${BUS_OPTIONS_HELP}
+${POINT_OPTIONS_HELP}
+  --json                 print JSON instead of text
+`;
+
+export type ReadResult = { table: Table; start: number; words?: Uint16Array; bits?: boolean[] };
+
+export async function readOnce(transport: ModbusTransport, unit: number, table: Table, start: number, count: number, timeoutMs: number): Promise<ReadResult> {
+  switch (table) {
+    case 'coil': return { table, start, bits: await transport.readCoils(unit, start, count, timeoutMs) };
+    case 'discrete': return { table, start, bits: await transport.readDiscreteInputs(unit, start, count, timeoutMs) };
+    case 'holding': return { table, start, words: await transport.readHoldingRegisters(unit, start, count, timeoutMs) };
+    case 'input': return { table, start, words: await transport.readInputRegisters(unit, start, count, timeoutMs) };
+  }
+}
+
+export const runRead: CliCommand = async (args, io) => {
+  let values;
+  try {
+    values = parseArgs({ args, options: { ...BUS_OPTIONS, ...POINT_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
+  } catch (err) {
+    io.stderr.write(`fieldgate read: ${(err as Error).message}\n\n${HELP}`);
+    return EXIT_USAGE;
+  }
+  if (values.help) {
+    io.stdout.write(HELP);
+    return 0;
+  }
+  let bus;
+  let selection;
+  try {
+    bus = busFromOptions(values);
+    selection = pointFromOptions(values);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr.write(`fieldgate read: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
+  const transport = createModbusTransport(bus);
+  try {
+    await transport.open();
+    const block = await readOnce(transport, selection.unit, selection.table, selection.address, selection.count, bus.timeoutMs);
+    const raw = block.words ? Array.from(block.words) : (block.bits ?? []);
+    if (selection.point) {
+      const value = compilePoint(selection.point).decode(block);
+      io.stdout.write(values.json ? `${JSON.stringify({ value, raw })}\n` : `${value}\n`);
+    } else if (block.bits) {
+      const text = block.bits.map((b, i) => `${selection.address + i}: ${b ? 1 : 0}`).join('\n');
+      io.stdout.write(values.json ? `${JSON.stringify({ raw })}\n` : `${text}\n`);
+    } else {
+      const rows = interpretRegisters(raw as number[]);
+      io.stdout.write(values.json ? `${JSON.stringify({ raw, interpretations: rows })}\n` : `${formatInterpretations(rows)}\n`);
+    }
+    return 0;
+  } catch (err) {
+    io.stderr.write(`fieldgate read: ${explainFieldError(err)}\n`);
+    return EXIT_UNAVAILABLE;
+  } finally {
+    await transport.close().catch(() => undefined);
+  }
+};

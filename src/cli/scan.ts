@@ -1,0 +1,120 @@
+// `fieldgate scan`: which unit ids answer on a line, and at which baud rate (commissioning on site).
+import { parseArgs } from 'node:util';
+import type { BusConfig } from '../config/site-types.js';
+import { ModbusExceptionError, PortOpenError } from '../modbus/errors.js';
+import { createModbusTransport } from '../modbus/transport.js';
+import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
+import { explainFieldError } from './field-errors.js';
+import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+import { readOnce } from './read.js';
+
+const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--bauds 9600,19200|common] [options]
+
+Probes each unit id with one read; a normal reply or a Modbus exception both prove a unit is there.
+On a serial line, --bauds tries each speed in turn.
+
+${BUS_OPTIONS_HELP}
+  --units LIST           ids and ranges, e.g. 1-10,17 (default 1-247)
+  --bauds LIST|common    serial speeds to try (common = 9600,19200,38400,57600,115200,4800,2400)
+  --probe-table holding|input   --probe-address A   what to read (default holding 0)
+  (the --timeout default is 200 ms here)
+`;
+
+const COMMON_BAUDS = [9600, 19200, 38400, 57600, 115200, 4800, 2400];
+
+/** "1-10,17" -> [1..10, 17]; throws UsageError on anything else (pure). */
+export function parseUnitList(text: string): number[] {
+  const units = new Set<number>();
+  for (const part of text.split(',')) {
+    const m = /^\s*(\d{1,3})\s*(?:-\s*(\d{1,3})\s*)?$/.exec(part);
+    const from = m ? Number(m[1]) : NaN;
+    const to = m?.[2] !== undefined ? Number(m[2]) : from;
+    if (!m || from > to || to > 255) throw new UsageError(`--units: "${part}" is not a unit id or range within 0-255`);
+    for (let u = from; u <= to; u += 1) units.add(u);
+  }
+  return [...units].sort((a, b) => a - b);
+}
+
+export function parseBaudList(text: string | undefined, single: number): number[] {
+  if (text === undefined) return [single];
+  if (text === 'common') return COMMON_BAUDS;
+  return text.split(',').map((t) => {
+    const n = Number(t);
+    if (!Number.isInteger(n) || n < 50 || n > 4_000_000) throw new UsageError(`--bauds: "${t}" is not a baud rate`);
+    return n;
+  });
+}
+
+export interface ScanHit {
+  unit: number;
+  baudRate?: number;
+  answer: 'reply' | 'exception';
+  detail: string;
+}
+
+export const runScan: CliCommand = async (args, io) => {
+  let values;
+  try {
+    values = parseArgs({
+      args,
+      options: { ...BUS_OPTIONS, units: { type: 'string' }, bauds: { type: 'string' }, 'probe-table': { type: 'string' }, 'probe-address': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }).values;
+  } catch (err) {
+    io.stderr.write(`fieldgate scan: ${(err as Error).message}\n\n${HELP}`);
+    return EXIT_USAGE;
+  }
+  if (values.help) {
+    io.stdout.write(HELP);
+    return 0;
+  }
+  let units: number[];
+  let buses: BusConfig[];
+  const table = values['probe-table'] === 'input' ? 'input' : 'holding';
+  const address = Number(values['probe-address'] ?? 0);
+  try {
+    units = parseUnitList(values.units ?? '1-247');
+    const first = busFromOptions({ ...values, timeout: values.timeout ?? '200' });
+    buses = first.kind === 'rtu'
+      ? parseBaudList(values.bauds, first.baudRate).map((baud) => busFromOptions({ ...values, timeout: values.timeout ?? '200' }, baud))
+      : [first];
+    if (!Number.isInteger(address) || address < 0 || address > 65535) throw new UsageError('--probe-address must be 0-65535');
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr.write(`fieldgate scan: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
+  const hits: ScanHit[] = [];
+  for (const bus of buses) {
+    const baudRate = bus.kind === 'rtu' ? bus.baudRate : undefined;
+    const label = bus.kind === 'rtu' ? `${bus.baudRate} ${bus.dataBits}${bus.parity[0].toUpperCase()}${bus.stopBits}` : `${bus.host}:${bus.port}`;
+    const transport = createModbusTransport(bus);
+    try {
+      await transport.open();
+    } catch (err) {
+      io.stderr.write(`fieldgate scan: ${explainFieldError(err)}\n`);
+      if (err instanceof PortOpenError) return EXIT_UNAVAILABLE;
+      continue;
+    }
+    try {
+      for (const [i, unit] of units.entries()) {
+        io.stderr.write(`\rscanning ${label}: unit ${unit} (${i + 1}/${units.length}), found ${hits.length}   `);
+        try {
+          await readOnce(transport, unit, table, address, 1, bus.timeoutMs);
+          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered' });
+        } catch (err) {
+          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName });
+        }
+      }
+    } finally {
+      await transport.close().catch(() => undefined);
+    }
+    // A line answers at one speed: once units are found, slower guesses are pointless.
+    if (hits.length > 0) break;
+  }
+  io.stderr.write('\n');
+  if (values.json) io.stdout.write(`${JSON.stringify(hits)}\n`);
+  else if (hits.length === 0) io.stdout.write('no unit answered\n');
+  else for (const h of hits) io.stdout.write(`unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`}\n`);
+  return hits.length > 0 ? 0 : EXIT_UNAVAILABLE;
+};

@@ -1,0 +1,43 @@
+// `fieldgate validate SITE`: every problem of a site file at once (exit 78), or each device's read plan.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config/load.js';
+import { formatIssue } from '../config/issues.js';
+import { formatPlanSummary, planReads, summarisePlan } from '../modbus/plan.js';
+import type { Config } from '../config/site-types.js';
+import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
+
+const USAGE = 'usage: fieldgate validate SITE.yaml\n';
+
+function describeSite(config: Config): string[] {
+  const { buses, devices } = config.site;
+  const points = devices.reduce((sum, device) => sum + device.points.length, 0);
+  const lines = [`site OK: ${buses.length} bus(es), ${devices.length} device(s), ${points} point(s)`];
+  for (const device of devices) {
+    lines.push(`${device.name}: ${formatPlanSummary(summarisePlan(planReads(device.points, device.limits)))}`);
+  }
+  return lines;
+}
+
+export const runValidate: CliCommand = async (args, io) => {
+  let file: string;
+  try {
+    const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+    if (positionals.length !== 1) throw new Error('expected exactly one site file');
+    file = positionals[0];
+  } catch (err) {
+    io.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  let config: Config;
+  try {
+    config = loadConfig(file, io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const issue of err.issues) io.stderr.write(`${formatIssue(issue)}\n`);
+    const count = err.issues.length;
+    io.stderr.write(`${file}: ${count} problem${count === 1 ? '' : 's'}\n`);
+    return EXIT_CONFIG;
+  }
+  io.stdout.write(`${describeSite(config).join('\n')}\n`);
+  return 0;
+};

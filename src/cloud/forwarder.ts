@@ -1,0 +1,242 @@
+// Drains one device's outbox into its link: in order, a window of publishes in flight, ack only
+// after PUBACK, paced so a replayed backlog does not flood the cloud. On link down everything
+// not yet acked is sent again after the next up (at least once, in order).
+import type { Logger } from '../log.js';
+import type { LinkEvent } from './link.js';
+import type { OutboxRecord } from './outbox.js';
+import { TOPIC } from './topics.js';
+
+export interface ForwarderOutbox {
+  peek(device: string, limit: number, afterSeq?: number): OutboxRecord[];
+  ack(device: string, upToSeq: number): number;
+}
+
+export interface ForwarderLink {
+  readonly isUp: boolean;
+  publish(topic: string, payload: Buffer): Promise<void>;
+  onEvent(listener: (event: LinkEvent) => void): () => void;
+}
+
+/** Decides when the next publish may go out (shareable between forwarders for a global cap). */
+export interface Pacer {
+  /** 0 to go now (and the slot is taken), else ms to wait before asking again. */
+  delayFor(now: number): number;
+}
+
+/** Token bucket: `ratePerSecond` on average, bursts of up to `burst`. */
+export class TokenBucket implements Pacer {
+  private tokens: number;
+  private last: number | undefined;
+
+  constructor(private readonly ratePerSecond: number, private readonly burst: number) {
+    this.tokens = burst;
+  }
+
+  delayFor(now: number): number {
+    if (this.last !== undefined) {
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) * this.ratePerSecond) / 1000);
+    }
+    this.last = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.ratePerSecond));
+  }
+}
+
+export interface ForwarderClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface ForwarderOptions {
+  device: string;
+  outbox: ForwarderOutbox;
+  link: ForwarderLink;
+  log: Logger;
+  /** Publishes awaiting PUBACK at once. */
+  window?: number;
+  /** Publish rate cap; defaults to a per-device bucket of 500/s with bursts of `window`. */
+  pacer?: Pacer;
+  topic?: string;
+  clock?: ForwarderClock;
+}
+
+export interface ForwarderStats {
+  published: number;
+  acked: number;
+  inFlight: number;
+  paced: number;
+}
+
+interface Sent {
+  seq: number;
+  done: boolean;
+}
+
+const realClock: ForwarderClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+export class Forwarder {
+  private readonly window: number;
+  private readonly pacer: Pacer;
+  private readonly topic: string;
+  private readonly clock: ForwarderClock;
+  private inFlight: Sent[] = [];
+  private lastSentSeq = 0;
+  /** Bumped on every link transition: callbacks of an older generation are ignored. */
+  private generation = 0;
+  private pumping = false;
+  private again = false;
+  private stopped = true;
+  private wake: (() => void) | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private failing = false;
+  private readonly counters = { published: 0, acked: 0, paced: 0 };
+
+  constructor(private readonly options: ForwarderOptions) {
+    this.window = Math.max(1, options.window ?? 100);
+    this.pacer = options.pacer ?? new TokenBucket(500, this.window);
+    this.topic = options.topic ?? TOPIC.attributes;
+    this.clock = options.clock ?? realClock;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = this.options.link.onEvent((event) => this.onLinkEvent(event));
+    this.notify();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.restart();
+  }
+
+  /** New records were committed for this device (or the link came up): send what can be sent. */
+  notify(): void {
+    if (this.stopped || !this.options.link.isUp) return;
+    if (this.pumping) {
+      this.again = true;
+      this.wakeUp();
+      return;
+    }
+    void this.pump();
+  }
+
+  stats(): ForwarderStats {
+    return { ...this.counters, inFlight: this.inFlight.length };
+  }
+
+  private onLinkEvent(event: LinkEvent): void {
+    if (event.type === 'up') {
+      this.restart();
+      this.notify();
+    } else if (event.type === 'down') {
+      this.restart();
+    }
+  }
+
+  /** Forget what is in flight; the next pump starts again at the outbox head (not yet acked). */
+  private restart(): void {
+    this.generation += 1;
+    this.inFlight = [];
+    this.lastSentSeq = 0;
+    this.wakeUp();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (!this.stopped && this.options.link.isUp) {
+        const room = this.window - this.inFlight.length;
+        if (room <= 0) {
+          await this.waitForWake();
+          continue;
+        }
+        this.again = false;
+        const records = this.options.outbox.peek(this.options.device, room, this.lastSentSeq);
+        if (records.length === 0) {
+          if (this.again) continue;
+          break;
+        }
+        const generation = this.generation;
+        for (const record of records) {
+          await this.pace();
+          if (generation !== this.generation || this.stopped || !this.options.link.isUp) break;
+          this.send(record, generation);
+        }
+      }
+      this.failing = false;
+    } catch (err) {
+      // Outbox trouble (I/O error): try again shortly rather than stopping this device for good.
+      if (!this.failing) this.options.log.error({ device: this.options.device, err }, 'forwarding failed');
+      this.failing = true;
+      setTimeout(() => this.notify(), 1000).unref();
+    } finally {
+      this.pumping = false;
+    }
+    if (this.again && !this.stopped && this.options.link.isUp) this.notify();
+  }
+
+  private async pace(): Promise<void> {
+    for (;;) {
+      const delay = this.pacer.delayFor(this.clock.now());
+      if (delay <= 0) return;
+      this.counters.paced += 1;
+      await this.clock.sleep(delay);
+    }
+  }
+
+  private send(record: OutboxRecord, generation: number): void {
+    const entry: Sent = { seq: record.seq, done: false };
+    this.inFlight.push(entry);
+    this.lastSentSeq = record.seq;
+    this.counters.published += 1;
+    this.options.link.publish(this.topic, record.payload).then(
+      () => {
+        if (generation !== this.generation) return;
+        entry.done = true;
+        this.ackCompleted();
+      },
+      () => {
+        // The link reports the outage itself (down event); make sure this generation resends.
+        if (generation === this.generation) this.restart();
+      },
+    );
+  }
+
+  /** Ack the longest completed prefix of what is in flight: the outbox keeps order. */
+  private ackCompleted(): void {
+    let upTo: number | undefined;
+    while (this.inFlight.length > 0 && this.inFlight[0].done) {
+      upTo = this.inFlight.shift()?.seq;
+      this.counters.acked += 1;
+    }
+    if (upTo === undefined) return;
+    try {
+      this.options.outbox.ack(this.options.device, upTo);
+    } catch (err) {
+      this.options.log.error({ device: this.options.device, err }, 'outbox ack failed');
+    }
+    this.wakeUp();
+    if (!this.pumping) this.notify();
+  }
+
+  private waitForWake(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}

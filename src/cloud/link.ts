@@ -1,0 +1,246 @@
+// One MQTT connection per device identity (the only importer of mqtt). mqtt.js's own reconnect
+// is off: we reconnect with capped backoff + jitter, fetch the credential before every attempt
+// (it may have been refreshed after a refusal) and subscribe again after every connect.
+import mqtt from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
+import type { Logger } from '../log.js';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { subscriptionTopics } from './topics.js';
+
+export interface LinkCredentials {
+  clientId: string;
+  username: string;
+  password: string;
+}
+
+export interface DeviceLinkOptions {
+  /** Gateway-side device name (logs only). */
+  name: string;
+  /** mqtt://host:port or mqtts://host:port. */
+  url: string;
+  /** Asked before every connect attempt. */
+  credentials: () => Promise<LinkCredentials>;
+  /** Custom data stream identifiers to subscribe `data/<id>/set` for. */
+  streams: readonly string[];
+  keepaliveS: number;
+  connectTimeoutMs: number;
+  reconnect: BackoffPolicy;
+  /** CA bundle (PEM) for mqtts; Node's default trust store when absent. */
+  ca?: string | Buffer;
+  log: Logger;
+  random?: () => number;
+  /** An up period shorter than this does not reset the backoff (stops kick-and-reconnect storms). */
+  stableAfterMs?: number;
+}
+
+export type LinkEvent =
+  | { type: 'up' }
+  | { type: 'down'; reason: string }
+  /** CONNACK 4 (bad username or password) or 5 (not authorized): the credential should be fetched again. */
+  | { type: 'auth-refused'; code: number; reason: string };
+
+export type MessageHandler = (topic: string, payload: Buffer) => void;
+
+export class LinkDownError extends Error {
+  override readonly name = 'LinkDownError';
+  constructor(device: string, detail = 'link is down') {
+    super(`cannot publish for device "${device}": ${detail}`);
+  }
+}
+
+interface InFlight {
+  reject: (err: Error) => void;
+}
+
+export class DeviceLink {
+  private client: MqttClient | undefined;
+  private up = false;
+  private stopped = true;
+  private attempt = 0;
+  private upSince = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private lastError: string | undefined;
+  private authCode: number | undefined;
+  private downLogged = false;
+  private refusalLogged = false;
+  private readonly inFlight = new Set<InFlight>();
+  private readonly messageHandlers = new Set<MessageHandler>();
+  private readonly eventListeners = new Set<(event: LinkEvent) => void>();
+  private readonly random: () => number;
+
+  constructor(private readonly options: DeviceLinkOptions) {
+    this.random = options.random ?? Math.random;
+  }
+
+  get isUp(): boolean {
+    return this.up;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    const client = this.client;
+    this.client = undefined;
+    this.up = false;
+    this.failInFlight('link stopped');
+    if (client) await client.endAsync(true).catch(() => undefined);
+  }
+
+  onMessage(handler: MessageHandler): () => void {
+    this.messageHandlers.add(handler);
+    return () => this.messageHandlers.delete(handler);
+  }
+
+  onEvent(listener: (event: LinkEvent) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  /** QoS 1 publish; resolves on PUBACK, rejects with LinkDownError if the link is or goes down. */
+  publish(topic: string, payload: Buffer | string): Promise<void> {
+    const client = this.client;
+    if (!client || !this.up) return Promise.reject(new LinkDownError(this.options.name));
+    return new Promise<void>((resolve, reject) => {
+      const entry: InFlight = { reject };
+      this.inFlight.add(entry);
+      client.publish(topic, payload, { qos: 1 }, (err) => {
+        this.inFlight.delete(entry);
+        if (err) reject(new LinkDownError(this.options.name, err.message));
+        else resolve();
+      });
+    });
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    let credentials: LinkCredentials;
+    try {
+      credentials = await this.options.credentials();
+    } catch (err) {
+      this.lastError = `no credential: ${err instanceof Error ? err.message : String(err)}`;
+      this.scheduleReconnect();
+      return;
+    }
+    if (this.stopped) return;
+    this.lastError = undefined;
+    this.authCode = undefined;
+    const options: IClientOptions = {
+      protocolVersion: 4,
+      clean: true,
+      clientId: credentials.clientId,
+      username: credentials.username,
+      password: credentials.password,
+      keepalive: this.options.keepaliveS,
+      connectTimeout: this.options.connectTimeoutMs,
+      reconnectPeriod: 0,
+      queueQoSZero: false,
+      resubscribe: false,
+      rejectUnauthorized: true,
+    };
+    if (this.options.ca !== undefined) options.ca = this.options.ca;
+    const client = mqtt.connect(this.options.url, options);
+    this.client = client;
+    client.on('connect', () => void this.onConnected(client));
+    client.on('message', (topic, payload) => this.dispatch(topic, payload));
+    client.on('error', (err) => {
+      this.lastError = err.message;
+      const code = (err as Error & { code?: unknown }).code;
+      if (code === 4 || code === 5) this.authCode = code;
+    });
+    client.on('close', () => this.onClosed(client));
+  }
+
+  private async onConnected(client: MqttClient): Promise<void> {
+    try {
+      const granted = await client.subscribeAsync(subscriptionTopics(this.options.streams), { qos: 1 });
+      const refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
+      if (refused.length > 0) throw new Error(`subscription refused: ${refused.join(', ')}`);
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message : String(err);
+      client.end(true);
+      return;
+    }
+    if (client !== this.client || this.stopped) return;
+    this.up = true;
+    this.upSince = Date.now();
+    this.downLogged = false;
+    this.refusalLogged = false;
+    this.options.log.info({ device: this.options.name }, 'cloud link up');
+    this.emit({ type: 'up' });
+  }
+
+  private onClosed(client: MqttClient): void {
+    if (client !== this.client) return;
+    client.removeAllListeners('close');
+    client.end(true);
+    this.client = undefined;
+    const wasUp = this.up;
+    this.up = false;
+    this.failInFlight('connection lost');
+    if (this.stopped) return;
+    const reason = this.lastError ?? 'connection closed';
+    if (wasUp && Date.now() - this.upSince >= (this.options.stableAfterMs ?? 5000)) this.attempt = 0;
+    if (wasUp || !this.downLogged) {
+      this.downLogged = true;
+      this.options.log.warn({ device: this.options.name, reason }, 'cloud link down');
+      this.emit({ type: 'down', reason });
+    }
+    if (this.authCode !== undefined) {
+      if (!this.refusalLogged) {
+        this.refusalLogged = true;
+        this.options.log.warn({ device: this.options.name, code: this.authCode }, 'broker refused the device credential');
+      }
+      this.emit({ type: 'auth-refused', code: this.authCode, reason });
+    }
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    if (!this.downLogged) {
+      this.downLogged = true;
+      this.options.log.warn({ device: this.options.name, reason: this.lastError }, 'cloud link down');
+      this.emit({ type: 'down', reason: this.lastError ?? 'not connected' });
+    }
+    this.attempt += 1;
+    const delay = backoffDelay(this.options.reconnect, this.attempt, this.random);
+    this.options.log.debug({ device: this.options.name, delay, attempt: this.attempt }, 'cloud link reconnect scheduled');
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.connect();
+    }, delay);
+  }
+
+  private dispatch(topic: string, payload: Buffer): void {
+    for (const handler of this.messageHandlers) {
+      try {
+        handler(topic, payload);
+      } catch (err) {
+        this.options.log.error({ device: this.options.name, topic, err }, 'inbound message handler failed');
+      }
+    }
+  }
+
+  private emit(event: LinkEvent): void {
+    for (const listener of this.eventListeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.options.log.error({ device: this.options.name, err }, 'link event listener failed');
+      }
+    }
+  }
+
+  private failInFlight(reason: string): void {
+    const error = new LinkDownError(this.options.name, reason);
+    for (const entry of this.inFlight) entry.reject(error);
+    this.inFlight.clear();
+  }
+}

@@ -1,0 +1,209 @@
+// One bounded, rate-aware queue for every interface A/B call (the only importer of p-queue).
+// Limits: start rate, concurrency, outstanding requests. Obeys Retry-After and X-RateLimit-*.
+import PQueue from 'p-queue';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { QueueClosedError, QueueFullError, RateLimitedError, isRetryable } from './errors.js';
+
+export interface RateInfo {
+  limit?: number;
+  remaining?: number;
+  /** End of the current rate window, Unix ms. */
+  resetAtMs?: number;
+}
+
+export interface Clock {
+  now(): number;
+  /** Resolves after ms; rejects when the signal aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  random(): number;
+}
+
+export interface RateQueueOptions {
+  concurrency: number;
+  /** At most intervalCap request starts per intervalMs. */
+  intervalCap: number;
+  intervalMs: number;
+  /** Requests admitted and not yet settled; more are rejected with QueueFullError. */
+  maxPending: number;
+  /** Attempts in total for 5xx / network errors (1 = no retry). */
+  attempts: number;
+  backoff: BackoffPolicy;
+  /** How many 429 answers one request may meet before its RateLimitedError is returned. */
+  max429Retries: number;
+  /** Start spacing requests over the rest of the window when X-RateLimit-Remaining drops to this. */
+  lowRemaining: number;
+  clock?: Clock;
+}
+
+export interface QueueTask<T> {
+  /** Same key while one is outstanding: the callers share its result (duplicate reads merged). */
+  key?: string;
+  run(signal: AbortSignal): Promise<T>;
+}
+
+export interface RateQueueStats {
+  pending: number;
+  running: number;
+  rateLimited: number;
+  waits: number;
+  waitedMs: number;
+  retries: number;
+  merged: number;
+  rejected: number;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  random: () => Math.random(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(new QueueClosedError());
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new QueueClosedError());
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      signal.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+export class RateQueue {
+  private readonly queue: PQueue;
+  private readonly clock: Clock;
+  private readonly abort = new AbortController();
+  private readonly closing: Promise<never>;
+  private readonly byKey = new Map<string, Promise<unknown>>();
+  private outstanding = 0;
+  private running = 0;
+  /** No request starts before this instant (Retry-After, exhausted window). */
+  private notBefore = 0;
+  /** While now < spacingUntil, starts are at least spacingMs apart (low X-RateLimit-Remaining). */
+  private spacingMs = 0;
+  private spacingUntil = 0;
+  private readonly counters = { rateLimited: 0, waits: 0, waitedMs: 0, retries: 0, merged: 0, rejected: 0 };
+
+  constructor(private readonly options: RateQueueOptions) {
+    this.clock = options.clock ?? realClock;
+    this.queue = new PQueue({
+      concurrency: options.concurrency,
+      intervalCap: options.intervalCap,
+      interval: options.intervalMs,
+    });
+    this.closing = new Promise<never>((_resolve, reject) => {
+      this.abort.signal.addEventListener('abort', () => reject(new QueueClosedError()), { once: true });
+    });
+    this.closing.catch(() => undefined);
+  }
+
+  run<T>(task: QueueTask<T>): Promise<T> {
+    if (this.abort.signal.aborted) return Promise.reject(new QueueClosedError());
+    if (task.key !== undefined) {
+      const shared = this.byKey.get(task.key);
+      if (shared) {
+        this.counters.merged += 1;
+        return shared as Promise<T>;
+      }
+    }
+    if (this.outstanding >= this.options.maxPending) {
+      this.counters.rejected += 1;
+      return Promise.reject(new QueueFullError(this.options.maxPending));
+    }
+    this.outstanding += 1;
+    const execution = this.execute(task);
+    execution.catch(() => undefined);
+    const result = Promise.race([execution, this.closing]).finally(() => {
+      this.outstanding -= 1;
+      if (task.key !== undefined && this.byKey.get(task.key) === result) this.byKey.delete(task.key);
+    });
+    if (task.key !== undefined) this.byKey.set(task.key, result);
+    return result;
+  }
+
+  /** Rate-limit headers of any answer: pace the rest of the window when few requests remain. */
+  observe(info: RateInfo): void {
+    const remaining = info.remaining;
+    if (remaining === undefined || !Number.isFinite(remaining)) return;
+    const now = this.clock.now();
+    if (remaining > this.options.lowRemaining) {
+      this.spacingMs = 0;
+      return;
+    }
+    const resetAt = info.resetAtMs !== undefined && info.resetAtMs > now ? info.resetAtMs : now + this.options.intervalMs;
+    if (remaining <= 0) {
+      this.notBefore = Math.max(this.notBefore, resetAt);
+      this.spacingMs = 0;
+    } else {
+      this.spacingMs = Math.ceil((resetAt - now) / remaining);
+      this.spacingUntil = resetAt;
+    }
+  }
+
+  /** A 429 answer: nothing starts before Retry-After has passed. */
+  pauseFor(ms: number): void {
+    this.notBefore = Math.max(this.notBefore, this.clock.now() + Math.max(0, ms));
+  }
+
+  stats(): RateQueueStats {
+    return { pending: this.outstanding - this.running, running: this.running, ...this.counters };
+  }
+
+  /** Cancel everything: running requests are aborted, waiting ones rejected with QueueClosedError. */
+  close(): void {
+    if (this.abort.signal.aborted) return;
+    this.queue.clear();
+    this.abort.abort();
+    this.byKey.clear();
+  }
+
+  private async execute<T>(task: QueueTask<T>): Promise<T> {
+    let failures = 0;
+    let limited = 0;
+    for (;;) {
+      try {
+        return await this.queue.add(() => this.attempt(task), { priority: failures + limited > 0 ? 1 : 0 });
+      } catch (err) {
+        if (this.abort.signal.aborted) throw new QueueClosedError();
+        if (err instanceof RateLimitedError) {
+          this.counters.rateLimited += 1;
+          this.pauseFor(err.retryAfterMs);
+          limited += 1;
+          if (limited > this.options.max429Retries) throw err;
+          continue;
+        }
+        failures += 1;
+        if (!isRetryable(err) || failures >= this.options.attempts) throw err;
+        this.counters.retries += 1;
+        await this.clock.sleep(backoffDelay(this.options.backoff, failures, this.clock.random), this.abort.signal);
+      }
+    }
+  }
+
+  private async attempt<T>(task: QueueTask<T>): Promise<T> {
+    await this.gate();
+    this.running += 1;
+    try {
+      return await task.run(this.abort.signal);
+    } finally {
+      this.running -= 1;
+    }
+  }
+
+  private async gate(): Promise<void> {
+    for (;;) {
+      if (this.abort.signal.aborted) throw new QueueClosedError();
+      const wait = this.notBefore - this.clock.now();
+      if (wait <= 0) break;
+      this.counters.waits += 1;
+      this.counters.waitedMs += wait;
+      await this.clock.sleep(wait, this.abort.signal);
+    }
+    const now = this.clock.now();
+    if (this.spacingMs > 0 && now < this.spacingUntil) this.notBefore = now + this.spacingMs;
+  }
+}

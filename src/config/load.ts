@@ -1,0 +1,111 @@
+// Site file (YAML or JSON) + environment -> deeply frozen Config, or a ConfigError with every issue.
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { ConfigError, sortIssues } from './issues.js';
+import { validateGateway } from './schema.js';
+import { validateSite } from './site.js';
+import type { Config, ConfigIssue } from './site-types.js';
+
+export { ConfigError };
+
+export interface Parsed {
+  raw?: unknown;
+  issues: ConfigIssue[];
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `${before.length}:${before[before.length - 1].length + 1}`;
+}
+
+/** V8 gives "... at position N" for most errors but only a text snippet for an unexpected token. */
+function jsonIssue(text: string, file: string, message: string): ConfigIssue {
+  const position = /at position (\d+)/.exec(message);
+  if (position) {
+    const reason = message.replace(/ in JSON at position \d+.*$/s, '');
+    return { path: `${file}:${lineAndColumn(text, Number(position[1]))}`, message: `JSON syntax error: ${reason}` };
+  }
+  const token = /^Unexpected token '(.)'/.exec(message);
+  const trailingComma = token && (token[1] === ']' || token[1] === '}') ? /,\s*[\]}]/.exec(text) : null;
+  if (trailingComma) {
+    return { path: `${file}:${lineAndColumn(text, trailingComma.index)}`, message: 'JSON syntax error: trailing comma' };
+  }
+  return { path: file, message: `JSON syntax error: ${token ? token[0] : message.split('\n')[0]}` };
+}
+
+function parseJson(text: string, file: string): Parsed {
+  try {
+    return { raw: JSON.parse(text) as unknown, issues: [] };
+  } catch (err) {
+    return { issues: [jsonIssue(text, file, err instanceof Error ? err.message : String(err))] };
+  }
+}
+
+function parseYaml(text: string, file: string): Parsed {
+  const lineCounter = new LineCounter();
+  // merge: lets a site reuse point lists with "<<: *meter"; aliases stay bounded by toJS's maxAliasCount.
+  const doc = parseDocument(text, { merge: true, prettyErrors: false, lineCounter });
+  if (doc.errors.length > 0) {
+    return {
+      issues: doc.errors.map((error) => {
+        const { line, col } = lineCounter.linePos(error.pos[0]);
+        return { path: `${file}:${line}:${col}`, message: `YAML syntax error: ${error.message.split('\n')[0]}` };
+      }),
+    };
+  }
+  try {
+    return { raw: doc.toJS({ maxAliasCount: 1000 }) as unknown, issues: [] };
+  } catch (err) {
+    return { issues: [{ path: file, message: `YAML error: ${err instanceof Error ? err.message : String(err)}` }] };
+  }
+}
+
+/** JSON when the file ends in .json or its text starts with "{", YAML otherwise. */
+export function parseSiteText(text: string, file: string): Parsed {
+  const body = text.replace(/^\uFEFF/, '');
+  const isJson = extname(file).toLowerCase() === '.json' || body.trimStart().startsWith('{');
+  return isJson ? parseJson(body, file) : parseYaml(body, file);
+}
+
+function readText(file: string): { text?: string; issues: ConfigIssue[] } {
+  try {
+    return { text: readFileSync(file, 'utf8'), issues: [] };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'file not found'
+      : code === 'EISDIR' ? 'is a directory, not a site file'
+        : code === 'EACCES' ? 'permission denied'
+          : `cannot read (${err instanceof Error ? err.message : String(err)})`;
+    return { issues: [{ path: file, message: reason }] };
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/** Pure: a parsed site file and an environment -> Config, or every issue (gateway first, then site). */
+export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv): { config?: Config; issues: ConfigIssue[] } {
+  const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
+  const gateway = validateGateway(gatewayRaw, env);
+  const site = validateSite(raw);
+  const issues = sortIssues([...gateway.issues, ...site.issues]);
+  if (issues.length > 0 || !gateway.gateway || !site.site) return { issues };
+  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site }), issues };
+}
+
+/** Reads and validates a site file; throws ConfigError listing every problem. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv): Config {
+  const read = readText(file);
+  if (read.text === undefined) throw new ConfigError(read.issues);
+  const parsed = parseSiteText(read.text, file);
+  if (parsed.issues.length > 0) throw new ConfigError(parsed.issues);
+  const checked = checkConfig(parsed.raw, env);
+  if (!checked.config) throw new ConfigError(checked.issues);
+  return checked.config;
+}

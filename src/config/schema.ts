@@ -1,0 +1,200 @@
+// The `gateway` section: process-wide settings validated by convict (defaults, env overrides, secrets).
+import convict from 'convict';
+import { isMapping, joinPath } from './fields.js';
+import { describeValue, unknownKeyMessage } from './issues.js';
+import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
+
+/** A format that throws with a message phrased to follow "<path>: ". Never echo the value: it may be secret. */
+type Check = (value: unknown) => void;
+
+function check(ok: (value: unknown) => boolean, message: string): Check {
+  return (value) => {
+    if (!ok(value)) throw new Error(message);
+  };
+}
+
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export const formats = {
+  nonEmptyString: check((v) => typeof v === 'string' && v.length > 0, 'must be a non-empty string'),
+  optionalString: check((v) => typeof v === 'string', 'must be a string'),
+  boolean: check((v) => typeof v === 'boolean', 'must be true or false'),
+  port: check((v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535, 'must be a port number 1..65535'),
+  logLevel: check((v) => (LOG_LEVELS as readonly unknown[]).includes(v), `must be one of ${LOG_LEVELS.join(', ')}`),
+  loopback: check((v) => v === '127.0.0.1', 'must be 127.0.0.1, the health endpoint listens on loopback only'),
+  /** '' (not configured) or a URL with one of the given protocols. */
+  url(protocols: readonly string[]): Check {
+    return check((v) => {
+      if (v === '') return true;
+      if (typeof v !== 'string' || !URL.canParse(v)) return false;
+      return protocols.includes(new URL(v).protocol.replace(/:$/, ''));
+    }, `must be a URL starting with ${protocols.map((p) => `${p}://`).join(' or ')}`);
+  },
+};
+
+/** Unset cloud strings default to '' and come out of gatewayFrom() as absent keys. */
+function cloudString(doc: string, extra: { env?: string; sensitive?: boolean; format?: Check } = {}) {
+  return { doc, default: '', format: extra.format ?? formats.optionalString, ...extra };
+}
+
+/** The convict schema. The northbound engineer extends `cloud` here (and CloudSettings in site-types.ts). */
+export const GATEWAY_SCHEMA = {
+  stateDir: { doc: 'Directory for the outbox and credentials (relative to the working directory).', default: './state', format: formats.nonEmptyString, env: 'FIELDGATE_STATE_DIR' },
+  logLevel: { doc: 'pino log level.', default: 'info', format: formats.logLevel, env: 'LOG_LEVEL' },
+  health: {
+    enabled: { doc: 'Serve /healthz, /metrics and /status.', default: true, format: formats.boolean },
+    host: { doc: 'Listen address; fixed to loopback.', default: '127.0.0.1', format: formats.loopback },
+    port: { doc: 'Listen port of the health endpoint.', default: 9180, format: formats.port, env: 'FIELDGATE_HEALTH_PORT' },
+  },
+  cloud: {
+    mqttUrl: cloudString('Device-channel broker URL.', { format: formats.url(['mqtt', 'mqtts', 'ws', 'wss']) }),
+    apiBaseUrl: cloudString('Base URL of the cloud HTTP interfaces.', { format: formats.url(['http', 'https']) }),
+    projectKey: cloudString('Project key for interface A.', { env: 'FIELDGATE_PROJECT_KEY', sensitive: true }),
+    appId: cloudString('Application id for interface A.'),
+    accessKey: cloudString('Access key for interface A.', { sensitive: true }),
+    secretKey: cloudString('Secret key for interface A.', { env: 'FIELDGATE_SECRET_KEY', sensitive: true }),
+    caFile: cloudString('PEM file with the CA of the broker certificate.'),
+  },
+};
+
+interface SchemaLeaf {
+  default: unknown;
+  env?: string;
+  sensitive?: boolean;
+}
+type SchemaNode = { [key: string]: SchemaNode | SchemaLeaf };
+
+function isLeaf(node: SchemaNode | SchemaLeaf): node is SchemaLeaf {
+  return Object.hasOwn(node, 'default');
+}
+
+/**
+ * convict coerces strings to the default's type ("no" would become true); that suits environment
+ * variables but not a typed file, so a file value must already have the default's type.
+ */
+function leafProblem(node: SchemaLeaf, value: unknown): string | undefined {
+  if (isMapping(value)) return 'must be a single value, not a mapping';
+  const expected = typeof node.default;
+  if ((expected === 'boolean' || expected === 'number') && typeof value !== expected) {
+    const got = node.sensitive ? '' : ` (got ${describeValue(value)})`;
+    return `must be ${expected === 'boolean' ? 'true or false' : 'a number'}${got}`;
+  }
+  return undefined;
+}
+
+/**
+ * Our own pass before convict: unknown keys (with a suggestion) and mappings where a value belongs
+ * (or the reverse) become issues and are dropped, since convict's overlay crashes on some of them.
+ */
+function preflight(raw: Record<string, unknown>, schema: SchemaNode, path: string, issues: ConfigIssue[]): Record<string, unknown> {
+  const clean: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const node = Object.hasOwn(schema, key) ? schema[key] : undefined;
+    const keyPath = joinPath(path, key);
+    if (!node) {
+      issues.push({ path: keyPath, message: unknownKeyMessage(key, Object.keys(schema)) });
+    } else if (isLeaf(node)) {
+      const problem = leafProblem(node, value);
+      if (problem) issues.push({ path: keyPath, message: problem });
+      else clean[key] = value;
+    } else if (value === undefined || value === null) {
+      continue;
+    } else if (!isMapping(value)) {
+      issues.push({ path: keyPath, message: `must be a mapping (got ${describeValue(value)})` });
+    } else {
+      clean[key] = preflight(value, node, keyPath, issues);
+    }
+  }
+  return clean;
+}
+
+function envNames(schema: SchemaNode, prefix = ''): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const [key, node] of Object.entries(schema)) {
+    const name = prefix ? `${prefix}.${key}` : key;
+    if (isLeaf(node)) {
+      if (node.env) names.set(name, node.env);
+    } else {
+      for (const [inner, env] of envNames(node, name)) names.set(inner, env);
+    }
+  }
+  return names;
+}
+
+const VALUE_LINE = /^([\w.]+): (.*?)(?:: value was (.*))?$/;
+const PARAM_LINE = /^configuration param '([\w.]+)' (.*)$/;
+
+/** convict reports one problem per line, "name: message[: value was JSON]"; turn each into an issue. */
+export function convictIssues(text: string, env: NodeJS.ProcessEnv, schema: SchemaNode = GATEWAY_SCHEMA): ConfigIssue[] {
+  const fromEnv = envNames(schema);
+  return text.split('\n').filter(Boolean).map((line) => {
+    const param = PARAM_LINE.exec(line);
+    if (param) return { path: joinPath('gateway', param[1]), message: param[2].includes('not declared') ? 'unknown key' : param[2] };
+    const match = VALUE_LINE.exec(line);
+    if (!match) return { path: 'gateway', message: line };
+    const [, name, message, value] = match;
+    const envName = fromEnv.get(name);
+    const origin = envName !== undefined && env[envName] !== undefined ? `, set by ${envName}` : '';
+    const got = value !== undefined ? `got ${value}` : '';
+    const detail = [got, origin.replace(/^, /, '')].filter(Boolean).join(', ');
+    return { path: joinPath('gateway', name), message: detail ? `${message.trim()} (${detail})` : message.trim() };
+  });
+}
+
+type RawGateway = {
+  stateDir: string;
+  logLevel: LogLevel;
+  health: { enabled: boolean; host: string; port: number };
+  cloud: Record<keyof CloudSettings, unknown>;
+};
+
+function gatewayFrom(raw: RawGateway): GatewaySettings {
+  // Unset strings ('') are left out so "not configured" reads as an absent key.
+  const cloud: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw.cloud)) {
+    if (value !== '') cloud[key] = value;
+  }
+  return {
+    stateDir: raw.stateDir,
+    logLevel: raw.logLevel,
+    health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port },
+    cloud: cloud as CloudSettings,
+  };
+}
+
+function schemaOrder(schema: SchemaNode, prefix = 'gateway'): string[] {
+  return Object.entries(schema).flatMap(([key, node]) => {
+    const path = `${prefix}.${key}`;
+    return isLeaf(node) ? [path] : [path, ...schemaOrder(node, path)];
+  });
+}
+
+/** Schema order, so preflight and convict findings read top to bottom like the file. */
+function sortBySchema(issues: ConfigIssue[]): ConfigIssue[] {
+  const order = schemaOrder(GATEWAY_SCHEMA);
+  // A key the schema lacks goes after the last known key of its section.
+  const rank = (path: string) => {
+    const exact = order.indexOf(path);
+    if (exact >= 0) return exact;
+    const parent = path.slice(0, path.lastIndexOf('.'));
+    const siblings = order.map((known, index) => (known.startsWith(`${parent}.`) ? index : -1));
+    return Math.max(order.indexOf(parent), ...siblings) + 0.5;
+  };
+  return issues.map((issue) => ({ issue, rank: rank(issue.path) })).sort((a, b) => a.rank - b.rank).map(({ issue }) => issue);
+}
+
+/** Validates the `gateway` section (absent = all defaults) with environment overrides applied. */
+export function validateGateway(raw: unknown, env: NodeJS.ProcessEnv): { gateway?: GatewaySettings; issues: ConfigIssue[] } {
+  const issues: ConfigIssue[] = [];
+  let input: Record<string, unknown> = {};
+  if (isMapping(raw)) input = preflight(raw, GATEWAY_SCHEMA, 'gateway', issues);
+  else if (raw !== undefined && raw !== null) issues.push({ path: 'gateway', message: `must be a mapping (got ${describeValue(raw)})` });
+  // args: [] keeps convict away from process.argv; env is the caller's, never process.env implicitly.
+  const config = convict<RawGateway>(GATEWAY_SCHEMA as convict.Schema<RawGateway>, { env, args: [] });
+  try {
+    config.load(input).validate({ allowed: 'strict' });
+  } catch (err) {
+    issues.push(...convictIssues(err instanceof Error ? err.message : String(err), env));
+  }
+  return issues.length > 0 ? { issues: sortBySchema(issues) } : { gateway: gatewayFrom(config.getProperties()), issues };
+}

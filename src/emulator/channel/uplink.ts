@@ -1,0 +1,144 @@
+// What the cloud does with a device's publish: hand it to the state (ChannelEvents) and answer
+// on the response topic with the decided shapes of device-channel.md section 2.
+import type { Logger } from '../../log.js';
+import type { ChannelEvents, CommandMessage } from '../channel.js';
+import { responseTopic, type UplinkTopic } from './scoping.js';
+
+/** A non-JSON payload on a JSON topic drops the connection, as the real cloud may do. */
+export type UplinkOutcome = { action: 'accept' } | { action: 'disconnect'; reason: string };
+
+export type SendReply = (deviceId: string, topic: string, payload: Buffer) => void;
+
+type Answer = { result: 1; [key: string]: unknown } | { result: 0; errcode: number; message: string };
+
+class BadRequest extends Error {}
+
+function parseJson(payload: Buffer): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(payload.toString('utf8')) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requireObject(value: unknown, what: string): Record<string, unknown> {
+  if (!isPlainObject(value)) throw new BadRequest(`${what} must be a JSON object`);
+  return value;
+}
+
+function requireMethod(body: Record<string, unknown>): string {
+  if (typeof body.method !== 'string' || body.method.length === 0) {
+    throw new BadRequest('method must be a non-empty string');
+  }
+  return body.method;
+}
+
+function reportAttributes(value: unknown): Record<string, unknown> {
+  const attributes = requireObject(value, 'an attributes report');
+  for (const [key, item] of Object.entries(attributes)) {
+    if (item === null || !['number', 'string', 'boolean', 'object'].includes(typeof item)) {
+      throw new BadRequest(`attribute "${key}" must be a number, string, boolean or object`);
+    }
+  }
+  return attributes;
+}
+
+function requestedKeys(value: unknown): string[] | undefined {
+  const body = requireObject(value, 'an attributes request');
+  if (body.keys === undefined) return undefined;
+  if (!Array.isArray(body.keys) || !body.keys.every((key) => typeof key === 'string')) {
+    throw new BadRequest('keys must be an array of strings');
+  }
+  return body.keys as string[];
+}
+
+/** The payload id wins; failing that the topic id (device-channel.md: send both equal). */
+function commandReply(value: unknown, requestId: string): CommandMessage {
+  const body = requireObject(value, 'a command reply');
+  const method = requireMethod(body);
+  let id: number;
+  if (typeof body.id === 'number' && Number.isInteger(body.id)) id = body.id;
+  else if (body.id === undefined && /^-?\d+$/.test(requestId)) id = Number(requestId);
+  else throw new BadRequest('id must be an integer');
+  return { method, params: body.params ?? {}, id };
+}
+
+export class UplinkHandler {
+  constructor(
+    private readonly events: ChannelEvents,
+    private readonly sendReply: SendReply,
+    private readonly now: () => number,
+    private readonly log: Logger,
+  ) {}
+
+  handle(deviceId: string, uplink: UplinkTopic, payload: Buffer): UplinkOutcome {
+    if (uplink.kind === 'streamData') {
+      this.callSafely(deviceId, () => this.events.onStreamData(deviceId, uplink.identifier, payload));
+      return { action: 'accept' };
+    }
+    // `{}` is the documented "all attributes" request; an empty payload means the same.
+    const parsed = uplink.kind === 'attributesGet' && payload.length === 0
+      ? { ok: true as const, value: {} }
+      : parseJson(payload);
+    if (!parsed.ok) return { action: 'disconnect', reason: 'non-JSON payload on a JSON topic' };
+    const answer = this.answer(deviceId, uplink, parsed.value);
+    const topic = responseTopic(uplink);
+    if (topic !== undefined) this.sendReply(deviceId, topic, this.encode(deviceId, answer));
+    return { action: 'accept' };
+  }
+
+  private encode(deviceId: string, answer: Answer): Buffer {
+    try {
+      return Buffer.from(JSON.stringify(answer));
+    } catch (err) {
+      // e.g. a circular or BigInt value from the state
+      this.log.error({ deviceId, err }, 'device answer not serialisable');
+      return Buffer.from(JSON.stringify({ result: 0, errcode: 500, message: 'internal error' }));
+    }
+  }
+
+  private answer(deviceId: string, uplink: UplinkTopic, value: unknown): Answer {
+    try {
+      switch (uplink.kind) {
+        case 'report':
+          this.events.onReport(deviceId, reportAttributes(value));
+          return this.ok();
+        case 'attributesGet':
+          return { result: 1, attributes: this.events.onAttributesGet(deviceId, requestedKeys(value)) };
+        case 'commandReply':
+          this.events.onCommandReply(deviceId, commandReply(value, uplink.requestId), uplink.requestId);
+          return this.ok();
+        case 'event': {
+          const body = requireObject(value, 'an event');
+          this.events.onEvent(deviceId, uplink.requestId, { method: requireMethod(body), params: body.params ?? {} });
+          return this.ok();
+        }
+        case 'streamData':
+          return this.ok();
+      }
+    } catch (err) {
+      if (err instanceof BadRequest) {
+        this.log.warn({ deviceId, kind: uplink.kind, reason: err.message }, 'device message refused');
+        return { result: 0, errcode: 400, message: err.message };
+      }
+      this.log.error({ deviceId, kind: uplink.kind, err }, 'device message handler failed');
+      return { result: 0, errcode: 500, message: 'internal error' };
+    }
+  }
+
+  private ok(): Answer {
+    return { result: 1, ts: this.now() };
+  }
+
+  private callSafely(deviceId: string, call: () => void): void {
+    try {
+      call();
+    } catch (err) {
+      this.log.error({ deviceId, err }, 'device stream handler failed');
+    }
+  }
+}

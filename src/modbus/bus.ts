@@ -1,0 +1,301 @@
+// One Bus per physical line (or TCP connection): a bounded priority queue in front of the transport.
+// RTU lines run exactly one transaction at a time with the inter-frame silence kept between them;
+// slow or dead units cool down instead of stealing the line; the port is reopened by itself.
+import type { BusConfig } from '../config/site-types.js';
+import type { Logger } from '../log.js';
+import type { Table } from '../points/types.js';
+import { BusConnection, type ConnectionState } from './bus-connection.js';
+import {
+  type Operation, type OperationResult, type Priority, type ReadBlock, type RequestOptions, type WriteOptions,
+  perform, validateOperation,
+} from './bus-request.js';
+import { type Clock, type Timers, sleep, systemClock, systemTimers } from './clock.js';
+import { type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
+import {
+  BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
+  QueueFullError, UnitCoolingDownError,
+} from './errors.js';
+import { RequestQueue } from './request-queue.js';
+import type { ModbusTransport, TransportFactory } from './transport.js';
+
+export type { ReadBlock, RequestOptions, WriteOptions, Priority, UnitStateView };
+
+export type BusState = ConnectionState;
+
+export interface BusOptions {
+  config: BusConfig;
+  transportFactory: TransportFactory;
+  logger: Logger;
+  clock?: Clock;
+  timers?: Timers;
+  random?: () => number;
+  /** Requests allowed to wait; beyond it requests are rejected with QueueFullError. */
+  queueLimit?: number;
+  /** Pause before repeating a request answered with "slave device busy" (grows linearly). */
+  busyBackoffMs?: number;
+}
+
+export interface BusStats {
+  bus: string;
+  state: BusState;
+  queueDepth: number;
+  inFlight: number;
+  /** Transactions put on the wire (each busy retry counts). */
+  transactions: number;
+  timeouts: number;
+  exceptions: number;
+  busyRetries: number;
+  frameErrors: number;
+  otherErrors: number;
+  cooldownRejects: number;
+  downRejects: number;
+  queueRejects: number;
+  /** Sum of transaction durations; utilisation = delta(busyTimeMs) / delta(wall time). */
+  busyTimeMs: number;
+  reconnects: number;
+  unitsCoolingDown: number;
+  downReason?: string;
+}
+
+interface Job {
+  unit: number;
+  op: Operation;
+  timeoutMs: number;
+  resolve: (result: OperationResult) => void;
+  reject: (err: unknown) => void;
+}
+
+type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
+  | 'cooldownRejects' | 'downRejects' | 'queueRejects';
+
+export const DEFAULT_QUEUE_LIMIT = 1000;
+const DEFAULT_BUSY_BACKOFF_MS = 50;
+
+export class Bus {
+  readonly name: string;
+  private readonly config: BusConfig;
+  private readonly transport: ModbusTransport;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private readonly random: () => number;
+  private readonly queue: RequestQueue<Job>;
+  private readonly health: UnitHealthTracker;
+  private readonly maxInFlight: number;
+  private readonly interFrameDelayMs: number;
+  private readonly busyBackoffMs: number;
+  private readonly counters: Record<Counter, number> = {
+    transactions: 0, timeouts: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
+    cooldownRejects: 0, downRejects: 0, queueRejects: 0,
+  };
+  private readonly connection: BusConnection;
+  private inFlight = 0;
+  private busyTimeMs = 0;
+  private lineFreeAt = 0;
+  private cancelGapTimer: (() => void) | undefined;
+  private queueFullLogged = false;
+
+  constructor(options: BusOptions) {
+    this.config = options.config;
+    this.name = options.config.name;
+    this.log = options.logger.child({ bus: options.config.name });
+    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
+    this.random = options.random ?? Math.random;
+    this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT));
+    this.health = new UnitHealthTracker(options.config.cooldown);
+    this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
+    this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
+    this.busyBackoffMs = options.busyBackoffMs ?? DEFAULT_BUSY_BACKOFF_MS;
+    this.transport = options.transportFactory(options.config);
+    this.connection = new BusConnection(
+      this.transport, options.config.reconnect,
+      { onUp: () => this.onUp(), onDown: (reason) => this.onDown(reason) },
+      this.log, this.clock, this.timers, this.random,
+    );
+  }
+
+  private get state(): BusState {
+    return this.connection.state;
+  }
+
+  /** Opens the port; requests made before it is open wait in the queue. */
+  start(): void {
+    this.connection.start();
+  }
+
+  /** Fails everything queued, closes the port (requests in flight fail with PortClosedError). */
+  async stop(): Promise<void> {
+    const wasActive = this.state !== 'idle' && this.state !== 'stopped';
+    this.cancelGapTimer?.();
+    this.cancelGapTimer = undefined;
+    const waiting = this.queue.drain();
+    await this.connection.stop();
+    for (const job of waiting) job.reject(new BusStoppedError(this.name));
+    if (wasActive) this.log.info('bus stopped');
+  }
+
+  read(unit: number, table: Table, start: number, count: number, options: RequestOptions = {}): Promise<ReadBlock> {
+    return this.submit(unit, { kind: 'read', table, start, count }, options.priority ?? 'normal', options.timeoutMs)
+      .then((result) => result as ReadBlock);
+  }
+
+  /** FC6 for one register (unless forceMulti), FC16 otherwise. Jumps ahead of polls by default. */
+  async writeRegisters(unit: number, address: number, values: readonly number[], options: WriteOptions = {}): Promise<void> {
+    const op: Operation = { kind: 'write-registers', address, values, forceMulti: options.forceMulti ?? false };
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+  }
+
+  /** FC5 for one coil (unless forceMulti), FC15 otherwise. Jumps ahead of polls by default. */
+  async writeCoils(unit: number, address: number, values: readonly boolean[], options: WriteOptions = {}): Promise<void> {
+    const op: Operation = { kind: 'write-coils', address, values, forceMulti: options.forceMulti ?? false };
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+  }
+
+  stats(): BusStats {
+    return {
+      bus: this.name,
+      state: this.state,
+      queueDepth: this.queue.size,
+      inFlight: this.inFlight,
+      ...this.counters,
+      reconnects: this.connection.reconnects,
+      busyTimeMs: this.busyTimeMs,
+      unitsCoolingDown: this.health.coolingDownCount(),
+      ...(this.state === 'down' ? { downReason: this.connection.downReason } : {}),
+    };
+  }
+
+  unitState(unit: number): UnitStateView {
+    return this.health.view(unit);
+  }
+
+  private submit(unit: number, op: Operation, priority: Priority, timeoutMs?: number): Promise<OperationResult> {
+    try {
+      validateOperation(unit, op);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.state === 'stopped' || this.state === 'idle') return Promise.reject(new BusStoppedError(this.name));
+    if (this.state === 'down') {
+      this.counters.downRejects += 1;
+      return Promise.reject(new BusDownError(this.name, this.connection.downReason));
+    }
+    return new Promise<OperationResult>((resolve, reject) => {
+      const job: Job = { unit, op, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
+      if (!this.queue.push(job, priority)) {
+        this.counters.queueRejects += 1;
+        if (!this.queueFullLogged) {
+          this.queueFullLogged = true;
+          this.log.warn({ limit: this.queue.limit }, 'bus queue full');
+        }
+        reject(new QueueFullError(this.name, this.queue.limit));
+        return;
+      }
+      this.pump();
+    });
+  }
+
+  /** Starts as many queued requests as the line allows now. */
+  private pump(): void {
+    if (this.queueFullLogged && this.queue.size <= this.queue.limit / 2) this.queueFullLogged = false;
+    if (this.state !== 'up' || this.cancelGapTimer) return;
+    while (this.inFlight < this.maxInFlight && this.queue.size > 0) {
+      const wait = this.lineFreeAt - this.clock.now();
+      if (this.interFrameDelayMs > 0 && wait > 0) {
+        this.cancelGapTimer = this.timers.setTimer(() => {
+          this.cancelGapTimer = undefined;
+          this.pump();
+        }, wait);
+        return;
+      }
+      const job = this.queue.shift() as Job;
+      const admission = this.health.admit(job.unit, this.clock.now());
+      if (admission.kind === 'reject') {
+        this.counters.cooldownRejects += 1;
+        job.reject(new UnitCoolingDownError(job.unit, admission.retryInMs));
+        continue;
+      }
+      void this.execute(job, admission.kind === 'probe');
+    }
+  }
+
+  private async execute(job: Job, isProbe: boolean): Promise<void> {
+    this.inFlight += 1;
+    const started = this.clock.now();
+    try {
+      const result = await this.performWithBusyRetry(job);
+      this.noteTransition(job.unit, this.health.onAnswer(job.unit, this.clock.now()));
+      job.resolve(result);
+    } catch (err) {
+      this.noteFailure(job, err, isProbe);
+      job.reject(err);
+    } finally {
+      const now = this.clock.now();
+      this.inFlight -= 1;
+      this.busyTimeMs += now - started;
+      this.lineFreeAt = now + this.interFrameDelayMs;
+      this.pump();
+    }
+  }
+
+  private async performWithBusyRetry(job: Job): Promise<OperationResult> {
+    for (let attempt = 0; ; attempt += 1) {
+      this.counters.transactions += 1;
+      try {
+        return await perform(this.transport, job.unit, job.op, job.timeoutMs);
+      } catch (err) {
+        const busy = err instanceof ModbusExceptionError && err.isBusy;
+        if (!busy || attempt >= this.config.busyRetries || this.state !== 'up') throw err;
+        this.counters.busyRetries += 1;
+        await sleep(this.timers, Math.max(this.interFrameDelayMs, this.busyBackoffMs * (attempt + 1)));
+      }
+    }
+  }
+
+  private noteFailure(job: Job, err: unknown, isProbe: boolean): void {
+    const now = this.clock.now();
+    if (err instanceof ModbusTimeoutError) {
+      this.counters.timeouts += 1;
+      this.noteTransition(job.unit, this.health.onNoAnswer(job.unit, now, isProbe));
+    } else if (err instanceof ModbusExceptionError) {
+      this.counters.exceptions += 1;
+      // A gateway answering "target did not respond" is a timeout seen through the gateway.
+      const transition = err.isGatewayNoResponse
+        ? this.health.onNoAnswer(job.unit, now, isProbe)
+        : this.health.onAnswer(job.unit, now);
+      this.noteTransition(job.unit, transition);
+    } else {
+      this.counters[err instanceof ModbusFrameError ? 'frameErrors' : 'otherErrors'] += 1;
+      this.health.onInconclusive(job.unit, isProbe);
+      if (err instanceof PortClosedError && this.state === 'up') this.connection.lost(err.reason);
+    }
+  }
+
+  private noteTransition(unit: number, transition: HealthTransition | undefined): void {
+    if (!transition) return;
+    switch (transition.kind) {
+      case 'cooldown-started':
+        this.log.warn({ unit, timeouts: transition.timeouts, cooldownMs: transition.delayMs }, 'unit cooling down');
+        break;
+      case 'cooldown-extended':
+        this.log.debug({ unit, cooldownMs: transition.delayMs, level: transition.level }, 'unit still not answering');
+        break;
+      case 'recovered':
+        this.log.info({ unit, silentForMs: transition.cooledForMs }, 'unit answering again');
+        break;
+    }
+  }
+
+  private onUp(): void {
+    this.lineFreeAt = this.clock.now() + this.interFrameDelayMs;
+    this.pump();
+  }
+
+  /** Port lost or open failed: everything waiting fails fast (pollers skip the cycle). */
+  private onDown(reason: string): void {
+    this.cancelGapTimer?.();
+    this.cancelGapTimer = undefined;
+    for (const job of this.queue.drain()) job.reject(new BusDownError(this.name, reason));
+  }
+}

@@ -1,0 +1,110 @@
+// Typed errors of the southbound engine: what went wrong on the wire, and why the bus refused a request.
+
+/** Names of the standard Modbus exception codes (index = code). */
+const EXCEPTION_NAMES: Record<number, string> = {
+  1: 'Illegal function',
+  2: 'Illegal data address',
+  3: 'Illegal data value',
+  4: 'Slave device failure',
+  5: 'Acknowledge',
+  6: 'Slave device busy',
+  7: 'Negative acknowledge',
+  8: 'Memory parity error',
+  10: 'Gateway path unavailable',
+  11: 'Gateway target device failed to respond',
+};
+
+export function exceptionName(code: number): string {
+  return EXCEPTION_NAMES[code] ?? `Unknown exception ${code}`;
+}
+
+/** Base class: every error the engine produces is a ModbusEngineError. */
+export class ModbusEngineError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The unit did not answer within the request timeout. */
+export class ModbusTimeoutError extends ModbusEngineError {
+  constructor(readonly unit: number, readonly timeoutMs: number) {
+    super(`unit ${unit} did not answer within ${timeoutMs} ms`);
+  }
+}
+
+/** The unit answered with a Modbus exception response. */
+export class ModbusExceptionError extends ModbusEngineError {
+  readonly exceptionName: string;
+  constructor(readonly unit: number, readonly code: number) {
+    super(`unit ${unit} answered with Modbus exception ${code} (${exceptionName(code)})`);
+    this.exceptionName = exceptionName(code);
+  }
+  /** 6 "slave device busy": the request may be repeated shortly. */
+  get isBusy(): boolean {
+    return this.code === 6;
+  }
+  /** 10/11: a gateway in between could not reach the unit (treated like a timeout for health). */
+  get isGatewayNoResponse(): boolean {
+    return this.code === 10 || this.code === 11;
+  }
+}
+
+/** A reply arrived but was malformed (wrong length, unexpected unit or function). */
+export class ModbusFrameError extends ModbusEngineError {
+  constructor(readonly unit: number, detail: string) {
+    super(`unit ${unit}: malformed reply: ${detail}`);
+  }
+}
+
+/** A reply arrived with a bad CRC (noise on the line, or two talkers at once). */
+export class ModbusCrcError extends ModbusFrameError {
+  constructor(unit: number) {
+    super(unit, 'CRC error');
+  }
+}
+
+/** The port or connection is not open, or closed while a request was waiting for its answer. */
+export class PortClosedError extends ModbusEngineError {
+  constructor(readonly reason: string, options?: { cause?: unknown }) {
+    super(`port closed: ${reason}`, options);
+  }
+}
+
+/** Opening the serial port or TCP connection failed. */
+export class PortOpenError extends ModbusEngineError {
+  constructor(readonly target: string, reason: string, options?: { cause?: unknown }) {
+    super(`cannot open ${target}: ${reason}`, options);
+  }
+}
+
+/** The bus refused the request: the unit is in cool-down after consecutive timeouts. */
+export class UnitCoolingDownError extends ModbusEngineError {
+  constructor(readonly unit: number, readonly retryInMs: number) {
+    super(`unit ${unit} is cooling down after repeated timeouts (next probe in ${Math.max(0, Math.round(retryInMs))} ms)`);
+  }
+}
+
+/** The bus refused the request: the port is down and being reopened. */
+export class BusDownError extends ModbusEngineError {
+  constructor(readonly bus: string, readonly reason: string) {
+    super(`bus ${bus} is down: ${reason}`);
+  }
+}
+
+/** The bus refused the request: its queue is full (overload; the poller skips the cycle). */
+export class QueueFullError extends ModbusEngineError {
+  constructor(readonly bus: string, readonly limit: number) {
+    super(`bus ${bus} queue is full (${limit} requests waiting)`);
+  }
+}
+
+/** The bus refused the request: it was stopped. */
+export class BusStoppedError extends ModbusEngineError {
+  constructor(readonly bus: string) {
+    super(`bus ${bus} is stopped`);
+  }
+}
+
+/** A request had invalid arguments (unit, address, count out of the Modbus ranges). */
+export class InvalidRequestError extends ModbusEngineError {}

@@ -1,0 +1,33 @@
+// Starts a helper process and stops it for sure (SIGTERM, then SIGKILL), collecting its output.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface Child {
+  proc: ChildProcess;
+  output(): string;
+  exited(): boolean;
+  stop(): Promise<void>;
+}
+
+export function startChild(command: string, args: string[]): Child {
+  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let exited = false;
+  proc.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
+  proc.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
+  const done = new Promise<void>((resolve) => {
+    proc.once('exit', () => { exited = true; resolve(); });
+    proc.once('error', (err) => { output += String(err); exited = true; resolve(); });
+  });
+  return {
+    proc,
+    output: () => output,
+    exited: () => exited,
+    async stop() {
+      if (exited) return;
+      proc.kill('SIGTERM');
+      const killer = setTimeout(() => proc.kill('SIGKILL'), 3000);
+      await done;
+      clearTimeout(killer);
+    },
+  };
+}

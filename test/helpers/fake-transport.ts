@@ -1,0 +1,118 @@
+// A scriptable in-memory ModbusTransport for bus tests: per-unit behaviour, latency on (fake)
+// timers, and a record of every transaction with its start/end time and concurrency.
+import { ModbusExceptionError, ModbusTimeoutError, PortClosedError, PortOpenError } from '../../src/modbus/errors.js';
+import type { ModbusTransport } from '../../src/modbus/transport.js';
+
+export type Reply = 'ok' | 'timeout' | 'silent-close' | { exception: number };
+
+export interface CallRecord {
+  unit: number;
+  fn: string;
+  address: number;
+  startedAt: number;
+  endedAt?: number;
+  outcome?: string;
+}
+
+export class FakeTransport implements ModbusTransport {
+  readonly target = 'fake';
+  latencyMs = 10;
+  /** Decides the reply per call; default: every unit answers. */
+  behaviour: (unit: number, fn: string) => Reply = () => 'ok';
+  /** Scripted results of the next open() calls (true = success); empty = success. */
+  openResults: boolean[] = [];
+  openCalls: number[] = [];
+  calls: CallRecord[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  isOpen = false;
+  private closeListeners: Array<(reason: string) => void> = [];
+  private pending = new Set<(err: Error) => void>();
+
+  onClose(listener: (reason: string) => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  async open(): Promise<void> {
+    this.openCalls.push(Date.now());
+    const ok = this.openResults.length > 0 ? this.openResults.shift() : true;
+    if (!ok) throw new PortOpenError('fake', 'ENOENT: no such port');
+    this.isOpen = true;
+  }
+
+  async close(): Promise<void> {
+    this.isOpen = false;
+    for (const fail of this.pending) fail(new PortClosedError('closed by fieldgate'));
+  }
+
+  /** The port vanishes: in-flight requests fail and the close listeners hear about it. */
+  drop(reason = 'device unplugged'): void {
+    this.isOpen = false;
+    for (const fail of this.pending) fail(new PortClosedError(reason));
+    for (const listener of this.closeListeners) listener(reason);
+  }
+
+  private run<T>(unit: number, fn: string, address: number, timeoutMs: number, value: () => T): Promise<T> {
+    if (!this.isOpen) return Promise.reject(new PortClosedError('port not open'));
+    const record: CallRecord = { unit, fn, address, startedAt: Date.now() };
+    this.calls.push(record);
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    const reply = this.behaviour(unit, fn);
+    return new Promise<T>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const finish = (outcome: string) => {
+        this.pending.delete(fail);
+        clearTimeout(timer);
+        record.endedAt = Date.now();
+        record.outcome = outcome;
+        this.inFlight -= 1;
+      };
+      const fail = (err: Error) => {
+        finish(err.name);
+        reject(err);
+      };
+      this.pending.add(fail);
+      if (reply === 'silent-close') {
+        this.isOpen = false;
+        timer = setTimeout(() => fail(new PortClosedError('port not open')), 1);
+      } else if (reply === 'timeout') {
+        timer = setTimeout(() => fail(new ModbusTimeoutError(unit, timeoutMs)), timeoutMs);
+      } else if (reply === 'ok') {
+        timer = setTimeout(() => {
+          finish('ok');
+          resolve(value());
+        }, this.latencyMs);
+      } else {
+        timer = setTimeout(() => fail(new ModbusExceptionError(unit, reply.exception)), this.latencyMs);
+      }
+    });
+  }
+
+  readCoils(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]> {
+    return this.run(unit, 'readCoils', start, timeoutMs, () => Array.from({ length: count }, (_, i) => i % 2 === 0));
+  }
+  readDiscreteInputs(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]> {
+    return this.run(unit, 'readDiscreteInputs', start, timeoutMs, () => Array.from({ length: count }, () => true));
+  }
+  readHoldingRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array> {
+    return this.run(unit, 'readHoldingRegisters', start, timeoutMs,
+      () => Uint16Array.from({ length: count }, (_, i) => start + i));
+  }
+  readInputRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array> {
+    return this.run(unit, 'readInputRegisters', start, timeoutMs,
+      () => Uint16Array.from({ length: count }, (_, i) => 1000 + start + i));
+  }
+  async writeRegister(unit: number, address: number, _value: number, timeoutMs: number): Promise<void> {
+    await this.run(unit, 'writeRegister', address, timeoutMs, () => undefined);
+  }
+  async writeRegisters(unit: number, address: number, _values: readonly number[], timeoutMs: number): Promise<void> {
+    await this.run(unit, 'writeRegisters', address, timeoutMs, () => undefined);
+  }
+  async writeCoil(unit: number, address: number, _value: boolean, timeoutMs: number): Promise<void> {
+    await this.run(unit, 'writeCoil', address, timeoutMs, () => undefined);
+  }
+  async writeCoils(unit: number, address: number, _values: readonly boolean[], timeoutMs: number): Promise<void> {
+    await this.run(unit, 'writeCoils', address, timeoutMs, () => undefined);
+  }
+}

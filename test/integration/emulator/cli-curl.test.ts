@@ -1,0 +1,105 @@
+// `fieldgate emulator` as a child process, driven with real curl; stops on SIGTERM.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP, PROJECT_KEY, waitFor } from './helpers.js';
+
+const run = promisify(execFile);
+const CLI = new URL('./fixtures/run-emulator-cli.ts', import.meta.url).pathname;
+
+function startCli(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
+  child.stderr?.on('data', (c: Buffer) => { out += c.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+/** curl with a JSON body; returns the status and parsed body (and raw headers). */
+async function curl(args: string[]): Promise<{ status: number; headers: string; body: Record<string, any> }> {
+  const { stdout } = await run('curl', ['-sS', '-i', '-H', 'Content-Type: application/json', ...args]);
+  const [head, ...rest] = stdout.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1]);
+  return { status, headers: head, body: JSON.parse(rest.join('\r\n\r\n')) as Record<string, any> };
+}
+
+describe('fieldgate emulator CLI with curl', () => {
+  let cli: ReturnType<typeof startCli>;
+  let base = '';
+
+  beforeAll(async () => {
+    cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', '--rate-limit', '50']);
+    await waitFor(() => /http:\/\/127\.0\.0\.1:(\d+)/.test(cli.output()), 20_000, 'the emulator to print its ports');
+    base = `http://127.0.0.1:${/http:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}`;
+  });
+  afterAll(async () => {
+    if (cli.child.exitCode === null) {
+      cli.child.kill('SIGKILL');
+      await cli.exited;
+    }
+  });
+
+  it('prints the ports and the seed summary', () => {
+    expect(cli.output()).toMatch(/mqtt {2}mqtt:\/\/127\.0\.0\.1:\d+/);
+    expect(cli.output()).toMatch(/tcp {3}127\.0\.0\.1:\d+/);
+    expect(cli.output()).toContain('3 devices');
+    expect(cli.output()).toContain('50 requests / 60 s');
+  });
+
+  it('serves interface A to curl, rate headers included', async () => {
+    const tok = await curl(['-X', 'POST', `${base}/api/v1/access_token`, '-d', JSON.stringify(APP)]);
+    expect(tok.status).toBe(200);
+    expect(tok.headers).toMatch(/X-RateLimit-Limit: 50/i);
+    const auth = `Authorization: Bearer ${tok.body.info.access_token}`;
+    const devices = await curl(['-H', auth, `${base}/api/v1/devices?page_records=2`]);
+    expect(devices.body.info).toMatchObject({ total: 3, page_total: 2 });
+    const cert = await curl(['-H', auth, `${base}/api/v1/device/dev-meter-3/certificate`]);
+    expect(cert.body.info).toMatchObject({ access_token: 'demo-meter-3-token', project_key: PROJECT_KEY });
+    const bad = await curl(['-X', 'POST', '-H', auth, `${base}/api/v1/device`, '-d', '{oops']);
+    expect(bad.status).toBe(404);
+    expect(bad.body).toEqual({ result: false, message: 'Invalid JSON message', errcode: 400 });
+    const unknown = await curl([`${base}/api/v1/unknown`]);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ message: 'Request invalid' });
+  });
+
+  it('serves interface B and the certificate endpoint to curl', async () => {
+    const key = `Project-Key: ${PROJECT_KEY}`;
+    const push = await curl(['-X', 'PUT', '-H', key, `${base}/app/device/v1/demo-meter-2-token/attributes`, '-d', '{"mode":"eco"}']);
+    expect(push.body).toMatchObject({ result: 1 });
+    const read = await curl(['-H', key, `${base}/app/device/v1/demo-meter-2-token/attributes?keys=mode`]);
+    expect(read.body).toEqual({ result: 1, attributes: { mode: 'eco' } });
+    const cert = await curl(['-X', 'POST', '-H', key, `${base}/device/v1/certificate`, '-d', '{"device_key":"meter-1"}']);
+    expect(cert.body).toMatchObject({ result: 1, message: 'success', device: { id: 'dev-meter-1', access_token: 'demo-meter-1-token' } });
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+  });
+});
+
+describe('fieldgate emulator CLI errors', () => {
+  let dir = '';
+  beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'fg-emu-')); });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 78 listing every seed problem', async () => {
+    const seed = join(dir, 'bad.yaml');
+    writeFileSync(seed, 'project: { id: p }\ndevices:\n  - { id: d, name: D, type: nope, device_key: k }\n');
+    const cli = startCli(['--seed', seed, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0']);
+    expect(await cli.exited).toBe(78);
+    expect(cli.output()).toContain('project.name: is required');
+    expect(cli.output()).toContain('devices[0].type: unknown device type "nope"');
+  });
+
+  it('exits 64 on bad arguments', async () => {
+    const cli = startCli(['--http-port', 'eighty']);
+    expect(await cli.exited).toBe(64);
+    expect(cli.output()).toContain('--http-port must be a port number');
+  });
+});

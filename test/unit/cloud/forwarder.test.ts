@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { Forwarder, TokenBucket, type ForwarderClock, type ForwarderLink, type ForwarderOutbox } from '../../../src/cloud/forwarder.js';
+import { LinkDownError, type LinkEvent } from '../../../src/cloud/link.js';
+import type { OutboxRecord } from '../../../src/cloud/outbox.js';
+import { silentLogger } from '../../../src/log.js';
+
+class FakeOutbox implements ForwarderOutbox {
+  records: OutboxRecord[] = [];
+  private seq = 0;
+  acks: number[] = [];
+  add(...payloads: string[]): void {
+    for (const p of payloads) this.records.push({ seq: ++this.seq, ts: 0, payload: Buffer.from(p) });
+  }
+  peek(_device: string, limit: number, afterSeq = 0): OutboxRecord[] {
+    return this.records.filter((r) => r.seq > afterSeq).slice(0, limit);
+  }
+  ack(_device: string, upToSeq: number): number {
+    this.acks.push(upToSeq);
+    const before = this.records.length;
+    this.records = this.records.filter((r) => r.seq > upToSeq);
+    return before - this.records.length;
+  }
+}
+
+interface Pending {
+  payload: string;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+class FakeLink implements ForwarderLink {
+  isUp = true;
+  pending: Pending[] = [];
+  sent: string[] = [];
+  private listeners = new Set<(event: LinkEvent) => void>();
+  publish(_topic: string, payload: Buffer): Promise<void> {
+    if (!this.isUp) return Promise.reject(new LinkDownError('d'));
+    this.sent.push(payload.toString());
+    return new Promise((resolve, reject) => this.pending.push({ payload: payload.toString(), resolve, reject }));
+  }
+  onEvent(listener: (event: LinkEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  emit(event: LinkEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+  ackAll(): void {
+    for (const p of this.pending.splice(0)) p.resolve();
+  }
+  goDown(): void {
+    this.isUp = false;
+    for (const p of this.pending.splice(0)) p.reject(new LinkDownError('d'));
+    this.emit({ type: 'down', reason: 'test' });
+  }
+  goUp(): void {
+    this.isUp = true;
+    this.emit({ type: 'up' });
+  }
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 5));
+const unpaced = { delayFor: () => 0 };
+
+function make(options: { window?: number; pacer?: { delayFor(now: number): number }; clock?: ForwarderClock } = {}) {
+  const outbox = new FakeOutbox();
+  const link = new FakeLink();
+  const forwarder = new Forwarder({ device: 'd', outbox, link, log: silentLogger(), pacer: unpaced, ...options });
+  return { outbox, link, forwarder };
+}
+
+describe('Forwarder', () => {
+  it('publishes in order, keeps at most `window` in flight, and acks only after PUBACK', async () => {
+    const { outbox, link, forwarder } = make({ window: 3 });
+    outbox.add('1', '2', '3', '4', '5');
+    forwarder.start();
+    await settle();
+    expect(link.sent).toEqual(['1', '2', '3']);
+    expect(outbox.acks).toEqual([]);
+    link.pending[1].resolve();
+    await settle();
+    expect(outbox.acks).toEqual([]);
+    link.pending[0].resolve();
+    await expect.poll(() => link.sent).toEqual(['1', '2', '3', '4', '5']);
+    expect(outbox.acks).toEqual([2]);
+    link.ackAll();
+    await expect.poll(() => outbox.records.length).toBe(0);
+    expect(forwarder.stats()).toMatchObject({ published: 5, acked: 5, inFlight: 0 });
+  });
+
+  it('sends records committed later when notified', async () => {
+    const { outbox, link, forwarder } = make();
+    forwarder.start();
+    outbox.add('a');
+    forwarder.notify();
+    await expect.poll(() => link.sent).toEqual(['a']);
+    link.ackAll();
+    outbox.add('b', 'c');
+    forwarder.notify();
+    await expect.poll(() => link.sent).toEqual(['a', 'b', 'c']);
+  });
+
+  it('stops on link down and resends everything not acked after up, in order', async () => {
+    const { outbox, link, forwarder } = make({ window: 4 });
+    outbox.add('1', '2', '3', '4', '5', '6');
+    forwarder.start();
+    await settle();
+    link.pending[0].resolve();
+    await expect.poll(() => outbox.acks).toEqual([1]);
+    link.goDown();
+    outbox.add('7');
+    forwarder.notify();
+    await settle();
+    const sentBefore = link.sent.length;
+    link.goUp();
+    await settle();
+    expect(link.sent.slice(sentBefore)).toEqual(['2', '3', '4', '5']);
+    for (let i = 0; i < 3; i += 1) {
+      link.ackAll();
+      await settle();
+    }
+    expect(outbox.records).toEqual([]);
+    expect(link.sent.slice(sentBefore)).toEqual(['2', '3', '4', '5', '6', '7']);
+  });
+
+  it('does nothing while the link is down, and nothing after stop', async () => {
+    const { outbox, link, forwarder } = make();
+    link.isUp = false;
+    outbox.add('1');
+    forwarder.start();
+    await settle();
+    expect(link.sent).toEqual([]);
+    forwarder.stop();
+    link.goUp();
+    forwarder.notify();
+    await settle();
+    expect(link.sent).toEqual([]);
+  });
+
+  it('paces a backlog through the pacer', async () => {
+    let time = 0;
+    const sleeps: number[] = [];
+    const clock: ForwarderClock = { now: () => time, sleep: async (ms) => { sleeps.push(ms); time += ms; } };
+    const { outbox, link, forwarder } = make({ window: 100, pacer: new TokenBucket(10, 2), clock });
+    outbox.add(...Array.from({ length: 6 }, (_, i) => String(i)));
+    forwarder.start();
+    await expect.poll(() => link.sent.length).toBe(6);
+    expect(sleeps).toEqual([100, 100, 100, 100]);
+    expect(time).toBe(400);
+    expect(forwarder.stats().paced).toBe(4);
+  });
+});
+
+describe('TokenBucket', () => {
+  it.each([
+    [10, 1, [0, 0], [0, 100]],
+    [10, 2, [0, 0, 0], [0, 0, 100]],
+    [4, 1, [0, 250, 250], [0, 0, 250]],
+  ])('rate %d/s burst %d: asks at %j -> delays %j', (rate, burst, times, delays) => {
+    const bucket = new TokenBucket(rate, burst);
+    expect(times.map((t) => bucket.delayFor(t))).toEqual(delays);
+  });
+});

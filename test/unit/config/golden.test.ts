@@ -1,0 +1,33 @@
+// Golden config cases: each invalid site file must produce exactly the issue lines in <case>.expected.txt.
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/load.js';
+import { formatIssue } from '../../../src/config/issues.js';
+
+const INVALID = fileURLToPath(new URL('../../fixtures/config/invalid/', import.meta.url));
+const cases = readdirSync(INVALID).filter((name) => /\.(ya?ml|json)$/.test(name)).sort();
+
+function issueLines(file: string): string[] {
+  try {
+    loadConfig(file, {});
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // File-level issues name the file; the expected text says <file> so it does not depend on the checkout.
+    return err.issues.map((issue) => formatIssue(issue).replaceAll(file, '<file>'));
+  }
+  throw new Error(`${file} loaded without any issue`);
+}
+
+describe('golden invalid site files', () => {
+  it('has at least 15 distinct cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it.each(cases)('%s', (name) => {
+    const expectedFile = `${INVALID}${name.replace(/\.(ya?ml|json)$/, '')}.expected.txt`;
+    const expected = readFileSync(expectedFile, 'utf8').split('\n').filter((line) => line.length > 0);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(issueLines(`${INVALID}${name}`)).toEqual(expected);
+  });
+});

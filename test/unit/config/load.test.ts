@@ -1,0 +1,124 @@
+// loadConfig: files (YAML, JSON), frozen results, file-level problems as issues.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkConfig, ConfigError, loadConfig, parseSiteText } from '../../../src/config/load.js';
+import type { ConfigIssue } from '../../../src/config/site-types.js';
+
+const fixture = (path: string) => fileURLToPath(new URL(`../../fixtures/config/${path}`, import.meta.url));
+const example = fileURLToPath(new URL('../../../config/site.example.yaml', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'fieldgate-config-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function issuesOf(load: () => unknown): readonly ConfigIssue[] {
+  try {
+    load();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const MINIMAL_YAML = 'buses:\n  - { name: plc, kind: tcp, host: 127.0.0.1 }\ndevices: []\n';
+
+describe('loadConfig', () => {
+  it('loads the documented example site', () => {
+    const config = loadConfig(example, {});
+    expect(config.site.buses.map((bus) => `${bus.name}:${bus.kind}`)).toEqual(['meters:rtu', 'plc:tcp', 'boiler-room:rtu-over-tcp']);
+    expect(config.site.devices.map((device) => device.name)).toEqual(['meter-main', 'meter-pv', 'line-plc', 'boiler']);
+    expect(config.gateway.cloud).toEqual({ mqttUrl: 'mqtts://mqtt.example-cloud.net:8883', apiBaseUrl: 'https://api.example-cloud.net', appId: 'site-42' });
+  });
+
+  it('returns a deeply frozen config', () => {
+    const config = loadConfig(fixture('valid/full.json'), {});
+    const point = config.site.devices[0].points[0];
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.gateway.health)).toBe(true);
+    expect(Object.isFrozen(point.report)).toBe(true);
+    expect(() => {
+      (point as { address: number }).address = 9;
+    }).toThrow(TypeError);
+  });
+
+  it('loads JSON with every key set', () => {
+    const config = loadConfig(fixture('valid/full.json'), {});
+    expect(config.gateway).toEqual({
+      stateDir: '/var/lib/fieldgate', logLevel: 'debug', health: { enabled: false, host: '127.0.0.1', port: 9999 },
+      cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', apiBaseUrl: 'http://127.0.0.1:8080', appId: 'app-1', caFile: '/etc/fieldgate/ca.pem' },
+    });
+    expect(config.site.buses[0]).toMatchObject({ parity: 'none', stopBits: 2, timeoutMs: 300, interFrameDelayMs: 3, reconnect: { initialMs: 1000, maxMs: 60000, jitter: 0 } });
+    expect(config.site.devices[0].points.map((p) => p.id)).toEqual(['speed', 'count', 'label', 'run', 'temp_c']);
+    expect(config.site.devices[0].points[1]).toMatchObject({ wordOrder: 'big', byteOrder: 'big', report: { mode: 'change', deadband: 5, deadbandKind: 'percent', maxSilenceMs: 30000 } });
+  });
+
+  it('resolves YAML anchors and merge keys', () => {
+    const config = loadConfig(fixture('valid/anchors.yaml'), {});
+    expect(config.site.buses.map((bus) => (bus.kind === 'rtu' ? [bus.baudRate, bus.parity] : []))).toEqual([[19200, 'even'], [38400, 'even']]);
+    expect(config.site.devices[1].points.map((p) => p.id)).toEqual(['voltage', 'current']);
+  });
+
+  it('reads JSON by content when the extension says nothing', () => {
+    const file = join(scratch, 'site.conf');
+    writeFileSync(file, JSON.stringify({ buses: [{ name: 'plc', kind: 'tcp', host: '127.0.0.1' }], devices: [] }));
+    expect(loadConfig(file, {}).site.buses[0].name).toBe('plc');
+  });
+
+  it('applies the environment to the gateway section', () => {
+    const file = join(scratch, 'env.yaml');
+    writeFileSync(file, MINIMAL_YAML);
+    expect(loadConfig(file, { FIELDGATE_STATE_DIR: '/tmp/fg-state' }).gateway.stateDir).toBe('/tmp/fg-state');
+  });
+
+  it.each([
+    ['a missing file', () => join(scratch, 'nope.yaml'), 'file not found'],
+    ['a directory', () => scratch, 'is a directory, not a site file'],
+  ])('reports %s as an issue', (_what, path, message) => {
+    expect(issuesOf(() => loadConfig(path(), {}))).toEqual([{ path: path(), message }]);
+  });
+
+  it('puts every issue in the ConfigError message', () => {
+    const err = (() => {
+      try {
+        loadConfig(fixture('invalid/unknown-bus.yaml'), {});
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err?.message).toBe('invalid configuration (2 problems):\ndevices[0].bus: unknown bus "line2" (did you mean "line1"?)\ndevices[1].bus: unknown bus "nowhere"');
+  });
+});
+
+describe('parseSiteText', () => {
+  it.each([
+    ['site.yaml', 'a: [1, 2', /^site\.yaml:1:\d+$/, /^YAML syntax error: /],
+    ['site.yaml', 'a: 1\na: 2\n', /^site\.yaml:2:1$/, /^YAML syntax error: Map keys must be unique/],
+    ['site.json', '{\n  "a": 1\n  "b": 2\n}', /^site\.json:3:3$/, /^JSON syntax error: Expected ',' or '}' after property value$/],
+    ['site.json', '{"a": [1,]}', /^site\.json:1:9$/, /^JSON syntax error: trailing comma$/],
+    ['site.json', '', /^site\.json$/, /^JSON syntax error: Unexpected end of JSON input$/],
+  ])('%s %j', (file, text, path, message) => {
+    const { issues } = parseSiteText(text, file);
+    expect(issues.length).toBeGreaterThan(0);
+    expect(issues[0].path).toMatch(path);
+    expect(issues[0].message).toMatch(message);
+  });
+
+  it('treats an empty YAML file as an empty site', () => {
+    expect(parseSiteText('# nothing\n', 'a.yaml')).toEqual({ raw: null, issues: [] });
+    expect(checkConfig(null, {}).issues).toEqual([
+      { path: 'buses', message: 'required (a list)' },
+      { path: 'devices', message: 'required (a list)' },
+    ]);
+  });
+
+  it('refuses alias bombs', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]', 'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]'].join('\n');
+    const { issues } = parseSiteText(bomb, 'bomb.yaml');
+    expect(issues).toHaveLength(1);
+    expect(issues[0].message).toMatch(/^YAML error: /);
+  });
+});

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/emulator/clock.js';
+import { ApiError } from '../../../src/emulator/http/errors.js';
+import { TokenStore } from '../../../src/emulator/http/tokens.js';
+
+function failure(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return (err as ApiError).message;
+  }
+  return 'no error';
+}
+
+describe('TokenStore', () => {
+  it.each([['exchange', 86_400_000], ['admin', 604_800_000]] as const)('%s tokens live exactly %i ms', (kind, ttl) => {
+    const clock = new ManualClock(1_000);
+    const store = new TokenStore(clock);
+    const t = store.issue(kind, 'app', kind === 'admin' ? 'adm' : undefined);
+    clock.advance(ttl - 1);
+    expect(store.verify(`Bearer ${t.token}`)).toMatchObject({ kind, appId: 'app' });
+    clock.advance(1);
+    expect(failure(() => store.verify(`Bearer ${t.token}`))).toBe('Access token expired');
+  });
+
+  it.each([[undefined], ['Bearer'], ['Token abc'], ['Bearer unknown']])('refuses %s', (header) => {
+    const store = new TokenStore(new ManualClock(0));
+    expect(() => store.verify(header)).toThrow(ApiError);
+  });
+
+  it('forgets expired tokens when issuing new ones', () => {
+    const clock = new ManualClock(0);
+    const store = new TokenStore(clock);
+    const old = store.issue('exchange', 'app');
+    clock.advance(86_400_000);
+    store.issue('exchange', 'app');
+    expect(failure(() => store.verify(`Bearer ${old.token}`))).toBe('Invalid access token');
+  });
+});

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay } from '../../../src/modbus/backoff.js';
+import { UnitHealthTracker } from '../../../src/modbus/cooldown.js';
+import { RequestQueue } from '../../../src/modbus/request-queue.js';
+import { mapLibraryError } from '../../../src/modbus/transport.js';
+import {
+  ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
+} from '../../../src/modbus/errors.js';
+
+describe('backoffDelay', () => {
+  const config = { initialMs: 250, maxMs: 30_000, jitter: 0.2 };
+  it.each([
+    [0, 0, 250],
+    [1, 0, 500],
+    [6, 0, 16_000],
+    [7, 0, 30_000],
+    [100, 0, 30_000],
+    [0, 1, 200],
+    [7, 1, 24_000],
+    [7, 0.5, 27_000],
+  ])('attempt %i with random %f waits %i ms', (attempt, random, expected) => {
+    expect(backoffDelay(config, attempt, () => random)).toBe(expected);
+  });
+});
+
+describe('RequestQueue', () => {
+  it('serves high before normal, FIFO within each, and refuses beyond the limit', () => {
+    const queue = new RequestQueue<string>(4);
+    expect(queue.push('p1', 'normal')).toBe(true);
+    expect(queue.push('p2', 'normal')).toBe(true);
+    expect(queue.push('w1', 'high')).toBe(true);
+    expect(queue.push('w2', 'high')).toBe(true);
+    expect(queue.push('p3', 'normal')).toBe(false);
+    expect([queue.shift(), queue.shift(), queue.shift(), queue.shift(), queue.shift()])
+      .toEqual(['w1', 'w2', 'p1', 'p2', undefined]);
+  });
+
+  it('stays FIFO across internal compaction', () => {
+    const queue = new RequestQueue<number>(1000);
+    const out: number[] = [];
+    for (let i = 0; i < 500; i += 1) {
+      queue.push(i, 'normal');
+      if (i % 3 === 0) out.push(queue.shift() as number);
+    }
+    out.push(...queue.drain());
+    expect(out).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    expect(queue.size).toBe(0);
+  });
+});
+
+describe('UnitHealthTracker', () => {
+  const config = { afterTimeouts: 2, initialMs: 1000, maxMs: 4000 };
+
+  it('cools down after N timeouts, allows one probe per period, doubles up to max, recovers', () => {
+    const health = new UnitHealthTracker(config);
+    expect(health.onNoAnswer(5, 0, false)).toBeUndefined();
+    expect(health.onNoAnswer(5, 100, false)).toEqual({ kind: 'cooldown-started', delayMs: 1000, timeouts: 2 });
+    expect(health.admit(5, 500)).toEqual({ kind: 'reject', retryInMs: 600 });
+    expect(health.admit(6, 500)).toEqual({ kind: 'go' });
+    expect(health.admit(5, 1100)).toEqual({ kind: 'probe' });
+    expect(health.admit(5, 1100)).toEqual({ kind: 'reject', retryInMs: 0 }); // one probe at a time
+    expect(health.onNoAnswer(5, 1300, true)).toEqual({ kind: 'cooldown-extended', delayMs: 2000, level: 1 });
+    expect(health.admit(5, 3300)).toEqual({ kind: 'probe' });
+    expect(health.onNoAnswer(5, 3400, true)).toEqual({ kind: 'cooldown-extended', delayMs: 4000, level: 2 });
+    expect(health.admit(5, 7400)).toEqual({ kind: 'probe' });
+    expect(health.onNoAnswer(5, 7400, true)).toEqual({ kind: 'cooldown-extended', delayMs: 4000, level: 3 });
+    expect(health.coolingDownCount()).toBe(1);
+    expect(health.admit(5, 11_400)).toEqual({ kind: 'probe' });
+    expect(health.onAnswer(5, 11_450)).toEqual({ kind: 'recovered', cooledForMs: 11_350 });
+    expect(health.view(5)).toEqual({ unit: 5, state: 'ok', consecutiveTimeouts: 0, cooldownLevel: 0 });
+  });
+
+  it('a probe ending inconclusively (port closed) frees the probe slot without extending', () => {
+    const health = new UnitHealthTracker({ ...config, afterTimeouts: 1 });
+    health.onNoAnswer(1, 0, false);
+    expect(health.admit(1, 1000)).toEqual({ kind: 'probe' });
+    health.onInconclusive(1, true);
+    expect(health.admit(1, 1000)).toEqual({ kind: 'probe' });
+  });
+
+  it('a late timeout of a request admitted before the cool-down changes nothing', () => {
+    const health = new UnitHealthTracker({ ...config, afterTimeouts: 1 });
+    health.onNoAnswer(1, 0, false);
+    expect(health.onNoAnswer(1, 10, false)).toBeUndefined();
+    expect(health.view(1)).toMatchObject({ state: 'cooling-down', nextProbeAt: 1000, cooldownLevel: 0 });
+  });
+});
+
+describe('mapLibraryError (modbus-serial error shapes)', () => {
+  const cases: Array<[string, unknown, new (...args: never[]) => ModbusEngineError, string]> = [
+    ['timeout', { name: 'TransactionTimedOutError', message: 'Timed out', errno: 'ETIMEDOUT' }, ModbusTimeoutError,
+      'unit 3 did not answer within 500 ms'],
+    ['exception', Object.assign(new Error('Modbus exception 2: Illegal data address'), { modbusCode: 2 }),
+      ModbusExceptionError, 'unit 3 answered with Modbus exception 2 (Illegal data address)'],
+    ['crc', new Error('CRC error'), ModbusCrcError, 'unit 3: malformed reply: CRC error'],
+    ['length', new Error('Data length error, expected 9 got 7'), ModbusFrameError,
+      'unit 3: malformed reply: Data length error, expected 9 got 7'],
+    ['not open', { name: 'PortNotOpenError', message: 'Port Not Open', errno: 'ECONNREFUSED' }, PortClosedError,
+      'port closed: port not open'],
+    ['other', new Error('EPIPE'), ModbusEngineError, 'unit 3: EPIPE'],
+  ];
+  it.each(cases)('%s', (_name, raw, type, message) => {
+    const mapped = mapLibraryError(raw, 3, 500);
+    expect(mapped).toBeInstanceOf(type);
+    expect(mapped.message).toBe(message);
+  });
+});

@@ -1,0 +1,104 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { BusConfig } from '../../../src/config/site-types.js';
+import { Bus } from '../../../src/modbus/bus.js';
+import { BusDownError, PortClosedError } from '../../../src/modbus/errors.js';
+import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { FakeTransport } from '../../helpers/fake-transport.js';
+
+const T0 = 1_700_000_000_000;
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function setup(config: BusConfig, random = () => 0) {
+  const transport = new FakeTransport();
+  const log = captureLogger();
+  const bus = new Bus({ config, transportFactory: () => transport, logger: log.logger, random });
+  return { bus, transport, log };
+}
+
+function gaps(times: number[]): number[] {
+  return times.slice(1).map((t, i) => t - (times[i] as number));
+}
+
+describe('reopen with capped exponential back-off', () => {
+  it('retries a failing open at 100, 200, 400, 800, 1000, 1000 ms and logs down/up once', async () => {
+    const { bus, transport, log } = setup(rtuBusConfig({ reconnect: { initialMs: 100, maxMs: 1000, jitter: 0 } }));
+    transport.openResults = [false, false, false, false, false, false, true];
+    bus.start();
+    await vi.advanceTimersByTimeAsync(50);
+    expect(bus.stats().state).toBe('down');
+    expect(bus.stats().downReason).toBe('cannot open fake: ENOENT: no such port');
+    await expect(bus.read(1, 'holding', 0, 1)).rejects.toBeInstanceOf(BusDownError);
+
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(gaps(transport.openCalls)).toEqual([100, 200, 400, 800, 1000, 1000]);
+    expect(bus.stats()).toMatchObject({ state: 'up', reconnects: 1, downRejects: 1 });
+    expect(log.count('bus down')).toBe(1);
+    expect(log.count('bus up')).toBe(1);
+    const read = bus.read(1, 'holding', 0, 1);
+    await vi.advanceTimersByTimeAsync(100);
+    await expect(read).resolves.toMatchObject({ table: 'holding' });
+  });
+
+  it('takes up to `jitter` off each delay', async () => {
+    const { bus, transport } = setup(tcpBusConfig({ reconnect: { initialMs: 1000, maxMs: 4000, jitter: 0.5 } }), () => 1);
+    transport.openResults = [false, false, false, false, true];
+    bus.start();
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(gaps(transport.openCalls)).toEqual([500, 1000, 2000, 2000]);
+  });
+
+  it('fails queued and in-flight requests fast when the port vanishes, then resumes by itself', async () => {
+    const { bus, transport, log } = setup(rtuBusConfig());
+    bus.start();
+    await vi.advanceTimersByTimeAsync(50);
+    transport.latencyMs = 50;
+    const reads = [1, 2, 3].map((unit) => bus.read(unit, 'holding', 0, 1).catch((err: unknown) => err));
+    await vi.advanceTimersByTimeAsync(10);
+    transport.drop('device unplugged');
+    const [inFlight, ...queued] = await Promise.all(reads);
+    expect(inFlight).toBeInstanceOf(PortClosedError);
+    for (const err of queued) expect(err).toBeInstanceOf(BusDownError);
+    expect((queued[0] as Error).message).toBe('bus line1 is down: device unplugged');
+    expect(bus.stats().state).toBe('down');
+
+    await vi.advanceTimersByTimeAsync(200);
+    expect(bus.stats()).toMatchObject({ state: 'up', reconnects: 1 });
+    const again = bus.read(1, 'holding', 0, 1);
+    await vi.advanceTimersByTimeAsync(200);
+    await expect(again).resolves.toMatchObject({ start: 0 });
+    expect(log.count('bus down')).toBe(1);
+    expect(log.count('bus up')).toBe(1);
+  });
+
+  it('notices a port that closed without an event and reopens it', async () => {
+    const { bus, transport } = setup(rtuBusConfig());
+    bus.start();
+    await vi.advanceTimersByTimeAsync(50);
+    transport.behaviour = () => 'silent-close';
+    await expect(Promise.all([bus.read(1, 'holding', 0, 1), vi.advanceTimersByTimeAsync(10)]))
+      .rejects.toBeInstanceOf(PortClosedError);
+    expect(bus.stats().state).toBe('down');
+    transport.behaviour = () => 'ok';
+    await vi.advanceTimersByTimeAsync(500);
+    expect(bus.stats().state).toBe('up');
+    expect(transport.openCalls).toHaveLength(2);
+  });
+
+  it('stop() during a back-off cancels the reopen', async () => {
+    const { bus, transport } = setup(rtuBusConfig());
+    transport.openResults = [false];
+    bus.start();
+    await vi.advanceTimersByTimeAsync(10);
+    await bus.stop();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(transport.openCalls).toHaveLength(1);
+    expect(bus.stats().state).toBe('stopped');
+  });
+});

@@ -1,0 +1,182 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ReadBlock } from '../../src/modbus/bus-request.js';
+import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../src/modbus/errors.js';
+import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/poller.js';
+import type { Table } from '../../src/points/types.js';
+import { silentLogger } from '../../src/log.js';
+import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
+
+const T0 = 1_700_000_000_000;
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Registers hold their own address; each read takes `latencyMs`; `fail` may throw per call. */
+class FakeBus implements PollBus {
+  latencyMs = 20;
+  reads: Array<{ unit: number; table: Table; start: number; count: number; at: number }> = [];
+  fail: (unit: number, table: Table, start: number) => Error | undefined = () => undefined;
+
+  async read(unit: number, table: Table, start: number, count: number): Promise<ReadBlock> {
+    this.reads.push({ unit, table, start, count, at: Date.now() });
+    await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    const err = this.fail(unit, table, start);
+    if (err) throw err;
+    if (table === 'coil' || table === 'discrete') {
+      return { table, start, bits: Array.from({ length: count }, (_, i) => (start + i) % 2 === 1) };
+    }
+    return { table, start, words: Uint16Array.from({ length: count }, (_, i) => start + i) };
+  }
+}
+
+class RecordingSink implements SampleSink {
+  samples: Sample[] = [];
+  states: Array<[string, string, string]> = [];
+  onSample(sample: Sample): void {
+    this.samples.push(sample);
+  }
+  onDeviceState(device: string, state: string, reason: string): void {
+    this.states.push([device, state, reason]);
+  }
+}
+
+const meter = deviceConfig({
+  name: 'meter',
+  unitId: 4,
+  pollIntervalMs: 1000,
+  points: [
+    pointConfig({ id: 'voltage', address: 10, scale: 0.1 }),
+    pointConfig({ id: 'energy', address: 12, type: 'uint32' }),
+    pointConfig({ id: 'status', address: 200, table: 'input', type: 'int16' }),
+    pointConfig({ id: 'relay', address: 3, table: 'coil', type: 'bool' }),
+  ],
+});
+
+function setup(devices = [meter], random = () => 0.25) {
+  const bus = new FakeBus();
+  const sink = new RecordingSink();
+  const poller = new Poller({ bus, devices, sink, logger: silentLogger(), random });
+  return { bus, sink, poller };
+}
+
+describe('Poller schedule', () => {
+  it('starts jittered within one period, then keeps start + k*period regardless of read time', async () => {
+    const { bus, poller } = setup();
+    let call = 0;
+    bus.latencyMs = 0;
+    const original = bus.read.bind(bus);
+    bus.read = async (...args) => {
+      bus.latencyMs = [5, 170, 40][call++ % 3] as number; // uneven durations must not drift the schedule
+      return original(...args);
+    };
+    poller.start();
+    await vi.advanceTimersByTimeAsync(5_300);
+    const cycleStarts = bus.reads.filter((r) => r.table === 'coil').map((r) => r.at - T0); // first in the plan
+    expect(cycleStarts).toEqual([250, 1250, 2250, 3250, 4250, 5250]);
+    const stopped = poller.stop();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await stopped;
+  });
+
+  it('skips (and counts) a cycle that is due while the previous one still runs', async () => {
+    const { bus, poller, sink } = setup([deviceConfig({ ...meter, name: 'slow', points: [meter.points[0]!] })], () => 0);
+    bus.latencyMs = 2_500;
+    poller.start();
+    await vi.advanceTimersByTimeAsync(6_100);
+    // Cycles start at 0 (ends 2500), 3000 (ends 5500), 6000; 1000, 2000, 4000, 5000 are skipped.
+    expect(bus.reads.map((r) => r.at - T0)).toEqual([0, 3000, 6000]);
+    expect(poller.stats()[0]).toMatchObject({ skippedCycles: 4, cycles: 2 });
+    expect(sink.samples).toHaveLength(2);
+    const stopped = poller.stop();
+    await vi.advanceTimersByTimeAsync(3_000);
+    await stopped;
+  });
+});
+
+describe('Poller cycle', () => {
+  it('reads the plan, decodes every point and emits one sample', async () => {
+    const { bus, poller, sink } = setup();
+    poller.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(bus.reads.map((r) => `${r.table}:${r.start}+${r.count}`).sort()).toEqual(['coil:3+1', 'holding:10+4', 'input:200+1']);
+    expect(sink.samples).toHaveLength(1);
+    expect(sink.samples[0]).toEqual({
+      device: 'meter', ts: T0 + 250, errors: [],
+      values: { voltage: 1, energy: 12 * 65536 + 13, status: 200, relay: true },
+    });
+    expect(sink.states).toEqual([['meter', 'online', 'answering']]);
+    await poller.stop();
+  });
+
+  it('keeps the values of the requests that worked and reports the one that failed', async () => {
+    const { bus, poller, sink } = setup();
+    bus.fail = (_unit, table) => (table === 'input' ? new ModbusExceptionError(4, 2) : undefined);
+    poller.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    const sample = sink.samples[0]!;
+    expect(sample.values).toEqual({ voltage: 1, energy: 12 * 65536 + 13, relay: true });
+    expect(sample.errors).toEqual([{
+      points: ['status'], table: 'input', start: 200, count: 1, kind: 'ModbusExceptionError',
+      message: 'unit 4 answered with Modbus exception 2 (Illegal data address)',
+    }]);
+    expect(sink.states).toEqual([['meter', 'online', 'answering']]);
+    await poller.stop();
+  });
+
+  it('abandons the rest of a cycle after a timeout, and goes offline after 3 such cycles, once', async () => {
+    const { bus, poller, sink } = setup();
+    bus.fail = (unit) => new ModbusTimeoutError(unit, 200);
+    poller.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(bus.reads).toHaveLength(5); // one request per cycle, the others skipped
+    expect(sink.samples).toHaveLength(0);
+    expect(sink.states).toEqual([['meter', 'offline', 'unit 4 did not answer within 200 ms']]);
+    expect(poller.stats()[0]).toMatchObject({ state: 'offline', failedCycles: 5 });
+
+    bus.fail = () => undefined;
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(sink.states.map((s) => s[1])).toEqual(['offline', 'online']);
+    expect(sink.samples).toHaveLength(2);
+    await poller.stop();
+  });
+
+  it('goes offline at once when the bus reports the unit cooling down', async () => {
+    const { bus, poller, sink } = setup();
+    bus.fail = (unit) => new UnitCoolingDownError(unit, 4000);
+    poller.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(sink.states).toEqual([['meter', 'offline', expect.stringMatching(/^unit 4 is cooling down/)]]);
+    await poller.stop();
+  });
+
+  it('a sink that throws does not stop polling', async () => {
+    const { poller, sink } = setup();
+    let calls = 0;
+    sink.onSample = () => {
+      calls += 1;
+      throw new Error('disk full');
+    };
+    poller.start();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(calls).toBe(3);
+    await poller.stop();
+  });
+
+  it('pollOnce returns the sample without emitting it; unknown devices are a clear error', async () => {
+    const { poller, sink } = setup();
+    const once = poller.pollOnce('meter');
+    await vi.advanceTimersByTimeAsync(200);
+    expect((await once).values.voltage).toBe(1);
+    expect(sink.samples).toHaveLength(0);
+    await expect(poller.pollOnce('nope')).rejects.toThrow('unknown device "nope"');
+  });
+
+  it('names the device when its points cannot be planned', () => {
+    const bad = deviceConfig({ name: 'broken', points: [pointConfig({ id: 'x', address: 0, type: 'string', length: 200 })] });
+    expect(() => setup([bad])).toThrow(/^device "broken": /);
+  });
+});
