@@ -6,6 +6,8 @@ import { FIELDGATE_VERSION } from './version.js';
 type Loader = () => Promise<CliCommand>;
 
 const COMMANDS: Record<string, { summary: string; load: Loader }> = {
+  run: { summary: 'run the gateway daemon for a site file', load: async () => (await import('./cli/run.js')).runRun },
+  poll: { summary: 'poll every device of a site once and print a table', load: async () => (await import('./cli/poll.js')).runPoll },
   validate: { summary: 'check a site file; print every problem, or each device\'s read plan', load: async () => (await import('./cli/validate.js')).runValidate },
   read: { summary: 'read registers or bits from a unit, decoded', load: async () => (await import('./cli/read.js')).runRead },
   write: { summary: 'write one value to a unit and read it back', load: async () => (await import('./cli/write.js')).runWrite },

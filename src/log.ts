@@ -42,3 +42,26 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
+
+const LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Per-component levels from `FIELDGATE_LOG_LEVELS=bus=debug,cloud=warn` (pure). Unknown levels are
+ * reported back so the caller can warn once instead of silently ignoring a typo.
+ */
+export function parseComponentLevels(text: string | undefined): { levels: Map<string, LevelWithSilent>; invalid: string[] } {
+  const levels = new Map<string, LevelWithSilent>();
+  const invalid: string[] = [];
+  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [component, level] = part.split('=').map((s) => s.trim());
+    if (component && LEVELS.includes(level as LevelWithSilent)) levels.set(component, level as LevelWithSilent);
+    else invalid.push(part);
+  }
+  return { levels, invalid };
+}
+
+/** A child logger tagged with its component, at the component's own level when one is set. */
+export function componentLogger(root: Logger, component: string, levels?: ReadonlyMap<string, LevelWithSilent>): Logger {
+  const level = levels?.get(component);
+  return level ? root.child({ component }, { level }) : root.child({ component });
+}

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { GatewayStatus } from '../status.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
 
-export const DEFAULT_HEALTH_PORT = 9464;
+export const DEFAULT_HEALTH_PORT = 9180;
 
 /** Left-aligned text table (pure). */
 export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {

@@ -183,7 +183,7 @@ export interface OutboundMessage {
 }
 
 export interface CommandErrorBody {
-  code: string;
+  code: number | string;
   message: string;
 }
 

@@ -3,6 +3,7 @@ import { isBitTable, widthOf } from '../points/types.js';
 import { NAME_PATTERN } from './buses.js';
 import { Fields, joinPath } from './fields.js';
 import { describeValue, suggestKey } from './issues.js';
+import { readCommands, readDeviceCloud, readStreams } from './device-extras.js';
 import { findOverlaps } from './overlap.js';
 import { ORDERS, readPoint, readReport, REPORT_DEFAULTS } from './points.js';
 import type { BusConfig, ConfigIssue, DeviceConfig, DeviceLimits, PointConfig } from './site-types.js';
@@ -91,15 +92,21 @@ function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: Re
   const byteOrder = f.choice('byteOrder', ORDERS, { default: 'big' });
   const report = readReport(f, REPORT_DEFAULTS);
   const list = f.list('points', { required: true });
-  f.rejectUnknownKeys();
+  const cloud = readDeviceCloud(f);
   const pointsPath = f.at('points');
   if (list && list.length === 0) f.report('points', 'must list at least one point');
   const defaults = { wordOrder: wordOrder ?? 'big', byteOrder: byteOrder ?? 'big', report: report ?? REPORT_DEFAULTS };
   const points = (list ?? []).map((item, index) => readPoint(item, joinPath(pointsPath, index), issues, defaults));
   checkUniqueIds(list ?? [], pointsPath, issues);
   checkPoints(points, pointsPath, limits, issues);
+  const commands = readCommands(f, points);
+  const streams = readStreams(f, buses);
+  f.rejectUnknownKeys();
   if (issues.length > before || !bus) return undefined;
-  return { name: name!, bus: bus.name, unitId: unitId!, pollIntervalMs: pollIntervalMs!, limits: limits!, points: points as PointConfig[] };
+  return {
+    name: name!, bus: bus.name, unitId: unitId!, pollIntervalMs: pollIntervalMs!, limits: limits!, points: points as PointConfig[],
+    ...(cloud ? { cloud } : {}), commands, streams,
+  };
 }
 
 /** Parses every device; device names and (bus, unit id) pairs must be unique. */

@@ -1,4 +1,5 @@
 // Site file (YAML or JSON) + environment -> deeply frozen Config, or a ConfigError with every issue.
+import { checkCloudIdentities } from './cloud-checks.js';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
@@ -94,7 +95,8 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv): { config?: Co
   const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
   const gateway = validateGateway(gatewayRaw, env);
   const site = validateSite(raw);
-  const issues = sortIssues([...gateway.issues, ...site.issues]);
+  const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
+  const issues = sortIssues([...gateway.issues, ...site.issues, ...cross]);
   if (issues.length > 0 || !gateway.gateway || !site.site) return { issues };
   return { config: deepFreeze({ gateway: gateway.gateway, site: site.site }), issues };
 }

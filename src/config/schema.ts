@@ -37,6 +37,11 @@ function cloudString(doc: string, extra: { env?: string; sensitive?: boolean; fo
   return { doc, default: '', format: extra.format ?? formats.optionalString, ...extra };
 }
 
+function cloudNumber(doc: string, fallback: number, min: number, max: number, env?: string) {
+  const format = check((v) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max, `must be a number ${min}..${max}`);
+  return { doc, default: fallback, format, ...(env ? { env } : {}) };
+}
+
 /** The convict schema. The northbound engineer extends `cloud` here (and CloudSettings in site-types.ts). */
 export const GATEWAY_SCHEMA = {
   stateDir: { doc: 'Directory for the outbox and credentials (relative to the working directory).', default: './state', format: formats.nonEmptyString, env: 'FIELDGATE_STATE_DIR' },
@@ -47,13 +52,33 @@ export const GATEWAY_SCHEMA = {
     port: { doc: 'Listen port of the health endpoint.', default: 9180, format: formats.port, env: 'FIELDGATE_HEALTH_PORT' },
   },
   cloud: {
-    mqttUrl: cloudString('Device-channel broker URL.', { format: formats.url(['mqtt', 'mqtts', 'ws', 'wss']) }),
-    apiBaseUrl: cloudString('Base URL of the cloud HTTP interfaces.', { format: formats.url(['http', 'https']) }),
+    mqttUrl: cloudString('Device-channel broker URL.', { env: 'FIELDGATE_MQTT_URL', format: formats.url(['mqtt', 'mqtts', 'ws', 'wss']) }),
+    apiBaseUrl: cloudString('Base URL of the cloud HTTP interfaces.', { env: 'FIELDGATE_API_BASE_URL', format: formats.url(['http', 'https']) }),
     projectKey: cloudString('Project key for interface A.', { env: 'FIELDGATE_PROJECT_KEY', sensitive: true }),
     appId: cloudString('Application id for interface A.'),
-    accessKey: cloudString('Access key for interface A.', { sensitive: true }),
+    accessKey: cloudString('Access key for interface A.', { env: 'FIELDGATE_ACCESS_KEY', sensitive: true }),
     secretKey: cloudString('Secret key for interface A.', { env: 'FIELDGATE_SECRET_KEY', sensitive: true }),
     caFile: cloudString('PEM file with the CA of the broker certificate.'),
+    keepaliveS: cloudNumber('MQTT keepalive in seconds.', 120, 10, 3600),
+    syncPeriodMs: cloudNumber('Period of the interface-B read of writable points (ms); 0 = only at start and reconnect.', 600_000, 0, 86_400_000, 'FIELDGATE_SYNC_PERIOD_MS'),
+    publishWindow: cloudNumber('Reports in flight per device link before waiting for PUBACKs.', 50, 1, 1000),
+    replayRatePerS: cloudNumber('Backlog replay pace for all links together (reports/s).', 200, 1, 100_000),
+    maxInboundBytes: cloudNumber('Cloud payloads larger than this are refused unread (bytes).', 262_144, 1024, 16_777_216),
+    reconnect: {
+      initialMs: cloudNumber('First MQTT reconnect delay (ms).', 1000, 10, 600_000),
+      maxMs: cloudNumber('Longest MQTT reconnect delay (ms).', 60_000, 10, 3_600_000),
+      jitter: cloudNumber('Fraction of each delay randomised (0..1).', 0.3, 0, 1),
+    },
+    outbox: {
+      maxBytes: cloudNumber('Outbox size cap in bytes; the oldest reports are dropped beyond it.', 64 * 1024 * 1024, 65_536, 8 * 1024 ** 3, 'FIELDGATE_OUTBOX_MAX_BYTES'),
+      commitIntervalMs: cloudNumber('Group-commit window of the outbox (ms): fewer SD-card writes.', 50, 1, 10_000),
+    },
+    rateQueue: {
+      ratePerS: cloudNumber('Cloud HTTP requests started per second at most.', 5, 1, 1000),
+      concurrency: cloudNumber('Cloud HTTP requests in flight at most.', 2, 1, 100),
+      maxPending: cloudNumber('Cloud HTTP requests waiting at most; more are refused and counted.', 200, 1, 100_000),
+      retries: cloudNumber('Retries of a request after a 5xx or network error.', 3, 0, 20),
+    },
   },
 };
 
@@ -145,7 +170,7 @@ type RawGateway = {
   stateDir: string;
   logLevel: LogLevel;
   health: { enabled: boolean; host: string; port: number };
-  cloud: Record<keyof CloudSettings, unknown>;
+  cloud: CloudSettings;
 };
 
 function gatewayFrom(raw: RawGateway): GatewaySettings {
@@ -158,7 +183,7 @@ function gatewayFrom(raw: RawGateway): GatewaySettings {
     stateDir: raw.stateDir,
     logLevel: raw.logLevel,
     health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port },
-    cloud: cloud as CloudSettings,
+    cloud: cloud as unknown as CloudSettings,
   };
 }
 

@@ -1,5 +1,6 @@
 // The validated, normalised shape of a site file. Produced by config/load.ts; every default filled in.
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
+import type { CommandConfig, StreamConfig } from './command-types.js';
 
 export type Parity = 'none' | 'even' | 'odd';
 
@@ -107,6 +108,25 @@ export interface DeviceConfig {
   pollIntervalMs: number;
   limits: DeviceLimits;
   points: PointConfig[];
+  /** How this field device gets its cloud identity; absent = not connected to the cloud. */
+  cloud?: DeviceCloudConfig;
+  commands: CommandConfig[];
+  streams: StreamConfig[];
+}
+
+/**
+ * A field device's cloud identity. Sources, in order: accessToken (+ projectKey or the gateway's),
+ * the credential store, interface A by deviceId (or create by deviceKey when allowCreate), then
+ * `POST /device/v1/certificate` by deviceKey (+ typeKey).
+ */
+export interface DeviceCloudConfig {
+  deviceId?: string;
+  deviceKey?: string;
+  typeKey?: string;
+  allowCreate: boolean;
+  /** Secret: the device credential. Better set via env or the credentials file than here. */
+  accessToken?: string;
+  projectKey?: string;
 }
 
 export interface SiteConfig {
@@ -133,6 +153,18 @@ export interface CloudSettings {
   secretKey?: string;
   /** PEM file with the CA that signs the broker certificate (mqtts://). */
   caFile?: string;
+  keepaliveS: number;
+  /** Period of the interface-B read of writable points' cloud values; 0 = only at start/reconnect. */
+  syncPeriodMs: number;
+  /** Publishes in flight per device link before waiting for PUBACKs. */
+  publishWindow: number;
+  /** Backlog replay pace per device (reports/s), so live reports still get through. */
+  replayRatePerS: number;
+  reconnect: BackoffConfig;
+  outbox: { maxBytes: number; commitIntervalMs: number };
+  rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
+  /** Payloads larger than this from the cloud are refused unread. */
+  maxInboundBytes: number;
 }
 
 /** The `gateway` section of the site file, after defaults and environment overrides. */

@@ -23,6 +23,8 @@ export function deviceConfig(overrides: Partial<DeviceConfig> & Pick<DeviceConfi
     unitId: 1,
     pollIntervalMs: 1000,
     limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 10, forceMultiWrite: false },
+    commands: [],
+    streams: [],
     ...overrides,
   };
 }

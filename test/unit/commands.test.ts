@@ -17,6 +17,8 @@ function point(p: Partial<PointConfig> & Pick<PointConfig, 'id' | 'address'>): P
 const device: DeviceConfig = {
   name: 'pump-1', bus: 'line1', unitId: 1, pollIntervalMs: 1000,
   limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false },
+  commands: [],
+  streams: [],
   points: [
     point({ id: 'setpoint', address: 0, type: 'int16', scale: 0.1, min: -50, max: 150 }),
     point({ id: 'speed', address: 1, type: 'float32' }),

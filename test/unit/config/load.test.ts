@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfig, ConfigError, loadConfig, parseSiteText } from '../../../src/config/load.js';
 import type { ConfigIssue } from '../../../src/config/site-types.js';
+import { CLOUD_DEFAULTS } from './cloud-defaults.js';
 
 const fixture = (path: string) => fileURLToPath(new URL(`../../fixtures/config/${path}`, import.meta.url));
 const example = fileURLToPath(new URL('../../../config/site.example.yaml', import.meta.url));
@@ -29,7 +30,7 @@ describe('loadConfig', () => {
     const config = loadConfig(example, {});
     expect(config.site.buses.map((bus) => `${bus.name}:${bus.kind}`)).toEqual(['meters:rtu', 'plc:tcp', 'boiler-room:rtu-over-tcp']);
     expect(config.site.devices.map((device) => device.name)).toEqual(['meter-main', 'meter-pv', 'line-plc', 'boiler']);
-    expect(config.gateway.cloud).toEqual({ mqttUrl: 'mqtts://mqtt.example-cloud.net:8883', apiBaseUrl: 'https://api.example-cloud.net', appId: 'site-42' });
+    expect(config.gateway.cloud).toMatchObject({ mqttUrl: 'mqtts://mqtt.example-cloud.net:8883', apiBaseUrl: 'https://api.example-cloud.net', appId: 'site-42', keepaliveS: 120 });
   });
 
   it('returns a deeply frozen config', () => {
@@ -47,7 +48,7 @@ describe('loadConfig', () => {
     const config = loadConfig(fixture('valid/full.json'), {});
     expect(config.gateway).toEqual({
       stateDir: '/var/lib/fieldgate', logLevel: 'debug', health: { enabled: false, host: '127.0.0.1', port: 9999 },
-      cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', apiBaseUrl: 'http://127.0.0.1:8080', appId: 'app-1', caFile: '/etc/fieldgate/ca.pem' },
+      cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', apiBaseUrl: 'http://127.0.0.1:8080', appId: 'app-1', caFile: '/etc/fieldgate/ca.pem', ...CLOUD_DEFAULTS },
     });
     expect(config.site.buses[0]).toMatchObject({ parity: 'none', stopBits: 2, timeoutMs: 300, interFrameDelayMs: 3, reconnect: { initialMs: 1000, maxMs: 60000, jitter: 0 } });
     expect(config.site.devices[0].points.map((p) => p.id)).toEqual(['speed', 'count', 'label', 'run', 'temp_c']);

@@ -2,20 +2,22 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { convictIssues, validateGateway } from '../../../src/config/schema.js';
 import { formatIssue } from '../../../src/config/issues.js';
+import { CLOUD_DEFAULTS } from './cloud-defaults.js';
+
 
 describe('validateGateway', () => {
   afterEach(() => vi.unstubAllEnvs());
 
   it('fills every default when the section is absent', () => {
     expect(validateGateway(undefined, {})).toEqual({
-      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180 }, cloud: {} },
+      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180 }, cloud: CLOUD_DEFAULTS },
       issues: [],
     });
   });
 
   it('keeps configured cloud settings and leaves unset ones out', () => {
     const { gateway } = validateGateway({ cloud: { mqttUrl: 'mqtts://b.example:8883', appId: 'x', accessKey: '' } }, {});
-    expect(gateway?.cloud).toEqual({ mqttUrl: 'mqtts://b.example:8883', appId: 'x' });
+    expect(gateway?.cloud).toEqual({ mqttUrl: 'mqtts://b.example:8883', appId: 'x', ...CLOUD_DEFAULTS });
   });
 
   it.each([
@@ -24,6 +26,9 @@ describe('validateGateway', () => {
     ['FIELDGATE_HEALTH_PORT', '9300', (g: ReturnType<typeof validateGateway>['gateway']) => g?.health.port, 9300],
     ['FIELDGATE_PROJECT_KEY', 'pk-env', (g: ReturnType<typeof validateGateway>['gateway']) => g?.cloud.projectKey, 'pk-env'],
     ['FIELDGATE_SECRET_KEY', 'sk-env', (g: ReturnType<typeof validateGateway>['gateway']) => g?.cloud.secretKey, 'sk-env'],
+    ['FIELDGATE_ACCESS_KEY', 'ak-env', (g: ReturnType<typeof validateGateway>['gateway']) => g?.cloud.accessKey, 'ak-env'],
+    ['FIELDGATE_MQTT_URL', 'mqtt://10.1.1.1:1883', (g: ReturnType<typeof validateGateway>['gateway']) => g?.cloud.mqttUrl, 'mqtt://10.1.1.1:1883'],
+    ['FIELDGATE_SYNC_PERIOD_MS', '5000', (g: ReturnType<typeof validateGateway>['gateway']) => g?.cloud.syncPeriodMs, 5000],
   ])('%s overrides the file', (name, value, pick, expected) => {
     const file = { stateDir: '/srv', logLevel: 'warn', health: { port: 9000 }, cloud: { projectKey: 'pk-file', secretKey: 'sk-file' } };
     const result = validateGateway(file, { [name]: value });

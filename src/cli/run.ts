@@ -1,0 +1,46 @@
+// `fieldgate run --config SITE`: the daemon. Stops cleanly on SIGINT/SIGTERM (ordered drain).
+import { parseArgs } from 'node:util';
+import { startGateway } from '../gateway.js';
+import { createLogger, parseComponentLevels } from '../log.js';
+import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
+import { loadSiteOrReport } from './site-loading.js';
+
+const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
+
+/** Resolves on the first SIGINT or SIGTERM. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const handler = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+      resolve(signal);
+    };
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+  });
+}
+
+export const runRun: CliCommand = async (args, io) => {
+  let file: string | undefined;
+  try {
+    const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true });
+    file = values.config ?? io.env.FIELDGATE_CONFIG;
+  } catch (err) {
+    io.stderr.write(`fieldgate run: ${(err as Error).message}\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (!file) {
+    io.stderr.write(`fieldgate run: no site file given\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  const config = loadSiteOrReport(file, io, 'run');
+  if (!config) return EXIT_CONFIG;
+  const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout });
+  const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
+  if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
+  const gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels });
+  const signal = await untilSignal();
+  logger.info({ signal }, 'signal received');
+  await gateway.stop();
+  return 0;
+};

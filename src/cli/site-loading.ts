@@ -1,0 +1,17 @@
+// Loading a site file for the commands that run it (run, poll): issues printed, exit 78.
+import { ConfigError, loadConfig } from '../config/load.js';
+import { formatIssue } from '../config/issues.js';
+import type { Config } from '../config/site-types.js';
+import type { CliIo } from './io.js';
+
+/** The config, or undefined after printing every issue to stderr. */
+export function loadSiteOrReport(file: string, io: CliIo, command: string): Config | undefined {
+  try {
+    return loadConfig(file, io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const issue of err.issues) io.stderr.write(`${formatIssue(issue)}\n`);
+    io.stderr.write(`fieldgate ${command}: ${file}: ${err.issues.length} problem(s); nothing started\n`);
+    return undefined;
+  }
+}

@@ -1,0 +1,185 @@
+// Everything cloud-side of one field device: its MQTT link, the forwarder draining its outbox,
+// inbound pushes/commands/stream data, and the interface-B read of its writable points.
+import type { CommandService } from '../commands.js';
+import type { CloudSettings, DeviceConfig } from '../config/site-types.js';
+import type { Logger } from '../log.js';
+import type { Reporter } from '../reporter.js';
+import type { StreamRelay } from '../streams/relay.js';
+import type { CredentialResolver, DeviceIdentity, ResolvedCredential } from './credentials.js';
+import type { DeviceApi } from './device-api.js';
+import { Forwarder, type Pacer } from './forwarder.js';
+import { DeviceLink } from './link.js';
+import type { Outbox } from './outbox.js';
+import { commandReply, dataTopic, parseInbound, type Inbound } from './topics.js';
+
+export interface DeviceSessionOptions {
+  device: DeviceConfig;
+  identity: DeviceIdentity;
+  settings: CloudSettings & { mqttUrl: string };
+  resolver: CredentialResolver;
+  outbox: Outbox;
+  reporter: Reporter;
+  commands: CommandService;
+  streams: ReadonlyMap<string, StreamRelay>;
+  deviceApi: DeviceApi | undefined;
+  pacer: Pacer;
+  ca: Buffer | undefined;
+  logger: Logger;
+}
+
+/** Inbound messages handled at once per device; more are refused (commands answered "busy"). */
+const MAX_INBOUND_PENDING = 64;
+
+export class DeviceSession {
+  readonly link: DeviceLink;
+  readonly forwarder: Forwarder;
+  private credential: ResolvedCredential | undefined;
+  private reconnects = 0;
+  private ups = 0;
+  private inboundPending = 0;
+  private syncTimer: NodeJS.Timeout | undefined;
+  private readonly log: Logger;
+  private readonly streamIds: Set<string>;
+  readonly counters = { pushes: 0, commands: 0, invalid: 0, refused: 0, syncs: 0, syncFailures: 0 };
+
+  constructor(private readonly options: DeviceSessionOptions) {
+    const { device, settings } = options;
+    this.log = options.logger.child({ device: device.name });
+    this.streamIds = new Set(device.streams.map((s) => s.identifier));
+    this.link = new DeviceLink({
+      name: device.name,
+      url: settings.mqttUrl,
+      credentials: async () => {
+        const credential = await options.resolver.resolve(options.identity);
+        this.credential = credential;
+        return { clientId: credential.deviceId, username: credential.accessToken, password: credential.projectKey };
+      },
+      streams: [...this.streamIds],
+      keepaliveS: settings.keepaliveS,
+      connectTimeoutMs: 10_000,
+      reconnect: settings.reconnect,
+      ...(options.ca ? { ca: options.ca } : {}),
+      log: this.log,
+    });
+    this.forwarder = new Forwarder({
+      device: device.name, outbox: options.outbox, link: this.link, log: this.log,
+      window: settings.publishWindow, pacer: options.pacer,
+    });
+    this.link.onMessage((topic, payload) => this.receive(topic, payload));
+    this.link.onEvent((event) => {
+      if (event.type === 'up') {
+        this.ups += 1;
+        if (this.ups > 1) this.reconnects += 1;
+        options.reporter.snapshotNext(device.name);
+        void this.sync('reconnect');
+      } else if (event.type === 'auth-refused') {
+        void options.resolver.invalidate(options.identity).catch((err: unknown) => this.log.warn({ err }, 'credential invalidation failed'));
+      }
+    });
+  }
+
+  start(): void {
+    this.link.start();
+    this.forwarder.start();
+    if (this.options.settings.syncPeriodMs > 0 && this.options.deviceApi) {
+      this.syncTimer = setInterval(() => void this.sync('period'), this.options.settings.syncPeriodMs);
+      this.syncTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.syncTimer);
+    this.forwarder.stop();
+    await this.link.stop();
+  }
+
+  get reconnectCount(): number {
+    return this.reconnects;
+  }
+
+  /** Wakes the forwarder after new outbox records were committed. */
+  notify(): void {
+    this.forwarder.notify();
+  }
+
+  /** Reads the cloud's values of the writable points (interface B) and applies them like pushes. */
+  async sync(reason: string): Promise<void> {
+    const api = this.options.deviceApi;
+    const credential = this.credential;
+    const keys = this.options.device.points.filter((p) => p.writable).map((p) => p.id);
+    if (!api || !credential || keys.length === 0) return;
+    try {
+      const values = await api.readAttributes({ accessToken: credential.accessToken, projectKey: credential.projectKey }, keys);
+      this.counters.syncs += 1;
+      // Only values the device does not already hold: a periodic sync must not rewrite registers.
+      const held = this.options.reporter.latest(this.options.device.name);
+      const known = Object.fromEntries(Object.entries(values).filter(([k, v]) => keys.includes(k) && held[k] !== v));
+      if (Object.keys(known).length === 0) return;
+      await this.applyAttributes(known, `sync:${reason}`);
+    } catch (err) {
+      this.counters.syncFailures += 1;
+      this.log.warn({ reason, err }, 'cloud attribute read failed');
+    }
+  }
+
+  private receive(topic: string, payload: Buffer): void {
+    const inbound = parseInbound(topic, payload, { streams: this.streamIds, maxPayloadBytes: this.options.settings.maxInboundBytes });
+    if (this.inboundPending >= MAX_INBOUND_PENDING) {
+      this.counters.refused += 1;
+      this.log.warn({ topic, pending: this.inboundPending }, 'inbound message refused: too many pending');
+      if (inbound.kind === 'command') this.reply(inbound, { error: { code: 429, message: 'gateway busy: too many pending commands' } });
+      return;
+    }
+    this.inboundPending += 1;
+    this.handle(inbound)
+      .catch((err: unknown) => this.log.error({ topic, err }, 'inbound message failed'))
+      .finally(() => (this.inboundPending -= 1));
+  }
+
+  private async handle(inbound: Inbound): Promise<void> {
+    switch (inbound.kind) {
+      case 'attributes-push':
+        this.counters.pushes += 1;
+        await this.applyAttributes(inbound.attributes, 'push');
+        return;
+      case 'command': {
+        this.counters.commands += 1;
+        const outcome = await this.options.commands.runCommand(inbound.method, inbound.params);
+        this.reply(inbound, outcome.ok ? { params: outcome.result } : { error: outcome.error });
+        return;
+      }
+      case 'data-set': {
+        const relay = this.options.streams.get(inbound.identifier);
+        if (!relay) return void this.log.warn({ stream: inbound.identifier }, 'data for an unconfigured stream dropped');
+        await relay.send(inbound.bytes).catch((err: unknown) => this.log.warn({ stream: inbound.identifier, err }, 'stream data not delivered'));
+        return;
+      }
+      case 'attributes-get-response':
+        return;
+      case 'invalid':
+        this.counters.invalid += 1;
+        this.log.warn({ topic: inbound.topic, reason: inbound.reason }, 'invalid inbound message');
+        if (inbound.command) this.reply(inbound.command, { error: { code: 400, message: inbound.reason } });
+        return;
+    }
+  }
+
+  private async applyAttributes(values: Record<string, unknown>, source: string): Promise<void> {
+    const result = await this.options.commands.applyAttributes(values, source);
+    if (Object.keys(result.applied).length > 0) this.options.reporter.onConfirmedValues(this.options.device.name, result.applied);
+  }
+
+  private reply(command: { id: number; method: string }, result: Parameters<typeof commandReply>[1]): void {
+    const message = commandReply(command, result);
+    this.link.publish(message.topic, message.payload).catch((err: unknown) => this.log.warn({ id: command.id, err }, 'command reply not delivered'));
+  }
+
+  /** Publishes bytes from a stream target on `data/<identifier>` (live data: not through the outbox). */
+  publishStream(identifier: string, data: Buffer): Promise<void> {
+    return this.link.publish(dataTopic(identifier), data);
+  }
+
+  linkState(): 'up' | 'down' {
+    return this.link.isUp ? 'up' : 'down';
+  }
+}

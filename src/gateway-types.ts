@@ -1,0 +1,22 @@
+// What starting the gateway gives back, and what it needs from the process around it.
+import type { LevelWithSilent } from 'pino';
+import type { Logger } from './log.js';
+import type { GatewayStatus } from './status.js';
+import type { Notifier } from './systemd.js';
+
+export interface GatewayDeps {
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  /** Per-component log levels (FIELDGATE_LOG_LEVELS). */
+  componentLevels?: ReadonlyMap<string, LevelWithSilent>;
+  /** systemd notifications; a no-op notifier outside systemd. */
+  notifier?: Notifier;
+}
+
+export interface GatewayHandle {
+  status(): GatewayStatus;
+  /** Port of the 127.0.0.1 health endpoint, when enabled. */
+  readonly healthPort: number | undefined;
+  /** Ordered drain: stop polling, flush the outbox, close links and buses. */
+  stop(): Promise<void>;
+}

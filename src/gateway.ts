@@ -1,0 +1,129 @@
+// startGateway: wires the site's buses, pollers, outbox, cloud sessions, health endpoint and
+// systemd notifications. Readiness never waits on the network.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { CommandService } from './commands.js';
+import { Outbox } from './cloud/outbox.js';
+import type { Config } from './config/site-types.js';
+import { BusDeviceIo } from './device-io.js';
+import type { GatewayDeps, GatewayHandle } from './gateway-types.js';
+import { startHealthServer, type HealthServer } from './health.js';
+import { componentLogger } from './log.js';
+import { systemTimers } from './modbus/clock.js';
+import { createNorthbound } from './northbound.js';
+import { Reporter } from './reporter.js';
+import { createSouthbound } from './southbound.js';
+import type { GatewayStatus } from './status.js';
+import { createNotifier, watchdogIntervalMs } from './systemd.js';
+import { FIELDGATE_VERSION } from './version.js';
+import { ProgressWatch } from './watchdog.js';
+
+export async function startGateway(config: Config, deps: GatewayDeps): Promise<GatewayHandle> {
+  const { site, gateway } = config;
+  const logger = deps.logger;
+  const notifier = deps.notifier ?? createNotifier(deps.env, logger);
+  const startedAt = Date.now();
+  mkdirSync(gateway.stateDir, { recursive: true, mode: 0o700 });
+
+  let warnedFull = false;
+  const outbox = new Outbox({
+    path: join(gateway.stateDir, 'outbox.sqlite'),
+    flushIntervalMs: gateway.cloud.outbox.commitIntervalMs,
+    maxBytesTotal: gateway.cloud.outbox.maxBytes,
+    onDrop: (info) => {
+      if (!warnedFull) logger.warn({ ...info }, 'outbox full: dropping oldest reports');
+      warnedFull = true;
+    },
+    onCommit: (devices) => {
+      for (const device of devices) northbound.sessions.get(device)?.notify();
+    },
+    onError: (err) => logger.error({ err }, 'outbox commit failed; retrying'),
+  });
+  const levels = deps.componentLevels;
+  const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
+  const southbound = createSouthbound(site, reporter, logger, levels);
+  const commands = new Map<string, CommandService>();
+  for (const device of site.devices) {
+    const bus = southbound.buses.get(device.bus);
+    if (!bus) continue;
+    commands.set(device.name, new CommandService(device, device.commands, new BusDeviceIo(bus, device, systemTimers), componentLogger(logger, 'commands', levels)));
+  }
+  const northbound = await createNorthbound({ site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, logger, ...(levels ? { componentLevels: levels } : {}) });
+
+  const status = (): GatewayStatus => {
+    const now = Date.now();
+    const pollStats = new Map([...southbound.pollers.values()].flatMap((p) => p.stats()).map((s) => [s.device, s]));
+    const o = outbox.stats();
+    return {
+      version: FIELDGATE_VERSION,
+      startedAt: new Date(startedAt).toISOString(),
+      uptimeS: (now - startedAt) / 1000,
+      buses: southbound.busStatus(now - startedAt),
+      devices: site.devices.map((d) => {
+        const last = reporter.lastSampleAt(d.name);
+        return {
+          name: d.name, bus: d.bus, online: reporter.isOnline(d.name), points: d.points.length,
+          lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: pollStats.get(d.name)?.skippedCycles ?? 0,
+        };
+      }),
+      links: northbound.linkStatus(),
+      outbox: { depth: o.depth + o.buffered, bytes: o.bytes, maxBytes: gateway.cloud.outbox.maxBytes, dropped: o.dropped },
+      rateQueue: northbound.sessions.size > 0 ? northbound.rateQueueStatus() : null,
+    };
+  };
+
+  southbound.start();
+  northbound.start();
+  // A poller is stalled when no cycle of any of its devices ended within 3 periods (+ slack for timeouts).
+  const slowestPeriod = new Map(site.buses.map((b) => [b.name, Math.max(0, ...site.devices.filter((d) => d.bus === b.name).map((d) => d.pollIntervalMs))]));
+  const progress = new ProgressWatch(() => [...southbound.pollers.entries()].map(([bus, p]) => ({
+    name: `poller ${bus}`,
+    counter: p.stats().reduce((sum, s) => sum + s.cycles + s.failedCycles + s.skippedCycles, 0),
+    expectedWithinMs: 3 * (slowestPeriod.get(bus) ?? 0) + 30_000,
+  })));
+  let health: HealthServer | undefined;
+  if (gateway.health.enabled) {
+    try {
+      health = await startHealthServer({ port: gateway.health.port, snapshot: status, stalledLoops: () => progress.stalled(Date.now()), logger: componentLogger(logger, 'health', levels) });
+    } catch (err) {
+      logger.error({ err, port: gateway.health.port }, 'health endpoint could not start; continuing without it');
+    }
+  }
+
+  const summary = (): string => {
+    const s = status();
+    const online = s.devices.filter((d) => d.online).length;
+    const up = s.links.filter((l) => l.state === 'up').length;
+    return `${online}/${s.devices.length} devices online, ${up}/${s.links.length} links up, outbox ${s.outbox?.depth ?? 0}`;
+  };
+  notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
+  logger.info({ devices: site.devices.length, buses: site.buses.length, links: northbound.sessions.size, healthPort: health?.port }, 'gateway started');
+  const watchdogMs = watchdogIntervalMs(deps.env, process.pid);
+  const ticker = setInterval(() => {
+    // Ping only while every poller makes progress: a wedged loop gets the service restarted.
+    if (progress.stalled(Date.now()).length === 0) notifier.watchdog();
+    notifier.status(summary());
+  }, Math.min(watchdogMs ?? 10_000, 10_000));
+  ticker.unref();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    status,
+    healthPort: health?.port,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(ticker);
+        notifier.stopping('stopping: draining outbox');
+        logger.info('gateway stopping');
+        await southbound.stop();
+        outbox.flush();
+        await northbound.stop();
+        await health?.close();
+        outbox.close();
+        notifier.close();
+        logger.info('gateway stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,130 @@
+// The cloud side of a site: credentials, the rate-aware HTTP queue, and one DeviceSession per
+// field device that has a `cloud` block; plus the stream relays of every device.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CommandService } from './commands.js';
+import { ProjectApi } from './cloud/api.js';
+import { CredentialResolver, CredentialStore, type DeviceIdentity } from './cloud/credentials.js';
+import { DeviceApi } from './cloud/device-api.js';
+import { DeviceSession } from './cloud/device-session.js';
+import { TokenBucket } from './cloud/forwarder.js';
+import { HttpClient } from './cloud/http-client.js';
+import type { Outbox } from './cloud/outbox.js';
+import { RateQueue } from './cloud/rate-queue.js';
+import type { StreamConfig } from './config/command-types.js';
+import type { CloudSettings, DeviceConfig, SiteConfig } from './config/site-types.js';
+import type { LevelWithSilent } from 'pino';
+import { componentLogger, type Logger } from './log.js';
+import { systemTimers } from './modbus/clock.js';
+import type { Reporter } from './reporter.js';
+import { SerialEndpoint } from './streams/serial-endpoint.js';
+import { StreamRelay } from './streams/relay.js';
+import { TcpEndpoint } from './streams/tcp-endpoint.js';
+import type { LinkStatus, RateQueueStatus } from './status.js';
+
+export interface Northbound {
+  readonly sessions: ReadonlyMap<string, DeviceSession>;
+  start(): void;
+  stop(): Promise<void>;
+  linkStatus(): LinkStatus[];
+  rateQueueStatus(): RateQueueStatus | null;
+}
+
+export interface NorthboundOptions {
+  site: SiteConfig;
+  cloud: CloudSettings;
+  stateDir: string;
+  outbox: Outbox;
+  reporter: Reporter;
+  commands: ReadonlyMap<string, CommandService>;
+  logger: Logger;
+  componentLevels?: ReadonlyMap<string, LevelWithSilent>;
+}
+
+function identityOf(device: DeviceConfig): DeviceIdentity {
+  const c = device.cloud ?? { allowCreate: false };
+  return {
+    name: device.name, deviceId: c.deviceId, accessToken: c.accessToken, projectKey: c.projectKey,
+    deviceKey: c.deviceKey, typeKey: c.typeKey, createIfMissing: c.allowCreate,
+  };
+}
+
+function createRelay(stream: StreamConfig, cloud: CloudSettings, publish: (id: string, data: Buffer) => Promise<void>, logger: Logger): StreamRelay | undefined {
+  const target = stream.target;
+  if (target.kind === 'bus') {
+    logger.error({ stream: stream.identifier, bus: target.bus }, 'streams on a shared Modbus line are not supported yet; stream disabled');
+    return undefined;
+  }
+  const endpoint = target.kind === 'serial' ? new SerialEndpoint(target) : new TcpEndpoint(target);
+  return new StreamRelay({ config: stream, endpoint, publish, logger, timers: systemTimers, reconnect: cloud.reconnect });
+}
+
+export async function createNorthbound(options: NorthboundOptions): Promise<Northbound> {
+  const { site, cloud, logger } = options;
+  const log = componentLogger(logger, 'cloud', options.componentLevels);
+  const queue = new RateQueue({
+    concurrency: cloud.rateQueue.concurrency, intervalCap: cloud.rateQueue.ratePerS, intervalMs: 1000,
+    maxPending: cloud.rateQueue.maxPending, attempts: cloud.rateQueue.retries + 1, backoff: cloud.reconnect,
+    max429Retries: 5, lowRemaining: 2,
+  });
+  const http = new HttpClient({ timeoutMs: 10_000, onRateInfo: (info) => queue.observe(info) });
+  const projectApi = cloud.apiBaseUrl && cloud.appId && cloud.accessKey && cloud.secretKey
+    ? new ProjectApi({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
+    : undefined;
+  const deviceApi = cloud.apiBaseUrl ? new DeviceApi({ baseUrl: cloud.apiBaseUrl, http, queue }) : undefined;
+  const store = new CredentialStore(join(options.stateDir, 'credentials.json'));
+  const { skipped } = await store.load();
+  if (skipped.length > 0) log.warn({ skipped }, 'credential store entries skipped');
+  const resolver = new CredentialResolver({
+    store, log, ...(projectApi ? { projectApi } : {}), ...(deviceApi ? { deviceKeyApi: deviceApi } : {}),
+    ...(cloud.projectKey ? { projectKey: cloud.projectKey } : {}),
+  });
+  const ca = cloud.caFile ? await readFile(cloud.caFile) : undefined;
+  // One bucket for every device: a replayed backlog must not flood the cloud.
+  const pacer = new TokenBucket(Math.max(1, cloud.replayRatePerS), Math.max(1, cloud.publishWindow));
+  const sessions = new Map<string, DeviceSession>();
+  const relays: StreamRelay[] = [];
+  for (const device of site.devices) {
+    const commands = options.commands.get(device.name);
+    const streams = new Map<string, StreamRelay>();
+    let session: DeviceSession | undefined;
+    const publish = async (id: string, data: Buffer): Promise<void> => {
+      if (!session) throw new Error(`device ${device.name} has no cloud link`);
+      await session.publishStream(id, data);
+    };
+    for (const stream of device.streams) {
+      const relay = createRelay(stream, cloud, publish, log.child({ device: device.name }));
+      if (relay) {
+        streams.set(stream.identifier, relay);
+        relays.push(relay);
+      }
+    }
+    if (!device.cloud || !commands || !cloud.mqttUrl) continue;
+    session = new DeviceSession({
+      device, identity: identityOf(device), settings: { ...cloud, mqttUrl: cloud.mqttUrl }, resolver, outbox: options.outbox,
+      reporter: options.reporter, commands, streams, deviceApi, pacer, ca, logger: log,
+    });
+    sessions.set(device.name, session);
+  }
+  return {
+    sessions,
+    start() {
+      for (const relay of relays) relay.start();
+      for (const session of sessions.values()) session.start();
+    },
+    async stop() {
+      queue.close();
+      await Promise.all([...sessions.values()].map((s) => s.stop()));
+      await Promise.all(relays.map((r) => r.stop()));
+    },
+    linkStatus() {
+      return [...sessions.entries()].map(([device, s]) => ({
+        device, state: s.linkState(), reconnects: s.reconnectCount, publishes: s.forwarder.stats().acked,
+      }));
+    },
+    rateQueueStatus() {
+      const s = queue.stats();
+      return { pending: s.pending, rateLimited: s.rateLimited, waits: s.waits, rejected: s.rejected };
+    },
+  };
+}

@@ -1,0 +1,105 @@
+// Poll samples -> change filter -> one outbox record per device per cycle. Also the device's own
+// `online` attribute, and values confirmed by cloud writes. Never re-sends a stale value as fresh:
+// an offline device reports only `online: false`, and its filter forgets the old values.
+import type { Outbox } from './cloud/outbox.js';
+import { attributesReport, type ReportValue } from './cloud/topics.js';
+import type { DeviceConfig } from './config/site-types.js';
+import type { Logger } from './log.js';
+import { ChangeFilter } from './points/change-filter.js';
+import type { PointValue } from './points/types.js';
+import type { DeviceState, Sample, SampleSink } from './poller.js';
+
+/** The attribute carrying the field device's own reachability. */
+export const ONLINE_ATTRIBUTE = 'online';
+
+interface DeviceReportState {
+  filter: ChangeFilter;
+  pointIds: string[];
+  online: boolean | undefined;
+  lastSampleAt: number | undefined;
+  latest: Record<string, PointValue>;
+}
+
+export class Reporter implements SampleSink {
+  private readonly devices = new Map<string, DeviceReportState>();
+
+  constructor(
+    devices: readonly DeviceConfig[],
+    private readonly outbox: Outbox,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const d of devices) {
+      this.devices.set(d.name, {
+        filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {},
+      });
+    }
+  }
+
+  onSample(sample: Sample): void {
+    const state = this.devices.get(sample.device);
+    if (!state) return;
+    state.lastSampleAt = sample.ts;
+    const report: Record<string, ReportValue> = {};
+    for (const [id, value] of Object.entries(sample.values)) {
+      state.latest[id] = value;
+      if (state.filter.offer(id, value, sample.ts)) report[id] = value;
+    }
+    this.append(sample.device, report, sample.ts);
+  }
+
+  onDeviceState(device: string, deviceState: DeviceState, reason: string): void {
+    const state = this.devices.get(device);
+    if (!state) return;
+    const online = deviceState === 'online';
+    if (state.online === online) return;
+    state.online = online;
+    if (!online) {
+      for (const id of state.pointIds) state.filter.forget(id);
+      state.latest = {};
+    }
+    this.logger.info({ device, reason }, online ? 'device online' : 'device offline');
+    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.now());
+  }
+
+  /** Values read back after a cloud write: what the device really holds now. */
+  onConfirmedValues(device: string, values: Record<string, PointValue>): void {
+    const state = this.devices.get(device);
+    if (!state) return;
+    const ts = this.now();
+    for (const [id, value] of Object.entries(values)) {
+      state.latest[id] = value;
+      state.filter.offer(id, value, ts);
+    }
+    this.append(device, values, ts);
+  }
+
+  /** After a link reconnect: the next poll of every point is sent, plus the online state. */
+  snapshotNext(device: string): void {
+    const state = this.devices.get(device);
+    if (!state) return;
+    state.filter.forceSnapshot();
+    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.now());
+  }
+
+  lastSampleAt(device: string): number | undefined {
+    return this.devices.get(device)?.lastSampleAt;
+  }
+
+  isOnline(device: string): boolean {
+    return this.devices.get(device)?.online === true;
+  }
+
+  latest(device: string): Readonly<Record<string, PointValue>> {
+    return this.devices.get(device)?.latest ?? {};
+  }
+
+  private append(device: string, values: Record<string, ReportValue>, ts: number): void {
+    if (Object.keys(values).length === 0) return;
+    try {
+      this.outbox.append(device, attributesReport(values), ts);
+    } catch (err) {
+      this.logger.error({ device, err }, 'outbox append failed');
+    }
+  }
+}

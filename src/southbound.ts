@@ -1,0 +1,55 @@
+// Buses and pollers for a site: one Bus per line, one Poller per bus with that bus's devices.
+import type { BusConfig, SiteConfig } from './config/site-types.js';
+import type { LevelWithSilent } from 'pino';
+import { componentLogger, type Logger } from './log.js';
+import { Bus } from './modbus/bus.js';
+import { createModbusTransport } from './modbus/transport.js';
+import { Poller, type SampleSink } from './poller.js';
+import type { BusStatus } from './status.js';
+
+export interface Southbound {
+  readonly buses: ReadonlyMap<string, Bus>;
+  readonly pollers: ReadonlyMap<string, Poller>;
+  start(): void;
+  stop(): Promise<void>;
+  busStatus(uptimeMs: number): BusStatus[];
+}
+
+export function createSouthbound(site: SiteConfig, sink: SampleSink, logger: Logger, levels?: ReadonlyMap<string, LevelWithSilent>): Southbound {
+  const busLog = componentLogger(logger, 'bus', levels);
+  const pollLog = componentLogger(logger, 'poller', levels);
+  const buses = new Map<string, Bus>();
+  const pollers = new Map<string, Poller>();
+  const kinds = new Map<string, BusConfig['kind']>();
+  for (const config of site.buses) {
+    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog });
+    buses.set(config.name, bus);
+    kinds.set(config.name, config.kind);
+    const devices = site.devices.filter((d) => d.bus === config.name);
+    if (devices.length > 0) {
+      pollers.set(config.name, new Poller({ bus, devices, sink, logger: pollLog.child({ bus: config.name }) }));
+    }
+  }
+  return {
+    buses,
+    pollers,
+    start() {
+      for (const bus of buses.values()) bus.start();
+      for (const poller of pollers.values()) poller.start();
+    },
+    async stop() {
+      await Promise.all([...pollers.values()].map((p) => p.stop()));
+      await Promise.all([...buses.values()].map((b) => b.stop()));
+    },
+    busStatus(uptimeMs) {
+      return [...buses.values()].map((bus) => {
+        const s = bus.stats();
+        return {
+          name: bus.name, kind: kinds.get(bus.name) ?? 'rtu', up: s.state === 'up',
+          transactions: s.transactions, timeouts: s.timeouts, exceptions: s.exceptions, queueDepth: s.queueDepth,
+          utilisation: uptimeMs > 0 ? Math.min(1, s.busyTimeMs / uptimeMs) : 0,
+        };
+      });
+    },
+  };
+}
