@@ -6,6 +6,7 @@ import { FIELDGATE_VERSION } from './version.js';
 type Loader = () => Promise<CliCommand>;
 
 const COMMANDS: Record<string, { summary: string; load: Loader }> = {
+  demo: { summary: 'the embedded demo: cloud emulator + simulated devices + gateway (npm start)', load: async () => (await import('./cli/demo.js')).runDemo },
   run: { summary: 'run the gateway daemon for a site file', load: async () => (await import('./cli/run.js')).runRun },
   poll: { summary: 'poll every device of a site once and print a table', load: async () => (await import('./cli/poll.js')).runPoll },
   validate: { summary: 'check a site file; print every problem, or each device\'s read plan', load: async () => (await import('./cli/validate.js')).runValidate },

@@ -1,6 +1,7 @@
 // What starting the gateway gives back, and what it needs from the process around it.
 import type { LevelWithSilent } from 'pino';
 import type { Logger } from './log.js';
+import type { PointValue } from './points/types.js';
 import type { GatewayStatus } from './status.js';
 import type { Notifier } from './systemd.js';
 
@@ -15,6 +16,8 @@ export interface GatewayDeps {
 
 export interface GatewayHandle {
   status(): GatewayStatus;
+  /** The latest values polled from a device (empty while it is offline). */
+  latestValues(device: string): Readonly<Record<string, PointValue>>;
   /** Port of the 127.0.0.1 health endpoint, when enabled. */
   readonly healthPort: number | undefined;
   /** Ordered drain: stop polling, flush the outbox, close links and buses. */

@@ -109,6 +109,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   let stopping: Promise<void> | undefined;
   return {
     status,
+    latestValues: (device) => reporter.latest(device),
     healthPort: health?.port,
     stop() {
       stopping ??= (async () => {

@@ -41,10 +41,11 @@ export interface NorthboundOptions {
   componentLevels?: ReadonlyMap<string, LevelWithSilent>;
 }
 
-function identityOf(device: DeviceConfig): DeviceIdentity {
+function identityOf(device: DeviceConfig, cloud: CloudSettings): DeviceIdentity {
   const c = device.cloud ?? { allowCreate: false };
   return {
-    name: device.name, deviceId: c.deviceId, accessToken: c.accessToken, projectKey: c.projectKey,
+    // A device's own project key wins; otherwise the project's (the same for every device).
+    name: device.name, deviceId: c.deviceId, accessToken: c.accessToken, projectKey: c.projectKey ?? cloud.projectKey,
     deviceKey: c.deviceKey, typeKey: c.typeKey, createIfMissing: c.allowCreate,
   };
 }
@@ -101,7 +102,7 @@ export async function createNorthbound(options: NorthboundOptions): Promise<Nort
     }
     if (!device.cloud || !commands || !cloud.mqttUrl) continue;
     session = new DeviceSession({
-      device, identity: identityOf(device), settings: { ...cloud, mqttUrl: cloud.mqttUrl }, resolver, outbox: options.outbox,
+      device, identity: identityOf(device, cloud), settings: { ...cloud, mqttUrl: cloud.mqttUrl }, resolver, outbox: options.outbox,
       reporter: options.reporter, commands, streams, deviceApi, pacer, ca, logger: log,
     });
     sessions.set(device.name, session);

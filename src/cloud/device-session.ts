@@ -59,7 +59,8 @@ export class DeviceSession {
       connectTimeoutMs: 10_000,
       reconnect: settings.reconnect,
       ...(options.ca ? { ca: options.ca } : {}),
-      log: this.log,
+      // The link names the device in its own log fields.
+      log: options.logger,
     });
     this.forwarder = new Forwarder({
       device: device.name, outbox: options.outbox, link: this.link, log: this.log,

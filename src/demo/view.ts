@@ -1,0 +1,47 @@
+// The demo's live view as text (pure): per device the gateway's values next to the cloud's.
+import { formatTable } from '../cli/status.js';
+import type { GatewayStatus } from '../status.js';
+
+export interface RoundTrip {
+  label: string;
+  at: string;
+  ok: boolean;
+  detail: string;
+  latencyMs: number;
+}
+
+export interface DemoFrame {
+  status: GatewayStatus;
+  /** Device -> latest values the gateway polled. */
+  gateway: Record<string, Record<string, unknown>>;
+  /** Device -> the cloud's values read back through interface B (undefined: not read yet). */
+  cloud: Record<string, Record<string, unknown> | undefined>;
+  roundTrips: RoundTrip[];
+  endpoints: string[];
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return '-';
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toFixed(2);
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+export function renderFrame(frame: DemoFrame): string {
+  const { status } = frame;
+  const lines = [`fieldgate demo: ${status.devices.length} simulated devices -> cloud emulator   (Ctrl-C stops)`, ...frame.endpoints, ''];
+  for (const device of status.devices) {
+    const link = status.links.find((l) => l.device === device.name);
+    const outbox = status.outbox?.depth ?? 0;
+    lines.push(`${device.name} on ${device.bus}: ${device.online ? 'online' : 'OFFLINE'}, link ${link?.state ?? 'none'}, ${link?.publishes ?? 0} reports acked, outbox ${outbox}`);
+    const mine = frame.gateway[device.name] ?? {};
+    const theirs = frame.cloud[device.name];
+    const keys = [...new Set([...Object.keys(mine), ...Object.keys(theirs ?? {})])].sort();
+    const rows = keys.map((k) => [k, show(mine[k]), theirs === undefined ? '(reading)' : show(theirs[k])]);
+    lines.push(formatTable(['  ATTRIBUTE', 'GATEWAY', 'CLOUD (interface B)'], rows.map(([k, a, b]) => [`  ${k}`, a, b])), '');
+  }
+  if (frame.roundTrips.length > 0) {
+    lines.push('round trips through the cloud:');
+    for (const r of frame.roundTrips.slice(-4)) lines.push(`  ${r.at} ${r.label}: ${r.ok ? 'ok' : 'FAILED'} in ${r.latencyMs} ms, ${r.detail}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
