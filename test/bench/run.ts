@@ -1,0 +1,14 @@
+// `npm run bench [-- FILTER]`: runs every benchmark module in turn and prints Markdown tables.
+// A module exports `run(log)`; register it in BENCHES. Benchmarks measure; they never assert.
+import { run as southbound } from './southbound.js';
+
+const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = {
+  southbound: (log) => southbound(log),
+};
+
+const filter = process.argv[2];
+const log = (line: string) => process.stdout.write(`${line}\n`);
+for (const [name, bench] of Object.entries(BENCHES)) {
+  if (filter && !name.includes(filter)) continue;
+  await bench(log);
+}
