@@ -48,7 +48,7 @@ export class Reporter implements SampleSink {
     this.append(sample.device, report, sample.ts);
   }
 
-  onDeviceState(device: string, deviceState: DeviceState, reason: string): void {
+  onDeviceState(device: string, deviceState: DeviceState, _reason: string): void {
     const state = this.devices.get(device);
     if (!state) return;
     const online = deviceState === 'online';
@@ -58,7 +58,7 @@ export class Reporter implements SampleSink {
       for (const id of state.pointIds) state.filter.forget(id);
       state.latest = {};
     }
-    this.logger.info({ device, reason }, online ? 'device online' : 'device offline');
+    // The poller logs the transition itself; here it only becomes an `online` report.
     this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.now());
   }
 
