@@ -16,6 +16,7 @@ import { createSouthbound } from './southbound.js';
 import type { GatewayStatus } from './status.js';
 import { createNotifier, watchdogIntervalMs } from './systemd.js';
 import { FIELDGATE_VERSION } from './version.js';
+import { TransitionLog } from './transitions.js';
 import { ProgressWatch } from './watchdog.js';
 
 export async function startGateway(config: Config, deps: GatewayDeps): Promise<GatewayHandle> {
@@ -99,11 +100,22 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
   logger.info({ devices: site.devices.length, buses: site.buses.length, links: northbound.sessions.size, healthPort: health?.port }, 'gateway started');
   const watchdogMs = watchdogIntervalMs(deps.env, process.pid);
+  const transitions = new TransitionLog(logger);
+  let rateLimitedSeen = 0;
   const ticker = setInterval(() => {
     // Ping only while every poller makes progress: a wedged loop gets the service restarted.
     if (progress.stalled(Date.now()).length === 0) notifier.watchdog();
     notifier.status(summary());
-  }, Math.min(watchdogMs ?? 10_000, 10_000));
+    const o = outbox.stats();
+    const fill = o.bytes / gateway.cloud.outbox.maxBytes;
+    // Hysteresis: warn above 80 %, all clear only below 70 %, so a level near 80 % does not flap.
+    const over = fill >= 0.8 || (transitions.isActive('outbox') && fill >= 0.7);
+    transitions.update('outbox', over, 'outbox over 80 % full', 'outbox back under 70 %', { bytes: o.bytes, maxBytes: gateway.cloud.outbox.maxBytes });
+    if (!over) warnedFull = false;
+    const limited = northbound.rateQueueStatus()?.rateLimited ?? 0;
+    transitions.update('rate', limited > rateLimitedSeen, 'cloud rate limited (429)', 'cloud rate limit cleared', { total429: limited });
+    rateLimitedSeen = limited;
+  }, Math.min(watchdogMs ?? 5_000, 5_000));
   ticker.unref();
 
   let stopping: Promise<void> | undefined;
