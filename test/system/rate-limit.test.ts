@@ -1,0 +1,70 @@
+// A 429 storm from interface A while several devices are provisioned: after a 429, no request
+// reaches the cloud before its Retry-After has passed. A logging proxy sits in front of the emulator.
+import { createServer, type Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../src/gateway.js';
+import type { GatewayHandle } from '../../src/gateway-types.js';
+import { silentLogger } from '../../src/log.js';
+import { meterDevice, startSite, waitFor, type Site } from './harness.js';
+
+interface Seen {
+  at: number;
+  path: string;
+  status: number;
+  retryAfterS: number | undefined;
+}
+
+async function startProxy(target: number, seen: Seen[]): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const at = Date.now();
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+      const upstream = await fetch(`http://127.0.0.1:${target}${req.url ?? '/'}`, { method: req.method, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+      const retry = upstream.headers.get('retry-after');
+      seen.push({ at, path: req.url ?? '', status: upstream.status, retryAfterS: retry === null ? undefined : Number(retry) });
+      const out: Record<string, string> = {};
+      upstream.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding') out[k] = v; });
+      res.writeHead(upstream.status, out);
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return server;
+}
+
+describe('rate limiting', () => {
+  let site: Site | undefined;
+  let gateway: GatewayHandle | undefined;
+  let proxy: Server | undefined;
+  afterEach(async () => {
+    await gateway?.stop();
+    await new Promise<void>((r) => (proxy ? proxy.close(() => r()) : r()));
+    await site?.close();
+  });
+
+  it('sends no request before Retry-After after a 429', async () => {
+    site = await startSite();
+    const s = site;
+    s.emulator.setRateLimit({ limit: 1, windowS: 3 });
+    const seen: Seen[] = [];
+    proxy = await startProxy(s.emulator.httpPort, seen);
+    const port = (proxy.address() as { port: number }).port;
+    const devices = ['dev-meter-1', 'dev-meter-2', 'dev-meter-3'].map((id, i) => ({ ...meterDevice(`m${i + 1}`, 1, ''), cloud: { deviceId: id, allowCreate: false } }));
+    gateway = await startGateway(s.config(devices, { apiBaseUrl: `http://127.0.0.1:${port}`, appId: 'demo-app', accessKey: 'demo-access-key', secretKey: 'demo-secret-key' }), { logger: silentLogger(), env: {} });
+    const g = gateway;
+    await waitFor(() => (g.status().links.every((l) => l.state === 'up') ? true : undefined), 60_000);
+    const limited = seen.filter((x) => x.status === 429);
+    console.log(`429 storm: ${seen.length} requests to interface A, ${limited.length} answered 429`);
+    expect(limited.length).toBeGreaterThan(0);
+    for (const hit of limited) {
+      const earliest = hit.at + (hit.retryAfterS ?? 0) * 1000;
+      // 50 ms of slack for the proxy's own timestamps.
+      const early = seen.filter((x) => x.path.startsWith('/api/') && x.at > hit.at && x.at < earliest - 50);
+      expect(early, `requests within Retry-After of the 429 at ${hit.at}`).toEqual([]);
+    }
+    expect(g.status().rateQueue?.rateLimited).toBe(limited.length);
+  }, 90_000);
+});
