@@ -147,7 +147,12 @@ export class DeviceLink {
     if (this.options.ca !== undefined) options.ca = this.options.ca;
     const client = mqtt.connect(this.options.url, options);
     this.client = client;
-    client.on('connect', () => void this.onConnected(client));
+    client.on('connect', () => {
+      // Small MQTT packets (PUBACKs, command replies) must not wait for Nagle's algorithm.
+      const socket = client.stream as { setNoDelay?: (on: boolean) => void };
+      socket.setNoDelay?.(true);
+      void this.onConnected(client);
+    });
     client.on('message', (topic, payload) => this.dispatch(topic, payload));
     client.on('error', (err) => {
       this.lastError = err.message;

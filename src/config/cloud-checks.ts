@@ -1,24 +1,48 @@
 // Cross-checks between the gateway's cloud settings and the devices' cloud identities (pure).
-// Secrets (project key, access and secret keys) are not required here: they usually come from the
-// environment of the service, and a missing one is reported when the credential is fetched.
-import type { ConfigIssue, GatewaySettings, SiteConfig } from './site-types.js';
+// Runs after environment overrides are applied, so secrets set only in the environment count.
+// Messages name the missing keys and their environment variables, never their values.
+import type { CloudSettings, ConfigIssue, DeviceCloudConfig, GatewaySettings, SiteConfig } from './site-types.js';
+
+type GatewayKey = 'apiBaseUrl' | 'appId' | 'accessKey' | 'secretKey' | 'projectKey';
+
+const ENV_NAMES: Record<GatewayKey, string> = {
+  apiBaseUrl: 'FIELDGATE_API_BASE_URL',
+  appId: 'FIELDGATE_APP_ID',
+  accessKey: 'FIELDGATE_ACCESS_KEY',
+  secretKey: 'FIELDGATE_SECRET_KEY',
+  projectKey: 'FIELDGATE_PROJECT_KEY',
+};
+
+function missing(cloud: CloudSettings, keys: readonly GatewayKey[]): string[] {
+  return keys.filter((key) => !cloud[key]).map((key) => `gateway.cloud.${key} (${ENV_NAMES[key]})`);
+}
+
+/** The one way this identity gets its credential, and what that way needs but lacks. */
+function provisioningProblem(c: DeviceCloudConfig, cloud: CloudSettings): string | undefined {
+  const hasProjectKey = c.projectKey !== undefined || Boolean(cloud.projectKey);
+  if (c.accessToken !== undefined) {
+    return hasProjectKey ? undefined : 'an accessToken needs a projectKey here or gateway.cloud.projectKey (FIELDGATE_PROJECT_KEY)';
+  }
+  if (c.deviceId !== undefined || c.allowCreate) {
+    const lacking = missing(cloud, ['apiBaseUrl', 'appId', 'accessKey', 'secretKey']);
+    const why = c.deviceId !== undefined ? 'a deviceId' : 'allowCreate';
+    return lacking.length === 0 ? undefined : `${why} (interface A) needs ${lacking.join(', ')}`;
+  }
+  const lacking = missing(cloud, ['apiBaseUrl']);
+  if (!hasProjectKey) lacking.push('a projectKey here or gateway.cloud.projectKey (FIELDGATE_PROJECT_KEY)');
+  return lacking.length === 0 ? undefined : `a deviceKey alone (device certificate) needs ${lacking.join(' and ')}`;
+}
 
 export function checkCloudIdentities(gateway: GatewaySettings, site: SiteConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const cloud = gateway.cloud;
   const withCloud = site.devices.filter((d) => d.cloud);
   if (withCloud.length > 0 && !cloud.mqttUrl) {
-    issues.push({ path: 'gateway.cloud.mqttUrl', message: `required: ${withCloud.length} device(s) have a cloud block` });
+    issues.push({ path: 'gateway.cloud.mqttUrl', message: `required (FIELDGATE_MQTT_URL): ${withCloud.length} device(s) have a cloud block` });
   }
   site.devices.forEach((device, index) => {
-    const c = device.cloud;
-    if (!c || c.accessToken !== undefined) return;
-    const path = `devices[${index}].cloud`;
-    if (!cloud.apiBaseUrl) {
-      issues.push({ path, message: 'fetching the credential (no accessToken) needs gateway.cloud.apiBaseUrl' });
-    } else if ((c.deviceId !== undefined || c.allowCreate) && c.deviceKey === undefined && !cloud.appId) {
-      issues.push({ path, message: 'fetching the credential through interface A needs gateway.cloud.appId (and the access and secret keys)' });
-    }
+    const problem = device.cloud ? provisioningProblem(device.cloud, cloud) : undefined;
+    if (problem) issues.push({ path: `devices[${index}].cloud`, message: problem });
   });
   return issues;
 }

@@ -70,6 +70,11 @@ export class Fields {
     this.issues.push({ path: this.at(key), message });
   }
 
+  /** The raw value of a key without marking it known (to choose how to read it). */
+  peek(key: string): unknown {
+    return Object.hasOwn(this.raw, key) ? this.raw[key] : undefined;
+  }
+
   /** The raw value of a key, marking the key as known. */
   take(key: string): unknown {
     this.known.add(key);

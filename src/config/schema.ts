@@ -1,5 +1,6 @@
 // The `gateway` section: process-wide settings validated by convict (defaults, env overrides, secrets).
 import convict from 'convict';
+import { parseDurationMs } from './duration.js';
 import { isMapping, joinPath } from './fields.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
 import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
@@ -55,18 +56,18 @@ export const GATEWAY_SCHEMA = {
     mqttUrl: cloudString('Device-channel broker URL.', { env: 'FIELDGATE_MQTT_URL', format: formats.url(['mqtt', 'mqtts', 'ws', 'wss']) }),
     apiBaseUrl: cloudString('Base URL of the cloud HTTP interfaces.', { env: 'FIELDGATE_API_BASE_URL', format: formats.url(['http', 'https']) }),
     projectKey: cloudString('Project key for interface A.', { env: 'FIELDGATE_PROJECT_KEY', sensitive: true }),
-    appId: cloudString('Application id for interface A.'),
+    appId: cloudString('Application id for interface A.', { env: 'FIELDGATE_APP_ID' }),
     accessKey: cloudString('Access key for interface A.', { env: 'FIELDGATE_ACCESS_KEY', sensitive: true }),
     secretKey: cloudString('Secret key for interface A.', { env: 'FIELDGATE_SECRET_KEY', sensitive: true }),
-    caFile: cloudString('PEM file with the CA of the broker certificate.'),
+    caFile: cloudString('PEM file with the CA of the broker certificate.', { env: 'FIELDGATE_CA_FILE' }),
     keepaliveS: cloudNumber('MQTT keepalive in seconds.', 120, 10, 3600),
     syncPeriodMs: cloudNumber('Period of the interface-B read of writable points (ms); 0 = only at start and reconnect.', 600_000, 0, 86_400_000, 'FIELDGATE_SYNC_PERIOD_MS'),
     publishWindow: cloudNumber('Reports in flight per device link before waiting for PUBACKs.', 50, 1, 1000),
     replayRatePerS: cloudNumber('Backlog replay pace for all links together (reports/s).', 200, 1, 100_000),
     maxInboundBytes: cloudNumber('Cloud payloads larger than this are refused unread (bytes).', 262_144, 1024, 16_777_216),
     reconnect: {
-      initialMs: cloudNumber('First MQTT reconnect delay (ms).', 1000, 10, 600_000),
-      maxMs: cloudNumber('Longest MQTT reconnect delay (ms).', 60_000, 10, 3_600_000),
+      initialMs: cloudNumber('First MQTT reconnect delay (ms).', 1000, 10, 600_000, 'FIELDGATE_RECONNECT_INITIAL_MS'),
+      maxMs: cloudNumber('Longest MQTT reconnect delay (ms).', 60_000, 10, 3_600_000, 'FIELDGATE_RECONNECT_MAX_MS'),
       jitter: cloudNumber('Fraction of each delay randomised (0..1).', 0.3, 0, 1),
     },
     outbox: {
@@ -81,6 +82,12 @@ export const GATEWAY_SCHEMA = {
     },
   },
 };
+
+/** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
+const DURATION_KEYS: ReadonlySet<string> = new Set([
+  'gateway.cloud.syncPeriodMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs',
+]);
+const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';
 
 interface SchemaLeaf {
   default: unknown;
@@ -118,6 +125,10 @@ function preflight(raw: Record<string, unknown>, schema: SchemaNode, path: strin
     const keyPath = joinPath(path, key);
     if (!node) {
       issues.push({ path: keyPath, message: unknownKeyMessage(key, Object.keys(schema)) });
+    } else if (isLeaf(node) && DURATION_KEYS.has(keyPath) && typeof value === 'string') {
+      const ms = parseDurationMs(value);
+      if (ms === undefined) issues.push({ path: keyPath, message: `${DURATION_TEXT} (got ${describeValue(value)})` });
+      else clean[key] = ms;
     } else if (isLeaf(node)) {
       const problem = leafProblem(node, value);
       if (problem) issues.push({ path: keyPath, message: problem });
@@ -208,6 +219,24 @@ function sortBySchema(issues: ConfigIssue[]): ConfigIssue[] {
   return issues.map((issue) => ({ issue, rank: rank(issue.path) })).sort((a, b) => a.rank - b.rank).map(({ issue }) => issue);
 }
 
+/** The environment convict sees: duration variables ("10m") turned into milliseconds, bad ones reported and dropped. */
+function durationEnv(env: NodeJS.ProcessEnv, issues: ConfigIssue[]): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  for (const [name, envName] of envNames(GATEWAY_SCHEMA)) {
+    const path = `gateway.${name}`;
+    const value = copy[envName];
+    if (!DURATION_KEYS.has(path) || value === undefined) continue;
+    const ms = parseDurationMs(value);
+    if (ms === undefined) {
+      issues.push({ path, message: `${DURATION_TEXT} (got ${describeValue(value)}, set by ${envName})` });
+      delete copy[envName];
+    } else {
+      copy[envName] = String(ms);
+    }
+  }
+  return copy;
+}
+
 /** Validates the `gateway` section (absent = all defaults) with environment overrides applied. */
 export function validateGateway(raw: unknown, env: NodeJS.ProcessEnv): { gateway?: GatewaySettings; issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
@@ -215,7 +244,7 @@ export function validateGateway(raw: unknown, env: NodeJS.ProcessEnv): { gateway
   if (isMapping(raw)) input = preflight(raw, GATEWAY_SCHEMA, 'gateway', issues);
   else if (raw !== undefined && raw !== null) issues.push({ path: 'gateway', message: `must be a mapping (got ${describeValue(raw)})` });
   // args: [] keeps convict away from process.argv; env is the caller's, never process.env implicitly.
-  const config = convict<RawGateway>(GATEWAY_SCHEMA as convict.Schema<RawGateway>, { env, args: [] });
+  const config = convict<RawGateway>(GATEWAY_SCHEMA as convict.Schema<RawGateway>, { env: durationEnv(env, issues), args: [] });
   try {
     config.load(input).validate({ allowed: 'strict' });
   } catch (err) {

@@ -76,6 +76,7 @@ export class Mosquitto {
     const tls = options.tls ? [`certfile ${options.tls.certFile}`, `keyfile ${options.tls.keyFile}`] : [];
     writeFileSync(this.configPath, [
       `listener ${port} 127.0.0.1`,
+      'set_tcp_nodelay true',
       ...tls,
       ...auth,
       'log_dest stdout',

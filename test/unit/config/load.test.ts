@@ -23,14 +23,24 @@ function issuesOf(load: () => unknown): readonly ConfigIssue[] {
   throw new Error('expected a ConfigError');
 }
 
+/** line-plc in the example gets its credential through interface A, whose keys live in the environment. */
+const EXAMPLE_ENV = { FIELDGATE_ACCESS_KEY: 'example-access-key', FIELDGATE_SECRET_KEY: 'example-secret-key' };
+
 const MINIMAL_YAML = 'buses:\n  - { name: plc, kind: tcp, host: 127.0.0.1 }\ndevices: []\n';
 
 describe('loadConfig', () => {
   it('loads the documented example site', () => {
-    const config = loadConfig(example, {});
+    const config = loadConfig(example, EXAMPLE_ENV);
     expect(config.site.buses.map((bus) => `${bus.name}:${bus.kind}`)).toEqual(['meters:rtu', 'plc:tcp', 'boiler-room:rtu-over-tcp']);
     expect(config.site.devices.map((device) => device.name)).toEqual(['meter-main', 'meter-pv', 'line-plc', 'boiler']);
     expect(config.gateway.cloud).toMatchObject({ mqttUrl: 'mqtts://mqtt.example-cloud.net:8883', apiBaseUrl: 'https://api.example-cloud.net', appId: 'site-42', keepaliveS: 120 });
+  });
+
+  it('asks for the interface-A keys of the example when the environment lacks them', () => {
+    expect(issuesOf(() => loadConfig(example, {}))).toEqual([{
+      path: 'devices[2].cloud',
+      message: 'a deviceId (interface A) needs gateway.cloud.accessKey (FIELDGATE_ACCESS_KEY), gateway.cloud.secretKey (FIELDGATE_SECRET_KEY)',
+    }]);
   });
 
   it('returns a deeply frozen config', () => {

@@ -53,7 +53,7 @@ describe('runValidate', () => {
   });
 
   it('accepts the documented example site', async () => {
-    const { io, out } = capture();
+    const { io, out } = capture({ FIELDGATE_ACCESS_KEY: 'example-access-key', FIELDGATE_SECRET_KEY: 'example-secret-key' });
     expect(await runValidate([example], io)).toBe(0);
     expect(out()).toContain('meter-main: 3 requests cover 12 registers for 6 points');
     expect(out()).toContain('boiler: 3 requests cover 5 registers for 4 points');
