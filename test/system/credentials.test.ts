@@ -42,7 +42,9 @@ describe('credentials', () => {
     await gateway.stop();
     const file = join(s.stateDir, 'credentials.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(readFileSync(file, 'utf8')).toContain('dev-meter-3');
+    const stored = readFileSync(file, 'utf8');
+    expect(stored).toContain('dev-meter-3');
+    expect(stored).toContain('demo-meter-3-token');
 
     // Restart with the API unreachable: the stored credential must be enough. A fresh value
     // reaching the cloud proves the new link works.
