@@ -130,6 +130,12 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         logger.info('gateway stopping');
         await southbound.stop();
         outbox.flush();
+        // Ordered drain: give connected links a few seconds to send what is left; the rest stays
+        // on disk for the next start.
+        const drainUntil = Date.now() + gateway.cloud.drainMs;
+        while (Date.now() < drainUntil && outbox.stats().depth > 0 && northbound.linkStatus().some((l) => l.state === 'up')) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         await northbound.stop();
         await health?.close();
         outbox.close();

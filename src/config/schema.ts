@@ -64,6 +64,7 @@ export const GATEWAY_SCHEMA = {
     syncPeriodMs: cloudNumber('Period of the interface-B read of writable points (ms); 0 = only at start and reconnect.', 600_000, 0, 86_400_000, 'FIELDGATE_SYNC_PERIOD_MS'),
     publishWindow: cloudNumber('Reports in flight per device link before waiting for PUBACKs.', 50, 1, 1000),
     replayRatePerS: cloudNumber('Backlog replay pace for all links together (reports/s).', 200, 1, 100_000),
+    drainMs: cloudNumber('On stop, how long connected links may keep sending the outbox (ms).', 3000, 0, 60_000),
     maxInboundBytes: cloudNumber('Cloud payloads larger than this are refused unread (bytes).', 262_144, 1024, 16_777_216),
     reconnect: {
       initialMs: cloudNumber('First MQTT reconnect delay (ms).', 1000, 10, 600_000, 'FIELDGATE_RECONNECT_INITIAL_MS'),

@@ -165,6 +165,8 @@ export interface CloudSettings {
   rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
   /** Payloads larger than this from the cloud are refused unread. */
   maxInboundBytes: number;
+  /** On stop, how long connected links may keep sending what is left in the outbox. */
+  drainMs: number;
 }
 
 /** The `gateway` section of the site file, after defaults and environment overrides. */

@@ -27,7 +27,7 @@ describe('malformed inbound payloads', () => {
   afterEach(async () => {
     await client?.endAsync();
     await gateway?.stop();
-    await broker?.stop();
+    await broker?.dispose();
     await site?.close();
   });
 

@@ -1,0 +1,284 @@
+// Store-and-forward rig for the fault tests: mosquitto (persistent, restartable), a simulated
+// counter device, the gateway as a child process (real CLI, site file) and a persistent QoS 1
+// subscriber on `attributes`. A sampler watches the gateway's outbox file, so the tests know
+// every report the gateway committed, not just the ones that arrived.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import mqtt from 'mqtt';
+import { silentLogger } from '../../src/log.js';
+import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
+import { Mosquitto } from '../helpers/mosquitto.js';
+
+// 100 counts/s read every 50 ms: each report carries a value ~5 above the previous one.
+const MAP = `
+units:
+  1:
+    size: { holding: 100 }
+    dynamic:
+      - { table: holding, address: 5, type: uint32, counter: { perSecond: 100 } }
+`;
+
+function siteFile(stateDir: string, brokerUrl: string, simPort: number): string {
+  return `
+gateway:
+  stateDir: ${stateDir}
+  logLevel: warn
+  health: { enabled: false }
+  cloud:
+    mqttUrl: ${brokerUrl}
+    projectKey: pk
+    reconnect: { initialMs: 100, maxMs: 500, jitter: 0.1 }
+    outbox: { maxBytes: 16777216, commitIntervalMs: 20 }
+buses:
+  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 500 }
+devices:
+  - name: counter
+    bus: plant
+    unitId: 1
+    pollIntervalMs: 50ms
+    cloud: { accessToken: counter-token }
+    points:
+      - { id: seq, table: holding, address: 5, type: uint32, report: { mode: always } }
+`;
+}
+
+/**
+ * TCP pipe between the gateway and the broker. Holding the broker's direction keeps PUBACKs from
+ * the gateway while its publishes still reach the broker: reports delivered but not yet acked.
+ */
+export class BrokerPipe {
+  private holding = false;
+  private readonly held: Array<{ to: Socket; chunk: Buffer }> = [];
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(private readonly server: Server, readonly port: number) {}
+
+  static async start(brokerPort: number): Promise<BrokerPipe> {
+    let pipe: BrokerPipe | undefined;
+    const server = createServer((client) => pipe?.join(client, brokerPort));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    pipe = new BrokerPipe(server, (server.address() as { port: number }).port);
+    return pipe;
+  }
+
+  get url(): string {
+    return `mqtt://127.0.0.1:${this.port}`;
+  }
+
+  holdBrokerReplies(on: boolean): void {
+    this.holding = on;
+    if (!on) for (const { to, chunk } of this.held.splice(0)) if (!to.destroyed) to.write(chunk);
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private join(client: Socket, brokerPort: number): void {
+    const broker = connect(brokerPort, '127.0.0.1');
+    for (const s of [client, broker]) {
+      this.sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        this.sockets.delete(s);
+        client.destroy();
+        broker.destroy();
+      });
+    }
+    client.on('data', (chunk: Buffer) => broker.write(chunk));
+    broker.on('data', (chunk: Buffer) => {
+      if (this.holding) this.held.push({ to: client, chunk });
+      else client.write(chunk);
+    });
+  }
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/** Every counter value ever seen in committed outbox rows, in commit order. */
+export class OutboxSampler {
+  readonly seen: number[] = [];
+  private readonly seenSet = new Set<number>();
+  private lastSeq = 0;
+  private db: Database.Database | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly path: string) {}
+
+  start(periodMs = 20): void {
+    this.timer = setInterval(() => this.sample(), periodMs);
+  }
+
+  /** Rows committed and not yet acknowledged, right now. */
+  pending(): number[] {
+    return this.read(0).map((r) => r.value);
+  }
+
+  /** Rows committed and not yet acknowledged, with or without a counter value. */
+  pendingRows(): number {
+    const row = this.open()?.prepare('SELECT COUNT(*) AS n FROM outbox').get() as { n: number } | undefined;
+    return row?.n ?? 0;
+  }
+
+  /** Rows ever committed (AUTOINCREMENT keeps the highest sequence number). */
+  committed(): number {
+    const db = this.open();
+    const row = db?.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as { seq: number } | undefined;
+    return row?.seq ?? 0;
+  }
+
+  sample(): void {
+    for (const row of this.read(this.lastSeq)) {
+      this.lastSeq = row.seq;
+      if (!this.seenSet.has(row.value)) {
+        this.seenSet.add(row.value);
+        this.seen.push(row.value);
+      }
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.db?.close();
+    this.db = undefined;
+  }
+
+  private open(): Database.Database | undefined {
+    if (this.db === undefined && existsSync(this.path)) {
+      this.db = new Database(this.path, { readonly: true, fileMustExist: true });
+    }
+    return this.db;
+  }
+
+  private read(afterSeq: number): Array<{ seq: number; value: number }> {
+    try {
+      const db = this.open();
+      if (!db) return [];
+      const rows = db.prepare('SELECT seq, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; payload: Buffer }>;
+      const out: Array<{ seq: number; value: number }> = [];
+      for (const r of rows) {
+        const value = (JSON.parse(r.payload.toString()) as { seq?: unknown }).seq;
+        if (typeof value === 'number') out.push({ seq: r.seq, value });
+      }
+      return out;
+    } catch {
+      // The writer may be mid-recovery after a SIGKILL: reopen on the next sample.
+      this.db?.close();
+      this.db = undefined;
+      return [];
+    }
+  }
+}
+
+export class DeliveryRig {
+  /** Counter values in arrival order, redeliveries included. */
+  readonly received: number[] = [];
+  /** Every message on `attributes`, with or without a counter value. */
+  messages = 0;
+  private readonly children: ChildProcess[] = [];
+
+  private constructor(
+    readonly broker: Mosquitto,
+    readonly sim: Simulation,
+    readonly dir: string,
+    readonly site: string,
+    readonly subscriber: mqtt.MqttClient,
+    readonly outbox: OutboxSampler,
+    readonly pipe: BrokerPipe,
+  ) {
+    subscriber.on('message', (_topic, payload: Buffer) => {
+      this.messages += 1;
+      const body = JSON.parse(payload.toString()) as { seq?: unknown };
+      if (typeof body.seq === 'number') this.received.push(body.seq);
+    });
+  }
+
+  static async start(): Promise<DeliveryRig> {
+    const broker = await Mosquitto.start({ persistence: true });
+    const map = parseSimMap(MAP);
+    if (!map.ok) throw new Error(map.problems.join('; '));
+    const sim = await startSimulation({ map: map.map, logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 } });
+    const dir = mkdtempSync(join(tmpdir(), 'fg-faults-'));
+    const site = join(dir, 'site.yaml');
+    const pipe = await BrokerPipe.start(broker.port);
+    writeFileSync(site, siteFile(join(dir, 'state'), pipe.url, sim.tcp?.port ?? 0));
+    // A persistent QoS 1 session: the broker keeps what arrives while the subscriber is away.
+    const subscriber = await mqtt.connectAsync(broker.url, { clientId: 'fault-counter', clean: false, reconnectPeriod: 200 });
+    await subscriber.subscribeAsync('attributes', { qos: 1 });
+    const outbox = new OutboxSampler(join(dir, 'state', 'outbox.sqlite'));
+    outbox.start();
+    return new DeliveryRig(broker, sim, dir, site, subscriber, outbox, pipe);
+  }
+
+  /** `fieldgate run --config site.yaml` from source, as a daemon would run it. */
+  startGateway(): GatewayProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/system/fixtures/cli.ts', 'run', '--config', this.site], {
+      stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH },
+    });
+    this.children.push(child);
+    return { child, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
+  }
+
+  /**
+   * Stop the gateway with SIGTERM and wait until the broker has passed on everything it acked:
+   * every committed row not left in the outbox was PUBACKed, so it must have reached the subscriber.
+   */
+  async stopAndCount(gateway: GatewayProcess): Promise<{ committed: number; leftInOutbox: number; acked: number; messages: number; exitCode: number | null }> {
+    gateway.child.kill('SIGTERM');
+    const exitCode = await gateway.exited;
+    const committed = this.outbox.committed();
+    const leftInOutbox = this.outbox.pendingRows();
+    const acked = committed - leftInOutbox;
+    await settle(() => this.messages >= acked, 15_000);
+    return { committed, leftInOutbox, acked, messages: this.messages, exitCode };
+  }
+
+  /** Committed values that never arrived. */
+  missing(values: readonly number[] = this.outbox.seen): number[] {
+    const got = new Set(this.received);
+    return values.filter((v) => !got.has(v));
+  }
+
+  async close(): Promise<void> {
+    const running = this.children.filter((c) => c.exitCode === null && c.signalCode === null);
+    await Promise.all(running.map((c) => new Promise((resolve) => {
+      c.once('exit', resolve);
+      c.kill('SIGKILL');
+    })));
+    this.outbox.stop();
+    await this.pipe.close();
+    await this.subscriber.endAsync(true);
+    await this.sim.close();
+    await this.broker.dispose();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Values in order of first arrival: redeliveries removed, nothing else. */
+export function firstArrivals(values: readonly number[]): number[] {
+  return [...new Set(values)];
+}
+
+/** Places where a value arrived for the first time after a larger one. */
+export function outOfOrder(values: readonly number[]): Array<[number, number]> {
+  const firsts = firstArrivals(values);
+  return firsts.slice(1).flatMap((v, i) => (v > firsts[i] ? [] : [[firsts[i], v] as [number, number]]));
+}
+
+/** Polls until the condition holds or the time is up; the caller asserts, for a useful message. */
+export async function settle(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < end) await sleep(50);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
