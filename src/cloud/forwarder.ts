@@ -96,6 +96,8 @@ export class Forwarder {
   private unsubscribe: (() => void) | undefined;
   private failing = false;
   private readonly counters = { published: 0, acked: 0, paced: 0 };
+  private ackUpTo: number | undefined;
+  private ackScheduled = false;
 
   constructor(private readonly options: ForwarderOptions) {
     this.window = Math.max(1, options.window ?? 100);
@@ -144,6 +146,7 @@ export class Forwarder {
 
   /** Forget what is in flight; the next pump starts again at the outbox head (not yet acked). */
   private restart(): void {
+    this.flushAck();
     this.generation += 1;
     this.inFlight = [];
     this.lastSentSeq = 0;
@@ -219,13 +222,28 @@ export class Forwarder {
       this.counters.acked += 1;
     }
     if (upTo === undefined) return;
+    // PUBACKs arrive one by one; deleting once per event-loop turn instead of once per PUBACK
+    // turns hundreds of SQLite transactions per second into a few.
+    this.ackUpTo = upTo;
+    if (!this.ackScheduled) {
+      this.ackScheduled = true;
+      setImmediate(() => this.flushAck());
+    }
+    this.wakeUp();
+    if (!this.pumping) this.notify();
+  }
+
+  /** Deletes what the broker acknowledged; also run before a resend so acked records are not resent. */
+  private flushAck(): void {
+    this.ackScheduled = false;
+    const upTo = this.ackUpTo;
+    this.ackUpTo = undefined;
+    if (upTo === undefined) return;
     try {
       this.options.outbox.ack(this.options.device, upTo);
     } catch (err) {
       this.options.log.error({ device: this.options.device, err }, 'outbox ack failed');
     }
-    this.wakeUp();
-    if (!this.pumping) this.notify();
   }
 
   private waitForWake(): Promise<void> {
