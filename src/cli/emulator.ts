@@ -6,6 +6,7 @@ import { startEmulator, type Emulator } from '../emulator/index.js';
 import { checkRateLimit, DEFAULT_RATE_LIMIT } from '../emulator/http/rate-limit.js';
 import { loadSeedFile, SeedError } from '../emulator/state/seed.js';
 import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+import { untilSignal } from './signals.js';
 
 export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../config/emulator-seed.yaml', import.meta.url));
 export const DEFAULT_PORTS = { http: 18080, mqtt: 11883, tcp: 18266 };
@@ -27,19 +28,6 @@ function positive(value: string | undefined, fallback: number, name: string): nu
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new RangeError(`--${name} must be a positive number`);
   return n;
-}
-
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
 
 export const runEmulator: CliCommand = async (args, io) => {

@@ -3,22 +3,10 @@ import { parseArgs } from 'node:util';
 import { startGateway } from '../gateway.js';
 import { createLogger, parseComponentLevels } from '../log.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
+import { untilSignal } from './signals.js';
 import { loadSiteOrReport } from './site-loading.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
-
-/** Resolves on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const handler = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-      resolve(signal);
-    };
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-  });
-}
 
 export const runRun: CliCommand = async (args, io) => {
   let file: string | undefined;

@@ -2,52 +2,9 @@
 // Appends are group-committed to spare SD cards; records leave only through ack() after PUBACK.
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats } from './outbox-types.js';
 
-export interface OutboxRecord {
-  seq: number;
-  ts: number;
-  payload: Buffer;
-}
-
-export interface OutboxDeviceStats {
-  depth: number;
-  bytes: number;
-  dropped: number;
-}
-
-export interface OutboxStats {
-  devices: Record<string, OutboxDeviceStats>;
-  depth: number;
-  bytes: number;
-  dropped: number;
-  /** Appended but not yet committed. */
-  buffered: number;
-}
-
-export interface OutboxDropInfo {
-  device: string;
-  records: number;
-  bytes: number;
-  reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed';
-}
-
-export interface OutboxOptions {
-  /** SQLite file (in the state directory). ':memory:' for tests. */
-  path: string;
-  /** Commit buffered appends at most this long after the first one. */
-  flushIntervalMs?: number;
-  /** ...or as soon as this many are buffered. */
-  flushRecords?: number;
-  /** Payload bytes kept per device; the oldest are dropped beyond it. */
-  maxBytesPerDevice?: number;
-  /** Payload bytes kept for all devices together; the globally oldest are dropped beyond it. */
-  maxBytesTotal?: number;
-  onDrop?: (info: OutboxDropInfo) => void;
-  /** Called after each commit with the devices that got new records (wakes forwarders). */
-  onCommit?: (devices: ReadonlySet<string>) => void;
-  /** A timed commit failed (disk full, I/O error); the batch is kept and retried. */
-  onError?: (err: unknown) => void;
-}
+export type { OutboxDeviceStats, OutboxDropInfo, OutboxOptions, OutboxRecord, OutboxStats } from './outbox-types.js';
 
 interface Pending {
   device: string;

@@ -15,12 +15,14 @@ import {
   BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
   QueueFullError, UnitCoolingDownError,
 } from './errors.js';
+import type { BusStats } from './bus-stats.js';
 import { RequestQueue } from './request-queue.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
 export type { ReadBlock, RequestOptions, WriteOptions, Priority, UnitStateView };
 
 export type BusState = ConnectionState;
+export type { BusStats } from './bus-stats.js';
 
 export interface BusOptions {
   config: BusConfig;
@@ -35,27 +37,6 @@ export interface BusOptions {
   busyBackoffMs?: number;
 }
 
-export interface BusStats {
-  bus: string;
-  state: BusState;
-  queueDepth: number;
-  inFlight: number;
-  /** Transactions put on the wire (each busy retry counts). */
-  transactions: number;
-  timeouts: number;
-  exceptions: number;
-  busyRetries: number;
-  frameErrors: number;
-  otherErrors: number;
-  cooldownRejects: number;
-  downRejects: number;
-  queueRejects: number;
-  /** Sum of transaction durations; utilisation = delta(busyTimeMs) / delta(wall time). */
-  busyTimeMs: number;
-  reconnects: number;
-  unitsCoolingDown: number;
-  downReason?: string;
-}
 
 interface Job {
   unit: number;
