@@ -26,7 +26,14 @@ export const runRun: CliCommand = async (args, io) => {
   const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout });
   const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
   if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
-  const gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels });
+  let gateway;
+  try {
+    gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels });
+  } catch (err) {
+    // e.g. an unreadable state directory or CA file: systemd restarts us with backoff.
+    logger.fatal({ err }, 'gateway failed to start');
+    return 1;
+  }
   const signal = await untilSignal();
   logger.info({ signal }, 'signal received');
   await gateway.stop();
