@@ -17,6 +17,8 @@ import type { LevelWithSilent } from 'pino';
 import { componentLogger, type Logger } from './log.js';
 import { systemTimers } from './modbus/clock.js';
 import type { Reporter } from './reporter.js';
+import { BusLineEndpoint, type RawLine } from './streams/bus-endpoint.js';
+import type { ByteEndpoint } from './streams/endpoint.js';
 import { SerialEndpoint } from './streams/serial-endpoint.js';
 import { StreamRelay } from './streams/relay.js';
 import { TcpEndpoint } from './streams/tcp-endpoint.js';
@@ -37,6 +39,8 @@ export interface NorthboundOptions {
   outbox: Outbox;
   reporter: Reporter;
   commands: ReadonlyMap<string, CommandService>;
+  /** The southbound buses, for streams that share an RS-485 line with Modbus. */
+  buses: ReadonlyMap<string, RawLine>;
   logger: Logger;
   componentLevels?: ReadonlyMap<string, LevelWithSilent>;
 }
@@ -50,13 +54,17 @@ function identityOf(device: DeviceConfig, cloud: CloudSettings): DeviceIdentity 
   };
 }
 
-function createRelay(stream: StreamConfig, cloud: CloudSettings, publish: (id: string, data: Buffer) => Promise<void>, logger: Logger): StreamRelay | undefined {
+function createRelay(stream: StreamConfig, buses: ReadonlyMap<string, RawLine>, cloud: CloudSettings, publish: (id: string, data: Buffer) => Promise<void>, logger: Logger): StreamRelay | undefined {
   const target = stream.target;
+  let endpoint: ByteEndpoint;
   if (target.kind === 'bus') {
-    logger.error({ stream: stream.identifier, bus: target.bus }, 'streams on a shared Modbus line are not supported yet; stream disabled');
-    return undefined;
+    const bus = buses.get(target.bus);
+    // The site file check makes this unreachable; a missing bus must still not crash the gateway.
+    if (!bus) return void logger.error({ stream: stream.identifier, bus: target.bus }, 'stream bus not found; stream disabled');
+    endpoint = new BusLineEndpoint(bus, stream);
+  } else {
+    endpoint = target.kind === 'serial' ? new SerialEndpoint(target) : new TcpEndpoint(target);
   }
-  const endpoint = target.kind === 'serial' ? new SerialEndpoint(target) : new TcpEndpoint(target);
   return new StreamRelay({ config: stream, endpoint, publish, logger, timers: systemTimers, reconnect: cloud.reconnect });
 }
 
@@ -94,7 +102,7 @@ export async function createNorthbound(options: NorthboundOptions): Promise<Nort
       await session.publishStream(id, data);
     };
     for (const stream of device.streams) {
-      const relay = createRelay(stream, cloud, publish, log.child({ device: device.name }));
+      const relay = createRelay(stream, options.buses, cloud, publish, log.child({ device: device.name }));
       if (relay) {
         streams.set(stream.identifier, relay);
         relays.push(relay);

@@ -2,6 +2,7 @@
 import type { Table } from '../points/types.js';
 import { isBitTable } from '../points/types.js';
 import { InvalidRequestError } from './errors.js';
+import type { RawReplyWindow } from './raw-exchange.js';
 import type { ModbusTransport } from './transport.js';
 import type { Priority } from './request-queue.js';
 
@@ -30,9 +31,11 @@ export interface WriteOptions extends RequestOptions {
 export type Operation =
   | { kind: 'read'; table: Table; start: number; count: number }
   | { kind: 'write-registers'; address: number; values: readonly number[]; forceMulti: boolean }
-  | { kind: 'write-coils'; address: number; values: readonly boolean[]; forceMulti: boolean };
+  | { kind: 'write-coils'; address: number; values: readonly boolean[]; forceMulti: boolean }
+  /** Non-Modbus bytes for a custom data stream sharing the line; addressed to no unit. */
+  | { kind: 'raw'; data: Buffer; window: RawReplyWindow };
 
-export type OperationResult = ReadBlock | undefined;
+export type OperationResult = ReadBlock | Buffer | undefined;
 
 /** Modbus limits: 125 registers / 2000 bits per read, 123 registers / 1968 coils per write. */
 const MAX_READ_REGISTERS = 125;
@@ -46,8 +49,15 @@ function checkInteger(name: string, value: number, min: number, max: number): vo
   }
 }
 
+/** Raw stream bytes: within what one exchange may put on the line. */
+const MAX_RAW_REQUEST_BYTES = 65536;
+
 export function validateOperation(unit: number, op: Operation): void {
   checkInteger('unit', unit, 0, 255);
+  if (op.kind === 'raw') {
+    checkInteger('raw request bytes', op.data.length, 1, MAX_RAW_REQUEST_BYTES);
+    return;
+  }
   if (op.kind === 'read') {
     const max = isBitTable(op.table) ? MAX_READ_BITS : MAX_READ_REGISTERS;
     checkInteger('start address', op.start, 0, 65535);
@@ -104,6 +114,8 @@ export async function perform(
         await transport.writeCoils(unit, op.address, op.values, timeoutMs);
       }
       return undefined;
+    case 'raw':
+      return transport.exchangeRaw(op.data, op.window);
   }
   return undefined;
 }

@@ -10,12 +10,13 @@ import {
   perform, validateOperation,
 } from './bus-request.js';
 import { type Clock, type Timers, sleep, systemClock, systemTimers } from './clock.js';
-import { type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
+import { type Admission, type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import {
   BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
   QueueFullError, UnitCoolingDownError,
 } from './errors.js';
 import type { BusStats } from './bus-stats.js';
+import type { RawReplyWindow } from './raw-exchange.js';
 import { RequestQueue } from './request-queue.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
@@ -133,6 +134,12 @@ export class Bus {
     await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
   }
 
+  /** Raw bytes of a custom data stream sharing this RTU line, in its turn; resolves with the reply. */
+  async exchangeRaw(data: Buffer, window: RawReplyWindow, options: RequestOptions = {}): Promise<Buffer> {
+    const reply = await this.submit(0, { kind: 'raw', data, window }, options.priority ?? 'high');
+    return reply as Buffer;
+  }
+
   stats(): BusStats {
     return {
       bus: this.name,
@@ -191,7 +198,8 @@ export class Bus {
         return;
       }
       const job = this.queue.shift() as Job;
-      const admission = this.health.admit(job.unit, this.clock.now());
+      // Raw stream bytes address no unit: no cool-down applies to them.
+      const admission: Admission = job.op.kind === 'raw' ? { kind: 'go' } : this.health.admit(job.unit, this.clock.now());
       if (admission.kind === 'reject') {
         this.counters.cooldownRejects += 1;
         job.reject(new UnitCoolingDownError(job.unit, admission.retryInMs));
@@ -206,7 +214,7 @@ export class Bus {
     const started = this.clock.now();
     try {
       const result = await this.performWithBusyRetry(job);
-      this.noteTransition(job.unit, this.health.onAnswer(job.unit, this.clock.now()));
+      if (job.op.kind !== 'raw') this.noteTransition(job.unit, this.health.onAnswer(job.unit, this.clock.now()));
       job.resolve(result);
     } catch (err) {
       this.noteFailure(job, err, isProbe);
@@ -248,7 +256,7 @@ export class Bus {
       this.noteTransition(job.unit, transition);
     } else {
       this.counters[err instanceof ModbusFrameError ? 'frameErrors' : 'otherErrors'] += 1;
-      this.health.onInconclusive(job.unit, isProbe);
+      if (job.op.kind !== 'raw') this.health.onInconclusive(job.unit, isProbe);
       if (err instanceof PortClosedError && this.state === 'up') this.connection.lost(err.reason);
     }
   }

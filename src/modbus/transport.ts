@@ -2,10 +2,12 @@
 // A fresh modbus-serial client is made on every open(), so nothing leaks from a dead connection.
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../config/site-types.js';
+import { systemTimers } from './clock.js';
 import {
-  ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError,
+  InvalidRequestError, ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError,
   PortClosedError, PortOpenError,
 } from './errors.js';
+import { exchangeRaw, type RawPort, type RawReplyWindow } from './raw-exchange.js';
 
 const ModbusRTU = ModbusPkg.default;
 type ModbusClient = InstanceType<typeof ModbusRTU>;
@@ -29,6 +31,8 @@ export interface ModbusTransport {
   writeCoil(unit: number, address: number, value: boolean, timeoutMs: number): Promise<void>;
   /** FC15 */
   writeCoils(unit: number, address: number, values: readonly boolean[], timeoutMs: number): Promise<void>;
+  /** Non-Modbus bytes on an RTU line, the reply collected until quiet (custom data streams). */
+  exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer>;
 }
 
 export type TransportFactory = (config: BusConfig) => ModbusTransport;
@@ -203,6 +207,35 @@ class ModbusSerialTransport implements ModbusTransport {
   async writeCoils(unit: number, address: number, values: readonly boolean[], timeoutMs: number): Promise<void> {
     await this.transact(unit, timeoutMs, (c) => c.writeCoils(address, [...values]));
   }
+
+  async exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer> {
+    if (this.config.kind !== 'rtu') throw new InvalidRequestError(`raw bytes need an rtu bus (${this.target} is ${this.config.kind})`);
+    const client = this.client;
+    const port = client && client.isOpen ? serialPortOf(client) : undefined;
+    if (!client || !port) throw new PortClosedError('port not open');
+    discardStaleInput(client);
+    let fail: (err: Error) => void = () => undefined;
+    const closed = new Promise<never>((_, reject) => {
+      fail = reject;
+      this.pending.add(fail);
+    });
+    try {
+      return await Promise.race([exchangeRaw(port, request, window, systemTimers), closed]);
+    } finally {
+      this.pending.delete(fail);
+      // The reply also landed in modbus-serial's frame buffer: it must not meet the next request.
+      discardStaleInput(client);
+    }
+  }
+}
+
+/** The serialport instance inside modbus-serial's buffered RTU port (`_port._client`). */
+function serialPortOf(client: ModbusClient): RawPort | undefined {
+  const port: unknown = Reflect.get(client, '_port');
+  const serial: unknown = typeof port === 'object' && port !== null ? Reflect.get(port, '_client') : undefined;
+  if (typeof serial !== 'object' || serial === null) return undefined;
+  const has = (name: string) => typeof Reflect.get(serial, name) === 'function';
+  return has('write') && has('drain') && has('on') && has('off') ? (serial as RawPort) : undefined;
 }
 
 /**

@@ -25,6 +25,7 @@ export class StreamRelay {
   private attempt = 0;
   private cancelReopen: (() => void) | undefined;
   private cancelQuiet: (() => void) | undefined;
+  private cancelMaxAge: (() => void) | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   readonly counters = { sent: 0, received: 0, published: 0, dropped: 0 };
@@ -86,18 +87,25 @@ export class StreamRelay {
   }
 
   private collect(chunk: Buffer): void {
+    const { config, endpoint, timers } = this.options;
     this.counters.received += chunk.length;
+    if (this.pendingBytes === 0 && !endpoint.deliversWholeReplies) {
+      // A talker that never pauses still gets its bytes published every replyTimeoutMs.
+      this.cancelMaxAge = timers.setTimer(() => this.flush(), config.replyTimeoutMs);
+    }
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     this.cancelQuiet?.();
     // A message ends when the line goes quiet, or when it reaches the size cap.
-    if (this.pendingBytes >= this.options.config.maxReplyBytes) this.flush();
-    else this.cancelQuiet = this.options.timers.setTimer(() => this.flush(), this.options.config.quietMs);
+    if (this.pendingBytes >= config.maxReplyBytes || endpoint.deliversWholeReplies) this.flush();
+    else this.cancelQuiet = timers.setTimer(() => this.flush(), config.quietMs);
   }
 
   private flush(): void {
     this.cancelQuiet?.();
     this.cancelQuiet = undefined;
+    this.cancelMaxAge?.();
+    this.cancelMaxAge = undefined;
     if (this.pendingBytes === 0) return;
     const message = Buffer.concat(this.pending);
     this.pending = [];

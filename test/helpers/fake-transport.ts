@@ -1,6 +1,7 @@
 // A scriptable in-memory ModbusTransport for bus tests: per-unit behaviour, latency on (fake)
 // timers, and a record of every transaction with its start/end time and concurrency.
 import { ModbusExceptionError, ModbusTimeoutError, PortClosedError, PortOpenError } from '../../src/modbus/errors.js';
+import type { RawReplyWindow } from '../../src/modbus/raw-exchange.js';
 import type { ModbusTransport } from '../../src/modbus/transport.js';
 
 export type Reply = 'ok' | 'timeout' | 'silent-close' | { exception: number };
@@ -114,5 +115,9 @@ export class FakeTransport implements ModbusTransport {
   }
   async writeCoils(unit: number, address: number, _values: readonly boolean[], timeoutMs: number): Promise<void> {
     await this.run(unit, 'writeCoils', address, timeoutMs, () => undefined);
+  }
+  /** Raw stream bytes: recorded as unit 0, fn 'raw'; the reply is the request reversed. */
+  exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer> {
+    return this.run(0, 'raw', 0, window.replyTimeoutMs, () => Buffer.from(request).reverse());
   }
 }

@@ -61,6 +61,23 @@ describe('Bus turn-taking on an RTU line', () => {
     ]);
   });
 
+
+  it('runs raw stream bytes in the line\'s turn, ahead of polls, whatever the units\' cool-down', async () => {
+    const { bus, transport } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 1, initialMs: 60_000, maxMs: 60_000 } }));
+    transport.behaviour = (unit) => (unit === 0 ? 'ok' : 'timeout');
+    const failed = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(bus.unitState(1)).toMatchObject({ state: 'cooling-down' });
+    const polls = [2, 3].map((unit) => bus.read(unit, 'holding', 0, 1).catch((err: unknown) => err));
+    const window = { replyTimeoutMs: 50, quietMs: 10, maxReplyBytes: 64 };
+    const reply = bus.exchangeRaw(Buffer.from('ABC'), window);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect((await reply).toString()).toBe('CBA');
+    await Promise.all([failed, ...polls]);
+    expect(transport.calls.map((c) => `${c.unit}:${c.fn}`)).toEqual(['1:readHoldingRegisters', '2:readHoldingRegisters', '0:raw', '3:readHoldingRegisters']);
+    expect(transport.maxInFlight).toBe(1);
+    expect(bus.unitState(0)).toMatchObject({ state: 'ok' });
+  });
   it('chooses FC6/FC16 and FC5/FC15 by length and forceMulti', async () => {
     const { bus, transport } = await startedBus();
     const done = Promise.all([
