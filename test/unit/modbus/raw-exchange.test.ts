@@ -40,7 +40,7 @@ describe('exchangeRaw', () => {
     { name: 'nothing heard: empty after replyTimeoutMs', chunks: [], reply: '', endsBy: 500 },
     { name: 'a talker that never pauses stops at replyTimeoutMs', chunks: Array.from({ length: 80 }, (_, i) => [5 + i * 10, '.']), reply: '.'.repeat(50), endsBy: 500, maxReplyBytes: 1000 },
   ] as const)('$name', async ({ chunks, reply, endsBy, ...override }) => {
-    const port = new ScriptedPort(chunks.map(([at, text]) => [at, text]));
+    const port = new ScriptedPort(chunks.map(([at, text]) => [Number(at), String(text)]));
     let result: Buffer | undefined;
     void exchangeRaw(port, Buffer.from('REQ'), { ...window, ...override }, systemTimers).then((r) => (result = r));
     await vi.advanceTimersByTimeAsync(endsBy);
