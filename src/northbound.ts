@@ -76,7 +76,7 @@ export async function createNorthbound(options: NorthboundOptions): Promise<Nort
     maxPending: cloud.rateQueue.maxPending, attempts: cloud.rateQueue.retries + 1, backoff: cloud.reconnect,
     max429Retries: 5, lowRemaining: 2,
   });
-  const http = new HttpClient({ timeoutMs: 10_000, onRateInfo: (info) => queue.observe(info) });
+  const http = new HttpClient({ timeoutMs: cloud.httpTimeoutMs, onRateInfo: (info) => queue.observe(info) });
   const projectApi = cloud.apiBaseUrl && cloud.appId && cloud.accessKey && cloud.secretKey
     ? new ProjectApi({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
     : undefined;

@@ -56,7 +56,7 @@ export class DeviceSession {
       },
       streams: [...this.streamIds],
       keepaliveS: settings.keepaliveS,
-      connectTimeoutMs: 10_000,
+      connectTimeoutMs: settings.connectTimeoutMs,
       reconnect: settings.reconnect,
       ...(options.ca ? { ca: options.ca } : {}),
       // The link names the device in its own log fields.
@@ -72,7 +72,7 @@ export class DeviceSession {
         this.ups += 1;
         if (this.ups > 1) this.reconnects += 1;
         options.reporter.snapshotNext(device.name);
-        void this.sync('reconnect');
+        void this.sync(this.ups > 1 ? 'reconnect' : 'start');
       } else if (event.type === 'auth-refused') {
         void options.resolver.invalidate(options.identity).catch((err: unknown) => this.log.warn({ err }, 'credential invalidation failed'));
       }

@@ -61,6 +61,8 @@ export const GATEWAY_SCHEMA = {
     secretKey: cloudString('Secret key for interface A.', { env: 'FIELDGATE_SECRET_KEY', sensitive: true }),
     caFile: cloudString('PEM file with the CA of the broker certificate.', { env: 'FIELDGATE_CA_FILE' }),
     keepaliveS: cloudNumber('MQTT keepalive in seconds.', 120, 10, 3600),
+    connectTimeoutMs: cloudNumber('An MQTT connect attempt without CONNACK within this long fails (ms).', 10_000, 1000, 300_000),
+    httpTimeoutMs: cloudNumber('A cloud HTTP request without a complete answer within this long fails (ms).', 10_000, 1000, 300_000),
     syncPeriodMs: cloudNumber('Period of the interface-B read of writable points (ms); 0 = only at start and reconnect.', 600_000, 0, 86_400_000, 'FIELDGATE_SYNC_PERIOD_MS'),
     publishWindow: cloudNumber('Reports in flight per device link before waiting for PUBACKs.', 50, 1, 1000),
     replayRatePerS: cloudNumber('Backlog replay pace for all links together (reports/s).', 200, 1, 100_000),
@@ -86,7 +88,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.cloud.syncPeriodMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs',
+  'gateway.cloud.syncPeriodMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs',
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';
 

@@ -154,6 +154,10 @@ export interface CloudSettings {
   /** PEM file with the CA that signs the broker certificate (mqtts://). */
   caFile?: string;
   keepaliveS: number;
+  /** An MQTT connect attempt without CONNACK within this long fails and is retried with backoff. */
+  connectTimeoutMs: number;
+  /** A cloud HTTP request (interface A or B) without a complete answer within this long fails. */
+  httpTimeoutMs: number;
   /** Period of the interface-B read of writable points' cloud values; 0 = only at start/reconnect. */
   syncPeriodMs: number;
   /** Publishes in flight per device link before waiting for PUBACKs. */

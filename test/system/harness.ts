@@ -78,7 +78,7 @@ export async function startSite(): Promise<Site> {
           stateDir, logLevel: 'silent', health: { enabled: true, host: '127.0.0.1', port: 0 },
           cloud: {
             mqttUrl: `mqtt://127.0.0.1:${emulator.mqttPort}`, apiBaseUrl: `http://127.0.0.1:${emulator.httpPort}`, projectKey: PROJECT_KEY,
-            keepaliveS: 60, syncPeriodMs: 0, publishWindow: 50, replayRatePerS: 1000,
+            keepaliveS: 60, connectTimeoutMs: 10_000, httpTimeoutMs: 10_000, syncPeriodMs: 0, publishWindow: 50, replayRatePerS: 1000,
             reconnect: { initialMs: 100, maxMs: 1000, jitter: 0.1 },
             outbox: { maxBytes: 16 * 1024 * 1024, commitIntervalMs: 20 },
             rateQueue: { ratePerS: 50, concurrency: 2, maxPending: 100, retries: 2 },
