@@ -17,7 +17,7 @@ import type { GatewayStatus } from './status.js';
 import { createNotifier, watchdogIntervalMs } from './systemd.js';
 import { FIELDGATE_VERSION } from './version.js';
 import { TransitionLog } from './transitions.js';
-import { ProgressWatch } from './watchdog.js';
+import { linkProgress, ProgressWatch } from './watchdog.js';
 
 export async function startGateway(config: Config, deps: GatewayDeps): Promise<GatewayHandle> {
   const { site, gateway } = config;
@@ -77,11 +77,18 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   northbound.start();
   // A poller is stalled when no cycle of any of its devices ended within 3 periods (+ slack for timeouts).
   const slowestPeriod = new Map(site.buses.map((b) => [b.name, Math.max(0, ...site.devices.filter((d) => d.bus === b.name).map((d) => d.pollIntervalMs))]));
-  const progress = new ProgressWatch(() => [...southbound.pollers.entries()].map(([bus, p]) => ({
-    name: `poller ${bus}`,
-    counter: p.stats().reduce((sum, s) => sum + s.cycles + s.failedCycles + s.skippedCycles, 0),
-    expectedWithinMs: 3 * (slowestPeriod.get(bus) ?? 0) + 30_000,
-  })));
+  const progress = new ProgressWatch(() => {
+    const backlog = outbox.stats().devices;
+    const links = northbound.linkStatus().map((l) => ({ device: l.device, up: l.state === 'up', backlog: backlog[l.device]?.depth ?? 0, acked: l.publishes }));
+    return [
+      ...[...southbound.pollers.entries()].map(([bus, p]) => ({
+        name: `poller ${bus}`,
+        counter: p.stats().reduce((sum, s) => sum + s.cycles + s.failedCycles + s.skippedCycles, 0),
+        expectedWithinMs: 3 * (slowestPeriod.get(bus) ?? 0) + 30_000,
+      })),
+      ...linkProgress(links, gateway.cloud.keepaliveS),
+    ];
+  });
   let health: HealthServer | undefined;
   if (gateway.health.enabled) {
     try {

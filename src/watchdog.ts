@@ -13,7 +13,9 @@ export class ProgressWatch {
 
   stalled(now: number): string[] {
     const stalled: string[] = [];
+    const present = new Set<string>();
     for (const loop of this.read()) {
+      present.add(loop.name);
       const seen = this.last.get(loop.name);
       if (!seen || seen.counter !== loop.counter) {
         this.last.set(loop.name, { counter: loop.counter, changedAt: now });
@@ -21,6 +23,27 @@ export class ProgressWatch {
         stalled.push(loop.name);
       }
     }
+    // A loop with nothing to do is not listed; when it has work again its clock starts afresh.
+    for (const name of this.last.keys()) if (!present.has(name)) this.last.delete(name);
     return stalled;
   }
+}
+
+export interface LinkActivity {
+  device: string;
+  up: boolean;
+  /** Reports of this device waiting in the outbox. */
+  backlog: number;
+  /** Reports acknowledged by the broker so far. */
+  acked: number;
+}
+
+/**
+ * Links expected to move: up, with reports waiting. A dead TCP connection is noticed by the MQTT
+ * keepalive within 1.5 keepalives (the link goes down, which is not a stall); a link that stays
+ * up with a backlog and no PUBACK for longer is wedged, and a restart is what helps.
+ */
+export function linkProgress(links: readonly LinkActivity[], keepaliveS: number): LoopProgress[] {
+  const expectedWithinMs = 2 * keepaliveS * 1000 + 30_000;
+  return links.filter((l) => l.up && l.backlog > 0).map((l) => ({ name: `link ${l.device}`, counter: l.acked, expectedWithinMs }));
 }

@@ -1,0 +1,40 @@
+// Stall detection for the systemd watchdog and /healthz: pollers and links that stop moving.
+import { describe, expect, it } from 'vitest';
+import { linkProgress, ProgressWatch, type LoopProgress } from '../../src/watchdog.js';
+
+describe('ProgressWatch', () => {
+  it('flags a loop whose counter has not moved for longer than expected, and clears it when it moves', () => {
+    let loops: LoopProgress[] = [{ name: 'poller a', counter: 1, expectedWithinMs: 100 }];
+    const watch = new ProgressWatch(() => loops);
+    expect(watch.stalled(0)).toEqual([]);
+    expect(watch.stalled(100)).toEqual([]);
+    expect(watch.stalled(101)).toEqual(['poller a']);
+    loops = [{ name: 'poller a', counter: 2, expectedWithinMs: 100 }];
+    expect(watch.stalled(150)).toEqual([]);
+  });
+
+  it('starts a loop\'s clock afresh when it comes back after having nothing to do', () => {
+    let loops: LoopProgress[] = [{ name: 'link m1', counter: 7, expectedWithinMs: 100 }];
+    const watch = new ProgressWatch(() => loops);
+    watch.stalled(0);
+    loops = []; // link down, or outbox empty: nothing expected
+    watch.stalled(50);
+    loops = [{ name: 'link m1', counter: 7, expectedWithinMs: 100 }];
+    expect(watch.stalled(1_000)).toEqual([]);
+    expect(watch.stalled(1_101)).toEqual(['link m1']);
+  });
+});
+
+describe('linkProgress', () => {
+  const links = [
+    { device: 'up-with-backlog', up: true, backlog: 3, acked: 10 },
+    { device: 'up-idle', up: true, backlog: 0, acked: 10 },
+    { device: 'down-with-backlog', up: false, backlog: 500, acked: 4 },
+  ];
+  it.each([
+    { keepaliveS: 60, expectedWithinMs: 150_000 },
+    { keepaliveS: 120, expectedWithinMs: 270_000 },
+  ])('expects only up links with a backlog to move (keepalive $keepaliveS s)', ({ keepaliveS, expectedWithinMs }) => {
+    expect(linkProgress(links, keepaliveS)).toEqual([{ name: 'link up-with-backlog', counter: 10, expectedWithinMs }]);
+  });
+});
