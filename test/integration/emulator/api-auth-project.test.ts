@@ -40,6 +40,9 @@ describe('emulator interface A: tokens, project, catalog', () => {
     clock.advance(1000);
     const r = await t.api('GET', '/api/v1/project', undefined, tok);
     expect(r.body).toMatchObject({ result: false, errcode: 401, message: 'Access token expired' });
+    // Issuing a new token drops expired records; the old token must still read as expired.
+    await request(t.base, 'POST', '/api/v1/access_token', APP, {});
+    expect((await t.api('GET', '/api/v1/project', undefined, tok)).body).toMatchObject({ errcode: 401, message: 'Access token expired' });
     clock.set(T0);
   });
 
