@@ -2,7 +2,7 @@
 import type { RequestContext } from '../http/context.js';
 import { ApiError, ErrCode } from '../http/errors.js';
 import { ok, type Router } from '../http/router.js';
-import { readList, requireAttributeObject } from '../http/validate.js';
+import { readKeys, requireAttributeObject } from '../http/validate.js';
 import { pushStreamData, readCommand, readPushMode } from '../api/device-ops.js';
 import type { DeviceRecord } from '../state/model.js';
 import type { EmulatorState } from '../state/state.js';
@@ -39,7 +39,7 @@ export function deviceAccessRoutes(r: Router<RequestContext>): void {
 
   r.get(`${BASE}/attributes`, (ctx, p) => {
     const d = requireDevice(ctx, p.access_token);
-    return ok({ result: 1, attributes: ctx.state.attributeValues(d, readList(ctx.query, 'keys')) });
+    return ok({ result: 1, attributes: ctx.state.attributeValues(d, readKeys(ctx.query)) });
   });
 
   r.put(`${BASE}/attributes`, (ctx, p) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/emulator/http/errors.js';
 import { Router, ok } from '../../../src/emulator/http/router.js';
-import { BodyReader, paginate, readList, readPage } from '../../../src/emulator/http/validate.js';
+import { BodyReader, paginate, readKeys, readList, readPage } from '../../../src/emulator/http/validate.js';
 
 describe('Router', () => {
   const r = new Router<null>()
@@ -38,6 +38,14 @@ describe('BodyReader', () => {
     }
   });
 
+  it('treats null like an absent field in has() and the readers', () => {
+    const b = new BodyReader({ name: null, descr: '' });
+    expect(b.has('name')).toBe(false);
+    expect(b.has('descr')).toBe(true);
+    expect(b.string('name')).toBeUndefined();
+    expect(() => b.done()).not.toThrow();
+  });
+
   it('refuses a body that is not an object', () => {
     const b = new BodyReader('x');
     expect(() => b.done()).toThrow(ApiError);
@@ -57,5 +65,11 @@ describe('paging and lists', () => {
     expect(readList(new URLSearchParams('keys=a, b,,c'), 'keys')).toEqual(['a', 'b', 'c']);
     expect(readList(new URLSearchParams('keys='), 'keys')).toEqual([]);
     expect(readList(new URLSearchParams(''), 'keys')).toBeUndefined();
+  });
+
+  it('reads attribute keys: absent and empty both mean all', () => {
+    expect(readKeys(new URLSearchParams('keys=a,b'))).toEqual(['a', 'b']);
+    expect(readKeys(new URLSearchParams('keys='))).toBeUndefined();
+    expect(readKeys(new URLSearchParams(''))).toBeUndefined();
   });
 });
