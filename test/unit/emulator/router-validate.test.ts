@@ -17,7 +17,8 @@ describe('Router', () => {
     expect(r.match(method, path)).toMatchObject({ params, open });
   });
 
-  it.each([['POST', '/api/v1/device/d1'], ['GET', '/api/v1/device'], ['GET', '/api/v1/device/d1/extra'], ['GET', '/api/v1/device/%E0%A4%A']])(
+  it.each([['POST', '/api/v1/device/d1'], ['GET', '/api/v1/device'], ['GET', '/api/v1/device/d1/extra'], ['GET', '/api/v1/device/%E0%A4%A'],
+    ['GET', '/api/v1/device/d1/'], ['GET', '/api/v1//device/d1'], ['GET', '/api/v1/device//attribute/temp/series'], ['GET', '/api/v1/device/']])(
     '%s %s does not match', (method, path) => expect(r.match(method, path)).toBeUndefined(),
   );
 });
