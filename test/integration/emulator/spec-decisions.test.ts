@@ -46,6 +46,21 @@ describe('emulator: documented choices where the spec is silent', () => {
     const d = (await t.api('GET', `/api/v1/device/${id}`)).body.info;
     expect(d).toMatchObject({ type: 'type-modbus-meter', device_key: id, groups: [], tags: {}, descr: '' });
     expect(typeof d.view_token).toBe('string');
+    const cert = (await t.api('GET', `/api/v1/device/${id}/certificate`)).body.info;
+    const directory = t.channel!.options!.directory;
+    expect(directory.authenticate(cert.access_token, cert.project_key)).toBe(id);
+    await t.api('DELETE', `/api/v1/device/${id}`);
+    // A deleted device's credential no longer logs in (MQTT and TCP share this directory).
+    expect(directory.authenticate(cert.access_token, cert.project_key)).toBeUndefined();
+    expect((await t.app('GET', `/app/device/v1/${cert.access_token}/attributes`)).body).toMatchObject({ result: 0, errcode: 401 });
+  });
+
+  it('stores each group once, on create as on PUT groups', async () => {
+    const created = await t.api('POST', '/api/v1/device', { name: 'Twice', groups: ['grp-hall-a', 'grp-hall-a'] });
+    const id = created.body.info.id as string;
+    expect((await t.api('GET', `/api/v1/device/${id}`)).body.info.groups).toEqual(['grp-hall-a']);
+    await t.api('PUT', `/api/v1/device/${id}/groups`, { groups: ['grp-hall-b', 'grp-hall-b'] });
+    expect((await t.api('GET', `/api/v1/device/${id}`)).body.info.groups).toEqual(['grp-hall-b']);
     await t.api('DELETE', `/api/v1/device/${id}`);
   });
 
