@@ -6,7 +6,7 @@ import {
 import type { ApiContext } from '../http/context.js';
 import { ApiError, ErrCode, invalidFields, notFound, type FieldError } from '../http/errors.js';
 import { info, type Router } from '../http/router.js';
-import { BodyReader, readList, readPage, readTimeMs } from '../http/validate.js';
+import { BodyReader, readKeys, readPage, readTimeMs } from '../http/validate.js';
 import type { DeviceRecord } from '../state/model.js';
 import type { EmulatorState } from '../state/state.js';
 import { inferDataType } from './views.js';
@@ -56,12 +56,12 @@ export function deviceDataRoutes(r: Router<ApiContext>): void {
 
   r.get('/api/v1/device/:device_id/attributes_raw', (ctx, p) => {
     const d = ctx.state.requireDevice(p.device_id);
-    return info(ctx.state.attributeValues(d, readList(ctx.query, 'keys')));
+    return info(ctx.state.attributeValues(d, readKeys(ctx.query)));
   });
 
   r.get('/api/v1/device/:device_id/attributes_meta', (ctx, p) => {
     const d = ctx.state.requireDevice(p.device_id);
-    const keys = readList(ctx.query, 'keys');
+    const keys = readKeys(ctx.query);
     const out: Record<string, unknown> = {};
     for (const [identifier, attr] of d.attributes) {
       if (keys && !keys.includes(identifier)) continue;

@@ -1,8 +1,8 @@
 // Interface B: one device, reached by its own credential in the path; numeric result 0/1.
 import type { RequestContext } from '../http/context.js';
-import { ApiError, ErrCode } from '../http/errors.js';
+import { ApiError, ErrCode, invalidFields } from '../http/errors.js';
 import { ok, type Router } from '../http/router.js';
-import { readList, requireAttributeObject } from '../http/validate.js';
+import { readKeys, requireAttributeObject } from '../http/validate.js';
 import { pushStreamData, readCommand, readPushMode } from '../api/device-ops.js';
 import type { DeviceRecord } from '../state/model.js';
 import type { EmulatorState } from '../state/state.js';
@@ -26,6 +26,22 @@ function requireDevice(ctx: RequestContext, accessToken: string): DeviceRecord {
   return device;
 }
 
+/** Most clients cannot send a GET body: a GET sync send may carry `?method=&params=<JSON>&id=`. */
+function commandFromQuery(query: URLSearchParams): Record<string, unknown> {
+  const out: Record<string, unknown> = { method: query.get('method') ?? undefined };
+  const id = query.get('id');
+  if (id !== null) out.id = /^-?\d+(\.\d+)?$/.test(id) ? Number(id) : id;
+  const params = query.get('params');
+  if (params !== null) {
+    try {
+      out.params = JSON.parse(params) as unknown;
+    } catch {
+      throw invalidFields([{ field: 'params', message: 'must be a JSON object' }]);
+    }
+  }
+  return out;
+}
+
 const BASE = '/app/device/v1/:access_token';
 
 export function deviceAccessRoutes(r: Router<RequestContext>): void {
@@ -39,7 +55,7 @@ export function deviceAccessRoutes(r: Router<RequestContext>): void {
 
   r.get(`${BASE}/attributes`, (ctx, p) => {
     const d = requireDevice(ctx, p.access_token);
-    return ok({ result: 1, attributes: ctx.state.attributeValues(d, readList(ctx.query, 'keys')) });
+    return ok({ result: 1, attributes: ctx.state.attributeValues(d, readKeys(ctx.query)) });
   });
 
   r.put(`${BASE}/attributes`, (ctx, p) => {
@@ -57,7 +73,8 @@ export function deviceAccessRoutes(r: Router<RequestContext>): void {
   // The spec's overview lists GET, its description POST: both are served.
   const syncSend = async (ctx: RequestContext, p: Record<string, string>) => {
     const d = requireDevice(ctx, p.access_token);
-    const reply = await ctx.link.sendCommandSync(d.id, readCommand(ctx.body, true));
+    const body = ctx.body === undefined && ctx.query.has('method') ? commandFromQuery(ctx.query) : ctx.body;
+    const reply = await ctx.link.sendCommandSync(d.id, readCommand(body, true));
     if (!reply) return ok({ result: 0, message: SYNC_TIMEOUT_MESSAGE, errcode: ErrCode.syncTimeout });
     return ok({ result: 1, command: { method: reply.method, params: reply.params, id: reply.id } });
   };

@@ -22,8 +22,9 @@ export interface RouteMatch<C> {
   open: boolean;
 }
 
+/** Segments after the leading `/`; empty ones are kept, so `/project/` and `//` name no route. */
 function split(path: string): string[] {
-  return path.split('/').filter((s) => s !== '');
+  return (path.startsWith('/') ? path.slice(1) : path).split('/');
 }
 
 export class Router<C> {
@@ -64,6 +65,7 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
   for (let i = 0; i < pattern.length; i += 1) {
     const want = pattern[i];
     const got = parts[i];
+    if (got === '') return undefined;
     if (want.startsWith(':')) {
       try {
         params[want.slice(1)] = decodeURIComponent(got);

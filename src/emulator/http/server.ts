@@ -61,6 +61,11 @@ export function errorResult(flavour: Flavour, err: ApiError): HttpResult {
   return { status: 200, body };
 }
 
+/** A handler bug: still the interface's failure shape, so clients parse it like any failure. */
+export function internalErrorResult(flavour: Flavour): HttpResult {
+  return errorResult(flavour, new ApiError(500, 'Internal error'));
+}
+
 function invalidJson(flavour: Flavour): HttpResult {
   return { status: 404, body: { result: flavour === 'A' ? false : 0, message: 'Invalid JSON message', errcode: ErrCode.invalidJson } };
 }
@@ -114,7 +119,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       if (err instanceof BodyTooLarge) return errorResult(flavour, new ApiError(ErrCode.bodyTooLarge, 'Request body too large'));
       if (err instanceof ApiError) return errorResult(flavour, err);
       log.error({ err }, 'request handler failed');
-      return { status: 500, body: { result: flavour === 'A' ? false : 0, errcode: 500, message: 'Internal error' } };
+      return { ...internalErrorResult(flavour), status: 500 };
     }
   }
 

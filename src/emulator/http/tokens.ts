@@ -15,8 +15,13 @@ export interface IssuedToken {
   expiresAt: number;
 }
 
+/** Expired tokens remembered (oldest forgotten first) so their use still says "expired". */
+export const EXPIRED_TOKEN_MEMORY = 10_000;
+
 export class TokenStore {
   private readonly tokens = new Map<string, IssuedToken>();
+  /** Insertion-ordered: the first entry is the oldest expired token. */
+  private readonly expired = new Set<string>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -35,15 +40,27 @@ export class TokenStore {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match) throw new ApiError(ErrCode.invalidToken, 'Missing access token: send Authorization: Bearer <ACCESS_TOKEN>', [{ field: 'Authorization', message: 'is required' }]);
     const issued = this.tokens.get(match[1]);
+    if (!issued && this.expired.has(match[1])) throw expiredError();
     if (!issued) throw new ApiError(ErrCode.invalidToken, 'Invalid access token', [{ field: 'Authorization', message: 'unknown token' }]);
-    if (this.clock.now() >= issued.expiresAt) {
-      throw new ApiError(ErrCode.expiredToken, 'Access token expired', [{ field: 'Authorization', message: 'expired' }]);
-    }
+    if (this.clock.now() >= issued.expiresAt) throw expiredError();
     return issued;
   }
 
+  /** Drops the records of expired tokens, remembering only their values. */
   private dropExpired(): void {
     const now = this.clock.now();
-    for (const [key, t] of this.tokens) if (now >= t.expiresAt) this.tokens.delete(key);
+    for (const [key, t] of this.tokens) {
+      if (now < t.expiresAt) continue;
+      this.tokens.delete(key);
+      this.expired.add(key);
+    }
+    for (const key of this.expired) {
+      if (this.expired.size <= EXPIRED_TOKEN_MEMORY) break;
+      this.expired.delete(key);
+    }
   }
+}
+
+function expiredError(): ApiError {
+  return new ApiError(ErrCode.expiredToken, 'Access token expired', [{ field: 'Authorization', message: 'expired' }]);
 }

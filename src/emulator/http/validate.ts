@@ -30,8 +30,9 @@ export class BodyReader {
     }
   }
 
+  /** Present with a value: null counts as absent, as in every reader below. */
   has(field: string): boolean {
-    return this.body[field] !== undefined;
+    return this.body[field] !== undefined && this.body[field] !== null;
   }
 
   fail(field: string, message: string): void {
@@ -154,6 +155,12 @@ export function readList(query: URLSearchParams, name: string): string[] | undef
   const raw = query.get(name);
   if (raw === null) return undefined;
   return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+/** `keys` of the attribute reads: absent or empty both mean every attribute. */
+export function readKeys(query: URLSearchParams): string[] | undefined {
+  const keys = readList(query, 'keys');
+  return keys && keys.length > 0 ? keys : undefined;
 }
 
 /** Unix ms from the query; undefined when absent. */

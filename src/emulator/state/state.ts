@@ -116,7 +116,7 @@ export class EmulatorState {
     const device: DeviceRecord = {
       id, name: input.name, descr: input.descr ?? '', device_key: deviceKey,
       access_token: randomToken(), view_token: randomToken(), device_code: '',
-      tags: input.tags ?? {}, create_time: this.now(), type: typeId, groups: input.groups ?? [],
+      tags: input.tags ?? {}, create_time: this.now(), type: typeId, groups: [...new Set(input.groups ?? [])],
       attributes: new Map(), history: [], active: {}, extend_infos: {}, standard_infos: {},
     };
     this.devices.set(id, device);

@@ -40,6 +40,9 @@ describe('emulator interface A: tokens, project, catalog', () => {
     clock.advance(1000);
     const r = await t.api('GET', '/api/v1/project', undefined, tok);
     expect(r.body).toMatchObject({ result: false, errcode: 401, message: 'Access token expired' });
+    // Issuing a new token drops expired records; the old token must still read as expired.
+    await request(t.base, 'POST', '/api/v1/access_token', APP, {});
+    expect((await t.api('GET', '/api/v1/project', undefined, tok)).body).toMatchObject({ errcode: 401, message: 'Access token expired' });
     clock.set(T0);
   });
 
@@ -122,7 +125,9 @@ describe('emulator interface A: tokens, project, catalog', () => {
   });
 
   it('answers unknown paths and wrong methods with 404 Request invalid', async () => {
-    for (const [method, path] of [['GET', '/api/v1/nothing'], ['DELETE', '/api/v1/project'], ['GET', '/elsewhere'], ['GET', '/app/device/v1/x/y']]) {
+    for (const [method, path] of [['GET', '/api/v1/nothing'], ['DELETE', '/api/v1/project'], ['GET', '/elsewhere'], ['GET', '/app/device/v1/x/y'],
+      ['GET', '/api/v1/project/'], ['GET', '/api/v1//project'], ['GET', '/api/v1/device//certificate'], ['GET', '/api/v2/project'],
+      ['GET', '/app/device/v1//attributes']]) {
       const r = await t.api(method, path);
       expect(r.status).toBe(404);
       expect(r.body).toEqual({ message: 'Request invalid' });

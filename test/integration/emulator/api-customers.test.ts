@@ -57,7 +57,7 @@ describe('emulator interface A: customers and alarms', () => {
   });
 
   it.each([
-    ['PUT', 'info', {}, 400], ['PUT', 'info', { roles: elevenRoles }, 400], ['PUT', 'info', { roles: ['nope'] }, 404],
+    ['PUT', 'info', {}, 400], ['PUT', 'info', { email: null }, 400], ['PUT', 'info', { roles: elevenRoles }, 400], ['PUT', 'info', { roles: ['nope'] }, 404],
     ['PUT', 'pwd', {}, 400], ['PUT', 'tags', { tags: { a: 1 } }, 400],
   ])('%s customer/<id>/%s %j fails with errcode %i', async (method, what, body, errcode) => {
     expect((await t.api(method, `/api/v1/customer/cus-acme/${what}`, body)).body).toMatchObject({ result: false, errcode });

@@ -49,6 +49,9 @@ describe('emulator interface A: device data', () => {
     expect((await t.api('GET', '/api/v1/device/d1/attributes_raw')).body.info).toEqual({ temp: 10, mode: 'auto' });
     expect((await t.api('GET', '/api/v1/device/d1/attributes_raw?keys=mode,nope')).body.info).toEqual({ mode: 'auto' });
     expect((await t.api('GET', '/api/v1/device/d1/attributes_meta?keys=temp')).body.info).toEqual({ temp: { type: 'report', data_type: 'float', ts: NOW - 5 * MIN } });
+    // An empty `keys=` reads like an omitted one (only `groups` gives empty its own meaning).
+    expect((await t.api('GET', '/api/v1/device/d1/attributes_raw?keys=')).body.info).toEqual({ temp: 10, mode: 'auto' });
+    expect(Object.keys((await t.api('GET', '/api/v1/device/d1/attributes_meta?keys=')).body.info)).toEqual(['temp', 'mode']);
   });
 
   it('reads the series of the last 30 days by default, newest first, paged', async () => {

@@ -87,7 +87,7 @@ describe('emulator interface A: devices and extended info', () => {
   });
 
   it.each([
-    ['PUT', 'info', {}, 400], ['PUT', 'info', { device_key: 'meter-2' }, 409], ['PUT', 'tags', {}, 400],
+    ['PUT', 'info', {}, 400], ['PUT', 'info', { name: null }, 400], ['PUT', 'info', { device_key: 'meter-2' }, 409], ['PUT', 'tags', {}, 400],
     ['PUT', 'tags', { tags: 'x' }, 400], ['POST', 'tags_remove', { keys: 'a' }, 400], ['PUT', 'groups', {}, 400],
     ['PUT', 'groups', { groups: ['a', 'b', 'c', 'd', 'e', 'f'] }, 400], ['PUT', 'groups', { groups: ['nope'] }, 404],
   ])('%s device/<id>/%s %j fails with errcode %i', async (method, what, body, errcode) => {

@@ -91,6 +91,7 @@ describe('emulator: device communication over A7 and B (fake channel)', () => {
     expect(t.channel!.published.length).toBe(before);
     expect((await t.api('GET', '/api/v1/device/dev-meter-1/attributes_meta?keys=setpoint,label')).body.info).toMatchObject({ setpoint: { type: 'push' }, label: { type: 'cloud' } });
     expect((await t.app('GET', `${B}/attributes`)).body.attributes).toMatchObject({ setpoint: 500, label: 'x', voltage: 231 });
+    expect((await t.app('GET', `${B}/attributes?keys=`)).body.attributes).toMatchObject({ setpoint: 500, label: 'x', voltage: 231 });
   });
 
   it('B command/send publishes and acknowledges', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/emulator/http/errors.js';
 import { Router, ok } from '../../../src/emulator/http/router.js';
-import { BodyReader, paginate, readList, readPage } from '../../../src/emulator/http/validate.js';
+import { BodyReader, paginate, readKeys, readList, readPage } from '../../../src/emulator/http/validate.js';
 
 describe('Router', () => {
   const r = new Router<null>()
@@ -17,7 +17,8 @@ describe('Router', () => {
     expect(r.match(method, path)).toMatchObject({ params, open });
   });
 
-  it.each([['POST', '/api/v1/device/d1'], ['GET', '/api/v1/device'], ['GET', '/api/v1/device/d1/extra'], ['GET', '/api/v1/device/%E0%A4%A']])(
+  it.each([['POST', '/api/v1/device/d1'], ['GET', '/api/v1/device'], ['GET', '/api/v1/device/d1/extra'], ['GET', '/api/v1/device/%E0%A4%A'],
+    ['GET', '/api/v1/device/d1/'], ['GET', '/api/v1//device/d1'], ['GET', '/api/v1/device//attribute/temp/series'], ['GET', '/api/v1/device/']])(
     '%s %s does not match', (method, path) => expect(r.match(method, path)).toBeUndefined(),
   );
 });
@@ -36,6 +37,14 @@ describe('BodyReader', () => {
     } catch (err) {
       expect((err as ApiError).errors.map((e) => e.field)).toEqual(['name', 'account', 'groups', 'tags.a', 'id']);
     }
+  });
+
+  it('treats null like an absent field in has() and the readers', () => {
+    const b = new BodyReader({ name: null, descr: '' });
+    expect(b.has('name')).toBe(false);
+    expect(b.has('descr')).toBe(true);
+    expect(b.string('name')).toBeUndefined();
+    expect(() => b.done()).not.toThrow();
   });
 
   it('refuses a body that is not an object', () => {
@@ -57,5 +66,11 @@ describe('paging and lists', () => {
     expect(readList(new URLSearchParams('keys=a, b,,c'), 'keys')).toEqual(['a', 'b', 'c']);
     expect(readList(new URLSearchParams('keys='), 'keys')).toEqual([]);
     expect(readList(new URLSearchParams(''), 'keys')).toBeUndefined();
+  });
+
+  it('reads attribute keys: absent and empty both mean all', () => {
+    expect(readKeys(new URLSearchParams('keys=a,b'))).toEqual(['a', 'b']);
+    expect(readKeys(new URLSearchParams('keys='))).toBeUndefined();
+    expect(readKeys(new URLSearchParams(''))).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/emulator/clock.js';
 import { ApiError } from '../../../src/emulator/http/errors.js';
 import { parseSeed } from '../../../src/emulator/state/seed.js';
-import { EmulatorState } from '../../../src/emulator/state/state.js';
+import { EmulatorState, HISTORY_CAP } from '../../../src/emulator/state/state.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const sample = readFileSync(new URL('../../../config/emulator-seed.yaml', import.meta.url), 'utf8');
@@ -48,5 +48,15 @@ describe('EmulatorState', () => {
     state.deleteDevice('dev-meter-2');
     expect(state.customers.get('cus-acme')!.devices).toEqual(['dev-meter-1']);
     expect(state.alarms).toEqual([]);
+  });
+
+  it(`keeps at most ${HISTORY_CAP} history points per device, dropping the oldest`, () => {
+    const state = fresh();
+    const device = state.requireDevice('dev-meter-3');
+    device.history.length = 0;
+    for (let i = 0; i <= HISTORY_CAP; i += 1) state.setAttributes(device, { n: i }, 'report');
+    expect(device.history).toHaveLength(HISTORY_CAP);
+    expect(device.history[0].value).toBe(1);
+    expect(device.history.at(-1)!.value).toBe(HISTORY_CAP);
   });
 });

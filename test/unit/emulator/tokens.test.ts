@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/emulator/clock.js';
 import { ApiError } from '../../../src/emulator/http/errors.js';
-import { TokenStore } from '../../../src/emulator/http/tokens.js';
+import { EXPIRED_TOKEN_MEMORY, TokenStore } from '../../../src/emulator/http/tokens.js';
 
 function failure(fn: () => unknown): string {
   try {
@@ -28,12 +28,26 @@ describe('TokenStore', () => {
     expect(() => store.verify(header)).toThrow(ApiError);
   });
 
-  it('forgets expired tokens when issuing new ones', () => {
+  it('still says "expired" for a token dropped when a new one was issued', () => {
     const clock = new ManualClock(0);
     const store = new TokenStore(clock);
     const old = store.issue('exchange', 'app');
     clock.advance(86_400_000);
     store.issue('exchange', 'app');
-    expect(failure(() => store.verify(`Bearer ${old.token}`))).toBe('Invalid access token');
+    expect(failure(() => store.verify(`Bearer ${old.token}`))).toBe('Access token expired');
+    expect(failure(() => store.verify('Bearer never-issued'))).toBe('Invalid access token');
+  });
+
+  it(`remembers at most ${EXPIRED_TOKEN_MEMORY} expired tokens, forgetting the oldest`, () => {
+    const clock = new ManualClock(0);
+    const store = new TokenStore(clock);
+    const first = store.issue('exchange', 'app');
+    for (let i = 0; i < EXPIRED_TOKEN_MEMORY; i += 1) store.issue('exchange', 'app');
+    clock.advance(86_400_000);
+    const last = store.issue('exchange', 'app');
+    expect(failure(() => store.verify(`Bearer ${first.token}`))).toBe('Invalid access token');
+    clock.advance(86_400_000);
+    store.issue('exchange', 'app');
+    expect(failure(() => store.verify(`Bearer ${last.token}`))).toBe('Access token expired');
   });
 });
