@@ -1,5 +1,6 @@
 // Adapter: the only importer of modbus-serial. One transport = one serial port or TCP connection.
 // A fresh modbus-serial client is made on every open(), so nothing leaks from a dead connection.
+import { EventEmitter } from 'node:events';
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../config/site-types.js';
 import { systemTimers } from './clock.js';
@@ -97,6 +98,14 @@ class ModbusSerialTransport implements ModbusTransport {
       clearTimeout(timer);
     }
     this.client = client;
+    // modbus-serial drops its port error listener when the port closes; a write error the port
+    // reports after that (EIO from an unplugged adapter) must not become an uncaught exception.
+    const port: unknown = Reflect.get(client, '_port');
+    if (port instanceof EventEmitter) {
+      port.on('error', (err: unknown) => {
+        lastError = err instanceof Error ? err.message : String(err);
+      });
+    }
     client.on('close', () => {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
@@ -221,6 +230,10 @@ class ModbusSerialTransport implements ModbusTransport {
     });
     try {
       return await Promise.race([exchangeRaw(port, request, window, systemTimers), closed]);
+    } catch (err) {
+      // A serial write that fails (EIO: adapter unplugged) means the port is gone.
+      if (err instanceof PortClosedError) throw err;
+      throw new PortClosedError(`write failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       this.pending.delete(fail);
       // The reply also landed in modbus-serial's frame buffer: it must not meet the next request.
