@@ -37,6 +37,8 @@ export interface ForwarderOptions {
   pacer?: Pacer;
   /** Records read from the outbox per query (default `window`): one SELECT per batch, not per publish. */
   readAhead?: number;
+  /** Acknowledged records are deleted in one transaction at most this long after their PUBACK. */
+  ackDelayMs?: number;
   topic?: string;
   clock?: ForwarderClock;
 }
@@ -69,6 +71,7 @@ export class Forwarder {
   private next = 0;
   private lastPeekedSeq = 0;
   private readonly readAheadSize: number;
+  private readonly ackDelayMs: number;
   /** Bumped on every link transition: callbacks of an older generation are ignored. */
   private generation = 0;
   private pumping = false;
@@ -84,6 +87,7 @@ export class Forwarder {
   constructor(private readonly options: ForwarderOptions) {
     this.window = Math.max(1, options.window ?? 100);
     this.readAheadSize = Math.max(1, options.readAhead ?? this.window);
+    this.ackDelayMs = Math.max(0, options.ackDelayMs ?? 10);
     this.pacer = options.pacer ?? new TokenBucket(500, this.window);
     this.topic = options.topic ?? TOPIC.attributes;
     this.clock = options.clock ?? realClock;
@@ -210,12 +214,13 @@ export class Forwarder {
       this.counters.acked += 1;
     }
     if (upTo === undefined) return;
-    // PUBACKs arrive one by one; deleting once per event-loop turn instead of once per PUBACK
-    // turns hundreds of SQLite transactions per second into a few.
+    // PUBACKs arrive one by one; deleting at most every ackDelayMs instead of once per PUBACK
+    // turns hundreds of SQLite transactions per second into a few. A crash in between only means
+    // a few more duplicates (at least once); a link drop or stop flushes first.
     this.ackUpTo = upTo;
     if (!this.ackScheduled) {
       this.ackScheduled = true;
-      setImmediate(() => this.flushAck());
+      setTimeout(() => this.flushAck(), this.ackDelayMs).unref();
     }
     this.wakeUp();
     if (!this.pumping) this.notify();
