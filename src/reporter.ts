@@ -18,6 +18,8 @@ interface DeviceReportState {
   online: boolean | undefined;
   lastSampleAt: number | undefined;
   latest: Record<string, PointValue>;
+  /** Scratch list of the point ids that passed the filter in the current sample. */
+  kept: string[];
 }
 
 export class Reporter implements SampleSink {
@@ -31,7 +33,7 @@ export class Reporter implements SampleSink {
   ) {
     for (const d of devices) {
       this.devices.set(d.name, {
-        filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {},
+        filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {}, kept: [],
       });
     }
   }
@@ -40,11 +42,23 @@ export class Reporter implements SampleSink {
     const state = this.devices.get(sample.device);
     if (!state) return;
     state.lastSampleAt = sample.ts;
-    const report: Record<string, ReportValue> = {};
-    for (const [id, value] of Object.entries(sample.values)) {
+    const values = sample.values;
+    const kept = state.kept;
+    kept.length = 0;
+    let count = 0;
+    for (const id in values) {
+      const value = values[id];
       state.latest[id] = value;
-      if (state.filter.offer(id, value, sample.ts)) report[id] = value;
+      count += 1;
+      if (state.filter.offer(id, value, sample.ts)) kept.push(id);
     }
+    // Every value passed (the usual case for busy points): report the sample as it is.
+    if (kept.length === count) {
+      this.append(sample.device, values, sample.ts);
+      return;
+    }
+    const report: Record<string, ReportValue> = {};
+    for (const id of kept) report[id] = values[id];
     this.append(sample.device, report, sample.ts);
   }
 
@@ -94,12 +108,17 @@ export class Reporter implements SampleSink {
     return this.devices.get(device)?.latest ?? {};
   }
 
-  private append(device: string, values: Record<string, ReportValue>, ts: number): void {
-    if (Object.keys(values).length === 0) return;
+  private append(device: string, values: Readonly<Record<string, ReportValue>>, ts: number): void {
+    if (isEmpty(values)) return;
     try {
       this.outbox.append(device, attributesReport(values), ts);
     } catch (err) {
       this.logger.error({ device, err }, 'outbox append failed');
     }
   }
+}
+
+function isEmpty(values: Readonly<Record<string, unknown>>): boolean {
+  for (const _ in values) return false;
+  return true;
 }

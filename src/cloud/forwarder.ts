@@ -4,7 +4,11 @@
 import type { Logger } from '../log.js';
 import type { LinkEvent } from './link.js';
 import type { OutboxRecord } from './outbox.js';
+import type { Pacer } from './pacer.js';
+import { TokenBucket } from './pacer.js';
 import { TOPIC } from './topics.js';
+
+export { TokenBucket, type Pacer } from './pacer.js';
 
 export interface ForwarderOutbox {
   peek(device: string, limit: number, afterSeq?: number): OutboxRecord[];
@@ -15,34 +19,6 @@ export interface ForwarderLink {
   readonly isUp: boolean;
   publish(topic: string, payload: Buffer): Promise<void>;
   onEvent(listener: (event: LinkEvent) => void): () => void;
-}
-
-/** Decides when the next publish may go out (shareable between forwarders for a global cap). */
-export interface Pacer {
-  /** 0 to go now (and the slot is taken), else ms to wait before asking again. */
-  delayFor(now: number): number;
-}
-
-/** Token bucket: `ratePerSecond` on average, bursts of up to `burst`. */
-export class TokenBucket implements Pacer {
-  private tokens: number;
-  private last: number | undefined;
-
-  constructor(private readonly ratePerSecond: number, private readonly burst: number) {
-    this.tokens = burst;
-  }
-
-  delayFor(now: number): number {
-    if (this.last !== undefined) {
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) * this.ratePerSecond) / 1000);
-    }
-    this.last = now;
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.ratePerSecond));
-  }
 }
 
 export interface ForwarderClock {
@@ -59,6 +35,10 @@ export interface ForwarderOptions {
   window?: number;
   /** Publish rate cap; defaults to a per-device bucket of 500/s with bursts of `window`. */
   pacer?: Pacer;
+  /** Records read from the outbox per query (default `window`): one SELECT per batch, not per publish. */
+  readAhead?: number;
+  /** Acknowledged records are deleted in one transaction at most this long after their PUBACK. */
+  ackDelayMs?: number;
   topic?: string;
   clock?: ForwarderClock;
 }
@@ -86,7 +66,12 @@ export class Forwarder {
   private readonly topic: string;
   private readonly clock: ForwarderClock;
   private inFlight: Sent[] = [];
-  private lastSentSeq = 0;
+  /** Records peeked but not yet sent, from `next` on; refilled from the outbox when used up. */
+  private readAhead: OutboxRecord[] = [];
+  private next = 0;
+  private lastPeekedSeq = 0;
+  private readonly readAheadSize: number;
+  private readonly ackDelayMs: number;
   /** Bumped on every link transition: callbacks of an older generation are ignored. */
   private generation = 0;
   private pumping = false;
@@ -101,6 +86,8 @@ export class Forwarder {
 
   constructor(private readonly options: ForwarderOptions) {
     this.window = Math.max(1, options.window ?? 100);
+    this.readAheadSize = Math.max(1, options.readAhead ?? this.window);
+    this.ackDelayMs = Math.max(0, options.ackDelayMs ?? 10);
     this.pacer = options.pacer ?? new TokenBucket(500, this.window);
     this.topic = options.topic ?? TOPIC.attributes;
     this.clock = options.clock ?? realClock;
@@ -149,7 +136,9 @@ export class Forwarder {
     this.flushAck();
     this.generation += 1;
     this.inFlight = [];
-    this.lastSentSeq = 0;
+    this.readAhead = [];
+    this.next = 0;
+    this.lastPeekedSeq = 0;
     this.wakeUp();
   }
 
@@ -157,23 +146,24 @@ export class Forwarder {
     this.pumping = true;
     try {
       while (!this.stopped && this.options.link.isUp) {
-        const room = this.window - this.inFlight.length;
-        if (room <= 0) {
+        if (this.inFlight.length >= this.window) {
           await this.waitForWake();
           continue;
         }
-        this.again = false;
-        const records = this.options.outbox.peek(this.options.device, room, this.lastSentSeq);
-        if (records.length === 0) {
+        const record = this.nextRecord();
+        if (record === undefined) {
           if (this.again) continue;
           break;
         }
-        const generation = this.generation;
-        for (const record of records) {
-          await this.pace();
-          if (generation !== this.generation || this.stopped || !this.options.link.isUp) break;
-          this.send(record, generation);
+        // Synchronous while a token is there: awaiting per record would cost a turn per publish.
+        const delay = this.pacer.delayFor(this.clock.now());
+        if (delay > 0) {
+          this.counters.paced += 1;
+          await this.clock.sleep(delay);
+          continue;
         }
+        this.next += 1;
+        this.send(record, this.generation);
       }
       this.failing = false;
     } catch (err) {
@@ -187,19 +177,21 @@ export class Forwarder {
     if (this.again && !this.stopped && this.options.link.isUp) this.notify();
   }
 
-  private async pace(): Promise<void> {
-    for (;;) {
-      const delay = this.pacer.delayFor(this.clock.now());
-      if (delay <= 0) return;
-      this.counters.paced += 1;
-      await this.clock.sleep(delay);
+  /** The oldest record not yet sent, read ahead in batches; undefined when the outbox has no more. */
+  private nextRecord(): OutboxRecord | undefined {
+    if (this.next >= this.readAhead.length) {
+      this.again = false;
+      this.readAhead = this.options.outbox.peek(this.options.device, this.readAheadSize, this.lastPeekedSeq);
+      this.next = 0;
+      if (this.readAhead.length === 0) return undefined;
+      this.lastPeekedSeq = this.readAhead[this.readAhead.length - 1].seq;
     }
+    return this.readAhead[this.next];
   }
 
   private send(record: OutboxRecord, generation: number): void {
     const entry: Sent = { seq: record.seq, done: false };
     this.inFlight.push(entry);
-    this.lastSentSeq = record.seq;
     this.counters.published += 1;
     this.options.link.publish(this.topic, record.payload).then(
       () => {
@@ -222,12 +214,13 @@ export class Forwarder {
       this.counters.acked += 1;
     }
     if (upTo === undefined) return;
-    // PUBACKs arrive one by one; deleting once per event-loop turn instead of once per PUBACK
-    // turns hundreds of SQLite transactions per second into a few.
+    // PUBACKs arrive one by one; deleting at most every ackDelayMs instead of once per PUBACK
+    // turns hundreds of SQLite transactions per second into a few. A crash in between only means
+    // a few more duplicates (at least once); a link drop or stop flushes first.
     this.ackUpTo = upTo;
     if (!this.ackScheduled) {
       this.ackScheduled = true;
-      setImmediate(() => this.flushAck());
+      setTimeout(() => this.flushAck(), this.ackDelayMs).unref();
     }
     this.wakeUp();
     if (!this.pumping) this.notify();

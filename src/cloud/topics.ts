@@ -206,12 +206,16 @@ export type ReportValue = number | string | boolean | JsonObject;
  * which the cloud would store as a (false) value.
  */
 export function attributesReport(values: Readonly<Record<string, ReportValue>>): Buffer {
-  const clean: Record<string, ReportValue> = {};
-  for (const [key, value] of Object.entries(values)) {
-    if (typeof value === 'number' && !Number.isFinite(value)) continue;
-    clean[key] = value;
+  // Built once per poll cycle: copy only when there is something to leave out.
+  let clean: Record<string, ReportValue> | undefined;
+  for (const key in values) {
+    const value = values[key];
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      clean ??= { ...values };
+      delete clean[key];
+    }
   }
-  return Buffer.from(JSON.stringify(clean));
+  return Buffer.from(JSON.stringify(clean ?? values));
 }
 
 /** `attributes/get/<id>`: all attributes, or only `keys`. */

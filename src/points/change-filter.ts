@@ -2,7 +2,10 @@
 import type { PointConfig, ReportConfig } from '../config/site-types.js';
 import type { PointValue } from './types.js';
 
-interface SentState {
+interface PointState {
+  report: ReportConfig;
+  /** Last value sent and when; `sent` false until the first send (or after forget). */
+  sent: boolean;
   value: PointValue;
   atMs: number;
   /** Snapshot generation at the time of sending; older than the filter's = must resend. */
@@ -15,21 +18,25 @@ interface SentState {
  * an unchanged value once `maxSilenceMs` has passed since the last send (heartbeat).
  */
 export class ChangeFilter {
-  private readonly reports = new Map<string, ReportConfig>();
-  private readonly sent = new Map<string, SentState>();
+  /** One entry per point, updated in place: offer() runs for every point of every poll. */
+  private readonly points = new Map<string, PointState>();
   private generation = 0;
 
   constructor(points: readonly Pick<PointConfig, 'id' | 'report'>[]) {
-    for (const point of points) this.reports.set(point.id, point.report);
+    for (const point of points) this.points.set(point.id, { report: point.report, sent: false, value: 0, atMs: 0, generation: 0 });
   }
 
   /** True when the value should be sent now; it is then remembered as the last sent value. */
   offer(pointId: string, value: PointValue, nowMs: number): boolean {
-    const report = this.reports.get(pointId);
-    const last = this.sent.get(pointId);
-    if (report && last && !this.mustSend(report, last, value, nowMs)) return false;
+    const state = this.points.get(pointId);
     // Unknown points carry no settings: sending is the safe default.
-    if (report) this.sent.set(pointId, { value, atMs: nowMs, generation: this.generation });
+    if (state === undefined) return true;
+    if (state.report.mode === 'always') return true;
+    if (state.sent && !this.mustSend(state, value, nowMs)) return false;
+    state.sent = true;
+    state.value = value;
+    state.atMs = nowMs;
+    state.generation = this.generation;
     return true;
   }
 
@@ -40,15 +47,17 @@ export class ChangeFilter {
 
   /** Drop what was sent for a point (it went stale or offline): its next value is sent. */
   forget(pointId: string): void {
-    this.sent.delete(pointId);
+    const state = this.points.get(pointId);
+    if (state) state.sent = false;
   }
 
-  private mustSend(report: ReportConfig, last: SentState, value: PointValue, nowMs: number): boolean {
-    if (report.mode === 'always' || last.generation !== this.generation) return true;
+  private mustSend(state: PointState, value: PointValue, nowMs: number): boolean {
+    const report = state.report;
+    if (state.generation !== this.generation) return true;
     // A clock that stepped backwards would otherwise suppress the heartbeat until it caught up.
-    if (nowMs < last.atMs) return true;
-    if (report.maxSilenceMs > 0 && nowMs - last.atMs >= report.maxSilenceMs) return true;
-    return changed(report, last.value, value);
+    if (nowMs < state.atMs) return true;
+    if (report.maxSilenceMs > 0 && nowMs - state.atMs >= report.maxSilenceMs) return true;
+    return changed(report, state.value, value);
   }
 }
 

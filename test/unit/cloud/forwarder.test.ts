@@ -62,7 +62,7 @@ class FakeLink implements ForwarderLink {
 const settle = () => new Promise((r) => setTimeout(r, 5));
 const unpaced = { delayFor: () => 0 };
 
-function make(options: { window?: number; pacer?: { delayFor(now: number): number }; clock?: ForwarderClock } = {}) {
+function make(options: { window?: number; readAhead?: number; pacer?: { delayFor(now: number): number }; clock?: ForwarderClock } = {}) {
   const outbox = new FakeOutbox();
   const link = new FakeLink();
   const forwarder = new Forwarder({ device: 'd', outbox, link, log: silentLogger(), pacer: unpaced, ...options });
@@ -82,7 +82,8 @@ describe('Forwarder', () => {
     expect(outbox.acks).toEqual([]);
     link.pending[0].resolve();
     await expect.poll(() => link.sent).toEqual(['1', '2', '3', '4', '5']);
-    expect(outbox.acks).toEqual([2]);
+    // Deletes are batched once per event-loop turn: the ack may land just after the sends.
+    await expect.poll(() => outbox.acks).toEqual([2]);
     link.ackAll();
     await expect.poll(() => outbox.records.length).toBe(0);
     expect(forwarder.stats()).toMatchObject({ published: 5, acked: 5, inFlight: 0 });
@@ -135,6 +136,76 @@ describe('Forwarder', () => {
     forwarder.notify();
     await settle();
     expect(link.sent).toEqual([]);
+  });
+
+  it('reads ahead in batches: one outbox query per batch, not per publish', async () => {
+    const { outbox, link, forwarder } = make({ window: 2 });
+    let peeks = 0;
+    const peek = outbox.peek.bind(outbox);
+    outbox.peek = (device, limit, afterSeq) => {
+      peeks += 1;
+      return peek(device, limit, afterSeq);
+    };
+    outbox.add('1', '2', '3', '4', '5', '6');
+    forwarder.start();
+    await settle();
+    expect(link.sent).toEqual(['1', '2']);
+    for (let i = 0; i < 4; i += 1) {
+      link.ackAll();
+      await settle();
+    }
+    expect(link.sent).toEqual(['1', '2', '3', '4', '5', '6']);
+    // Batches of `window` (2): three that returned records, one that found the outbox empty.
+    expect(peeks).toBeLessThanOrEqual(4);
+    await expect.poll(() => outbox.records).toEqual([]);
+  });
+
+  it('drops the read-ahead on link down: resends from the oldest unacked record, never skipping one', async () => {
+    const { outbox, link, forwarder } = make({ window: 2, readAhead: 5 });
+    outbox.add('1', '2', '3', '4', '5', '6', '7');
+    forwarder.start();
+    await settle();
+    expect(link.sent).toEqual(['1', '2']);
+    link.pending[0].resolve();
+    await expect.poll(() => link.sent).toEqual(['1', '2', '3']);
+    link.goDown();
+    await settle();
+    expect(outbox.acks).toEqual([1]);
+    link.goUp();
+    await settle();
+    expect(link.sent.slice(3)).toEqual(['2', '3']);
+    for (let i = 0; i < 4; i += 1) {
+      link.ackAll();
+      await settle();
+    }
+    expect(link.sent.slice(3)).toEqual(['2', '3', '4', '5', '6', '7']);
+    await expect.poll(() => outbox.records).toEqual([]);
+    // Acks only ever move forward over records that were published and acknowledged.
+    expect(outbox.acks).toEqual([...outbox.acks].sort((a, b) => a - b));
+  });
+
+  it('does not ack a later record while an earlier one of the read-ahead is still unacknowledged', async () => {
+    const { outbox, link, forwarder } = make({ window: 3, readAhead: 10 });
+    outbox.add('1', '2', '3', '4');
+    forwarder.start();
+    await settle();
+    link.pending[2].resolve();
+    link.pending[1].resolve();
+    await settle();
+    expect(outbox.acks).toEqual([]);
+    expect(outbox.records.map((r) => r.payload.toString())).toEqual(['1', '2', '3', '4']);
+    link.pending[0].resolve();
+    await expect.poll(() => outbox.acks).toEqual([3]);
+  });
+
+  it('sends records committed after a read-ahead batch once the batch is used up', async () => {
+    const { outbox, link, forwarder } = make({ window: 10, readAhead: 2 });
+    outbox.add('1', '2');
+    forwarder.start();
+    await settle();
+    outbox.add('3');
+    forwarder.notify();
+    await expect.poll(() => link.sent).toEqual(['1', '2', '3']);
   });
 
   it('paces a backlog through the pacer', async () => {
