@@ -48,37 +48,50 @@ export function engineeringRange(point: PointConfig): { min: number; max: number
 /** Throws an Error naming the point when its config cannot be coded (normally caught by validation). */
 export function compilePoint(point: PointConfig): PointCodec {
   checkCodable(point);
-  const width = widthOf(point.type, point.length);
-  const label = `point "${point.id}"`;
+  return new CompiledPoint(point, widthOf(point.type, point.length));
+}
 
-  const decodeRegisters = (words: ArrayLike<number>): PointValue => {
-    if (words.length !== width) {
-      throw new RangeError(`${label} needs ${width} register(s), got ${words.length}`);
+// A class, not closures: the poller and the command service each hold one codec per point, and
+// three closures with their context cost ~250 bytes more per point (2.5 MB at 100 x 50 points).
+class CompiledPoint implements PointCodec {
+  constructor(readonly point: PointConfig, readonly width: number) {}
+
+  private get label(): string {
+    return `point "${this.point.id}"`;
+  }
+
+  decodeRegisters(words: ArrayLike<number>): PointValue {
+    if (words.length !== this.width) {
+      throw new RangeError(`${this.label} needs ${this.width} register(s), got ${words.length}`);
     }
-    return decodeWords(point, words);
-  };
+    return decodeWords(this.point, words);
+  }
 
-  const decode = (block: ReadBlock): PointValue => {
+  decode(block: ReadBlock): PointValue {
+    const { point, width } = this;
     if (block.table !== point.table) {
-      throw new RangeError(`${label} is in the ${point.table} table, block is ${block.table}`);
+      throw new RangeError(`${this.label} is in the ${point.table} table, block is ${block.table}`);
     }
     const index = point.address - block.start;
     const data = isBitTable(point.table) ? block.bits : block.words;
     const length = data?.length ?? 0;
     if (!data || index < 0 || index + width > length) {
       throw new RangeError(
-        `${label} (${point.table} ${point.address}, width ${width}) is outside the block ` +
+        `${this.label} (${point.table} ${point.address}, width ${width}) is outside the block ` +
           `${block.table} ${block.start}..${block.start + length - 1}`,
       );
     }
     if (isBitTable(point.table)) return Boolean((data as readonly boolean[])[index]);
     const words = data as ArrayLike<number>;
+    if (width === 1) return decodeWord(point, words[index]);
     const own = new Array<number>(width);
     for (let i = 0; i < width; i++) own[i] = words[index + i];
     return decodeWords(point, own);
-  };
+  }
 
-  const encode = (value: unknown): EncodeResult => {
+  encode(value: unknown): EncodeResult {
+    const { point } = this;
+    const label = this.label;
     if (!point.writable) return { ok: false, error: `${label} is not writable` };
     if (!isWritableTable(point.table)) {
       return { ok: false, error: `${label} is in the read-only ${point.table} table` };
@@ -95,9 +108,7 @@ export function compilePoint(point: PointConfig): PointCodec {
     const words: RawWords = point.type === 'string' ? encodeString(point, value) : encodeNumber(point, value);
     if (typeof words === 'string') return { ok: false, error: words };
     return { ok: true, write: { kind: 'registers', address: point.address, words }, value: decodeWords(point, words) };
-  };
-
-  return { point, width, decode, decodeRegisters, encode };
+  }
 }
 
 function checkCodable(point: PointConfig): void {
@@ -118,6 +129,19 @@ function checkCodable(point: PointConfig): void {
 }
 
 const textDecoder = new TextDecoder('utf-8');
+
+/**
+ * One register, without the byte copy and DataView of decodeWords: most points are 16-bit, and
+ * a poll of 100 devices x 50 points made that copy the daemon's largest source of garbage.
+ */
+function decodeWord(point: PointConfig, word: number): PointValue {
+  const w = word & 0xffff;
+  if (point.type === 'int16' || point.type === 'uint16') {
+    const ordered = point.byteOrder === 'big' ? w : ((w & 0xff) << 8) | (w >> 8);
+    return scaled(point, point.type === 'int16' ? (ordered << 16) >> 16 : ordered);
+  }
+  return decodeWords(point, [w]);
+}
 
 /** Decode a point from exactly its own registers, in wire order. */
 function decodeWords(point: PointConfig, words: ArrayLike<number>): PointValue {

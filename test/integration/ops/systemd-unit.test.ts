@@ -2,6 +2,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { serviceNodeFlags } from '../../bench/northbound.js';
 
 const UNIT = 'systemd/fieldgate.service';
 
@@ -26,5 +27,13 @@ describe('systemd/fieldgate.service', () => {
     expect(text).toMatch(/^Restart=on-failure$/m);
     expect(text).toMatch(/^WatchdogSec=/m);
     expect(text).toMatch(/^SupplementaryGroups=dialout$/m);
+  });
+
+  it('runs node with the V8 memory flags, the same as the Docker image', () => {
+    const flags = serviceNodeFlags(readFileSync(UNIT, 'utf8'));
+    expect(flags).toEqual(expect.arrayContaining(['--optimize-for-size', '--v8-pool-size=1']));
+    const entry = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync('Dockerfile.arm64', 'utf8'));
+    expect(entry).not.toBeNull();
+    expect(JSON.parse(entry?.[1] ?? '[]')).toEqual(['node', ...flags, '/opt/fieldgate/bin/fieldgate.js']);
   });
 });
