@@ -222,7 +222,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const client = this.client;
     const port = client && client.isOpen ? serialPortOf(client) : undefined;
     if (!client || !port) throw new PortClosedError('port not open');
-    discardStaleInput(client);
+    // The reply also lands in modbus-serial's frame buffer; transact() flushes it before the next request.
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {
       fail = reject;
@@ -236,8 +236,6 @@ class ModbusSerialTransport implements ModbusTransport {
       throw new PortClosedError(`write failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       this.pending.delete(fail);
-      // The reply also landed in modbus-serial's frame buffer: it must not meet the next request.
-      discardStaleInput(client);
     }
   }
 }
