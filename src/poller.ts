@@ -1,41 +1,19 @@
 // One Poller per bus: each device on its own drift-free period (next = start + k * period, first run
-// jittered within one period), its precomputed read plan run through the Bus, points decoded, and
-// one sample per cycle handed to a sink. A cycle still running when the next is due makes that
-// next one skip (counted), so overload never queues work or grows memory.
+// jittered within one period), its read plan run through the Bus (poll-cycle.ts), point health
+// tracked, and one sample per cycle handed to a sink. A cycle still running when the next is due
+// makes that next one skip (counted; the timer is set for the first slot after the cycle ends, so
+// skipping costs no timer ticks), so overload never queues work or grows memory. A period of 0
+// polls continuously: the next cycle starts as soon as the last one ends.
 import type { DeviceConfig } from './config/site-types.js';
 import type { Logger } from './log.js';
-import type { ReadBlock, RequestOptions } from './modbus/bus-request.js';
 import { type Clock, type Timers, systemClock, systemTimers } from './modbus/clock.js';
-import {
-  BusDownError, BusStoppedError, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
-} from './modbus/errors.js';
-import { type ReadRequest, planReads } from './modbus/plan.js';
+import { UnitCoolingDownError } from './modbus/errors.js';
+import { runCycle, type CycleOutcome, type PollBus, type Sample } from './poll-cycle.js';
+import { PointHealth, type FailingPointStatus } from './point-health.js';
 import { type PointCodec, compilePoint } from './points/codec.js';
-import type { PointValue, Table } from './points/types.js';
+import { ReadPlanLearner, type LearnedLimit } from './read-plan-learner.js';
 
-/** The part of Bus the poller uses (a fake in tests). */
-export interface PollBus {
-  read(unit: number, table: Table, start: number, count: number, options?: RequestOptions): Promise<ReadBlock>;
-}
-
-export interface SampleError {
-  /** Points left without a value by this error. */
-  points: string[];
-  table: Table;
-  start: number;
-  count: number;
-  /** Error class name, e.g. ModbusTimeoutError, ModbusExceptionError, UnitCoolingDownError. */
-  kind: string;
-  message: string;
-}
-
-export interface Sample {
-  device: string;
-  /** Epoch ms when the cycle started. */
-  ts: number;
-  values: Record<string, PointValue>;
-  errors: SampleError[];
-}
+export type { PollBus, Sample, SampleError } from './poll-cycle.js';
 
 export type DeviceState = 'online' | 'offline';
 
@@ -54,6 +32,14 @@ export interface DevicePollStats {
   skippedCycles: number;
   lastCycleMs: number;
   lastError?: string;
+  /** True while cycles take longer than the period (cycles are being skipped). */
+  overrunning: boolean;
+  /** Points the device answers for without a value, now. */
+  failingPoints: FailingPointStatus[];
+  /** Times any point started failing since start. */
+  pointFailures: number;
+  /** Splits and isolated points learned from the device's refusals. */
+  learned: LearnedLimit[];
 }
 
 export interface PollerOptions {
@@ -64,13 +50,21 @@ export interface PollerOptions {
   clock?: Clock;
   timers?: Timers;
   random?: () => number;
-  /** Consecutive cycles without any answer before a device is reported offline. */
+  /** Consecutive cycles without any value before a device is reported offline. */
   offlineAfterFailedCycles?: number;
+  /** Pause after a continuous device's cycle that read nothing (so a dead bus does not spin). */
+  continuousRetryMs?: number;
+}
+
+interface Overrun {
+  since: number;
+  skippedBefore: number;
 }
 
 interface DeviceRun {
   config: DeviceConfig;
-  plan: ReadRequest[];
+  learner: ReadPlanLearner;
+  health: PointHealth;
   codecs: Map<string, PointCodec>;
   log: Logger;
   startAt: number;
@@ -79,12 +73,12 @@ interface DeviceRun {
   running: Promise<void> | undefined;
   cancelTimer: (() => void) | undefined;
   consecutiveFailures: number;
-  overrunLogged: boolean;
-  stats: DevicePollStats;
+  overrun: Overrun | undefined;
+  lastCycleRead: boolean;
+  stats: Omit<DevicePollStats, 'overrunning' | 'failingPoints' | 'pointFailures' | 'learned'>;
 }
 
-/** Errors after which the rest of the cycle's requests would only fail too (or cost line time). */
-const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
+export const DEFAULT_CONTINUOUS_RETRY_MS = 1000;
 
 export class Poller {
   private readonly runs: DeviceRun[];
@@ -92,6 +86,7 @@ export class Poller {
   private readonly timers: Timers;
   private readonly random: () => number;
   private readonly offlineAfter: number;
+  private readonly continuousRetryMs: number;
   private started = false;
 
   constructor(private readonly options: PollerOptions) {
@@ -99,22 +94,23 @@ export class Poller {
     this.timers = options.timers ?? systemTimers;
     this.random = options.random ?? Math.random;
     this.offlineAfter = Math.max(1, options.offlineAfterFailedCycles ?? 3);
+    this.continuousRetryMs = options.continuousRetryMs ?? DEFAULT_CONTINUOUS_RETRY_MS;
     this.runs = options.devices.map((config) => this.prepare(config));
   }
 
   private prepare(config: DeviceConfig): DeviceRun {
-    let plan: ReadRequest[];
+    const log = this.options.logger.child({ device: config.name, unit: config.unitId });
+    let learner: ReadPlanLearner;
     const codecs = new Map<string, PointCodec>();
     try {
-      plan = planReads(config.points, config.limits);
+      learner = new ReadPlanLearner(config.points, config.limits, log);
       for (const point of config.points) codecs.set(point.id, compilePoint(point));
     } catch (err) {
       throw new Error(`device "${config.name}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     return {
-      config, plan, codecs,
-      log: this.options.logger.child({ device: config.name, unit: config.unitId }),
-      startAt: 0, k: 0, running: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrunLogged: false,
+      config, learner, codecs, log, health: new PointHealth(log),
+      startAt: 0, k: 0, running: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false,
       stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, skippedCycles: 0, lastCycleMs: 0 },
     };
   }
@@ -141,7 +137,13 @@ export class Poller {
   }
 
   stats(): DevicePollStats[] {
-    return this.runs.map((run) => ({ ...run.stats }));
+    return this.runs.map((run) => ({
+      ...run.stats,
+      overrunning: run.overrun !== undefined,
+      failingPoints: run.health.status(),
+      pointFailures: run.health.failureTransitions(),
+      learned: run.learner.limitsLearned(),
+    }));
   }
 
   /** Runs one cycle of a device now and returns its sample (CLI `poll --once`); not emitted. */
@@ -157,31 +159,58 @@ export class Poller {
   }
 
   private tick(run: DeviceRun): void {
-    if (!this.started) return;
+    run.cancelTimer = undefined;
+    if (!this.started || run.running) return;
     const period = run.config.pollIntervalMs;
-    // A timer that fired more than a period late (event loop stalled, clock jumped) lost slots.
-    const slot = Math.max(run.k, Math.floor((this.clock.now() - run.startAt) / period));
-    run.stats.skippedCycles += slot - run.k;
-    run.k = slot + 1;
-    this.schedule(run);
-    if (run.running) {
-      run.stats.skippedCycles += 1;
-      if (!run.overrunLogged) {
-        run.overrunLogged = true;
-        run.log.warn({ periodMs: period }, 'poll cycle overrun, skipping');
-      }
-      return;
+    if (period > 0) {
+      // A timer that fired more than a period late (event loop stalled, clock jumped) lost slots.
+      const slot = Math.max(run.k, Math.floor((this.clock.now() - run.startAt) / period));
+      run.stats.skippedCycles += slot - run.k;
+      run.k = slot + 1;
     }
-    run.overrunLogged = false;
     run.running = this.cycle(run).finally(() => {
       run.running = undefined;
+      this.afterCycle(run);
     });
+  }
+
+  /** Sets the timer for the first slot not yet past; the slots the cycle overran are skipped. */
+  private afterCycle(run: DeviceRun): void {
+    if (!this.started) return;
+    const period = run.config.pollIntervalMs;
+    const now = this.clock.now();
+    if (period === 0) {
+      // Continuous: straight on while the device reads (each cycle waits on the line, so the
+      // event loop runs in between); pause after a cycle that read nothing.
+      if (run.lastCycleRead) this.tick(run);
+      else run.cancelTimer = this.timers.setTimer(() => this.tick(run), this.continuousRetryMs);
+      return;
+    }
+    const firstDue = Math.ceil((now - run.startAt) / period);
+    const missed = Math.max(0, firstDue - run.k);
+    run.stats.skippedCycles += missed;
+    run.k += missed;
+    this.trackOverrun(run, missed > 0, now);
+    this.schedule(run);
+  }
+
+  private trackOverrun(run: DeviceRun, overran: boolean, now: number): void {
+    const fields = () => ({ periodMs: run.config.pollIntervalMs, lastCycleMs: run.stats.lastCycleMs });
+    if (overran && !run.overrun) {
+      run.overrun = { since: now, skippedBefore: run.stats.skippedCycles };
+      run.log.warn(fields(), 'poll cycle overrun, skipping');
+    } else if (!overran && run.overrun) {
+      const skipped = run.stats.skippedCycles - run.overrun.skippedBefore;
+      run.log.info({ ...fields(), overrunForMs: now - run.overrun.since, skipped }, 'poll cycles back on time');
+      run.overrun = undefined;
+    }
   }
 
   private async cycle(run: DeviceRun): Promise<void> {
     try {
       const sample = await this.readDevice(run);
-      if (Object.keys(sample.values).length > 0) this.options.sink.onSample(sample);
+      run.lastCycleRead = Object.keys(sample.values).length > 0;
+      if (run.lastCycleRead) this.options.sink.onSample(sample);
     } catch (err) {
       run.log.error({ err }, 'poll cycle failed');
     }
@@ -190,52 +219,34 @@ export class Poller {
   private async readDevice(run: DeviceRun): Promise<Sample> {
     const started = this.clock.now();
     const sample: Sample = { device: run.config.name, ts: started, values: {}, errors: [] };
-    let answered = false;
-    let abort: unknown;
-    for (const request of run.plan) {
-      if (abort !== undefined) {
-        sample.errors.push(describeError(request, abort));
-        continue;
-      }
-      try {
-        const block = await this.options.bus.read(run.config.unitId, request.table, request.start, request.count);
-        answered = true;
-        this.decodeInto(run, request, block, sample);
-      } catch (err) {
-        // An exception reply proves the device is there: only the request is wrong.
-        if (err instanceof ModbusExceptionError && !err.isGatewayNoResponse) answered = true;
-        sample.errors.push(describeError(request, err));
-        if (ABORTS_CYCLE.some((type) => err instanceof type)) abort = err;
-      }
-    }
+    run.lastCycleRead = false;
+    const outcome = await runCycle({
+      bus: this.options.bus, unitId: run.config.unitId, codecs: run.codecs, learner: run.learner, now: () => this.clock.now(),
+    }, sample);
+    const read = Object.keys(sample.values);
+    run.health.update(read, outcome.failures, this.clock.now());
     run.stats.cycles += 1;
     run.stats.lastCycleMs = this.clock.now() - started;
     run.stats.lastError = sample.errors[0]?.message;
-    this.updateState(run, answered, abort ?? sample.errors[0]);
+    this.updateState(run, read.length > 0, outcome, sample);
     return sample;
   }
 
-  private decodeInto(run: DeviceRun, request: ReadRequest, block: ReadBlock, sample: Sample): void {
-    for (const point of request.points) {
-      try {
-        sample.values[point.id] = (run.codecs.get(point.id) as PointCodec).decode(block);
-      } catch (err) {
-        sample.errors.push({ ...describeError(request, err), points: [point.id] });
-      }
-    }
-  }
-
-  private updateState(run: DeviceRun, answered: boolean, failure: unknown): void {
-    if (answered) {
+  private updateState(run: DeviceRun, gotValues: boolean, outcome: CycleOutcome, sample: Sample): void {
+    if (gotValues) {
       run.consecutiveFailures = 0;
       this.transition(run, 'online', 'answering');
       return;
     }
-    if (run.plan.length === 0) return;
+    if (run.config.points.length === 0) return;
     run.stats.failedCycles += 1;
     run.consecutiveFailures += 1;
-    const reason = failure instanceof Error ? failure.message : 'no answer';
-    if (failure instanceof UnitCoolingDownError || run.consecutiveFailures >= this.offlineAfter) {
+    const abort = outcome.abort;
+    const detail = abort instanceof Error ? abort.message : (sample.errors[0]?.message ?? 'no answer');
+    // The device answers, but for none of its points: not online, and no need to wait for it.
+    const noPointReads = run.health.failingCount() >= run.config.points.length;
+    const reason = noPointReads ? `no point reads (${detail})` : detail;
+    if (noPointReads || outcome.abort instanceof UnitCoolingDownError || run.consecutiveFailures >= this.offlineAfter) {
       this.transition(run, 'offline', reason);
     }
   }
@@ -251,15 +262,4 @@ export class Poller {
       run.log.error({ err }, 'sample sink failed');
     }
   }
-}
-
-function describeError(request: ReadRequest, err: unknown): SampleError {
-  return {
-    points: request.points.map((p) => p.id),
-    table: request.table,
-    start: request.start,
-    count: request.count,
-    kind: err instanceof Error ? err.name : 'Error',
-    message: err instanceof Error ? err.message : String(err),
-  };
 }

@@ -99,6 +99,8 @@ export interface DeviceLimits {
   maxGap: number;
   /** Always write with FC16/FC15 even for a single register/coil. */
   forceMultiWrite: boolean;
+  /** Pause before a point whose own read was refused is read again (default 60 s). */
+  reprobeFailedMs?: number;
 }
 
 export interface DeviceConfig {

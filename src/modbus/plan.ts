@@ -15,6 +15,13 @@ export interface ReadRequest {
   points: PointConfig[];
 }
 
+/**
+ * Learned boundaries per table: no request holds both a point starting below a cut and one
+ * starting at or above it (a device refused such a request).
+ */
+export type ReadCuts = ReadonlyMap<Table, ReadonlySet<number>>;
+const NO_CUTS: ReadCuts = new Map();
+
 export interface PlanSummary {
   requests: number;
   /** Registers read from holding and input tables, bridged gaps included. */
@@ -31,7 +38,8 @@ export function pointWidth(point: PointConfig): number {
 
 /**
  * Plan the reads for one device. Requests stay within the device's limits (capped at the
- * protocol ceilings), bridge unused gaps of at most `limits.maxGap`, and never split a point.
+ * protocol ceilings), bridge unused gaps of at most `limits.maxGap`, never cross one of the
+ * learned `cuts`, and never split a point.
  * Throws an Error for a point wider than the limit (config validation reports it first).
  *
  * Why one greedy pass gives the fewest requests: within a table, sort points by start address.
@@ -39,14 +47,14 @@ export function pointWidth(point: PointConfig): number {
  * at it (starting lower only wastes span). Extending it over the following points while both the
  * span limit and the gap limit hold is always safe: (1) a gap that is too wide can never be
  * bridged by any later point, because later points start at or after the gap's end, so no request
- * can contain points on both sides of it; (2) a point that breaks the span limit ends past the
+ * can contain points on both sides of it (a cut acts the same way); (2) a point that breaks the span limit ends past the
  * window, and any later point that would still have fitted lies entirely inside that point's own
  * registers, so the next request (which starts at that point) covers it at no cost. Hence the
  * greedy request covers everything an optimal first request could, and by induction the greedy
  * plan never uses more requests than an optimal one ("greedy stays ahead"). A brute-force check
  * in the tests confirms this on random small cases. Cost: O(n log n) for the sort, O(n) after.
  */
-export function planReads(points: readonly PointConfig[], limits: DeviceLimits): ReadRequest[] {
+export function planReads(points: readonly PointConfig[], limits: DeviceLimits, cuts: ReadCuts = NO_CUTS): ReadRequest[] {
   const registerLimit = checkedLimit('maxRegistersPerRead', limits.maxRegistersPerRead, MAX_REGISTERS_PER_READ);
   const bitLimit = checkedLimit('maxBitsPerRead', limits.maxBitsPerRead, MAX_BITS_PER_READ);
   if (!(Number.isInteger(limits.maxGap) && limits.maxGap >= 0)) {
@@ -65,12 +73,12 @@ export function planReads(points: readonly PointConfig[], limits: DeviceLimits):
     const tablePoints = byTable.get(table);
     if (!tablePoints) continue;
     const limit = isBitTable(table) ? bitLimit : registerLimit;
-    requests.push(...planTable(table, tablePoints, limit, limits.maxGap));
+    requests.push(...planTable(table, tablePoints, limit, limits.maxGap, cuts.get(table)));
   }
   return requests;
 }
 
-function planTable(table: Table, points: PointConfig[], limit: number, maxGap: number): ReadRequest[] {
+function planTable(table: Table, points: PointConfig[], limit: number, maxGap: number, tableCuts: ReadonlySet<number> | undefined): ReadRequest[] {
   const unit = isBitTable(table) ? 'bit' : 'register';
   const sorted = points
     .map((point) => ({ point, start: point.address, end: point.address + pointWidth(point) }))
@@ -79,6 +87,7 @@ function planTable(table: Table, points: PointConfig[], limit: number, maxGap: n
   const requests: ReadRequest[] = [];
   let current: ReadRequest | undefined;
   let currentEnd = 0; // exclusive end of the registers the current request's points cover
+  let nextCut = Infinity; // the first cut above the current request's start
   for (const { point, start, end } of sorted) {
     if (end - start > limit) {
       throw new Error(
@@ -86,7 +95,7 @@ function planTable(table: Table, points: PointConfig[], limit: number, maxGap: n
           `${limit}-${unit} read limit`,
       );
     }
-    const fits = current !== undefined && start - currentEnd <= maxGap && Math.max(end, currentEnd) - current.start <= limit;
+    const fits = current !== undefined && start < nextCut && start - currentEnd <= maxGap && Math.max(end, currentEnd) - current.start <= limit;
     if (current && fits) {
       current.points.push(point);
       currentEnd = Math.max(currentEnd, end);
@@ -95,9 +104,37 @@ function planTable(table: Table, points: PointConfig[], limit: number, maxGap: n
     }
     current = { table, start, count: end - start, points: [point] };
     currentEnd = end;
+    nextCut = firstAbove(tableCuts, start);
     requests.push(current);
   }
   return requests;
+}
+
+function firstAbove(cuts: ReadonlySet<number> | undefined, address: number): number {
+  let first = Infinity;
+  if (cuts) for (const cut of cuts) if (cut > address && cut < first) first = cut;
+  return first;
+}
+
+/**
+ * Halves a request between its points (the points of each half re-spanned), for bisecting a
+ * refused request; undefined for a request of one point (or of points sharing one start), which
+ * cannot be split. The second half starts at the returned `cut`.
+ */
+export function splitRequest(request: ReadRequest): { left: ReadRequest; right: ReadRequest; cut: number } | undefined {
+  const starts = [...new Set(request.points.map((p) => p.address))];
+  if (starts.length < 2) return undefined;
+  const cut = starts[Math.floor(starts.length / 2)]!;
+  const span = (points: PointConfig[]): ReadRequest => {
+    const start = points[0]!.address;
+    const end = Math.max(...points.map((p) => p.address + pointWidth(p)));
+    return { table: request.table, start, count: end - start, points };
+  };
+  return {
+    left: span(request.points.filter((p) => p.address < cut)),
+    right: span(request.points.filter((p) => p.address >= cut)),
+    cut,
+  };
 }
 
 function checkedLimit(name: string, configured: number, ceiling: number): number {

@@ -1,0 +1,164 @@
+// One poll cycle of one device: run its current read plan, decode each point, and bisect a merged
+// request the device refuses (exception 2/3, or repeated timeouts of only that request) until the
+// refusal is isolated, so every other point still reports in the same cycle.
+import type { PointConfig } from './config/site-types.js';
+import type { ReadBlock, RequestOptions } from './modbus/bus-request.js';
+import {
+  BusDownError, BusStoppedError, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
+} from './modbus/errors.js';
+import { pointWidth, splitRequest, type ReadRequest } from './modbus/plan.js';
+import type { PointCodec } from './points/codec.js';
+import type { PointValue, Table } from './points/types.js';
+import type { ReadPlanLearner } from './read-plan-learner.js';
+
+/** The part of Bus the poller uses (a fake in tests). */
+export interface PollBus {
+  read(unit: number, table: Table, start: number, count: number, options?: RequestOptions): Promise<ReadBlock>;
+}
+
+export interface SampleError {
+  /** Points left without a value by this error. */
+  points: string[];
+  table: Table;
+  start: number;
+  count: number;
+  /** Error class name, e.g. ModbusTimeoutError, ModbusExceptionError, UnitCoolingDownError. */
+  kind: string;
+  message: string;
+}
+
+export interface Sample {
+  device: string;
+  /** Epoch ms when the cycle started. */
+  ts: number;
+  values: Record<string, PointValue>;
+  errors: SampleError[];
+}
+
+/** A point the device answered for, but that yielded no value (refused, or undecodable). */
+export interface PointFailure {
+  point: PointConfig;
+  kind: string;
+  message: string;
+  exceptionCode?: number;
+}
+
+export interface CycleOutcome {
+  /** The unit replied at all (an exception reply included). */
+  answered: boolean;
+  /** The error that cut the cycle short (timeout, cool-down, bus down), if any. */
+  abort: unknown;
+  failures: PointFailure[];
+}
+
+export interface CycleContext {
+  bus: PollBus;
+  unitId: number;
+  codecs: ReadonlyMap<string, PointCodec>;
+  learner: ReadPlanLearner;
+  now: () => number;
+}
+
+/** Errors after which the rest of the cycle's requests would only fail too (or cost line time). */
+const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
+
+/** Exception 2 (illegal data address) and 3 (illegal data value): the request, not the device, is wrong. */
+function isRefusal(err: unknown): err is ModbusExceptionError {
+  return err instanceof ModbusExceptionError && (err.code === 2 || err.code === 3);
+}
+
+export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
+  const outcome: CycleOutcome = { answered: false, abort: undefined, failures: [] };
+  const { requests, waiting } = ctx.learner.planAt(sample.ts);
+  for (const request of requests) await runRequest(ctx, request, outcome, sample);
+  for (const { point, reason } of waiting) {
+    sample.errors.push({
+      points: [point.id], table: point.table, start: point.address, count: pointWidth(point), kind: 'IsolatedPointError',
+      message: `point "${point.id}" is isolated: its own read was refused (${reason}); it is re-probed later`,
+    });
+  }
+  return outcome;
+}
+
+/** Runs one request (bisecting it when refused); true when every one of its points decoded. */
+async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOutcome, sample: Sample): Promise<boolean> {
+  if (out.abort !== undefined) {
+    sample.errors.push(describeError(request, out.abort));
+    return false;
+  }
+  let block: ReadBlock;
+  try {
+    block = await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
+  } catch (err) {
+    return refused(ctx, request, err, out, sample);
+  }
+  out.answered = true;
+  ctx.learner.answered(request);
+  const single = request.points.length === 1 ? request.points[0] : undefined;
+  if (single && ctx.learner.isIsolated(single.id)) ctx.learner.recovered(single.id);
+  return decodeInto(ctx, request, block, out, sample);
+}
+
+async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, out: CycleOutcome, sample: Sample): Promise<boolean> {
+  // An exception reply proves the device is there: only the request is wrong.
+  if (err instanceof ModbusExceptionError && !err.isGatewayNoResponse) out.answered = true;
+  const halves = splitRequest(request);
+  const split = halves !== undefined && (isRefusal(err) || (err instanceof ModbusTimeoutError && ctx.learner.timedOut(request)));
+  if (halves && split) {
+    const leftRead = await runRequest(ctx, halves.left, out, sample);
+    const rightRead = await runRequest(ctx, halves.right, out, sample);
+    // Both halves served, the whole refused: the refusal lies across the cut.
+    if (leftRead && rightRead) ctx.learner.learnCut(request, halves.cut, reasonOf(err));
+    return false;
+  }
+  sample.errors.push(describeError(request, err));
+  if (ABORTS_CYCLE.some((type) => err instanceof type)) {
+    out.abort = err;
+    return false;
+  }
+  if (err instanceof ModbusExceptionError && !err.isGatewayNoResponse) {
+    for (const point of request.points) out.failures.push(failureOf(point, err));
+    if (isRefusal(err) && request.points.length === 1) ctx.learner.isolate(request.points[0]!, reasonOf(err), ctx.now());
+  }
+  return false;
+}
+
+function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, out: CycleOutcome, sample: Sample): boolean {
+  let all = true;
+  for (const point of request.points) {
+    try {
+      sample.values[point.id] = (ctx.codecs.get(point.id) as PointCodec).decode(block);
+    } catch (err) {
+      all = false;
+      sample.errors.push({ ...describeError(request, err), points: [point.id] });
+      out.failures.push(failureOf(point, err));
+    }
+  }
+  return all;
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof ModbusExceptionError) return `exception ${err.code} (${err.exceptionName})`;
+  if (err instanceof ModbusTimeoutError) return 'timeout';
+  return err instanceof Error ? err.message : String(err);
+}
+
+function failureOf(point: PointConfig, err: unknown): PointFailure {
+  return {
+    point,
+    kind: err instanceof Error ? err.name : 'Error',
+    message: err instanceof Error ? err.message : String(err),
+    ...(err instanceof ModbusExceptionError ? { exceptionCode: err.code } : {}),
+  };
+}
+
+export function describeError(request: ReadRequest, err: unknown): SampleError {
+  return {
+    points: request.points.map((p) => p.id),
+    table: request.table,
+    start: request.start,
+    count: request.count,
+    kind: err instanceof Error ? err.name : 'Error',
+    message: err instanceof Error ? err.message : String(err),
+  };
+}
