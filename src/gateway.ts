@@ -62,9 +62,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       buses: southbound.busStatus(now - startedAt),
       devices: site.devices.map((d) => {
         const last = reporter.lastSampleAt(d.name);
+        const poll = pollStats.get(d.name);
         return {
           name: d.name, bus: d.bus, online: reporter.isOnline(d.name), points: d.points.length,
-          lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: pollStats.get(d.name)?.skippedCycles ?? 0,
+          lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: poll?.skippedCycles ?? 0,
+          ...(poll ? { overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
         };
       }),
       links: northbound.linkStatus(),

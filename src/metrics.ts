@@ -39,6 +39,11 @@ export function createMetricsRegistry(snapshot: Snapshot): Registry {
   gauge('fieldgate_device_last_poll_age_seconds', 'Seconds since the last successful poll (-1 before the first).', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.lastPollAgeMs === null ? -1 : d.lastPollAgeMs / 1000)));
   gauge('fieldgate_device_points', 'Configured points per device.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.points)));
   counter('fieldgate_device_skipped_cycles_total', 'Poll cycles skipped because the previous one overran.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.skippedCycles)));
+  // Per device, not per point: point names stay in /status, so the label set stays small.
+  gauge('fieldgate_device_failing_points', 'Points the device answers for without a value.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.failingPoints?.length ?? 0)));
+  counter('fieldgate_device_point_failures_total', 'Times a point of the device started failing.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.pointFailures ?? 0)));
+  gauge('fieldgate_device_learned_limits', 'Read-plan splits and isolated points learned from the device.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.learned?.length ?? 0)));
+  gauge('fieldgate_device_overrunning', '1 while the device\'s poll cycles overrun their period.', ['device'], (s, set) => s.devices.forEach((d) => set({ device: d.name }, d.overrunning ? 1 : 0)));
   gauge('fieldgate_link_up', '1 when the device MQTT link is connected.', ['device'], (s, set) => s.links.forEach((l) => set({ device: l.device }, l.state === 'up' ? 1 : 0)));
   counter('fieldgate_link_reconnects_total', 'MQTT reconnects per device link.', ['device'], (s, set) => s.links.forEach((l) => set({ device: l.device }, l.reconnects)));
   counter('fieldgate_link_publishes_total', 'Publishes acknowledged per device link.', ['device'], (s, set) => s.links.forEach((l) => set({ device: l.device }, l.publishes)));

@@ -1,4 +1,9 @@
 // A point-in-time picture of the gateway: what /status, /metrics, /healthz and `fieldgate status` show.
+import type { FailingPointStatus } from './point-health.js';
+import type { LearnedLimit } from './read-plan-learner.js';
+
+export type { FailingPointStatus } from './point-health.js';
+export type { LearnedLimit } from './read-plan-learner.js';
 
 export interface BusStatus {
   name: string;
@@ -20,6 +25,14 @@ export interface DeviceStatus {
   /** Milliseconds since the last successful poll; null before the first one. */
   lastPollAgeMs: number | null;
   skippedCycles: number;
+  /** True while poll cycles take longer than the period and are being skipped. */
+  overrunning?: boolean;
+  /** Points the device answers for without a value (refused or undecodable), now. */
+  failingPoints?: FailingPointStatus[];
+  /** Times any point started failing since start. */
+  pointFailures?: number;
+  /** What the read plan learned from the device's refusals (splits, isolated points). */
+  learned?: LearnedLimit[];
 }
 
 export interface LinkStatus {

@@ -17,12 +17,26 @@ function age(ms: number | null): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
 }
 
+/** Failing points and learned read limits, only where there are some. */
+function pointSections(s: GatewayStatus): string[] {
+  const parts: string[] = [];
+  const failing = s.devices.flatMap((d) => (d.failingPoints ?? []).map((p) => [d.name, p.point, `${p.table} ${p.address}`, p.message]));
+  if (failing.length > 0) parts.push('', formatTable(['DEVICE', 'FAILING POINT', 'ADDRESS', 'ERROR'], failing));
+  const learned = s.devices.flatMap((d) => (d.learned ?? []).map((l) => [
+    d.name, l.table, l.kind === 'split' ? `no read across ${l.address}` : `point ${l.point ?? '?'} (${l.address}) read alone`, l.reason,
+  ]));
+  if (learned.length > 0) parts.push('', formatTable(['DEVICE', 'TABLE', 'LEARNED', 'REASON'], learned));
+  return parts;
+}
+
 export function formatStatus(s: GatewayStatus): string {
   const parts = [`fieldgate ${s.version}, up ${Math.round(s.uptimeS)}s since ${s.startedAt}`];
   parts.push('', formatTable(['BUS', 'KIND', 'STATE', 'TRANSACTIONS', 'TIMEOUTS', 'EXCEPTIONS', 'QUEUE', 'BUSY'],
     s.buses.map((b) => [b.name, b.kind, b.up ? 'up' : 'DOWN', b.transactions, b.timeouts, b.exceptions, b.queueDepth, `${Math.round(b.utilisation * 100)}%`])));
-  parts.push('', formatTable(['DEVICE', 'BUS', 'STATE', 'POINTS', 'LAST POLL', 'SKIPPED'],
-    s.devices.map((d) => [d.name, d.bus, d.online ? 'online' : 'OFFLINE', d.points, age(d.lastPollAgeMs), d.skippedCycles])));
+  parts.push('', formatTable(['DEVICE', 'BUS', 'STATE', 'POINTS', 'FAILING', 'LAST POLL', 'SKIPPED'],
+    s.devices.map((d) => [d.name, d.bus, d.online ? 'online' : 'OFFLINE', d.points, d.failingPoints?.length ?? 0, age(d.lastPollAgeMs),
+      d.overrunning ? `${d.skippedCycles} (overrunning)` : d.skippedCycles])));
+  parts.push(...pointSections(s));
   if (s.links.length > 0) {
     parts.push('', formatTable(['LINK', 'STATE', 'RECONNECTS', 'PUBLISHES'], s.links.map((l) => [l.device, l.state, l.reconnects, l.publishes])));
   }

@@ -11,7 +11,7 @@ import type { BusConfig, ConfigIssue, DeviceConfig, DeviceLimits, PointConfig } 
 
 export const DEVICE_DEFAULTS = {
   pollIntervalMs: 1000,
-  limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false } satisfies DeviceLimits,
+  limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000 } satisfies DeviceLimits,
 };
 
 function readLimits(device: Fields): DeviceLimits | undefined {
@@ -22,11 +22,23 @@ function readLimits(device: Fields): DeviceLimits | undefined {
   const maxBitsPerRead = f.integer('maxBitsPerRead', { default: d.maxBitsPerRead, min: 1, max: 2000 });
   const maxGap = f.integer('maxGap', { default: d.maxGap, min: 0, max: 2000 });
   const forceMultiWrite = f.boolean('forceMultiWrite', { default: d.forceMultiWrite });
+  const reprobeFailedMs = f.duration('reprobeFailedMs', { default: d.reprobeFailedMs, min: 1000, max: 86_400_000 });
   f.rejectUnknownKeys();
-  if (maxRegistersPerRead === undefined || maxBitsPerRead === undefined || maxGap === undefined || forceMultiWrite === undefined) {
+  if (maxRegistersPerRead === undefined || maxBitsPerRead === undefined || maxGap === undefined || forceMultiWrite === undefined
+    || reprobeFailedMs === undefined) {
     return undefined;
   }
-  return { maxRegistersPerRead, maxBitsPerRead, maxGap, forceMultiWrite };
+  return { maxRegistersPerRead, maxBitsPerRead, maxGap, forceMultiWrite, reprobeFailedMs };
+}
+
+/** 0 polls continuously (as fast as the bus turn allows); otherwise 10 ms .. 24 h. */
+function readPollInterval(f: Fields): number | undefined {
+  const ms = f.duration('pollIntervalMs', { default: DEVICE_DEFAULTS.pollIntervalMs, min: 0 });
+  if (ms !== undefined && ((ms > 0 && ms < 10) || ms > 86_400_000)) {
+    f.report('pollIntervalMs', `must be 0 (poll continuously) or 10..86400000 ms (got ${ms} ms)`);
+    return undefined;
+  }
+  return ms;
 }
 
 function checkUnitOnBus(f: Fields, unitId: number, bus: BusConfig): void {
@@ -87,7 +99,7 @@ function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: Re
   const unitId = f.integer('unitId', { min: 0, max: 255 });
   const bus = busName === undefined ? undefined : buses.get(busName);
   if (unitId !== undefined && bus) checkUnitOnBus(f, unitId, bus);
-  const pollIntervalMs = f.duration('pollIntervalMs', { default: DEVICE_DEFAULTS.pollIntervalMs, min: 10, max: 86_400_000 });
+  const pollIntervalMs = readPollInterval(f);
   const limits = readLimits(f);
   const wordOrder = f.choice('wordOrder', ORDERS, { default: 'big' });
   const byteOrder = f.choice('byteOrder', ORDERS, { default: 'big' });

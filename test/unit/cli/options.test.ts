@@ -82,8 +82,28 @@ describe('status formatting', () => {
       rateQueue: { pending: 0, rateLimited: 1, waits: 1, rejected: 0 },
     });
     expect(text).toContain('line1  rtu   DOWN');
-    expect(text).toContain('meter   line1  OFFLINE  4       never');
+    expect(text).toContain('meter   line1  OFFLINE  4       0        never');
+    expect(text).not.toContain('FAILING POINT');
+    expect(text).not.toContain('LEARNED');
     expect(text).toContain('outbox: 2 reports, 100 of 1000 bytes, 0 dropped');
     expect(text).toContain('cloud API queue: 0 pending, 1 rate-limited, 0 rejected');
+  });
+
+  it('lists failing points, learned read limits and an overrun', () => {
+    const text = formatStatus({
+      version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, buses: [], links: [], outbox: null, rateQueue: null,
+      devices: [{
+        name: 'meter', bus: 'line1', online: true, points: 4, lastPollAgeMs: 500, skippedCycles: 7, overrunning: true, pointFailures: 1,
+        failingPoints: [{ point: 'hole', table: 'holding', address: 20, error: 'ModbusExceptionError', exceptionCode: 2, message: 'unit 1 answered with Modbus exception 2 (Illegal data address)', since: 0 }],
+        learned: [
+          { table: 'holding', kind: 'split', address: 20, reason: 'exception 2 (Illegal data address)' },
+          { table: 'holding', kind: 'isolated', address: 20, point: 'hole', reason: 'exception 2 (Illegal data address)' },
+        ],
+      }],
+    });
+    expect(text).toContain('meter   line1  online  4       1        0.5s       7 (overrunning)');
+    expect(text).toContain('meter   hole           holding 20  unit 1 answered with Modbus exception 2 (Illegal data address)');
+    expect(text).toContain('meter   holding  no read across 20           exception 2 (Illegal data address)');
+    expect(text).toContain('meter   holding  point hole (20) read alone  exception 2 (Illegal data address)');
   });
 });

@@ -71,12 +71,12 @@ describe('device defaults', () => {
     const device: DeviceConfig = site({ buses: [TCP], devices: [{ name: 'd', bus: 'plc', unitId: 0, points: [{ id: 'a', table: 'coil', address: 0 }] }] }).devices[0];
     expect(device).toMatchObject({
       name: 'd', bus: 'plc', unitId: 0, pollIntervalMs: 1000,
-      limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false },
+      limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000 },
     });
   });
 
   it.each([
-    [250, 250], ['500ms', 500], ['2s', 2000], ['1.5m', 90000], ['1h', 3600000], ['1.1s', 1100], ['750', 750],
+    [250, 250], ['500ms', 500], ['2s', 2000], ['1.5m', 90000], ['1h', 3600000], ['1.1s', 1100], ['750', 750], [0, 0], ['0ms', 0],
   ])('pollIntervalMs %j is %i ms', (given, ms) => {
     const device = site({ buses: [TCP], devices: [{ name: 'd', bus: 'plc', unitId: 1, pollIntervalMs: given, points: [{ id: 'a', table: 'coil', address: 0 }] }] }).devices[0];
     expect(device.pollIntervalMs).toBe(ms);
