@@ -81,7 +81,7 @@ export async function runCycle(ctx: CycleContext, sample: Sample): Promise<Cycle
 }
 
 /** Runs one request (bisecting it when refused); true when every one of its points decoded. */
-async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOutcome, sample: Sample): Promise<boolean> {
+async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOutcome, sample: Sample, splitTimeouts = false): Promise<boolean> {
   if (out.abort !== undefined) {
     sample.errors.push(describeError(request, out.abort));
     return false;
@@ -90,7 +90,7 @@ async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOut
   try {
     block = await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
   } catch (err) {
-    return refused(ctx, request, err, out, sample);
+    return refused(ctx, request, err, out, sample, splitTimeouts);
   }
   out.answered = true;
   ctx.learner.answered(request);
@@ -99,16 +99,23 @@ async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOut
   return decodeInto(ctx, request, block, out, sample);
 }
 
-async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, out: CycleOutcome, sample: Sample): Promise<boolean> {
+/**
+ * A refused request (exception 2/3) is bisected at once; a timed-out one once it timed out twice
+ * in a row (its halves then split on timeouts too). Both halves served: a refusal lies across the
+ * cut, a timeout means the request was too long for the device.
+ */
+async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, out: CycleOutcome, sample: Sample, splitTimeouts: boolean): Promise<boolean> {
   // An exception reply proves the device is there: only the request is wrong.
   if (err instanceof ModbusExceptionError && !err.isGatewayNoResponse) out.answered = true;
   const halves = splitRequest(request);
-  const split = halves !== undefined && (isRefusal(err) || (err instanceof ModbusTimeoutError && ctx.learner.timedOut(request)));
-  if (halves && split) {
-    const leftRead = await runRequest(ctx, halves.left, out, sample);
-    const rightRead = await runRequest(ctx, halves.right, out, sample);
-    // Both halves served, the whole refused: the refusal lies across the cut.
-    if (leftRead && rightRead) ctx.learner.learnCut(request, halves.cut, reasonOf(err));
+  const timeout = err instanceof ModbusTimeoutError;
+  if (halves && (isRefusal(err) || (timeout && (splitTimeouts || ctx.learner.timedOut(request))))) {
+    const leftRead = await runRequest(ctx, halves.left, out, sample, timeout);
+    const rightRead = await runRequest(ctx, halves.right, out, sample, timeout);
+    if (leftRead && rightRead) {
+      if (timeout) ctx.learner.learnMaxCount(request, reasonOf(err));
+      else ctx.learner.learnCut(request, halves.cut, reasonOf(err));
+    }
     return false;
   }
   sample.errors.push(describeError(request, err));

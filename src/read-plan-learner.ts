@@ -13,9 +13,13 @@ const TIMEOUTS_BEFORE_SPLIT = 2;
 
 export interface LearnedLimit {
   table: Table;
-  /** `split`: no request crosses `address`; `isolated`: the point at `address` is refused alone. */
-  kind: 'split' | 'isolated';
-  address: number;
+  /**
+   * `split`: no request crosses `address`; `isolated`: the point at `address` is refused alone;
+   * `max-count`: requests in this table are at most `count` registers (or bits) long.
+   */
+  kind: 'split' | 'isolated' | 'max-count';
+  address?: number;
+  count?: number;
   point?: string;
   reason: string;
 }
@@ -35,6 +39,7 @@ interface Isolated {
 
 export class ReadPlanLearner {
   private readonly cuts = new Map<Table, Set<number>>();
+  private readonly maxCount = new Map<Table, number>();
   private readonly isolated = new Map<string, Isolated>();
   private readonly learned: LearnedLimit[] = [];
   private readonly timeoutStrikes = new Map<string, number>();
@@ -93,6 +98,19 @@ export class ReadPlanLearner {
     this.replan();
   }
 
+  /** `request` timed out repeatedly while both its halves were served: requests must be shorter. */
+  learnMaxCount(request: ReadRequest, reason: string): void {
+    const count = request.count - 1;
+    const known = this.maxCount.get(request.table);
+    if (known !== undefined && known <= count) return;
+    this.maxCount.set(request.table, count);
+    const index = this.learned.findIndex((l) => l.kind === 'max-count' && l.table === request.table);
+    if (index >= 0) this.learned.splice(index, 1);
+    this.learned.push({ table: request.table, kind: 'max-count', count, reason });
+    this.log.warn({ table: request.table, start: request.start, count: request.count, maxCount: count, reason }, 'read plan learned: shorter requests');
+    this.replan();
+  }
+
   /** The point's own read was refused: it leaves the plan and is re-probed every `reprobeFailedMs`. */
   isolate(point: PointConfig, reason: string, now: number): void {
     if (this.isolated.has(point.id)) return;
@@ -115,6 +133,7 @@ export class ReadPlanLearner {
   }
 
   private replan(): void {
+    this.timeoutStrikes.clear();
     const cuts = new Map<Table, Set<number>>();
     for (const [table, set] of this.cuts) cuts.set(table, new Set(set));
     // No request may span an isolated point: cut at both of its ends.
@@ -124,7 +143,7 @@ export class ReadPlanLearner {
       set.add(point.address + pointWidth(point));
       cuts.set(point.table, set);
     }
-    this.plan = planReads(this.points.filter((p) => !this.isolated.has(p.id)), this.limits, cuts);
+    this.plan = planReads(this.points.filter((p) => !this.isolated.has(p.id)), this.limits, { cuts, maxCount: this.maxCount });
   }
 }
 

@@ -1,6 +1,6 @@
 // `fieldgate status`: the running daemon's /status endpoint as tables, for someone on the box.
 import { parseArgs } from 'node:util';
-import type { GatewayStatus } from '../status.js';
+import type { GatewayStatus, LearnedLimit } from '../status.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
 
 export const DEFAULT_HEALTH_PORT = 9180;
@@ -17,13 +17,19 @@ function age(ms: number | null): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
 }
 
+function describeLearned(l: LearnedLimit): string {
+  if (l.kind === 'split') return `no read across ${l.address}`;
+  if (l.kind === 'isolated') return `point ${l.point ?? '?'} (${l.address}) read alone`;
+  return `reads of at most ${l.count}`;
+}
+
 /** Failing points and learned read limits, only where there are some. */
 function pointSections(s: GatewayStatus): string[] {
   const parts: string[] = [];
   const failing = s.devices.flatMap((d) => (d.failingPoints ?? []).map((p) => [d.name, p.point, `${p.table} ${p.address}`, p.message]));
   if (failing.length > 0) parts.push('', formatTable(['DEVICE', 'FAILING POINT', 'ADDRESS', 'ERROR'], failing));
   const learned = s.devices.flatMap((d) => (d.learned ?? []).map((l) => [
-    d.name, l.table, l.kind === 'split' ? `no read across ${l.address}` : `point ${l.point ?? '?'} (${l.address}) read alone`, l.reason,
+    d.name, l.table, describeLearned(l), l.reason,
   ]));
   if (learned.length > 0) parts.push('', formatTable(['DEVICE', 'TABLE', 'LEARNED', 'REASON'], learned));
   return parts;

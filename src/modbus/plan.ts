@@ -20,7 +20,12 @@ export interface ReadRequest {
  * starting at or above it (a device refused such a request).
  */
 export type ReadCuts = ReadonlyMap<Table, ReadonlySet<number>>;
-const NO_CUTS: ReadCuts = new Map();
+
+/** What a device taught the poller: cuts, and per table a maximum request length below the limits. */
+export interface LearnedReadLimits {
+  cuts?: ReadCuts;
+  maxCount?: ReadonlyMap<Table, number>;
+}
 
 export interface PlanSummary {
   requests: number;
@@ -39,7 +44,7 @@ export function pointWidth(point: PointConfig): number {
 /**
  * Plan the reads for one device. Requests stay within the device's limits (capped at the
  * protocol ceilings), bridge unused gaps of at most `limits.maxGap`, never cross one of the
- * learned `cuts`, and never split a point.
+ * learned cuts (or a learned shorter length), and never split a point.
  * Throws an Error for a point wider than the limit (config validation reports it first).
  *
  * Why one greedy pass gives the fewest requests: within a table, sort points by start address.
@@ -54,7 +59,7 @@ export function pointWidth(point: PointConfig): number {
  * plan never uses more requests than an optimal one ("greedy stays ahead"). A brute-force check
  * in the tests confirms this on random small cases. Cost: O(n log n) for the sort, O(n) after.
  */
-export function planReads(points: readonly PointConfig[], limits: DeviceLimits, cuts: ReadCuts = NO_CUTS): ReadRequest[] {
+export function planReads(points: readonly PointConfig[], limits: DeviceLimits, learned: LearnedReadLimits = {}): ReadRequest[] {
   const registerLimit = checkedLimit('maxRegistersPerRead', limits.maxRegistersPerRead, MAX_REGISTERS_PER_READ);
   const bitLimit = checkedLimit('maxBitsPerRead', limits.maxBitsPerRead, MAX_BITS_PER_READ);
   if (!(Number.isInteger(limits.maxGap) && limits.maxGap >= 0)) {
@@ -72,8 +77,8 @@ export function planReads(points: readonly PointConfig[], limits: DeviceLimits, 
   for (const table of TABLES) {
     const tablePoints = byTable.get(table);
     if (!tablePoints) continue;
-    const limit = isBitTable(table) ? bitLimit : registerLimit;
-    requests.push(...planTable(table, tablePoints, limit, limits.maxGap, cuts.get(table)));
+    const limit = Math.min(isBitTable(table) ? bitLimit : registerLimit, learned.maxCount?.get(table) ?? Infinity);
+    requests.push(...planTable(table, tablePoints, limit, limits.maxGap, learned.cuts?.get(table)));
   }
   return requests;
 }

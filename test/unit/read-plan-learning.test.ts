@@ -1,0 +1,181 @@
+// Bisection of refused requests: a fake device map (holes, a length limit, long requests that
+// time out) against the learner and one poll cycle at a time, without timers.
+import { describe, expect, it } from 'vitest';
+import type { DeviceLimits, PointConfig } from '../../src/config/site-types.js';
+import { silentLogger } from '../../src/log.js';
+import type { ReadBlock } from '../../src/modbus/bus-request.js';
+import { ModbusExceptionError, ModbusTimeoutError } from '../../src/modbus/errors.js';
+import { planReads, splitRequest, type ReadRequest } from '../../src/modbus/plan.js';
+import { runCycle, type PollBus, type Sample } from '../../src/poll-cycle.js';
+import { compilePoint } from '../../src/points/codec.js';
+import { isBitTable, type Table } from '../../src/points/types.js';
+import { ReadPlanLearner } from '../../src/read-plan-learner.js';
+import { makePoint } from './points/make-point.js';
+
+const LIMITS: DeviceLimits = { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000 };
+
+/** One uint16 (or coil) point per address, id "t<address>". */
+function pointsAt(table: Table, ...addresses: number[]): PointConfig[] {
+  return addresses.map((address) => makePoint({ id: `${table[0]}${address}`, table, address, type: isBitTable(table) ? 'bool' : 'uint16' }));
+}
+
+interface DeviceModel {
+  /** Addresses that do not exist: any read touching one answers exception 2. */
+  holes?: number[];
+  /** Longer reads answer exception 3. */
+  maxCount?: number;
+  /** Longer reads get no answer. */
+  timeoutAbove?: number;
+}
+
+/** Registers hold address * 3 + 1 (coils: odd addresses set); reads are logged as "start+count". */
+class MapDevice implements PollBus {
+  reads: string[] = [];
+  constructor(public model: DeviceModel) {}
+  async read(unit: number, table: Table, start: number, count: number): Promise<ReadBlock> {
+    this.reads.push(`${start}+${count}`);
+    const { holes = [], maxCount = Infinity, timeoutAbove = Infinity } = this.model;
+    if (count > timeoutAbove) throw new ModbusTimeoutError(unit, 100);
+    if (count > maxCount) throw new ModbusExceptionError(unit, 3);
+    if (holes.some((h) => h >= start && h < start + count)) throw new ModbusExceptionError(unit, 2);
+    if (isBitTable(table)) return { table, start, bits: Array.from({ length: count }, (_, i) => (start + i) % 2 === 1) };
+    return { table, start, words: Uint16Array.from({ length: count }, (_, i) => (start + i) * 3 + 1) };
+  }
+}
+
+function rig(points: PointConfig[], model: DeviceModel, limits: Partial<DeviceLimits> = {}) {
+  const device = new MapDevice(model);
+  const learner = new ReadPlanLearner(points, { ...LIMITS, ...limits }, silentLogger());
+  const codecs = new Map(points.map((p) => [p.id, compilePoint(p)]));
+  let now = 0;
+  const cycle = async () => {
+    device.reads = [];
+    const sample: Sample = { device: 'd', ts: now, values: {}, errors: [] };
+    const outcome = await runCycle({ bus: device, unitId: 1, codecs, learner, now: () => now }, sample);
+    now += 1000;
+    return { sample, outcome, reads: [...device.reads] };
+  };
+  return { device, learner, cycle, advance: (ms: number) => { now += ms; } };
+}
+
+function expectedValue(point: PointConfig): number | boolean {
+  return isBitTable(point.table) ? point.address % 2 === 1 : point.address * 3 + 1;
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('splitRequest', () => {
+  const request = (points: PointConfig[]): ReadRequest => planReads(points, LIMITS)[0]!;
+  it.each([
+    { name: 'two points', points: pointsAt('holding', 0, 1), left: '0+1', right: '1+1', cut: 1 },
+    { name: 'odd count: the larger half right', points: pointsAt('holding', 0, 1, 2), left: '0+1', right: '1+2', cut: 1 },
+    { name: 'halves are re-spanned over their points', points: pointsAt('holding', 0, 4, 9, 10), left: '0+5', right: '9+2', cut: 9 },
+    { name: 'wide points keep their width', points: [makePoint({ id: 'a', address: 0, type: 'float64' }), makePoint({ id: 'b', address: 6, type: 'uint32' })], left: '0+4', right: '6+2', cut: 6 },
+    { name: 'bits of one register stay together', points: [makePoint({ id: 'a', address: 0, type: 'bit', bit: 0 }), makePoint({ id: 'b', address: 0, type: 'bit', bit: 1 }), makePoint({ id: 'c', address: 1 })], left: '0+1', right: '1+1', cut: 1 },
+  ])('$name', ({ points, left, right, cut }) => {
+    const halves = splitRequest(request(points))!;
+    expect(`${halves.left.start}+${halves.left.count}`).toBe(left);
+    expect(`${halves.right.start}+${halves.right.count}`).toBe(right);
+    expect(halves.cut).toBe(cut);
+    expect([...halves.left.points, ...halves.right.points].map((p) => p.id)).toEqual(request(points).points.map((p) => p.id));
+  });
+
+  it('cannot split one point, nor points sharing one start', () => {
+    expect(splitRequest(request(pointsAt('holding', 5)))).toBeUndefined();
+    expect(splitRequest(request([makePoint({ id: 'a', address: 3, type: 'bit', bit: 0 }), makePoint({ id: 'b', address: 3, type: 'bit', bit: 7 })]))).toBeUndefined();
+  });
+});
+
+describe('planReads with learned limits', () => {
+  it.each([
+    { name: 'a cut splits a merged request', cuts: { holding: [3] }, maxCount: {}, plan: ['0+3', '3+3'] },
+    { name: 'two cuts', cuts: { holding: [2, 5] }, maxCount: {}, plan: ['0+2', '2+3', '5+1'] },
+    { name: 'cuts in another table do not apply', cuts: { input: [3] }, maxCount: {}, plan: ['0+6'] },
+    { name: 'a learned maximum length', cuts: {}, maxCount: { holding: 2 }, plan: ['0+2', '2+2', '4+2'] },
+    { name: 'both', cuts: { holding: [1] }, maxCount: { holding: 3 }, plan: ['0+1', '1+3', '4+2'] },
+  ])('$name', ({ cuts, maxCount, plan }) => {
+    const points = pointsAt('holding', 0, 1, 2, 3, 4, 5);
+    const learned = {
+      cuts: new Map(Object.entries(cuts).map(([t, c]) => [t as Table, new Set(c)])),
+      maxCount: new Map(Object.entries(maxCount).map(([t, c]) => [t as Table, c])),
+    };
+    expect(planReads(points, LIMITS, learned).map((r) => `${r.start}+${r.count}`)).toEqual(plan);
+  });
+});
+
+describe('bisecting refused reads', () => {
+  it.each([
+    { name: 'a hole in the gap between two points', points: pointsAt('holding', ...range(0, 4), ...range(6, 9)), model: { holes: [5] }, failing: [], settled: ['0+5', '6+4'], learned: ['split 6'] },
+    { name: 'a hole under a point', points: pointsAt('holding', ...range(0, 9)), model: { holes: [4] }, failing: ['h4'], settled: ['0+4', '5+5'], learned: ['isolated 4'] },
+    { name: 'two holes, one in a gap', points: pointsAt('holding', 0, 1, 2, 4, 5, 6, 7, 20, 21), model: { holes: [3, 20] }, failing: ['h20'], settled: ['0+3', '4+4', '21+1'], learned: ['split 4', 'isolated 20'] },
+    { name: 'a hole in the coils', points: pointsAt('coil', ...range(0, 15), ...range(17, 30)), model: { holes: [16] }, failing: [], settled: ['0+16', '17+14'], learned: ['split 17'] },
+    { name: 'exception 3 above 4 registers', points: pointsAt('holding', ...range(0, 9)), model: { maxCount: 4 }, failing: [], settled: ['0+2', '2+2', '4+3', '7+3'], learned: ['split 2', 'split 7', 'split 4'] },
+    { name: 'every point a hole', points: pointsAt('holding', 0, 1, 2), model: { holes: [0, 1, 2] }, failing: ['h0', 'h1', 'h2'], settled: [], learned: ['isolated 0', 'isolated 1', 'isolated 2'] },
+    { name: 'a healthy map is left alone', points: pointsAt('holding', ...range(0, 9)), model: {}, failing: [], settled: ['0+10'], learned: [] },
+  ])('$name', async ({ points, model, failing, settled, learned }) => {
+    const { cycle, learner } = rig(points, model);
+    const readable = points.filter((p) => !failing.includes(p.id));
+    // Every cycle, from the first, reports every readable point with its true value, and fails the rest.
+    for (let n = 0; n < 4; n++) {
+      const { sample, outcome } = await cycle();
+      expect(sample.values).toEqual(Object.fromEntries(readable.map((p) => [p.id, expectedValue(p)])));
+      expect(outcome.abort).toBeUndefined();
+      if (n === 0) expect(outcome.failures.map((f) => f.point.id).sort()).toEqual([...failing].sort());
+      expect(sample.errors.flatMap((e) => e.points).filter((id) => !failing.includes(id))).toEqual([]);
+    }
+    // Settled: only the learned plan runs, with no refusals.
+    const { reads, sample } = await cycle();
+    expect(reads).toEqual(settled);
+    expect(sample.errors.every((e) => e.kind === 'IsolatedPointError')).toBe(true);
+    expect(learner.limitsLearned().map((l) => `${l.kind} ${l.address}`)).toEqual(learned);
+  });
+
+  it('splits a read that only times out when long, after two timeouts in a row, and learns a maximum length', async () => {
+    const points = pointsAt('input', ...range(0, 9));
+    const { cycle, learner } = rig(points, { timeoutAbove: 4 });
+    const first = await cycle();
+    expect(first.reads).toEqual(['0+10']);
+    expect(first.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
+    expect(first.sample.values).toEqual({});
+    const second = await cycle();
+    expect(Object.keys(second.sample.values)).toHaveLength(10);
+    expect(second.sample.values.i7).toBe(22);
+    expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    expect((await cycle()).reads).toEqual(['0+4', '4+4', '8+2']);
+  });
+
+  it('does not split on a single timeout, nor learn from a dead device', async () => {
+    const points = pointsAt('holding', ...range(0, 9));
+    const { cycle, learner, device } = rig(points, { timeoutAbove: 0 });
+    const first = await cycle();
+    expect(first.reads).toEqual(['0+10']);
+    const second = await cycle();
+    // Split down one path until a single point times out, then the cycle stops.
+    expect(second.reads).toEqual(['0+10', '0+5', '0+2', '0+1']);
+    expect(second.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
+    expect(learner.limitsLearned()).toEqual([]);
+    device.model = {};
+    expect(Object.keys((await cycle()).sample.values)).toHaveLength(10);
+    expect((await cycle()).reads).toEqual(['0+10']);
+  });
+
+  it('re-probes an isolated point only every reprobeFailedMs, and takes it back when it reads again', async () => {
+    const points = pointsAt('holding', ...range(0, 5));
+    const { cycle, device, advance } = rig(points, { holes: [2] }, { reprobeFailedMs: 10_000 });
+    await cycle(); // t=0: isolates h2, next probe at 10 000
+    const waiting = await cycle(); // t=1000
+    expect(waiting.reads).toEqual(['0+2', '3+3']);
+    expect(waiting.sample.errors).toEqual([expect.objectContaining({ points: ['h2'], kind: 'IsolatedPointError' })]);
+    advance(8_000);
+    const probe = await cycle(); // t=10 000
+    expect(probe.reads).toEqual(['0+2', '3+3', '2+1']);
+    expect(probe.outcome.failures.map((f) => f.point.id)).toEqual(['h2']);
+    device.model = {};
+    expect((await cycle()).reads).toEqual(['0+2', '3+3']); // next probe at 20 000
+    advance(9_000);
+    const recovered = await cycle();
+    expect(recovered.reads).toEqual(['0+2', '3+3', '2+1']);
+    expect(recovered.sample.values.h2).toBe(7);
+    expect((await cycle()).reads).toEqual(['0+6']);
+  });
+});
