@@ -70,9 +70,13 @@ describe('read plans learn the holes in a device map', () => {
       failingPoints: [{ point: 'r20', table: 'holding', address: 20, error: 'ModbusExceptionError', exceptionCode: 2 }],
       learned: [{ table: 'holding', kind: 'isolated', address: 20, point: 'r20' }],
     });
-    const refuses = await deviceStatus('refuses');
+    // Its first cycle bisects down to every single point, each refused.
+    const refuses = await waitFor(async () => {
+      const s = await deviceStatus('refuses');
+      return s.failingPoints?.length === 23 && s;
+    }, { what: 'every point of "refuses" failing', timeoutMs: 15_000 });
     expect(refuses.online).toBe(false);
-    expect(refuses.failingPoints).toHaveLength(23);
+    expect(refuses.learned).toHaveLength(23);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('fieldgate_device_failing_points{device="under"} 1');
