@@ -87,7 +87,7 @@ describe('splitRequest', () => {
 });
 
 describe('planReads with learned limits', () => {
-  it.each([
+  it.each<{ name: string; cuts: Partial<Record<Table, number[]>>; maxCount: Partial<Record<Table, number>>; plan: string[] }>([
     { name: 'a cut splits a merged request', cuts: { holding: [3] }, maxCount: {}, plan: ['0+3', '3+3'] },
     { name: 'two cuts', cuts: { holding: [2, 5] }, maxCount: {}, plan: ['0+2', '2+3', '5+1'] },
     { name: 'cuts in another table do not apply', cuts: { input: [3] }, maxCount: {}, plan: ['0+6'] },
@@ -96,15 +96,15 @@ describe('planReads with learned limits', () => {
   ])('$name', ({ cuts, maxCount, plan }) => {
     const points = pointsAt('holding', 0, 1, 2, 3, 4, 5);
     const learned = {
-      cuts: new Map(Object.entries(cuts).map(([t, c]) => [t as Table, new Set(c)])),
-      maxCount: new Map(Object.entries(maxCount).map(([t, c]) => [t as Table, c])),
+      cuts: new Map(Object.entries(cuts).map(([t, c]) => [t as Table, new Set<number>(c)])),
+      maxCount: new Map(Object.entries(maxCount).map(([t, c]) => [t as Table, c as number])),
     };
     expect(planReads(points, LIMITS, learned).map((r) => `${r.start}+${r.count}`)).toEqual(plan);
   });
 });
 
 describe('bisecting refused reads', () => {
-  it.each([
+  it.each<{ name: string; points: PointConfig[]; model: DeviceModel; failing: string[]; settled: string[]; learned: string[] }>([
     { name: 'a hole in the gap between two points', points: pointsAt('holding', ...range(0, 4), ...range(6, 9)), model: { holes: [5] }, failing: [], settled: ['0+5', '6+4'], learned: ['split 6'] },
     { name: 'a hole under a point', points: pointsAt('holding', ...range(0, 9)), model: { holes: [4] }, failing: ['h4'], settled: ['0+4', '5+5'], learned: ['isolated 4'] },
     { name: 'two holes, one in a gap', points: pointsAt('holding', 0, 1, 2, 4, 5, 6, 7, 20, 21), model: { holes: [3, 20] }, failing: ['h20'], settled: ['0+3', '4+4', '21+1'], learned: ['split 4', 'isolated 20'] },

@@ -32,7 +32,7 @@ afterEach(async () => {
 describe('read plans learn the holes in a device map', () => {
   it('reports every other point, shows the failing ones, logs what was learned once, and takes a device with no readable point offline', async () => {
     const map = parseSimMap(`units:${hole(1, 27)}${hole(2, 20)}${hole(3)}\n`);
-    if (!map.map) throw new Error(JSON.stringify(map.issues));
+    if (!map.ok) throw new Error(map.problems.join('; '));
     const sim: Simulation = await startSimulation({ map: map.map, logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 } });
     cleanups.push(() => sim.close());
     const stateDir = mkdtempSync(join(tmpdir(), 'fieldgate-holes-'));
