@@ -44,8 +44,6 @@ export interface PointFailure {
 }
 
 export interface CycleOutcome {
-  /** The unit replied at all (an exception reply included). */
-  answered: boolean;
   /** The error that cut the cycle short (timeout, cool-down, bus down), if any. */
   abort: unknown;
   failures: PointFailure[];
@@ -68,7 +66,7 @@ function isRefusal(err: unknown): err is ModbusExceptionError {
 }
 
 export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
-  const outcome: CycleOutcome = { answered: false, abort: undefined, failures: [] };
+  const outcome: CycleOutcome = { abort: undefined, failures: [] };
   const { requests, waiting } = ctx.learner.planAt(sample.ts);
   for (const request of requests) await runRequest(ctx, request, outcome, sample);
   for (const { point, reason } of waiting) {
@@ -92,7 +90,6 @@ async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOut
   } catch (err) {
     return refused(ctx, request, err, out, sample, splitTimeouts);
   }
-  out.answered = true;
   ctx.learner.answered(request);
   const single = request.points.length === 1 ? request.points[0] : undefined;
   if (single && ctx.learner.isIsolated(single.id)) ctx.learner.recovered(single.id);
@@ -105,8 +102,6 @@ async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOut
  * cut, a timeout means the request was too long for the device.
  */
 async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, out: CycleOutcome, sample: Sample, splitTimeouts: boolean): Promise<boolean> {
-  // An exception reply proves the device is there: only the request is wrong.
-  if (err instanceof ModbusExceptionError && !err.isGatewayNoResponse) out.answered = true;
   const halves = splitRequest(request);
   const timeout = err instanceof ModbusTimeoutError;
   if (halves && (isRefusal(err) || (timeout && (splitTimeouts || ctx.learner.timedOut(request))))) {
