@@ -90,9 +90,9 @@ export function deviceRoutes(r: Router<ApiContext>): void {
       type: body.string('type'),
       groups: body.stringArray('groups', { max: MAX_DEVICE_GROUPS }),
       tags: body.tags('tags'),
-      device_key: body.string('device_key'),
+      // An empty key (a CSV import's empty column) means "none": the device id is used.
+      device_key: body.string('device_key') || undefined,
     };
-    if (input.device_key === '') body.fail('device_key', 'must not be empty');
     if (input.type === '') body.fail('type', 'must not be empty');
     body.done();
     const device = ctx.state.createDevice(input);

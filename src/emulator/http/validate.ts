@@ -163,13 +163,20 @@ export function readKeys(query: URLSearchParams): string[] | undefined {
   return keys && keys.length > 0 ? keys : undefined;
 }
 
-/** Unix ms from the query; undefined when absent. */
+/** Latest instant a JavaScript Date (and so an ISO 8601 answer) can hold. */
+export const MAX_TIME_MS = 8.64e15;
+
+/**
+ * Unix ms from the query; undefined when absent. Decimal milliseconds (`time.time()*1000` in
+ * Python sends `1792866425165.6912`) are truncated; signs, exponents, NaN/Infinity are refused.
+ */
 export function readTimeMs(query: URLSearchParams, name: string, errors: FieldError[]): number | undefined {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return undefined;
-  if (!/^\d+$/.test(raw)) {
-    errors.push({ field: name, message: 'must be Unix milliseconds' });
+  const raw = query.get(name)?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const value = /^\d+(\.\d*)?$/.test(raw) ? Math.trunc(Number(raw)) : NaN;
+  if (!(value <= MAX_TIME_MS)) {
+    errors.push({ field: name, message: `must be Unix milliseconds from 0 to ${MAX_TIME_MS}` });
     return undefined;
   }
-  return Number(raw);
+  return value;
 }
