@@ -20,9 +20,9 @@ export type BoundedJson =
 /** A problem with the limits themselves (CLI flags, options), or undefined. */
 export function checkJsonLimits(limits: JsonLimits): string | undefined {
   if (!Number.isInteger(limits.maxDepth) || limits.maxDepth < 1 || limits.maxDepth > MAX_CONFIGURABLE_DEPTH) {
-    return `JSON depth limit must be an integer from 1 to ${MAX_CONFIGURABLE_DEPTH}`;
+    return `JSON depth limit (--json-max-depth) must be an integer from 1 to ${MAX_CONFIGURABLE_DEPTH}`;
   }
-  if (!Number.isInteger(limits.maxBytes) || limits.maxBytes < 2) return 'JSON size limit must be an integer of at least 2 bytes';
+  if (!Number.isInteger(limits.maxBytes) || limits.maxBytes < 2) return 'JSON size limit (--json-max-bytes) must be an integer of at least 2 bytes';
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 // A4 devices: list, read, certificate, customers, info/tags/groups changes, delete, create.
 import type { ApiContext } from '../http/context.js';
 import { info, type Router } from '../http/router.js';
-import { BodyReader, paginate, readList, readPage } from '../http/validate.js';
+import { BodyReader, paginate, readFlag, readList, readPage } from '../http/validate.js';
 import { customerView, deviceView } from './views.js';
 
 export const MAX_DEVICE_GROUPS = 5;
@@ -13,7 +13,7 @@ export function deviceRoutes(r: Router<ApiContext>): void {
     if (groups) ctx.state.requireGroups(groups, 'groups');
     const type = ctx.query.get('type');
     if (type) ctx.state.requireType(type, 'type');
-    const devices = ctx.state.devicesInGroups(groups, ctx.query.get('include_sub_groups') === '1')
+    const devices = ctx.state.devicesInGroups(groups, readFlag(ctx.query, 'include_sub_groups'))
       .filter((d) => !type || d.type === type);
     const result = paginate(devices, page);
     return info({ ...result, items: result.items.map((d) => deviceView(ctx.state, d, false)) });

@@ -126,10 +126,11 @@ export interface Page {
 export function readPage(query: URLSearchParams, maxRecords: number, defaultRecords: number): Page {
   const errors: FieldError[] = [];
   const read = (name: string, fallback: number, max: number): number => {
-    const raw = query.get(name);
-    if (raw === null || raw === '') return fallback;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || value < 1 || value > max) {
+    const raw = query.get(name)?.trim();
+    if (raw === undefined || raw === '') return fallback;
+    // `2.0` is how some clients format an integer; `2.5`, `-1`, `1e2`, `NaN` are not integers here.
+    const value = /^\d+(\.0*)?$/.test(raw) ? Number(raw) : NaN;
+    if (!(value >= 1 && value <= max)) {
       errors.push({ field: name, message: max === Infinity ? 'must be an integer of at least 1' : `must be an integer from 1 to ${max}` });
       return fallback;
     }
@@ -150,11 +151,21 @@ export function paginate<T>(items: T[], page: Page): { items: T[]; total: number
   };
 }
 
-/** Comma-separated list from the query; undefined when the parameter is absent. */
+/**
+ * Comma-separated list from the query; undefined when the parameter is absent. A repeated
+ * parameter (`keys=a&keys=b`, as Python's requests sends a list) adds to the list.
+ */
 export function readList(query: URLSearchParams, name: string): string[] | undefined {
-  const raw = query.get(name);
-  if (raw === null) return undefined;
-  return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const all = query.getAll(name);
+  if (all.length === 0) return undefined;
+  const items = all.flatMap((raw) => raw.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  return [...new Set(items)];
+}
+
+/** A query flag such as `include_sub_groups`: `1` (the spec's form) or `true`, any case. */
+export function readFlag(query: URLSearchParams, name: string): boolean {
+  const raw = query.get(name)?.trim().toLowerCase();
+  return raw === '1' || raw === 'true';
 }
 
 /** `keys` of the attribute reads: absent or empty both mean every attribute. */
