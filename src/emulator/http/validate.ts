@@ -130,7 +130,7 @@ export function readPage(query: URLSearchParams, maxRecords: number, defaultReco
     if (raw === undefined || raw === '') return fallback;
     // `2.0` is how some clients format an integer; `2.5`, `-1`, `1e2`, `NaN` are not integers here.
     const value = /^\d+(\.0*)?$/.test(raw) ? Number(raw) : NaN;
-    if (!(value >= 1 && value <= max)) {
+    if (!(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
       errors.push({ field: name, message: max === Infinity ? 'must be an integer of at least 1' : `must be an integer from 1 to ${max}` });
       return fallback;
     }
