@@ -184,7 +184,8 @@ export const MAX_TIME_MS = 8.64e15;
 export function readTimeMs(query: URLSearchParams, name: string, errors: FieldError[]): number | undefined {
   const raw = query.get(name)?.trim();
   if (raw === undefined || raw === '') return undefined;
-  const value = /^\d+(\.\d*)?$/.test(raw) ? Math.trunc(Number(raw)) : NaN;
+  // Truncated in the text: Number('1792866425164.9999') already rounds up to ...165.
+  const value = /^\d+(\.\d*)?$/.test(raw) ? Number(raw.split('.')[0]) : NaN;
   if (!(value <= MAX_TIME_MS)) {
     errors.push({ field: name, message: `must be Unix milliseconds from 0 to ${MAX_TIME_MS}` });
     return undefined;
