@@ -109,6 +109,16 @@ describe('the deepest allowed and a huge value, through every storing write path
   });
 });
 
+describe('A7 POST pushes without storing', () => {
+  it('the deepest allowed value reaches the device on attributes/push', async () => {
+    const before = answers.length;
+    const text = nested(maxDepth - 1);
+    expect((await call('POST', `/api/v1/control/device/${DEVICE}/attributes`, bodyWith('pushed', text))).body).toEqual({ result: true, info: {} });
+    await waitFor(() => answers.slice(before).some((a) => a.topic === 'attributes/push'), 10_000, 'push');
+    expect(answers.slice(before).find((a) => a.topic === 'attributes/push')?.body).toEqual({ pushed: JSON.parse(text) });
+  });
+});
+
 describe('a 5,000-deep value is refused on every path, with the interface 400 shape', () => {
   const deep = nested(5000);
   const a400 = { status: 200, body: { result: false, errcode: 400, errors: [{ field: '(body)', message: `JSON nested deeper than ${maxDepth} levels` }] } };
@@ -147,7 +157,19 @@ describe('a 5,000-deep value is refused on every path, with the interface 400 sh
     expect(res.status).toBe(431);
   });
 
-  it('MQTT: answered with errcode 400 on attributes/response, nothing stored, connection kept', async () => {
+  it.each([
+    ['attributes/get/41', 'attributes/get/response/41', `{"keys":${deep}}`],
+    ['command/reply/42', 'command/reply/response/42', `{"method":"m","id":42,"params":${deep}}`],
+    ['event/report/43', 'event/response/43', `{"method":"m","params":${deep}}`],
+  ])('MQTT %s: answered with errcode 400 on %s, connection kept', async (topic, responseTopic, payload) => {
+    const before = answers.length;
+    await device.publishAsync(topic, payload, { qos: 1 });
+    await waitFor(() => answers.slice(before).some((a) => a.topic === responseTopic), 10_000, responseTopic);
+    expect(answers.slice(before).find((a) => a.topic === responseTopic)?.body).toEqual({ result: 0, errcode: 400, message: `JSON nested deeper than ${maxDepth} levels` });
+    expect(device.connected).toBe(true);
+  });
+
+  it('MQTT attributes: answered with errcode 400 on attributes/response, nothing stored, connection kept', async () => {
     const answer = await mqttReport('too_deep', deep);
     expect(answer).toEqual({ result: 0, errcode: 400, message: `JSON nested deeper than ${maxDepth} levels` });
     expect(device.connected).toBe(true);
