@@ -195,6 +195,15 @@ describe('emulator: the forms real clients send', () => {
       }
     });
 
+    it('numbers as strings in a body stay refused where the spec types a number (command id)', async () => {
+      expect((await t.app('POST', '/app/device/v1/tok1/command/send', { method: 'm', params: {}, id: '12' })).body)
+        .toMatchObject({ result: 0, errcode: 400, errors: [{ field: 'id', message: 'must be a number' }] });
+      expect((await t.api('POST', '/api/v1/control/device/d1/command', { method: 'm', id: '12' })).body)
+        .toMatchObject({ result: false, errcode: 400, errors: [{ field: 'id' }] });
+      expect((await t.api('POST', '/api/v1/device', { name: 'num-tags', tags: { floor: 2 } })).body)
+        .toMatchObject({ result: false, errcode: 400, errors: [{ field: 'tags.floor' }] });
+    });
+
     it('duplicated JSON keys: the last one wins, as JSON.parse does', async () => {
       await t.app('PUT', '/app/device/v1/tok3/attributes', '{"dup":1,"dup":2}');
       expect((await t.app('GET', '/app/device/v1/tok3/attributes?keys=dup')).body.attributes).toEqual({ dup: 2 });
