@@ -84,6 +84,13 @@ describe('emulator: the forms real clients send', () => {
       expect(a.body.info.id).not.toBe(b.body.info.id);
     });
 
+    it('certificate endpoint: an empty customer_id or type_key counts as absent', async () => {
+      const cert = (body: unknown) => request(t.base, 'POST', '/device/v1/certificate', body, { 'Project-Key': PROJECT_KEY });
+      expect((await cert({ device_key: 'k1', type_key: '', customer_id: '' })).body).toMatchObject({ result: 1, device: { id: 'd1' } });
+      expect((await cert({ device_key: 'unknown-key', type_key: '' })).body).toMatchObject({ result: 0, errcode: 404, message: 'Unknown device key: unknown-key' });
+      expect((await cert({ device_key: '' })).body).toMatchObject({ result: 0, errcode: 400 });
+    });
+
     it('an empty device_key on PUT info is still refused (it would erase the key)', async () => {
       const r = await t.api('PUT', '/api/v1/device/d3/info', { device_key: '' });
       expect(r.body).toMatchObject({ result: false, errcode: 400, errors: [{ field: 'device_key' }] });
