@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../log.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { checkRateLimit, DEFAULT_RATE_LIMIT } from '../emulator/http/rate-limit.js';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../emulator/json-limits.js';
 import { loadSeedFile, SeedError } from '../emulator/state/seed.js';
 import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
 import { untilSignal } from './signals.js';
@@ -12,7 +13,8 @@ export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../config/emulator-se
 export const DEFAULT_PORTS = { http: 18080, mqtt: 11883, tcp: 18266 };
 
 const USAGE = `usage: fieldgate emulator [--seed FILE] [--http-port N] [--mqtt-port N] [--tcp-port N]
-                          [--host ADDR] [--rate-limit N] [--rate-window SECONDS] [--verbose]
+                          [--host ADDR] [--rate-limit N] [--rate-window SECONDS]
+                          [--json-max-depth N] [--json-max-bytes N] [--verbose]
   Ports: 0 picks a free one (printed at start). Defaults: http ${DEFAULT_PORTS.http}, mqtt ${DEFAULT_PORTS.mqtt}, tcp ${DEFAULT_PORTS.tcp}.
 `;
 
@@ -38,7 +40,7 @@ export const runEmulator: CliCommand = async (args, io) => {
       options: {
         seed: { type: 'string' }, 'http-port': { type: 'string' }, 'mqtt-port': { type: 'string' },
         'tcp-port': { type: 'string' }, host: { type: 'string' }, 'rate-limit': { type: 'string' },
-        'rate-window': { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean' },
+        'rate-window': { type: 'string' }, 'json-max-depth': { type: 'string' }, 'json-max-bytes': { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean' },
       },
       strict: true,
     });
@@ -56,9 +58,13 @@ export const runEmulator: CliCommand = async (args, io) => {
         limit: Math.floor(positive(values['rate-limit'], DEFAULT_RATE_LIMIT.limit, 'rate-limit')),
         windowS: positive(values['rate-window'], DEFAULT_RATE_LIMIT.windowS, 'rate-window'),
       },
+      jsonLimits: {
+        maxDepth: positive(values['json-max-depth'], DEFAULT_JSON_LIMITS.maxDepth, 'json-max-depth'),
+        maxBytes: positive(values['json-max-bytes'], DEFAULT_JSON_LIMITS.maxBytes, 'json-max-bytes'),
+      },
       verbose: values.verbose ?? false,
     };
-    const problem = checkRateLimit(opts.rateLimit);
+    const problem = checkRateLimit(opts.rateLimit) ?? checkJsonLimits(opts.jsonLimits);
     if (problem) throw new RangeError(problem);
   } catch (err) {
     io.stderr.write(`fieldgate emulator: ${(err as Error).message}\n${USAGE}`);

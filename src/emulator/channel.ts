@@ -1,5 +1,6 @@
 // Contract between the emulator's cloud state (HTTP interfaces A/B) and its device channel
 // (MQTT broker + TCP stream access). The channel knows topics and sockets; the state knows devices.
+import type { JsonLimits } from './json-limits.js';
 
 export interface CommandMessage {
   method: string;
@@ -49,4 +50,6 @@ export interface DeviceChannelOptions {
   events: ChannelEvents;
   /** Seconds a TCP stream socket may stay unregistered. */
   tcpRegisterTimeoutS: number;
+  /** Bounds on JSON payloads of devices (JSON topics only; `data/<identifier>` is raw); default DEFAULT_JSON_LIMITS. */
+  jsonLimits?: JsonLimits;
 }

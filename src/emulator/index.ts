@@ -9,6 +9,7 @@ import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from './http/ra
 import { buildApiRouter, buildAppRouter } from './http/routes.js';
 import { createHttpServer } from './http/server.js';
 import { TokenStore } from './http/tokens.js';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS, type JsonLimits } from './json-limits.js';
 import type { SeedData } from './state/model.js';
 import { EmulatorState } from './state/state.js';
 
@@ -26,6 +27,8 @@ export interface EmulatorOptions {
   rateLimit?: RateLimitConfig;
   syncReplyTimeoutMs?: number;
   tcpRegisterTimeoutS?: number;
+  /** Bounds on every JSON input (HTTP bodies, device payloads); default DEFAULT_JSON_LIMITS. */
+  jsonLimits?: Partial<JsonLimits>;
   /** Tests may pass a fake channel; default is the real broker + TCP stream server. */
   startChannel?: StartDeviceChannel;
 }
@@ -44,6 +47,9 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const host = options.host ?? '127.0.0.1';
   const clock = options.clock ?? systemClock;
   const log = options.logger;
+  const jsonLimits: JsonLimits = { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits };
+  const limitProblem = checkJsonLimits(jsonLimits);
+  if (limitProblem) throw new RangeError(limitProblem);
   const state = new EmulatorState(options.seed, clock);
   const link = new DeviceLink(state, log.child({ part: 'device-link' }), options.syncReplyTimeoutMs ?? SYNC_REPLY_TIMEOUT_MS);
   const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT, clock);
@@ -51,12 +57,12 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
 
   const channel = await (options.startChannel ?? startDeviceChannel)({
     mqttPort: options.mqttPort, tcpPort: options.tcpPort, host, directory: link, events: link,
-    tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10,
+    tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits,
   }, log.child({ part: 'channel' }));
   link.attach(channel);
 
   const server = createHttpServer({
-    state, link, tokens, limiter, apiRouter: buildApiRouter(), appRouter: buildAppRouter(), log: log.child({ part: 'http' }),
+    state, link, tokens, limiter, apiRouter: buildApiRouter(), appRouter: buildAppRouter(), log: log.child({ part: 'http' }), jsonLimits,
   });
   try {
     await new Promise<void>((resolve, reject) => {

@@ -3,14 +3,14 @@ import type { ApiContext } from '../http/context.js';
 import { ApiError, ErrCode } from '../http/errors.js';
 import { info, type Router } from '../http/router.js';
 import { ADMIN_TOKEN_TTL_S, EXCHANGE_TOKEN_TTL_S } from '../http/tokens.js';
-import { BodyReader, readList } from '../http/validate.js';
+import { BodyReader, readFlag, readList } from '../http/validate.js';
 import type { DeviceRecord } from '../state/model.js';
 
 function filteredDevices(ctx: ApiContext): DeviceRecord[] {
   const groups = readList(ctx.query, 'groups');
   if (groups) ctx.state.requireGroups(groups, 'groups');
   // An empty `groups` here means "no filter" (only the device list gives it the ungrouped meaning).
-  return ctx.state.devicesInGroups(groups && groups.length > 0 ? groups : undefined, ctx.query.get('include_sub_groups') === '1');
+  return ctx.state.devicesInGroups(groups && groups.length > 0 ? groups : undefined, readFlag(ctx.query, 'include_sub_groups'));
 }
 
 export function authRoutes(r: Router<ApiContext>): void {

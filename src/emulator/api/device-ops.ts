@@ -24,7 +24,8 @@ export function readCommand(body: unknown, idRequired: boolean): CommandMessage 
 }
 
 export function readPushMode(query: URLSearchParams, fallback: 'mqtt' | undefined): 'mqtt' | 'tcp' {
-  const raw = query.get('push_mode') ?? fallback;
+  // `MQTT` / `Tcp` are the same modes; an empty value is no value.
+  const raw = query.get('push_mode')?.trim().toLowerCase() || fallback;
   if (raw === undefined) throw invalidFields([{ field: 'push_mode', message: 'is required (mqtt or tcp)' }]);
   if (raw !== 'mqtt' && raw !== 'tcp') throw invalidFields([{ field: 'push_mode', message: 'must be mqtt or tcp' }]);
   return raw;

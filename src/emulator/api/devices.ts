@@ -1,7 +1,7 @@
 // A4 devices: list, read, certificate, customers, info/tags/groups changes, delete, create.
 import type { ApiContext } from '../http/context.js';
 import { info, type Router } from '../http/router.js';
-import { BodyReader, paginate, readList, readPage } from '../http/validate.js';
+import { BodyReader, paginate, readFlag, readList, readPage } from '../http/validate.js';
 import { customerView, deviceView } from './views.js';
 
 export const MAX_DEVICE_GROUPS = 5;
@@ -13,7 +13,7 @@ export function deviceRoutes(r: Router<ApiContext>): void {
     if (groups) ctx.state.requireGroups(groups, 'groups');
     const type = ctx.query.get('type');
     if (type) ctx.state.requireType(type, 'type');
-    const devices = ctx.state.devicesInGroups(groups, ctx.query.get('include_sub_groups') === '1')
+    const devices = ctx.state.devicesInGroups(groups, readFlag(ctx.query, 'include_sub_groups'))
       .filter((d) => !type || d.type === type);
     const result = paginate(devices, page);
     return info({ ...result, items: result.items.map((d) => deviceView(ctx.state, d, false)) });
@@ -90,9 +90,9 @@ export function deviceRoutes(r: Router<ApiContext>): void {
       type: body.string('type'),
       groups: body.stringArray('groups', { max: MAX_DEVICE_GROUPS }),
       tags: body.tags('tags'),
-      device_key: body.string('device_key'),
+      // An empty key (a CSV import's empty column) means "none": the device id is used.
+      device_key: body.string('device_key') || undefined,
     };
-    if (input.device_key === '') body.fail('device_key', 'must not be empty');
     if (input.type === '') body.fail('type', 'must not be empty');
     body.done();
     const device = ctx.state.createDevice(input);

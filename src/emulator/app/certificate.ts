@@ -10,8 +10,9 @@ export function certificateRoutes(r: Router<RequestContext>): void {
     requireProjectKey(ctx.state, ctx);
     const body = new BodyReader(ctx.body);
     const deviceKey = body.string('device_key', { required: true }) ?? '';
-    const typeKey = body.string('type_key');
-    const customerId = body.string('customer_id');
+    // Optional keys left empty by a form or CSV mean "not given", as device_key does on create.
+    const typeKey = body.string('type_key') || undefined;
+    const customerId = body.string('customer_id') || undefined;
     body.done();
     let device = ctx.state.deviceByKey(deviceKey);
     if (!device) {

@@ -2,6 +2,7 @@
 import type { RequestContext } from '../http/context.js';
 import { ApiError, ErrCode, invalidFields } from '../http/errors.js';
 import { ok, type Router } from '../http/router.js';
+import { parseBoundedJson, type JsonLimits } from '../json-limits.js';
 import { readKeys, requireAttributeObject } from '../http/validate.js';
 import { pushStreamData, readCommand, readPushMode } from '../api/device-ops.js';
 import type { DeviceRecord } from '../state/model.js';
@@ -27,17 +28,15 @@ function requireDevice(ctx: RequestContext, accessToken: string): DeviceRecord {
 }
 
 /** Most clients cannot send a GET body: a GET sync send may carry `?method=&params=<JSON>&id=`. */
-function commandFromQuery(query: URLSearchParams): Record<string, unknown> {
+function commandFromQuery(query: URLSearchParams, limits: JsonLimits): Record<string, unknown> {
   const out: Record<string, unknown> = { method: query.get('method') ?? undefined };
   const id = query.get('id');
   if (id !== null) out.id = /^-?\d+(\.\d+)?$/.test(id) ? Number(id) : id;
   const params = query.get('params');
   if (params !== null) {
-    try {
-      out.params = JSON.parse(params) as unknown;
-    } catch {
-      throw invalidFields([{ field: 'params', message: 'must be a JSON object' }]);
-    }
+    const parsed = parseBoundedJson(params, Buffer.byteLength(params), limits);
+    if (!parsed.ok) throw invalidFields([{ field: 'params', message: parsed.problem === 'syntax' ? 'must be a JSON object' : parsed.message }]);
+    out.params = parsed.value;
   }
   return out;
 }
@@ -73,7 +72,7 @@ export function deviceAccessRoutes(r: Router<RequestContext>): void {
   // The spec's overview lists GET, its description POST: both are served.
   const syncSend = async (ctx: RequestContext, p: Record<string, string>) => {
     const d = requireDevice(ctx, p.access_token);
-    const body = ctx.body === undefined && ctx.query.has('method') ? commandFromQuery(ctx.query) : ctx.body;
+    const body = ctx.body === undefined && ctx.query.has('method') ? commandFromQuery(ctx.query, ctx.jsonLimits) : ctx.body;
     const reply = await ctx.link.sendCommandSync(d.id, readCommand(body, true));
     if (!reply) return ok({ result: 0, message: SYNC_TIMEOUT_MESSAGE, errcode: ErrCode.syncTimeout });
     return ok({ result: 1, command: { method: reply.method, params: reply.params, id: reply.id } });

@@ -5,7 +5,8 @@
 // - authorizeSubscribe runs again on session restore with the stored, already scoped filter;
 // - authorizeForward's return value is used only as a yes/no when a persistent session's queue is
 //   replayed (the original packet is written), so un-prefixing must also happen in place;
-// - aedes has no unsubscribe hook: UNSUBSCRIBE is rewritten as the packet leaves the parser.
+// - aedes has no unsubscribe hook: UNSUBSCRIBE is rewritten as the packet leaves the parser;
+// - overlapping subscriptions deliver one copy at the QoS of whichever matched first (delivery-qos.ts).
 import type { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import {
@@ -20,6 +21,7 @@ import {
 } from 'aedes';
 import type { Logger } from '../../log.js';
 import type { DeviceDirectory } from '../channel.js';
+import { deliverAtMaxQos } from './delivery-qos.js';
 import type { Presence } from './presence.js';
 import {
   classifyUplink,
@@ -84,6 +86,7 @@ export class ScopedBroker {
   handleConnection(socket: Socket): void {
     this.sockets.add(socket);
     const client = this.aedes.handle(socket);
+    deliverAtMaxQos(client);
     // aedes has no unsubscribe hook, and its handler (lib/handlers/unsubscribe.js) looks the
     // filter up as named. The client's mqtt-packet parser emits every decoded packet to aedes's
     // own listener (lib/client.js enqueue); a listener prepended to it runs first, synchronously,

@@ -2,6 +2,7 @@
 // on the response topic with the decided shapes of device-channel.md section 2.
 import type { Logger } from '../../log.js';
 import type { ChannelEvents, CommandMessage } from '../channel.js';
+import { DEFAULT_JSON_LIMITS, parseBoundedJson, type BoundedJson, type JsonLimits } from '../json-limits.js';
 import { responseTopic, type UplinkTopic } from './scoping.js';
 
 /** A non-JSON payload on a JSON topic drops the connection, as the real cloud may do. */
@@ -12,14 +13,6 @@ export type SendReply = (deviceId: string, topic: string, payload: Buffer) => vo
 type Answer = { result: 1; [key: string]: unknown } | { result: 0; errcode: number; message: string };
 
 class BadRequest extends Error {}
-
-function parseJson(payload: Buffer): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(payload.toString('utf8')) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -73,6 +66,7 @@ export class UplinkHandler {
     private readonly sendReply: SendReply,
     private readonly now: () => number,
     private readonly log: Logger,
+    private readonly limits: JsonLimits = DEFAULT_JSON_LIMITS,
   ) {}
 
   handle(deviceId: string, uplink: UplinkTopic, payload: Buffer): UplinkOutcome {
@@ -81,11 +75,14 @@ export class UplinkHandler {
       return { action: 'accept' };
     }
     // `{}` is the documented "all attributes" request; an empty payload means the same.
-    const parsed = uplink.kind === 'attributesGet' && payload.length === 0
-      ? { ok: true as const, value: {} }
-      : parseJson(payload);
-    if (!parsed.ok) return { action: 'disconnect', reason: 'non-JSON payload on a JSON topic' };
-    const answer = this.answer(deviceId, uplink, parsed.value);
+    const parsed: BoundedJson = uplink.kind === 'attributesGet' && payload.length === 0
+      ? { ok: true, value: {} }
+      : parseBoundedJson(payload.toString('utf8'), payload.length, this.limits);
+    let answer: Answer;
+    if (parsed.ok) answer = this.answer(deviceId, uplink, parsed.value);
+    else if (parsed.problem === 'syntax') return { action: 'disconnect', reason: 'non-JSON payload on a JSON topic' };
+    // Valid JSON beyond the bounds is refused like a wrong shape: answered, nothing stored.
+    else answer = this.refuse(deviceId, uplink, parsed.problem, parsed.message);
     const topic = responseTopic(uplink);
     if (topic !== undefined) this.sendReply(deviceId, topic, this.encode(deviceId, answer));
     return { action: 'accept' };
@@ -128,6 +125,11 @@ export class UplinkHandler {
       this.log.error({ deviceId, kind: uplink.kind, err }, 'device message handler failed');
       return { result: 0, errcode: 500, message: 'internal error' };
     }
+  }
+
+  private refuse(deviceId: string, uplink: UplinkTopic, problem: 'depth' | 'size', message: string): Answer {
+    this.log.warn({ deviceId, kind: uplink.kind, reason: message }, 'device message refused');
+    return { result: 0, errcode: problem === 'size' ? 413 : 400, message };
   }
 
   private ok(): Answer {

@@ -22,9 +22,13 @@ export interface RouteMatch<C> {
   open: boolean;
 }
 
-/** Segments after the leading `/`; empty ones are kept, so `/project/` and `//` name no route. */
+/**
+ * Segments after the leading `/`. One trailing `/` is dropped (`/api/v1/project/` is the project,
+ * as most HTTP stacks treat it); other empty segments are kept, so `//` names no route.
+ */
 function split(path: string): string[] {
-  return (path.startsWith('/') ? path.slice(1) : path).split('/');
+  const trimmed = path.length > 1 && path.endsWith('/') && !path.endsWith('//') ? path.slice(0, -1) : path;
+  return (trimmed.startsWith('/') ? trimmed.slice(1) : trimmed).split('/');
 }
 
 export class Router<C> {

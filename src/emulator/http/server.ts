@@ -2,14 +2,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../../log.js';
 import type { DeviceLink } from '../device-link.js';
+import { parseBoundedJson, type JsonLimits } from '../json-limits.js';
 import type { EmulatorState } from '../state/state.js';
 import type { ApiContext, RequestContext } from './context.js';
-import { ApiError, ErrCode } from './errors.js';
+import { ApiError, ErrCode, invalidFields } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { HttpResult, Router } from './router.js';
 import type { TokenStore } from './tokens.js';
 
-const MAX_BODY_BYTES = 1024 * 1024;
 const API_PREFIX = '/api/v1/';
 const APP_PREFIXES = ['/app/device/v1/', '/device/v1/'];
 
@@ -21,6 +21,7 @@ export interface HttpServerDeps {
   apiRouter: Router<ApiContext>;
   appRouter: Router<RequestContext>;
   log: Logger;
+  jsonLimits: JsonLimits;
 }
 
 type Flavour = 'A' | 'B';
@@ -30,27 +31,29 @@ class BodyTooLarge extends Error {}
 
 const REQUEST_INVALID: HttpResult = { status: 404, body: { message: 'Request invalid' } };
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) reject(new BodyTooLarge());
+      if (size > maxBytes) reject(new BodyTooLarge());
       else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
 
-function parseJson(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new BadJson();
-  }
+/** An empty body is no body; too deep is a field problem (400), not "Invalid JSON message". */
+function parseBody(bytes: Buffer, limits: JsonLimits): unknown {
+  const text = bytes.toString('utf8');
+  if (text.replace(/^\uFEFF/, '').trim() === '') return undefined;
+  const parsed = parseBoundedJson(text, bytes.length, limits);
+  if (parsed.ok) return parsed.value;
+  if (parsed.problem === 'syntax') throw new BadJson();
+  if (parsed.problem === 'size') throw new BodyTooLarge();
+  throw invalidFields([{ field: '(body)', message: parsed.message }]);
 }
 
 /** Failure body: A uses `result: false` and `errors`, B a numeric `result: 0`. */
@@ -81,7 +84,9 @@ export function createHttpServer(deps: HttpServerDeps): Server {
   async function handle(req: IncomingMessage): Promise<HttpResult> {
     const url = new URL(req.url ?? '/', 'http://emulator.local');
     const method = req.method ?? 'GET';
-    const base: RequestContext = { state: deps.state, link: deps.link, query: url.searchParams, body: undefined, headers: req.headers };
+    const base: RequestContext = {
+      state: deps.state, link: deps.link, query: url.searchParams, body: undefined, headers: req.headers, jsonLimits: deps.jsonLimits,
+    };
 
     if (url.pathname.startsWith(API_PREFIX)) {
       const rate = deps.limiter.take();
@@ -112,7 +117,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     flavour: Flavour, req: IncomingMessage, base: RequestContext, call: (ctx: RequestContext) => HttpResult | Promise<HttpResult>,
   ): Promise<HttpResult> {
     try {
-      const body = parseJson(await readBody(req));
+      const body = parseBody(await readBody(req, deps.jsonLimits.maxBytes), deps.jsonLimits);
       return await call({ ...base, body });
     } catch (err) {
       if (err instanceof BadJson) return invalidJson(flavour);
@@ -123,7 +128,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     }
   }
 
-  function send(res: ServerResponse, result: HttpResult): void {
+  function write(res: ServerResponse, result: HttpResult): void {
     const text = JSON.stringify(result.body);
     res.writeHead(result.status, {
       'Content-Type': 'application/json; charset=utf-8',
@@ -133,17 +138,39 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     res.end(text);
   }
 
+  /** Whatever fails while rendering (a value JSON.stringify cannot take), the response still ends. */
+  function send(res: ServerResponse, result: HttpResult, flavour: Flavour): number {
+    try {
+      write(res, result);
+      return result.status;
+    } catch (err) {
+      log.error({ err }, 'response not serialisable');
+      if (res.headersSent) {
+        res.destroy();
+        return result.status;
+      }
+      const failure = { ...internalErrorResult(flavour), status: 500, headers: result.headers };
+      write(res, failure);
+      return failure.status;
+    }
+  }
+
   return createServer((req, res) => {
     const started = performance.now();
+    const path = (req.url ?? '').split('?')[0];
+    const flavour: Flavour = path.startsWith(API_PREFIX) ? 'A' : 'B';
     handle(req)
       .catch((err: unknown): HttpResult => {
         log.error({ err }, 'request failed');
-        return { status: 500, body: { message: 'Internal error' } };
+        return { ...internalErrorResult(flavour), status: 500 };
       })
       .then((result) => {
-        send(res, result);
-        log.debug({ method: req.method, path: loggablePath((req.url ?? '').split('?')[0]), status: result.status, ms: Math.round(performance.now() - started) }, 'http request');
+        const status = send(res, result, flavour);
+        log.debug({ method: req.method, path: loggablePath(path), status, ms: Math.round(performance.now() - started) }, 'http request');
       })
-      .catch((err: unknown) => log.warn({ err }, 'response write failed'));
+      .catch((err: unknown) => {
+        log.warn({ err }, 'response write failed');
+        res.destroy();
+      });
   });
 }

@@ -126,10 +126,11 @@ export interface Page {
 export function readPage(query: URLSearchParams, maxRecords: number, defaultRecords: number): Page {
   const errors: FieldError[] = [];
   const read = (name: string, fallback: number, max: number): number => {
-    const raw = query.get(name);
-    if (raw === null || raw === '') return fallback;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || value < 1 || value > max) {
+    const raw = query.get(name)?.trim();
+    if (raw === undefined || raw === '') return fallback;
+    // `2.0` is how some clients format an integer; `2.5`, `-1`, `1e2`, `NaN` are not integers here.
+    const value = /^\d+(\.0*)?$/.test(raw) ? Number(raw) : NaN;
+    if (!(Number.isSafeInteger(value) && value >= 1 && value <= max)) {
       errors.push({ field: name, message: max === Infinity ? 'must be an integer of at least 1' : `must be an integer from 1 to ${max}` });
       return fallback;
     }
@@ -150,11 +151,21 @@ export function paginate<T>(items: T[], page: Page): { items: T[]; total: number
   };
 }
 
-/** Comma-separated list from the query; undefined when the parameter is absent. */
+/**
+ * Comma-separated list from the query; undefined when the parameter is absent. A repeated
+ * parameter (`keys=a&keys=b`, as Python's requests sends a list) adds to the list.
+ */
 export function readList(query: URLSearchParams, name: string): string[] | undefined {
-  const raw = query.get(name);
-  if (raw === null) return undefined;
-  return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const all = query.getAll(name);
+  if (all.length === 0) return undefined;
+  const items = all.flatMap((raw) => raw.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  return [...new Set(items)];
+}
+
+/** A query flag such as `include_sub_groups`: `1` (the spec's form) or `true`, any case. */
+export function readFlag(query: URLSearchParams, name: string): boolean {
+  const raw = query.get(name)?.trim().toLowerCase();
+  return raw === '1' || raw === 'true';
 }
 
 /** `keys` of the attribute reads: absent or empty both mean every attribute. */
@@ -163,13 +174,21 @@ export function readKeys(query: URLSearchParams): string[] | undefined {
   return keys && keys.length > 0 ? keys : undefined;
 }
 
-/** Unix ms from the query; undefined when absent. */
+/** Latest instant a JavaScript Date (and so an ISO 8601 answer) can hold. */
+export const MAX_TIME_MS = 8.64e15;
+
+/**
+ * Unix ms from the query; undefined when absent. Decimal milliseconds (`time.time()*1000` in
+ * Python sends `1792866425165.6912`) are truncated; signs, exponents, NaN/Infinity are refused.
+ */
 export function readTimeMs(query: URLSearchParams, name: string, errors: FieldError[]): number | undefined {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return undefined;
-  if (!/^\d+$/.test(raw)) {
-    errors.push({ field: name, message: 'must be Unix milliseconds' });
+  const raw = query.get(name)?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  // Truncated in the text: Number('1792866425164.9999') already rounds up to ...165.
+  const value = /^\d+(\.\d*)?$/.test(raw) ? Number(raw.split('.')[0]) : NaN;
+  if (!(value <= MAX_TIME_MS)) {
+    errors.push({ field: name, message: `must be Unix milliseconds from 0 to ${MAX_TIME_MS}` });
     return undefined;
   }
-  return Number(raw);
+  return value;
 }

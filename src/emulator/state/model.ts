@@ -112,6 +112,8 @@ export interface DeviceRecord {
   active: Record<string, number>;
   extend_infos: Record<string, Primitive>;
   standard_infos: Record<string, Record<string, Primitive>>;
+  /** Last value write per extended-info definition id (else the definition's update_time). */
+  info_update_times: Record<string, number>;
 }
 
 export interface RoleRecord {

@@ -101,6 +101,7 @@ function readDevice(f: Fields, now: number): DeviceRecord {
     active: {},
     extend_infos: f.primitives('extend_infos'),
     standard_infos: readStandardInfos(f),
+    info_update_times: {},
   };
 }
 
@@ -142,6 +143,7 @@ function crossCheck(seed: SeedData, problems: string[]): void {
   checkUnique(problems, 'groups id', seed.groups.map((g) => g.id));
   checkUnique(problems, 'devices[].id', seed.devices.map((d) => d.id));
   checkUnique(problems, 'devices[].device_key', seed.devices.map((d) => d.device_key));
+  checkUnique(problems, 'devices[].device_code', seed.devices.flatMap((d) => (d.device_code ? [d.device_code] : [])));
   checkUnique(problems, 'devices[].access_token', seed.devices.map((d) => d.access_token));
   checkUnique(problems, 'customers[].account', seed.customers.map((c) => c.account));
   checkUnique(problems, 'device_types[].type_key', seed.types.flatMap((t) => (t.type_key ? [t.type_key] : [])));

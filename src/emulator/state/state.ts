@@ -5,6 +5,7 @@ import type {
   AdminRecord, AlarmLogRecord, ApiAppRecord, AttrType, CustomerRecord, DeviceRecord, DeviceTypeRecord,
   GroupRecord, ProjectRecord, RoleRecord, SeedData, Tags,
 } from './model.js';
+import { deviceCodeFor } from './device-code.js';
 import { randomToken } from './seed.js';
 
 /** Oldest history points are dropped beyond this many per device. */
@@ -43,7 +44,12 @@ export class EmulatorState {
     this.admins = seed.admins;
     for (const t of seed.types) this.types.set(t.id, t);
     for (const g of seed.groups) this.groups.set(g.id, g);
+    const seededCodes = new Set(seed.devices.map((d) => d.device_code).filter((c) => c !== ''));
     for (const d of seed.devices) {
+      if (d.device_code === '') {
+        d.device_code = deviceCodeFor(d.id, seededCodes);
+        seededCodes.add(d.device_code);
+      }
       const lastReport = d.history.filter((h) => h.type === 'report').at(-1);
       if (lastReport) d.active.attributes = lastReport.ts;
       this.devices.set(d.id, d);
@@ -115,12 +121,16 @@ export class EmulatorState {
     this.checkDeviceKeyFree(deviceKey);
     const device: DeviceRecord = {
       id, name: input.name, descr: input.descr ?? '', device_key: deviceKey,
-      access_token: randomToken(), view_token: randomToken(), device_code: '',
+      access_token: randomToken(), view_token: randomToken(), device_code: deviceCodeFor(id, this.deviceCodes()),
       tags: input.tags ?? {}, create_time: this.now(), type: typeId, groups: [...new Set(input.groups ?? [])],
-      attributes: new Map(), history: [], active: {}, extend_infos: {}, standard_infos: {},
+      attributes: new Map(), history: [], active: {}, extend_infos: {}, standard_infos: {}, info_update_times: {},
     };
     this.devices.set(id, device);
     return device;
+  }
+
+  private deviceCodes(): Set<string> {
+    return new Set([...this.devices.values()].map((d) => d.device_code));
   }
 
   deleteDevice(id: string): void {

@@ -126,7 +126,7 @@ describe('emulator interface A: tokens, project, catalog', () => {
 
   it('answers unknown paths and wrong methods with 404 Request invalid', async () => {
     for (const [method, path] of [['GET', '/api/v1/nothing'], ['DELETE', '/api/v1/project'], ['GET', '/elsewhere'], ['GET', '/app/device/v1/x/y'],
-      ['GET', '/api/v1/project/'], ['GET', '/api/v1//project'], ['GET', '/api/v1/device//certificate'], ['GET', '/api/v2/project'],
+      ['GET', '/api/v1/project//'], ['GET', '/api/v1//project'], ['GET', '/api/v1/device//certificate'], ['GET', '/api/v2/project'],
       ['GET', '/app/device/v1//attributes']]) {
       const r = await t.api(method, path);
       expect(r.status).toBe(404);

@@ -102,4 +102,30 @@ describe('fieldgate emulator CLI errors', () => {
     expect(await cli.exited).toBe(64);
     expect(cli.output()).toContain('--http-port must be a port number');
   });
+
+  it.each([
+    ['1001', '--json-max-depth'], ['abc', '--json-max-bytes'],
+  ])('exits 64 on a bad JSON bound %s for %s', async (value, flag) => {
+    const cli = startCli([flag, value, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0']);
+    expect(await cli.exited).toBe(64);
+    expect(cli.output()).toContain(flag);
+  });
+
+  it('applies --json-max-depth and --json-max-bytes', async () => {
+    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', '--json-max-depth', '3', '--json-max-bytes', '200']);
+    try {
+      await waitFor(() => /http:\/\/127\.0\.0\.1:(\d+)/.test(cli.output()), 20_000, 'the emulator to print its ports');
+      const url = `http://127.0.0.1:${/http:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}/app/device/v1/demo-meter-1-token/attributes`;
+      const put = (body: string) => curl(['-X', 'PUT', '-H', `Project-Key: ${PROJECT_KEY}`, '-d', body, url]);
+      expect((await put('{"a":{"b":{"c":1}}}')).body).toMatchObject({ result: 1 });
+      expect((await put('{"a":{"b":{"c":[1]}}}')).body).toEqual({
+        result: 0, errcode: 400, message: 'Invalid parameters: (body) JSON nested deeper than 3 levels',
+        errors: [{ field: '(body)', message: 'JSON nested deeper than 3 levels' }],
+      });
+      expect((await put(JSON.stringify({ a: 'z'.repeat(200) }))).body).toMatchObject({ result: 0, errcode: 413 });
+    } finally {
+      cli.child.kill('SIGTERM');
+      await cli.exited;
+    }
+  });
 });

@@ -4,6 +4,7 @@ import type { DeviceChannel, DeviceChannelOptions } from '../../../src/emulator/
 import type { Clock } from '../../../src/emulator/clock.js';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import type { RateLimitConfig } from '../../../src/emulator/http/rate-limit.js';
+import type { JsonLimits } from '../../../src/emulator/json-limits.js';
 import { parseSeed } from '../../../src/emulator/state/seed.js';
 import { silentLogger } from '../../../src/log.js';
 
@@ -69,6 +70,7 @@ export interface StartOptions {
   rateLimit?: RateLimitConfig;
   syncReplyTimeoutMs?: number;
   seedText?: string;
+  jsonLimits?: Partial<JsonLimits>;
 }
 
 export async function startTestEmulator(options: StartOptions = {}): Promise<TestEmulator> {
@@ -78,6 +80,7 @@ export async function startTestEmulator(options: StartOptions = {}): Promise<Tes
   const emu = await startEmulator({
     httpPort: 0, mqttPort: 0, tcpPort: 0, seed, logger: silentLogger(), clock: options.clock,
     rateLimit: options.rateLimit ?? { limit: 100_000, windowS: 60 }, syncReplyTimeoutMs: options.syncReplyTimeoutMs,
+    jsonLimits: options.jsonLimits,
     startChannel: channel ? async (opts) => { channel.options = opts; return channel; } : undefined,
   });
   const base = `http://127.0.0.1:${emu.httpPort}`;

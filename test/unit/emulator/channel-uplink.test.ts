@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log.js';
 import type { ChannelEvents } from '../../../src/emulator/channel.js';
 import { UplinkHandler } from '../../../src/emulator/channel/uplink.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../../src/emulator/json-limits.js';
 import type { UplinkTopic } from '../../../src/emulator/channel/scoping.js';
 
-function setup(overrides: Partial<ChannelEvents> = {}) {
+function setup(overrides: Partial<ChannelEvents> = {}, limits: JsonLimits = DEFAULT_JSON_LIMITS) {
   const calls: unknown[][] = [];
   const replies: { deviceId: string; topic: string; body: unknown }[] = [];
   const events: ChannelEvents = {
@@ -22,6 +23,7 @@ function setup(overrides: Partial<ChannelEvents> = {}) {
     (deviceId, topic, payload) => replies.push({ deviceId, topic, body: JSON.parse(payload.toString('utf8')) }),
     () => 1_700_000_000_000,
     silentLogger(),
+    limits,
   );
   const send = (uplink: UplinkTopic, payload: string | Buffer) =>
     handler.handle('dev-A', uplink, typeof payload === 'string' ? Buffer.from(payload) : payload);
@@ -58,6 +60,27 @@ describe('UplinkHandler', () => {
     expect(send(uplink, payload)).toEqual({ action: 'accept' });
     expect(calls).toEqual([]);
     expect(replies).toEqual([{ deviceId: 'dev-A', topic, body: { result: 0, errcode: 400, message: expect.any(String) } }]);
+  });
+
+  it.each([
+    ['report 3 deep', { kind: 'report' }, '{"a":{"b":[1]}}', 'attributes/response', 400, 'JSON nested deeper than 2 levels'],
+    ['get keys nested', { kind: 'attributesGet', requestId: '1' }, '{"keys":[["a"]]}', 'attributes/get/response/1', 400, 'JSON nested deeper than 2 levels'],
+    ['reply params deep', { kind: 'commandReply', requestId: '1' }, '{"method":"m","params":{"x":{}}}', 'command/reply/response/1', 400, 'JSON nested deeper than 2 levels'],
+    ['event over 40 bytes', { kind: 'event', requestId: '1' }, `{"method":"${'m'.repeat(40)}"}`, 'event/response/1', 413, 'JSON larger than 40 bytes'],
+    ['report 10,000 deep', { kind: 'report' }, '['.repeat(10_000) + ']'.repeat(10_000), 'attributes/response', 413, 'JSON larger than 40 bytes'],
+  ] as const)('refuses %s beyond the JSON bounds with its errcode, keeping the connection', (_name, uplink, payload, topic, errcode, message) => {
+    const { calls, replies, send } = setup({}, { maxDepth: 2, maxBytes: 40 });
+    expect(send(uplink, payload)).toEqual({ action: 'accept' });
+    expect(calls).toEqual([]);
+    expect(replies).toEqual([{ deviceId: 'dev-A', topic, body: { result: 0, errcode, message } }]);
+  });
+
+  it('accepts a payload exactly at the bounds', () => {
+    const { calls, send } = setup({}, { maxDepth: 2, maxBytes: 40 });
+    const payload = '{"a":{"b":1},"c":"' + 'x'.repeat(40 - 20) + '"}';
+    expect(Buffer.byteLength(payload)).toBe(40);
+    expect(send({ kind: 'report' }, payload)).toEqual({ action: 'accept' });
+    expect(calls).toHaveLength(1);
   });
 
   it.each([

@@ -13,12 +13,14 @@ describe('Router', () => {
     ['GET', '/api/v1/device/d%201', { device_id: 'd 1' }, false],
     ['GET', '/api/v1/device/d1/attribute/temp/series', { device_id: 'd1', identifier: 'temp' }, false],
     ['POST', '/api/v1/access_token', {}, true],
+    ['GET', '/api/v1/device/d1/', { device_id: 'd1' }, false],
+    ['POST', '/api/v1/access_token/', {}, true],
   ])('%s %s matches', (method, path, params, open) => {
     expect(r.match(method, path)).toMatchObject({ params, open });
   });
 
   it.each([['POST', '/api/v1/device/d1'], ['GET', '/api/v1/device'], ['GET', '/api/v1/device/d1/extra'], ['GET', '/api/v1/device/%E0%A4%A'],
-    ['GET', '/api/v1/device/d1/'], ['GET', '/api/v1//device/d1'], ['GET', '/api/v1/device//attribute/temp/series'], ['GET', '/api/v1/device/']])(
+    ['GET', '/api/v1/device/d1//'], ['GET', '/api/v1//device/d1'], ['GET', '/api/v1/device//attribute/temp/series'], ['GET', '/api/v1/device/']])(
     '%s %s does not match', (method, path) => expect(r.match(method, path)).toBeUndefined(),
   );
 });
