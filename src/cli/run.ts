@@ -21,7 +21,7 @@ export const runRun: CliCommand = async (args, io) => {
     io.stderr.write(`fieldgate run: no site file given\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const config = loadSiteOrReport(file, io, 'run');
+  const config = loadSiteOrReport(file, io, 'run', { host: true });
   if (!config) return EXIT_CONFIG;
   const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout });
   const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
@@ -30,7 +30,7 @@ export const runRun: CliCommand = async (args, io) => {
   try {
     gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels });
   } catch (err) {
-    // e.g. an unreadable state directory or CA file: systemd restarts us with backoff.
+    // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
     logger.fatal({ err }, 'gateway failed to start');
     return 1;
   }

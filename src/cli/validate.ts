@@ -1,5 +1,6 @@
 // `fieldgate validate SITE`: every problem of a site file at once (exit 78), or each device's read plan.
 import { parseArgs } from 'node:util';
+import { checkHost } from '../config/host-checks.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { formatIssue } from '../config/issues.js';
 import { formatPlanSummary, planReads, summarisePlan } from '../modbus/plan.js';
@@ -30,7 +31,7 @@ export const runValidate: CliCommand = async (args, io) => {
   }
   let config: Config;
   try {
-    config = loadConfig(file, io.env);
+    config = loadConfig(file, io.env, checkHost);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const issue of err.issues) io.stderr.write(`${formatIssue(issue)}\n`);
