@@ -1,7 +1,9 @@
 // `fieldgate run --config SITE`: the daemon. Stops cleanly on SIGINT/SIGTERM (ordered drain).
 import { parseArgs } from 'node:util';
 import { startGateway } from '../gateway.js';
+import { configSecrets } from '../config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../log.js';
+import { SecretValues } from '../redact.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
 import { untilSignal } from './signals.js';
 import { loadSiteOrReport } from './site-loading.js';
@@ -23,12 +25,14 @@ export const runRun: CliCommand = async (args, io) => {
   }
   const config = loadSiteOrReport(file, io, 'run', { host: true });
   if (!config) return EXIT_CONFIG;
-  const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout });
+  const secrets = new SecretValues();
+  secrets.add(...configSecrets(config));
+  const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
   const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
   if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
   let gateway;
   try {
-    gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels });
+    gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets });
   } catch (err) {
     // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
     logger.fatal({ err }, 'gateway failed to start');
