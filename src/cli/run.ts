@@ -4,13 +4,17 @@ import { startGateway } from '../gateway.js';
 import { configSecrets } from '../config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../log.js';
 import { SecretValues } from '../redact.js';
-import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
+import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { untilSignal } from './signals.js';
 import { loadSiteOrReport } from './site-loading.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
 
 export const runRun: CliCommand = async (args, io) => {
+  if (wantsHelp(args)) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
   let file: string | undefined;
   try {
     const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true });

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import { formatIssue } from '../config/issues.js';
 import { formatPlanSummary, planReads, summarisePlan } from '../modbus/plan.js';
 import type { Config } from '../config/site-types.js';
-import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
+import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
 const USAGE = 'usage: fieldgate validate SITE.yaml\n';
 
@@ -20,6 +20,10 @@ function describeSite(config: Config): string[] {
 }
 
 export const runValidate: CliCommand = async (args, io) => {
+  if (wantsHelp(args)) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
   let file: string;
   try {
     const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
