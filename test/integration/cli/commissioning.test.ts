@@ -1,8 +1,7 @@
 // read / write / scan against the simulator, over Modbus TCP and over RTU on a socat pty pair.
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli.js';
 import { silentLogger } from '../../../src/log.js';
+import { runCli } from '../../helpers/run-cli.js';
 import { createPtyPair, parseSimMap, startSimulation, type PtyPair, type Simulation } from '../../../src/simulator/index.js';
 
 const MAP = `
@@ -22,16 +21,7 @@ units:
     size: { holding: 10 }
 `;
 
-async function run(args: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(args, { stdout, stderr, env: {} });
-  return { code, out, err };
-}
+const run = (args: string[]) => runCli(args);
 
 describe('commissioning CLI over Modbus TCP', () => {
   let sim: Simulation;

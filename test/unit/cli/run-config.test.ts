@@ -2,23 +2,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli.js';
+import { runCli } from '../../helpers/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fg-run-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(args, { stdout, stderr, env });
-  return { code, out, err };
-}
+const run = runCli;
 
 function site(gateway: string): string {
   const file = join(dir, `site-${Math.random().toString(36).slice(2)}.yaml`);
