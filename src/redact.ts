@@ -2,12 +2,16 @@
 // the gateway knows (keys, tokens, passwords) wherever foreign text repeats them.
 
 const CENSOR = '[redacted]';
-/** `scheme://user:password@host`: the whole user-info part goes, the scheme and host stay. */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
+/**
+ * `scheme://user:password@host`: the whole user-info part goes, the scheme and host stay. Both
+ * parts are length-bounded so a long log line costs linear time.
+ */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#"'<>]{1,512}@/gi;
 /** Shorter values are too likely to occur by chance (a port, a unit id) to be replaced everywhere. */
 export const MIN_SECRET_LENGTH = 6;
 
 export function redactUrlCredentials(text: string): string {
+  if (!text.includes('://')) return text;
   return text.replace(URL_USERINFO, `$1${CENSOR}@`);
 }
 

@@ -11,6 +11,7 @@ describe('redactUrlCredentials', () => {
     ['mqtt://user:hunter2@broker:1883', 'mqtt://[redacted]@broker:1883'],
     ['connect to MQTTS://u:p%40ss@host/x failed', 'connect to MQTTS://[redacted]@host/x failed'],
     ['wss://token@host', 'wss://[redacted]@host'],
+    ['mqtt://u:p@ss@host:1883/x', 'mqtt://[redacted]@host:1883/x'],
     ['"url":"http://a:b@h","other":"https://c:d@i"', '"url":"http://[redacted]@h","other":"https://[redacted]@i"'],
     ['mqtt://broker:1883 and user@example.com', 'mqtt://broker:1883 and user@example.com'],
     ['no url at all', 'no url at all'],
@@ -77,5 +78,12 @@ describe('logger redaction of foreign text', () => {
     createLogger({ level: 'info', destination }).warn({ reason: 'connect mqtt://fieldgate:hunter2@10.0.0.1 refused' }, 'link down');
     expect(lines[0]).not.toContain('hunter2');
     expect(JSON.parse(lines[0]).reason).toBe('connect mqtt://[redacted]@10.0.0.1 refused');
+  });
+});
+
+describe('redaction cost', () => {
+  it('handles a long line of URL-like text with no credentials', () => {
+    const text = `${'a.'.repeat(200_000)}://${'b'.repeat(100_000)}`;
+    expect(redactUrlCredentials(text)).toBe(text);
   });
 });
