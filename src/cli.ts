@@ -1,6 +1,6 @@
 // fieldgate command line: dispatches to one module per sub-command.
 import type { CliCommand, CliIo } from './cli/io.js';
-import { EXIT_USAGE } from './cli/io.js';
+import { EXIT_USAGE, wantsHelp } from './cli/io.js';
 import { FIELDGATE_VERSION } from './version.js';
 
 type Loader = () => Promise<CliCommand>;
@@ -39,5 +39,6 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     return EXIT_USAGE;
   }
   const run = await command.load();
-  return run(rest, io);
+  // Every command answers --help (and -h), wherever it stands among the arguments.
+  return run(wantsHelp(rest) ? ['--help'] : rest, io);
 }

@@ -2,6 +2,7 @@
 import type { LevelWithSilent } from 'pino';
 import type { Logger } from './log.js';
 import type { PointValue } from './points/types.js';
+import type { SecretValues } from './redact.js';
 import type { GatewayStatus } from './status.js';
 import type { Notifier } from './systemd.js';
 
@@ -12,6 +13,8 @@ export interface GatewayDeps {
   componentLevels?: ReadonlyMap<string, LevelWithSilent>;
   /** systemd notifications; a no-op notifier outside systemd. */
   notifier?: Notifier;
+  /** Known secret values (the logger redacts them); fetched credentials are added. */
+  secrets?: SecretValues;
 }
 
 export interface GatewayHandle {

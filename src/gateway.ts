@@ -49,7 +49,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     if (!bus) continue;
     commands.set(device.name, new CommandService(device, device.commands, new BusDeviceIo(bus, device, systemTimers), componentLogger(logger, 'commands', levels)));
   }
-  const northbound = await createNorthbound({ site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, buses: southbound.buses, logger, ...(levels ? { componentLevels: levels } : {}) });
+  const northbound = await createNorthbound({ site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, buses: southbound.buses, logger, ...(levels ? { componentLevels: levels } : {}), ...(deps.secrets ? { secrets: deps.secrets } : {}) });
 
   const status = (): GatewayStatus => {
     const now = Date.now();

@@ -1,5 +1,6 @@
 // Root pino logger: JSON lines on stdout for journald, secrets redacted wherever they appear.
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { redactUrlCredentials, type SecretValues } from './redact.js';
 
 export type { Logger };
 
@@ -23,9 +24,12 @@ function redactPaths(): string[] {
 export interface LoggerOptions {
   level?: LevelWithSilent;
   destination?: NodeJS.WritableStream;
+  /** Known secret values, removed from every line whatever field (or foreign text) carries them. */
+  secrets?: SecretValues;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
+  const secrets = options.secrets;
   const level = options.level ?? ((process.env.LOG_LEVEL as LevelWithSilent | undefined) ?? 'info');
   return pino(
     {
@@ -33,6 +37,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       base: { service: 'fieldgate' },
       redact: { paths: redactPaths(), censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // Last line of defence: URL credentials and known secrets inside any text, e.g. a server's error body.
+      hooks: { streamWrite: secrets ? (line) => secrets.redact(line) : redactUrlCredentials },
     },
     options.destination ?? process.stdout,
   );

@@ -4,9 +4,21 @@ import type { GatewayStatus } from './status.js';
 
 type Snapshot = () => GatewayStatus;
 
+/** Node's event-loop histogram reports min = 2^63 ns (9223372036 s) before its first sample. */
+const NO_SAMPLE_S = 9e9;
+
+/** The lag minimum reads NaN (like the mean beside it) until there is a sample, never 9223372036 s. */
+function withoutSentinelLagMin(registry: Registry): void {
+  const lagMin = registry.getSingleMetric('fieldgate_nodejs_eventloop_lag_min_seconds');
+  if (!(lagMin instanceof Gauge)) return;
+  const set = lagMin.set.bind(lagMin) as (labels: Record<string, string>, value: number) => void;
+  lagMin.set = ((labels: Record<string, string>, value: number) => set(labels, value >= NO_SAMPLE_S ? Number.NaN : value)) as typeof lagMin.set;
+}
+
 export function createMetricsRegistry(snapshot: Snapshot): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'fieldgate_' });
+  withoutSentinelLagMin(registry);
   let current: GatewayStatus | undefined;
   // One snapshot per scrape, shared by every metric below.
   const view = (): GatewayStatus => (current ??= snapshot());

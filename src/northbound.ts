@@ -1,5 +1,6 @@
 // The cloud side of a site: credentials, the rate-aware HTTP queue, and one DeviceSession per
 // field device that has a `cloud` block; plus the stream relays of every device.
+import type { SecretValues } from './redact.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CommandService } from './commands.js';
@@ -43,6 +44,8 @@ export interface NorthboundOptions {
   buses: ReadonlyMap<string, RawLine>;
   logger: Logger;
   componentLevels?: ReadonlyMap<string, LevelWithSilent>;
+  /** Known secrets; fetched credentials are added (log redaction). */
+  secrets?: SecretValues;
 }
 
 function identityOf(device: DeviceConfig, cloud: CloudSettings): DeviceIdentity {
@@ -76,7 +79,8 @@ export async function createNorthbound(options: NorthboundOptions): Promise<Nort
     maxPending: cloud.rateQueue.maxPending, attempts: cloud.rateQueue.retries + 1, backoff: cloud.reconnect,
     max429Retries: 5, lowRemaining: 2,
   });
-  const http = new HttpClient({ timeoutMs: cloud.httpTimeoutMs, onRateInfo: (info) => queue.observe(info) });
+  const ca = cloud.caFile ? await readFile(cloud.caFile) : undefined;
+  const http = new HttpClient({ timeoutMs: cloud.httpTimeoutMs, onRateInfo: (info) => queue.observe(info), ...(ca ? { ca } : {}), ...(options.secrets ? { secrets: options.secrets } : {}) });
   const projectApi = cloud.apiBaseUrl && cloud.appId && cloud.accessKey && cloud.secretKey
     ? new ProjectApi({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
     : undefined;
@@ -85,10 +89,9 @@ export async function createNorthbound(options: NorthboundOptions): Promise<Nort
   const { skipped } = await store.load();
   if (skipped.length > 0) log.warn({ skipped }, 'credential store entries skipped');
   const resolver = new CredentialResolver({
-    store, log, ...(projectApi ? { projectApi } : {}), ...(deviceApi ? { deviceKeyApi: deviceApi } : {}),
+    store, log, ...(projectApi ? { projectApi } : {}), ...(options.secrets ? { secrets: options.secrets } : {}), ...(deviceApi ? { deviceKeyApi: deviceApi } : {}),
     ...(cloud.projectKey ? { projectKey: cloud.projectKey } : {}),
   });
-  const ca = cloud.caFile ? await readFile(cloud.caFile) : undefined;
   // One bucket for every device: a replayed backlog must not flood the cloud.
   const pacer = new TokenBucket(Math.max(1, cloud.replayRatePerS), Math.max(1, cloud.publishWindow));
   const sessions = new Map<string, DeviceSession>();

@@ -7,6 +7,12 @@ export interface CliIo {
 
 export type CliCommand = (args: string[], io: CliIo) => Promise<number>;
 
+/** `--help` or `-h` anywhere among a command's arguments (before a `--`). */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
 /** sysexits EX_CONFIG: the config is wrong; systemd must not restart-loop on it. */
 export const EXIT_CONFIG = 78;
 /** sysexits EX_USAGE: wrong command-line arguments. */

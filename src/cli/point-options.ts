@@ -19,7 +19,9 @@ export const POINT_OPTIONS = {
 export const POINT_OPTIONS_HELP = `  --unit N               unit (slave) id, 0-255
   --table coil|discrete|holding|input   (default holding)
   --address A            0-based register or bit address
-  --count N              registers or bits to read (default: the type's width, else 1)
+  --count N              without --type: registers or bits to read (default 1);
+                         with --type: values of that type, at consecutive addresses (default 1);
+                         with --type string: the string's length in registers
   --type T               bool, bit, int16, uint16, int32, uint32, int64, uint64, float32, float64, string
   --bit N                bit number 0-15 for --type bit
   --word-order big|little  --byte-order big|little   (default big/big = ABCD)
@@ -55,9 +57,18 @@ export interface PointSelection {
   unit: number;
   table: Table;
   address: number;
+  /** Registers or bits to read. */
   count: number;
-  /** Present when --type was given. */
+  /** Present when --type was given: the first value (the others follow it, `point` wide each). */
   point?: PointConfig;
+  /** Values of `point`'s type to decode (1 without --type). */
+  values: number;
+}
+
+/** The `index`-th value of a selection: the same point, moved along by its width. */
+export function nthPoint(point: PointConfig, index: number): PointConfig {
+  const step = point.table === 'coil' || point.table === 'discrete' ? 1 : widthOf(point.type, point.length);
+  return { ...point, address: point.address + index * step };
 }
 
 export function pointFromOptions(values: PointOptionValues): PointSelection {
@@ -66,9 +77,8 @@ export function pointFromOptions(values: PointOptionValues): PointSelection {
   const address = integerOption('address', values.address, undefined, 0, 65535);
   const type = values.type === undefined ? undefined : choice<ValueType>('type', values.type, VALUE_TYPES, 'uint16');
   const isBits = table === 'coil' || table === 'discrete';
-  const defaultCount = type === undefined || isBits ? 1 : widthOf(type, 1);
-  const count = integerOption('count', values.count, defaultCount, 1, isBits ? 2000 : 125);
-  if (type === undefined) return { unit, table, address, count };
+  const count = integerOption('count', values.count, 1, 1, isBits ? 2000 : 125);
+  if (type === undefined) return { unit, table, address, count, values: 1 };
   const point: PointConfig = {
     id: 'value', table, address, type,
     bit: integerOption('bit', values.bit, 0, 0, 15),
@@ -80,5 +90,8 @@ export function pointFromOptions(values: PointOptionValues): PointSelection {
     writable: table === 'coil' || table === 'holding',
     report: { mode: 'change', deadband: 0, deadbandKind: 'absolute', maxSilenceMs: 0 },
   };
-  return { unit, table, address, count: isBits ? 1 : widthOf(type, count), point };
+  if (isBits || type === 'string') return { unit, table, address, count, point, values: isBits ? count : 1 };
+  const registers = count * widthOf(type, 1);
+  if (registers > 125) throw new UsageError(`--count: ${count} values of ${type} need ${registers} registers, more than the 125 one read can fetch`);
+  return { unit, table, address, count: registers, point, values: count };
 }

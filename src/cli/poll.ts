@@ -4,13 +4,17 @@ import { silentLogger } from '../log.js';
 import { Bus } from '../modbus/bus.js';
 import { createModbusTransport } from '../modbus/transport.js';
 import { Poller, type SampleSink } from '../poller.js';
-import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { loadSiteOrReport } from './site-loading.js';
 import { formatTable } from './status.js';
 
 const USAGE = 'usage: fieldgate poll SITE.yaml --once [--json]\n';
 
 export const runPoll: CliCommand = async (args, io) => {
+  if (wantsHelp(args)) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
   let parsed;
   try {
     parsed = parseArgs({ args, allowPositionals: true, options: { once: { type: 'boolean' }, json: { type: 'boolean' } }, strict: true });

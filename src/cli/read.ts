@@ -7,12 +7,13 @@ import type { Table } from '../points/types.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
-import { POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions } from './point-options.js';
+import { nthPoint, POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions, type PointSelection } from './point-options.js';
 
 const HELP = `usage: fieldgate read --bus PATH|HOST:PORT --unit U --address A [options]
 
 Reads registers or bits once and prints them decoded. Without --type, registers are shown as hex
-and as every 16/32/64-bit interpretation in every word/byte order.
+and as every 16/32/64-bit interpretation in every word/byte order, each row with its address.
+With --type and --count N, N values of the type are read and printed as "ADDRESS: VALUE".
 
 ${BUS_OPTIONS_HELP}
 ${POINT_OPTIONS_HELP}
@@ -28,6 +29,19 @@ export async function readOnce(transport: ModbusTransport, unit: number, table: 
     case 'holding': return { table, start, words: await transport.readHoldingRegisters(unit, start, count, timeoutMs) };
     case 'input': return { table, start, words: await transport.readInputRegisters(unit, start, count, timeoutMs) };
   }
+}
+
+/** One value: just the value (as before); several: one "ADDRESS: VALUE" line each. */
+function typedOutput(selection: PointSelection, block: ReadResult, raw: (number | boolean)[], json: boolean): string {
+  const point = selection.point;
+  if (!point) return '';
+  const decoded = Array.from({ length: selection.values }, (_, i) => {
+    const at = nthPoint(point, i);
+    return { address: at.address, value: compilePoint(at).decode(block) };
+  });
+  if (decoded.length === 1) return json ? `${JSON.stringify({ value: decoded[0].value, raw })}\n` : `${String(decoded[0].value)}\n`;
+  if (json) return `${JSON.stringify({ values: decoded, raw })}\n`;
+  return `${decoded.map((d) => `${d.address}: ${String(d.value)}`).join('\n')}\n`;
 }
 
 export const runRead: CliCommand = async (args, io) => {
@@ -58,13 +72,12 @@ export const runRead: CliCommand = async (args, io) => {
     const block = await readOnce(transport, selection.unit, selection.table, selection.address, selection.count, bus.timeoutMs);
     const raw = block.words ? Array.from(block.words) : (block.bits ?? []);
     if (selection.point) {
-      const value = compilePoint(selection.point).decode(block);
-      io.stdout.write(values.json ? `${JSON.stringify({ value, raw })}\n` : `${value}\n`);
+      io.stdout.write(typedOutput(selection, block, raw, values.json === true));
     } else if (block.bits) {
       const text = block.bits.map((b, i) => `${selection.address + i}: ${b ? 1 : 0}`).join('\n');
       io.stdout.write(values.json ? `${JSON.stringify({ raw })}\n` : `${text}\n`);
     } else {
-      const rows = interpretRegisters(raw as number[]);
+      const rows = interpretRegisters(raw as number[], selection.address);
       io.stdout.write(values.json ? `${JSON.stringify({ raw, interpretations: rows })}\n` : `${formatInterpretations(rows)}\n`);
     }
     return 0;

@@ -1,14 +1,20 @@
 // `fieldgate run --config SITE`: the daemon. Stops cleanly on SIGINT/SIGTERM (ordered drain).
 import { parseArgs } from 'node:util';
 import { startGateway } from '../gateway.js';
+import { configSecrets } from '../config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../log.js';
-import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
+import { SecretValues } from '../redact.js';
+import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { untilSignal } from './signals.js';
 import { loadSiteOrReport } from './site-loading.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
 
 export const runRun: CliCommand = async (args, io) => {
+  if (wantsHelp(args)) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
   let file: string | undefined;
   try {
     const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true });
@@ -21,16 +27,18 @@ export const runRun: CliCommand = async (args, io) => {
     io.stderr.write(`fieldgate run: no site file given\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const config = loadSiteOrReport(file, io, 'run');
+  const config = loadSiteOrReport(file, io, 'run', { host: true });
   if (!config) return EXIT_CONFIG;
-  const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout });
+  const secrets = new SecretValues();
+  secrets.add(...configSecrets(config));
+  const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
   const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
   if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
   let gateway;
   try {
-    gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels });
+    gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets });
   } catch (err) {
-    // e.g. an unreadable state directory or CA file: systemd restarts us with backoff.
+    // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
     logger.fatal({ err }, 'gateway failed to start');
     return 1;
   }

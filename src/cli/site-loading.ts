@@ -1,13 +1,14 @@
 // Loading a site file for the commands that run it (run, poll): issues printed, exit 78.
+import { checkHost } from '../config/host-checks.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { formatIssue } from '../config/issues.js';
 import type { Config } from '../config/site-types.js';
 import type { CliIo } from './io.js';
 
-/** The config, or undefined after printing every issue to stderr. */
-export function loadSiteOrReport(file: string, io: CliIo, command: string): Config | undefined {
+/** The config, or undefined after printing every issue to stderr. `host`: also check the CA file and state directory. */
+export function loadSiteOrReport(file: string, io: CliIo, command: string, options: { host?: boolean } = {}): Config | undefined {
   try {
-    return loadConfig(file, io.env);
+    return loadConfig(file, io.env, options.host ? checkHost : undefined);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const issue of err.issues) io.stderr.write(`${formatIssue(issue)}\n`);

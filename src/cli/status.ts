@@ -1,7 +1,7 @@
 // `fieldgate status`: the running daemon's /status endpoint as tables, for someone on the box.
 import { parseArgs } from 'node:util';
 import type { GatewayStatus, LearnedLimit } from '../status.js';
-import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
 export const DEFAULT_HEALTH_PORT = 9180;
 
@@ -52,6 +52,10 @@ export function formatStatus(s: GatewayStatus): string {
 }
 
 export const runStatus: CliCommand = async (args, io) => {
+  if (wantsHelp(args)) {
+    io.stdout.write('usage: fieldgate status [--port N] [--json]\n  --port N   health port of the running daemon (default 9180, or FIELDGATE_HEALTH_PORT)\n  --json     print /status as JSON\n');
+    return 0;
+  }
   let values;
   try {
     values = parseArgs({ args, options: { port: { type: 'string' }, json: { type: 'boolean' } }, strict: true }).values;

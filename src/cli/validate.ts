@@ -1,10 +1,11 @@
 // `fieldgate validate SITE`: every problem of a site file at once (exit 78), or each device's read plan.
 import { parseArgs } from 'node:util';
+import { checkHost } from '../config/host-checks.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { formatIssue } from '../config/issues.js';
 import { formatPlanSummary, planReads, summarisePlan } from '../modbus/plan.js';
 import type { Config } from '../config/site-types.js';
-import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
+import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
 const USAGE = 'usage: fieldgate validate SITE.yaml\n';
 
@@ -19,6 +20,10 @@ function describeSite(config: Config): string[] {
 }
 
 export const runValidate: CliCommand = async (args, io) => {
+  if (wantsHelp(args)) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
   let file: string;
   try {
     const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
@@ -30,7 +35,7 @@ export const runValidate: CliCommand = async (args, io) => {
   }
   let config: Config;
   try {
-    config = loadConfig(file, io.env);
+    config = loadConfig(file, io.env, checkHost);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const issue of err.issues) io.stderr.write(`${formatIssue(issue)}\n`);

@@ -2,6 +2,7 @@
 // interface A (certificate by device id, or create by device key), then the device-key endpoint.
 // Fetched credentials are stored so the next start needs no API. Secrets are never logged.
 import type { Logger } from '../log.js';
+import type { SecretValues } from '../redact.js';
 import type { CreateDeviceInput, DeviceCertificate } from './api.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from './device-api.js';
 import type { CredentialSource, CredentialStore, StoredCredential } from './credential-store.js';
@@ -50,6 +51,8 @@ export interface CredentialResolverOptions {
   deviceKeyApi?: DeviceKeyProvider;
   /** Project key for the device-key endpoint when a device has none of its own. */
   projectKey?: string;
+  /** Every credential handed out is added, so logs redact it wherever foreign text repeats it. */
+  secrets?: SecretValues;
   now?: () => number;
 }
 
@@ -77,7 +80,10 @@ export class CredentialResolver {
   resolve(identity: DeviceIdentity): Promise<ResolvedCredential> {
     let pending = this.inFlight.get(identity.name);
     if (!pending) {
-      pending = this.lookup(identity).finally(() => this.inFlight.delete(identity.name));
+      pending = this.lookup(identity).then((credential) => {
+        this.options.secrets?.add(credential.accessToken, credential.projectKey);
+        return credential;
+      }).finally(() => this.inFlight.delete(identity.name));
       this.inFlight.set(identity.name, pending);
     }
     return pending;

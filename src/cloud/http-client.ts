@@ -1,6 +1,9 @@
-// The only fetch wrapper: JSON in/out, timeouts, a capped body, rate-limit headers, typed errors.
-// URLs may carry a device credential (interface B), so errors and logs name the operation only.
+// The only HTTP wrapper: JSON in/out, timeouts, a capped body, rate-limit headers, typed errors.
+// URLs may carry a device credential (interface B), so errors and logs name the operation only,
+// and text the server sends back is passed through `redact` (it may echo a key or token).
 import { CloudHttpError, NetworkError, RateLimitedError } from './errors.js';
+import { createNodeFetch, type FetchLike } from './node-fetch.js';
+import type { SecretValues } from '../redact.js';
 import type { RateInfo } from './rate-queue.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -30,7 +33,15 @@ export interface HttpClientOptions {
   defaultRetryAfterMs?: number;
   /** Every answer's X-RateLimit-* headers (wire to RateQueue.observe). */
   onRateInfo?: (info: RateInfo) => void;
-  fetch?: typeof fetch;
+  /** PEM of a private CA trusted for https URLs (gateway.cloud.caFile), besides the public roots. */
+  ca?: string | Buffer;
+  /**
+   * Known secrets: credential headers sent (Authorization, Project-Key) are added, and foreign text
+   * (error bodies) is redacted with them before it becomes an error message.
+   */
+  secrets?: SecretValues;
+  /** Tests only; the default speaks node:http/node:https so `ca` works. */
+  fetch?: FetchLike;
   now?: () => number;
 }
 
@@ -67,11 +78,11 @@ export function parseRetryAfter(value: string | null, now: number): number | und
 }
 
 export class HttpClient implements JsonRequester {
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: FetchLike;
   private readonly now: () => number;
 
   constructor(private readonly options: HttpClientOptions) {
-    this.fetchImpl = options.fetch ?? fetch;
+    this.fetchImpl = options.fetch ?? createNodeFetch(options.ca === undefined ? {} : { ca: options.ca });
     this.now = options.now ?? Date.now;
   }
 
@@ -80,6 +91,7 @@ export class HttpClient implements JsonRequester {
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
+    this.rememberCredentials(headers);
     let response: Response;
     try {
       response = await this.fetchImpl(request.url, {
@@ -87,7 +99,6 @@ export class HttpClient implements JsonRequester {
         headers,
         body: request.body === undefined ? undefined : JSON.stringify(request.body),
         signal,
-        redirect: 'error',
       });
     } catch (err) {
       throw this.networkError(request, err, timeout);
@@ -113,9 +124,22 @@ export class HttpClient implements JsonRequester {
       throw new CloudHttpError(response.status, request.operation, 'response body is not JSON');
     }
     if (response.status < 200 || response.status > 299) {
-      throw new CloudHttpError(response.status, request.operation, messageOf(body));
+      const message = messageOf(body);
+      throw new CloudHttpError(response.status, request.operation, message === undefined ? undefined : this.redact(message));
     }
     return { status: response.status, body, rate };
+  }
+
+  private redact(text: string): string {
+    return this.options.secrets ? this.options.secrets.redact(text) : text;
+  }
+
+  private rememberCredentials(headers: Record<string, string>): void {
+    for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase();
+      if (lower === 'authorization') this.options.secrets?.add(value.replace(/^Bearer\s+/i, ''));
+      else if (lower === 'project-key') this.options.secrets?.add(value);
+    }
   }
 
   private async readCapped(response: Response, operation: string): Promise<string> {
@@ -147,7 +171,7 @@ export class HttpClient implements JsonRequester {
     if (request.signal?.aborted) return new NetworkError(request.operation, 'aborted', { cause: err });
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
     const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : undefined;
-    const detail = code ?? (cause instanceof Error ? cause.message : String(cause));
+    const detail = code ?? this.redact(cause instanceof Error ? cause.message : String(cause));
     return new NetworkError(request.operation, detail, { cause: err });
   }
 }

@@ -1,6 +1,7 @@
 // Durable per-device FIFO of reports in SQLite (the only importer of better-sqlite3).
 // Appends are group-committed to spare SD cards; records leave only through ack() after PUBACK.
 import Database from 'better-sqlite3';
+import { ensurePrivateFile } from './private-file.js';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats } from './outbox-types.js';
 
@@ -39,6 +40,7 @@ export class Outbox {
 
   constructor(options: OutboxOptions) {
     this.options = { flushIntervalMs: 50, flushRecords: 500, ...options };
+    if (options.path !== ':memory:') ensurePrivateFile(options.path);
     this.db = new Database(options.path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');

@@ -114,7 +114,7 @@ const HOST_PATTERN = /^[A-Za-z0-9][A-Za-z0-9.:_-]*$/;
 function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig | undefined {
   const f = Fields.of(raw, path, issues);
   if (!f) return undefined;
-  const name = f.string('name', { pattern: NAME_PATTERN, patternText: NAME_TEXT });
+  const name = f.string('name', { pattern: NAME_PATTERN, patternText: NAME_TEXT, name: true });
   const kind = f.choice('kind', BUS_KINDS, { what: 'bus kind' });
   let specific: KindSpecific<BusConfig> | undefined;
   if (kind === 'rtu') {

@@ -1,4 +1,5 @@
 // Per-device `cloud` identity and `commands` blocks of the site file (streams: streams.ts).
+import { isReservedName, reservedNameMessage } from './reserved-names.js';
 import { compilePoint } from '../points/codec.js';
 import type { CommandConfig, CommandStep, ValueSource } from './command-types.js';
 import { parseDurationMs } from './duration.js';
@@ -147,6 +148,7 @@ export function readCommands(device: Fields, points: readonly (PointConfig | und
     const at = joinPath(path, method || '""');
     if (!METHOD_PATTERN.test(method)) issues.push({ path: at, message: 'method names start with a letter or "_" and contain letters, digits, "_", "." or "-"' });
     else if (BUILT_IN_METHODS.has(method)) issues.push({ path: at, message: `"${method}" is a built-in method` });
+    else if (isReservedName(method)) issues.push({ path: at, message: reservedNameMessage(method) });
     const f = Fields.of(body, at, issues);
     if (!f) continue;
     const paramList = f.list('params') ?? [];
@@ -154,6 +156,7 @@ export function readCommands(device: Fields, points: readonly (PointConfig | und
     const twice = requiredParams.filter((name, i) => requiredParams.indexOf(name) !== i);
     if (requiredParams.length !== paramList.length) f.report('params', 'must be a list of parameter names');
     else if (twice.length > 0) f.report('params', `lists ${twice.map((n) => `"${n}"`).join(', ')} more than once`);
+    for (const name of requiredParams.filter(isReservedName)) f.report('params', reservedNameMessage(name));
     const listed = f.list('steps', { required: true });
     const stepsRaw = listed ?? [];
     f.rejectUnknownKeys();

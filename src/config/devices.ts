@@ -90,7 +90,7 @@ function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: Re
   const f = Fields.of(raw, path, issues);
   if (!f) return undefined;
   const before = issues.length;
-  const name = f.string('name', { pattern: NAME_PATTERN, patternText: 'must start with a letter or digit and contain only letters, digits, "_", "." and "-"' });
+  const name = f.string('name', { pattern: NAME_PATTERN, patternText: 'must start with a letter or digit and contain only letters, digits, "_", "." and "-"', name: true });
   const busName = f.string('bus');
   if (busName !== undefined && declared && !declared.has(busName)) {
     const guess = suggestKey(busName, declared);

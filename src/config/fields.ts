@@ -1,6 +1,7 @@
 // Reads one mapping of the site file field by field, recording an issue for every bad or unknown key.
 import { parseDurationMs } from './duration.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
+import { isReservedName, reservedNameMessage } from './reserved-names.js';
 import type { ConfigIssue } from './site-types.js';
 
 interface Presence<T> {
@@ -81,10 +82,12 @@ export class Fields {
     return Object.hasOwn(this.raw, key) ? this.raw[key] : undefined;
   }
 
-  string(key: string, rule: Presence<string> & { pattern?: RegExp; patternText?: string } = {}): string | undefined {
+  /** `name`: the value becomes a key (a point id, a device name), so built-in object property names are refused. */
+  string(key: string, rule: Presence<string> & { pattern?: RegExp; patternText?: string; name?: boolean } = {}): string | undefined {
     return this.read(key, rule, (value) => {
       if (typeof value !== 'string' || value.length === 0) return 'must be a non-empty string';
       if (rule.pattern && !rule.pattern.test(value)) return `${rule.patternText ?? 'has an invalid format'} (got ${describeValue(value)})`;
+      if (rule.name && isReservedName(value)) return reservedNameMessage(value);
       return undefined;
     });
   }

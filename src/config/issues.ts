@@ -1,4 +1,5 @@
 // Config problems: the error that carries all of them, and wording helpers shared by the checkers.
+import { redactUrlCredentials } from '../redact.js';
 import type { ConfigIssue } from './site-types.js';
 
 export type { ConfigIssue };
@@ -12,7 +13,9 @@ export function formatIssue(issue: ConfigIssue): string {
 export class ConfigError extends Error {
   readonly issues: readonly ConfigIssue[];
 
-  constructor(issues: readonly ConfigIssue[]) {
+  /** Values quoted in messages may be URLs with a password in them: those never leave here. */
+  constructor(found: readonly ConfigIssue[]) {
+    const issues = found.map((issue) => ({ path: issue.path, message: redactUrlCredentials(issue.message) }));
     const count = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
     super(`invalid configuration (${count}):\n${issues.map(formatIssue).join('\n')}`);
     this.name = 'ConfigError';
@@ -20,13 +23,28 @@ export class ConfigError extends Error {
   }
 }
 
-/** A short rendering of a value for messages: strings quoted, containers named. */
+/** Longer strings are cut in messages: a mistyped value is recognisable from its start. */
+const MAX_QUOTED = 40;
+
+/** A short rendering of a value for messages: strings quoted (and cut), containers named. */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') {
+    // Before cutting: a cut could leave half of a URL's password without the "@" that marks it.
+    const text = redactUrlCredentials(value);
+    return text.length > MAX_QUOTED ? `${JSON.stringify(text.slice(0, MAX_QUOTED))}... (${text.length} characters)` : JSON.stringify(text);
+  }
   return String(value);
+}
+
+/** What kind of value it is, without any of its content (for values that may be a whole file). */
+export function describeKind(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return `a ${typeof value}`;
 }
 
 function fold(name: string): string {

@@ -1,12 +1,13 @@
 // Site file (YAML or JSON) + environment -> deeply frozen Config, or a ConfigError with every issue.
 import { checkCloudIdentities } from './cloud-checks.js';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, sortIssues } from './issues.js';
 import { validateGateway } from './schema.js';
 import { validateSite } from './site.js';
-import type { Config, ConfigIssue } from './site-types.js';
+import type { Config, ConfigIssue, GatewaySettings } from './site-types.js';
+import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from './text-guards.js';
 
 export { ConfigError };
 
@@ -62,16 +63,46 @@ function parseYaml(text: string, file: string): Parsed {
   }
 }
 
-/** JSON when the file ends in .json or its text starts with "{", YAML otherwise. */
-export function parseSiteText(text: string, file: string): Parsed {
+/** JSON when the file ends in .json or its text starts with "{", YAML otherwise. Too deep a text is refused unparsed. */
+export function parseSiteText(text: string, file: string, limits: SiteTextLimits = SITE_TEXT_DEFAULTS): Parsed {
   const body = text.replace(/^\uFEFF/, '');
+  const tooDeep = depthIssue(body, file, limits);
+  if (tooDeep) return { issues: [tooDeep] };
   const isJson = extname(file).toLowerCase() === '.json' || body.trimStart().startsWith('{');
-  return isJson ? parseJson(body, file) : parseYaml(body, file);
+  try {
+    return isJson ? parseJson(body, file) : parseYaml(body, file);
+  } catch (err) {
+    // The depth estimate missed a construct and a parser ran out of stack.
+    if (err instanceof RangeError) return { issues: [{ path: file, message: 'nested too deeply to parse' }] };
+    throw err;
+  }
 }
 
-function readText(file: string): { text?: string; issues: ConfigIssue[] } {
+/** At most limits.maxBytes + 1 bytes: a huge file (or /dev/zero) is never read whole. */
+function readBounded(file: string, maxBytes: number): Buffer {
+  const fd = openSync(file, 'r');
   try {
-    return { text: readFileSync(file, 'utf8'), issues: [] };
+    if (fstatSync(fd).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    const buffer = Buffer.alloc(Math.min(maxBytes + 1, 1 << 20));
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), null);
+      if (read === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, read)));
+      total += read;
+      if (total > maxBytes) break;
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readText(file: string, limits: SiteTextLimits): { text?: string; issues: ConfigIssue[] } {
+  try {
+    const decoded = decodeSiteBytes(readBounded(file, limits.maxBytes), file, limits);
+    return decoded.issue ? { issues: [decoded.issue] } : { text: decoded.text, issues: [] };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === 'ENOENT' ? 'file not found'
@@ -90,24 +121,37 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Pure: a parsed site file and an environment -> Config, or every issue (gateway first, then site). */
-export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv): { config?: Config; issues: ConfigIssue[] } {
+/** Checks of the machine a config will run on (files, directories); see host-checks.ts. */
+export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
+
+/** Pure unless given a host check: a parsed site file and an environment -> Config, or every issue. */
+export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config?: Config; issues: ConfigIssue[] } {
   const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
   const gateway = validateGateway(gatewayRaw, env);
   const site = validateSite(raw);
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
-  const issues = sortIssues([...gateway.issues, ...site.issues, ...cross]);
+  const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
+  const issues = sortIssues([...gateway.issues, ...host, ...site.issues, ...cross]);
   if (issues.length > 0 || !gateway.gateway || !site.site) return { issues };
   return { config: deepFreeze({ gateway: gateway.gateway, site: site.site }), issues };
 }
 
 /** Reads and validates a site file; throws ConfigError listing every problem. */
-export function loadConfig(file: string, env: NodeJS.ProcessEnv): Config {
-  const read = readText(file);
+export function loadConfig(file: string, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): Config {
+  const limitIssues: ConfigIssue[] = [];
+  const limits = siteTextLimits(env, limitIssues);
+  if (limitIssues.length > 0) throw new ConfigError(limitIssues);
+  const read = readText(file, limits);
   if (read.text === undefined) throw new ConfigError(read.issues);
-  const parsed = parseSiteText(read.text, file);
+  const parsed = parseSiteText(read.text, file, limits);
   if (parsed.issues.length > 0) throw new ConfigError(parsed.issues);
-  const checked = checkConfig(parsed.raw, env);
+  let checked: ReturnType<typeof checkConfig>;
+  try {
+    checked = checkConfig(parsed.raw, env, hostCheck);
+  } catch (err) {
+    if (err instanceof RangeError) throw new ConfigError([{ path: file, message: 'nested too deeply to check' }]);
+    throw err;
+  }
   if (!checked.config) throw new ConfigError(checked.issues);
   return checked.config;
 }

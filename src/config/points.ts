@@ -93,7 +93,7 @@ export function readPoint(raw: unknown, path: string, issues: ConfigIssue[], def
   const f = Fields.of(raw, path, issues);
   if (!f) return undefined;
   const before = issues.length;
-  const id = f.string('id', { pattern: ID_PATTERN, patternText: ID_TEXT });
+  const id = f.string('id', { pattern: ID_PATTERN, patternText: ID_TEXT, name: true });
   const table = f.choice('table', TABLES, { what: 'table' });
   const address = f.integer('address', { min: 0, max: LAST_ADDRESS });
   const type = f.choice('type', VALUE_TYPES, { what: 'type', default: table && isBitTable(table) ? 'bool' : 'uint16' });

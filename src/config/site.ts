@@ -2,7 +2,7 @@
 import { readBuses } from './buses.js';
 import { readDevices } from './devices.js';
 import { Fields, isMapping } from './fields.js';
-import { describeValue, sortIssues } from './issues.js';
+import { describeKind, sortIssues } from './issues.js';
 import type { ConfigIssue, SiteConfig } from './site-types.js';
 
 export { BUS_DEFAULTS, defaultInterFrameDelayMs, t35Ms } from './buses.js';
@@ -22,7 +22,7 @@ export interface SiteResult {
 export function validateSite(raw: unknown): SiteResult {
   const issues: ConfigIssue[] = [];
   if (!isMapping(raw ?? {})) {
-    return { issues: [{ path: '(top level)', message: `must be a mapping with gateway, buses and devices (got ${describeValue(raw)})` }] };
+    return { issues: [{ path: '(top level)', message: `must be a mapping with gateway, buses and devices (got ${describeKind(raw)})` }] };
   }
   const root = Fields.of(raw ?? {}, '', issues)!;
   root.take('gateway');

@@ -1,4 +1,5 @@
 // Per-device `streams` block: custom data streams (`data/<identifier>/set`) and where their bytes go.
+import { isReservedName, reservedNameMessage } from './reserved-names.js';
 import type { StreamConfig, StreamTarget } from './command-types.js';
 import { Fields, isMapping, joinPath } from './fields.js';
 import { describeValue } from './issues.js';
@@ -69,7 +70,9 @@ export function readStreams(device: Fields, buses: ReadonlyMap<string, BusConfig
   const streams: StreamConfig[] = [];
   for (const [identifier, body] of Object.entries(raw)) {
     const at = joinPath(path, identifier || '""');
+    const valid = STREAM_PATTERN.test(identifier) && !isReservedName(identifier);
     if (!STREAM_PATTERN.test(identifier)) device.issues.push({ path: at, message: 'stream identifiers contain only letters, digits and "_"' });
+    else if (!valid) device.issues.push({ path: at, message: reservedNameMessage(identifier) });
     const f = Fields.of(body, at, device.issues);
     if (!f) continue;
     const target = readTarget(f, buses);
@@ -77,7 +80,7 @@ export function readStreams(device: Fields, buses: ReadonlyMap<string, BusConfig
     const replyTimeoutMs = f.duration('replyTimeoutMs', { default: STREAM_DEFAULTS.replyTimeoutMs, min: 1, max: 60_000 });
     const maxReplyBytes = f.integer('maxReplyBytes', { default: STREAM_DEFAULTS.maxReplyBytes, min: 1, max: 1_048_576 });
     f.rejectUnknownKeys();
-    if (target && quietMs !== undefined && replyTimeoutMs !== undefined && maxReplyBytes !== undefined && STREAM_PATTERN.test(identifier)) {
+    if (target && quietMs !== undefined && replyTimeoutMs !== undefined && maxReplyBytes !== undefined && valid) {
       streams.push({ identifier, target, quietMs, replyTimeoutMs, maxReplyBytes });
     }
   }

@@ -1,8 +1,7 @@
 // read / write / scan against the simulator, over Modbus TCP and over RTU on a socat pty pair.
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli.js';
 import { silentLogger } from '../../../src/log.js';
+import { runCli } from '../../helpers/run-cli.js';
 import { createPtyPair, parseSimMap, startSimulation, type PtyPair, type Simulation } from '../../../src/simulator/index.js';
 
 const MAP = `
@@ -12,22 +11,17 @@ units:
     holding:
       - { address: 0, type: float32, value: 123.456 }
       - { address: 10, value: 215 }
+      - { address: 11, value: 216 }
+      - { address: 12, value: 217 }
+      - { address: 20, type: float32, value: 1.5 }
+      - { address: 22, type: float32, value: -2.25 }
     coil:
       - { start: 3, values: [true] }
   7:
     size: { holding: 10 }
 `;
 
-async function run(args: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(args, { stdout, stderr, env: {} });
-  return { code, out, err };
-}
+const run = (args: string[]) => runCli(args);
 
 describe('commissioning CLI over Modbus TCP', () => {
   let sim: Simulation;
@@ -50,6 +44,31 @@ describe('commissioning CLI over Modbus TCP', () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain('0x42F6');
     expect(r.out).toContain('123.456');
+  });
+
+  it('labels every row of the interpretations with its register address, not its offset', async () => {
+    const r = await run(['read', '--bus', bus, '--unit', '1', '--address', '10', '--count', '3']);
+    expect(r.code).toBe(0);
+    const registerRows = r.out.split('\n').filter((line) => /^\s*\d+\s+0x\S+\s+\d/.test(line));
+    expect(registerRows.map((line) => line.trim().split(/\s+/).slice(0, 3))).toEqual([['10', '0x00D7', '215'], ['11', '0x00D8', '216'], ['12', '0x00D9', '217']]);
+    expect(r.out).not.toMatch(/^\s*0\s+0x/m);
+  });
+
+  it('reads --count values of a --type, each at its own address', async () => {
+    const words = await run(['read', '--bus', bus, '--unit', '1', '--address', '10', '--type', 'uint16', '--count', '2']);
+    expect(words).toMatchObject({ code: 0, out: '10: 215\n11: 216\n' });
+    const floats = await run(['read', '--bus', bus, '--unit', '1', '--address', '20', '--type', 'float32', '--count', '2']);
+    expect(floats).toMatchObject({ code: 0, out: '20: 1.5\n22: -2.25\n' });
+    const json = await run(['read', '--bus', bus, '--unit', '1', '--address', '10', '--type', 'int16', '--count', '3', '--json']);
+    expect(JSON.parse(json.out)).toEqual({ values: [{ address: 10, value: 215 }, { address: 11, value: 216 }, { address: 12, value: 217 }], raw: [215, 216, 217] });
+    const one = await run(['read', '--bus', bus, '--unit', '1', '--address', '10', '--type', 'uint16']);
+    expect(one).toMatchObject({ code: 0, out: '215\n' });
+  });
+
+  it('refuses a --count whose values would not fit one read', async () => {
+    const r = await run(['read', '--bus', bus, '--unit', '1', '--address', '0', '--type', 'float64', '--count', '32']);
+    expect(r.code).toBe(64);
+    expect(r.err).toContain('32 values of float64 need 128 registers');
   });
 
   it('writes with scale, reads back, and refuses an out-of-range value before the bus', async () => {

@@ -31,4 +31,25 @@ describe('fieldgate command dispatch', () => {
     expect(await main(['--version'], c.io)).toBe(0);
     expect(c.out()).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
+
+  it('answers --help and -h on every sub-command with its usage and exit 0', async () => {
+    const listing = captureIo();
+    await main(['--help'], listing.io);
+    const commands = [...listing.out().matchAll(/^ {2}(\w+) {2,}/gm)].map((m) => m[1]);
+    expect(commands).toEqual(['demo', 'run', 'poll', 'validate', 'read', 'write', 'scan', 'simulate', 'emulator', 'status']);
+    for (const command of commands) {
+      for (const flag of ['--help', '-h']) {
+        const c = captureIo();
+        expect(await main([command, flag], c.io), `${command} ${flag}`).toBe(0);
+        expect(c.out(), `${command} ${flag}`).toContain(`usage: fieldgate ${command}`);
+        expect(c.err(), `${command} ${flag}`).toBe('');
+      }
+    }
+  });
+
+  it('answers --help after other arguments too (poll SITE --help)', async () => {
+    const c = captureIo();
+    expect(await main(['poll', 'site.yaml', '--once', '--help'], c.io)).toBe(0);
+    expect(c.out()).toContain('usage: fieldgate poll');
+  });
 });

@@ -10,6 +10,7 @@ import {
 import type { CertificateByKeyInput, DeviceKeyCertificate } from '../../../src/cloud/device-api.js';
 import { CloudApiError } from '../../../src/cloud/errors.js';
 import { createLogger, silentLogger } from '../../../src/log.js';
+import { SecretValues } from '../../../src/redact.js';
 
 let dir: string;
 let path: string;
@@ -167,6 +168,16 @@ describe('CredentialResolver', () => {
     expect((await resolver.resolve(identity)).source).toBe('site');
     await resolver.invalidate(identity);
     expect(await resolver.resolve(identity)).toMatchObject({ accessToken: 'at-d1', source: 'api' });
+  });
+
+  it('adds every credential it hands out to the known secrets, so logs redact it anywhere', async () => {
+    const secrets = new SecretValues();
+    const store = new CredentialStore(path);
+    const resolver = new CredentialResolver({ store, log: silentLogger(), projectApi: new FakeProjectApi(), secrets });
+    await resolver.resolve({ name: 'pump', deviceId: 'd1' });
+    await resolver.resolve({ name: 'fan', accessToken: 'site-token-42', projectKey: 'site-pk-42' });
+    expect(secrets.redact('token at-d1 is refused')).toBe('token at-d1 is refused'); // 5 characters: too short to match safely
+    expect(secrets.redact('echo site-token-42 / site-pk-42')).toBe('echo [redacted] / [redacted]');
   });
 
   it('shares one lookup between concurrent callers', async () => {

@@ -1,7 +1,9 @@
 // Golden config cases: each invalid site file must produce exactly the issue lines in <case>.expected.txt.
+// Hostile files too (deep, UTF-16, binary, reserved names, URL credentials): none may echo the file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { checkHost } from '../../../src/config/host-checks.js';
 import { ConfigError, loadConfig } from '../../../src/config/load.js';
 import { formatIssue } from '../../../src/config/issues.js';
 
@@ -10,7 +12,8 @@ const cases = readdirSync(INVALID).filter((name) => /\.(ya?ml|json)$/.test(name)
 
 function issueLines(file: string): string[] {
   try {
-    loadConfig(file, {});
+    // With the host checks `validate` and `run` make (CA file, state directory).
+    loadConfig(file, {}, checkHost);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // File-level issues name the file; the expected text says <file> so it does not depend on the checkout.
@@ -22,6 +25,12 @@ function issueLines(file: string): string[] {
 describe('golden invalid site files', () => {
   it('has at least 15 distinct cases', () => {
     expect(cases.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it.each(cases)('never echoes a secret written in %s', (name) => {
+    // The fixtures spell their secrets with these markers; no issue line may carry one.
+    const text = issueLines(`${INVALID}${name}`).join('\n');
+    for (const marker of ['hunter2', 's3cret', 'AKIA']) expect(text).not.toContain(marker);
   });
 
   it.each(cases)('%s', (name) => {

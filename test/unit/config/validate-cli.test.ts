@@ -1,9 +1,11 @@
 // `fieldgate validate SITE` with captured output: exit 78 with every issue, 0 with read plans, 64 on misuse.
 import { Writable } from 'node:stream';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runValidate } from '../../../src/cli/validate.js';
 import type { CliIo } from '../../../src/cli/io.js';
+import { makeTestCertificates } from '../../helpers/tls-certs.js';
 
 const fixture = (path: string) => fileURLToPath(new URL(`../../fixtures/config/${path}`, import.meta.url));
 const example = fileURLToPath(new URL('../../../config/site.example.yaml', import.meta.url));
@@ -40,7 +42,9 @@ describe('runValidate', () => {
   });
 
   it('prints each device read plan on success and exits 0', async () => {
-    const { io, out, err } = capture();
+    // full.json names /etc/fieldgate/ca.pem and /var/lib/fieldgate; validate checks both exist or can be made.
+    const certs = makeTestCertificates();
+    const { io, out, err } = capture({ FIELDGATE_CA_FILE: certs.caFile, FIELDGATE_STATE_DIR: join(certs.dir, 'state') });
     const code = await runValidate([fixture('valid/full.json')], io);
     expect(err()).toBe('');
     expect(code).toBe(0);
