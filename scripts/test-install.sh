@@ -45,7 +45,7 @@ fail() {
 }
 
 # Runs `npm ci ARGS` in the clean environment; sets `seconds`; fails on any toolchain call.
-install() {
+npm_ci() {
   local start
   start=$(date +%s%N)
   "${clean_env[@]}" npm ci --no-audit --no-fund "$@"
@@ -86,13 +86,13 @@ run_fieldgate() {
 }
 
 # 1. The README's set-up: `npm ci` with the dev dependencies (builds dist/).
-install
+npm_ci
 ci_seconds=$seconds
 run_fieldgate
 native="$(cd node_modules && ls -d @libsql/linux-* @koromix/koffi-linux-* 2>/dev/null | tr '\n' ' ')"
 
 # 2. The README's service install: `npm ci --omit=dev` on the dist/ built in step 1.
-install --omit=dev
+npm_ci --omit=dev
 omit_dev_seconds=$seconds
 [ ! -e node_modules/typescript ] || fail "npm ci --omit=dev installed typescript"
 run_fieldgate
