@@ -1,7 +1,7 @@
 // Poll samples -> change filter -> one outbox record per device per cycle. Also the device's own
 // `online` attribute, and values confirmed by cloud writes. Never re-sends a stale value as fresh:
 // an offline device reports only `online: false`, and its filter forgets the old values.
-import type { Outbox } from './cloud/outbox.js';
+import type { ReportOutbox } from './cloud/outbox-types.js';
 import { attributesReport, type ReportValue } from './cloud/topics.js';
 import type { DeviceConfig } from './config/site-types.js';
 import type { Logger } from './log.js';
@@ -27,7 +27,7 @@ export class Reporter implements SampleSink {
 
   constructor(
     devices: readonly DeviceConfig[],
-    private readonly outbox: Outbox,
+    private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
