@@ -98,7 +98,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
       diskBytes += d.bytes;
       dropped += d.dropped;
     }
-    const diskOldest = onDisk > 0 && !this.closed ? this.store.oldestSampleTs() : undefined;
+    const diskOldest = onDisk > 0 && !this.closed ? this.oldestOnDisk() : undefined;
     return {
       devices, depth: onDisk + this.memory.size, bytes: diskBytes + this.memory.bytes, dropped,
       buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(),
@@ -156,6 +156,17 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.closed = true;
     this.clearTimer();
     this.store.close();
+  }
+
+  /** Per device, skipping rows acknowledged but not yet deleted. */
+  private oldestOnDisk(): number | undefined {
+    let oldest: number | undefined;
+    for (const [device, d] of this.disk) {
+      if (d.depth === 0) continue;
+      const ts = this.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
+      if (ts !== undefined && (oldest === undefined || ts < oldest)) oldest = ts;
+    }
+    return oldest;
   }
 
   private counter(device: string): OutboxDeviceStats {

@@ -44,6 +44,7 @@ export class OutboxStore {
   private readonly oldestOverall: Statement<[number], { seq: number; device: string; size: number }>;
   private readonly deleteSeq: Statement<[number]>;
   private readonly oldestTs: Statement<[], { ts: number }>;
+  private readonly oldestTsOf: Statement<[string, number], { ts: number }>;
 
   constructor(path: string, options: StoreOptions = { synchronous: 'NORMAL' }) {
     this.db = new Database(path);
@@ -64,6 +65,7 @@ export class OutboxStore {
     this.oldestOverall = this.db.prepare('SELECT seq, device, length(payload) AS size FROM outbox ORDER BY seq LIMIT ?');
     this.deleteSeq = this.db.prepare('DELETE FROM outbox WHERE seq = ?');
     this.oldestTs = this.db.prepare('SELECT ts FROM outbox ORDER BY seq LIMIT 1');
+    this.oldestTsOf = this.db.prepare('SELECT ts FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT 1');
   }
 
   /** Per-device row counts and payload bytes (at open). */
@@ -128,6 +130,11 @@ export class OutboxStore {
   /** Sample time of the oldest row, if any. */
   oldestSampleTs(): number | undefined {
     return this.oldestTs.get()?.ts;
+  }
+
+  /** Sample time of a device's oldest row with seq > afterSeq, if any. */
+  oldestSampleTsOf(device: string, afterSeq: number): number | undefined {
+    return this.oldestTsOf.get(device, afterSeq)?.ts;
   }
 
   close(): void {
