@@ -137,6 +137,11 @@ export class OutboxStore {
     return this.oldestTsOf.get(device, afterSeq)?.ts;
   }
 
+  /** SQLite's own consistency check: ['ok'] for a sound file, else the problems found. */
+  integrityCheck(): string[] {
+    return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check);
+  }
+
   close(): void {
     this.db.close();
   }
