@@ -1,9 +1,9 @@
 // Memory-first outbox: a report lives in memory while the broker is expected to acknowledge it;
 // only a report still unacknowledged at its deadline (at most `durableAfterMs` after its append)
-// is written to SQLite, with every other report due then, in one transaction. Acknowledged disk
-// rows are deleted in the same periodic transaction. Deadlines grow with seq, so a spill takes
-// the oldest records of memory: disk rows are always older than memory records, and a device's
-// order is its disk rows, then its memory records.
+// is written to SQLite, together with the rest of its device's memory and every other device due
+// then, in one transaction. Acknowledged disk rows are deleted in the same periodic transaction.
+// A spill takes a device's whole memory, so its disk rows are always older than its memory
+// records: a device's order is its disk rows, then its memory records.
 import { dropOldestOfDevice, dropOldestOverall, reportDrops, tally, type DropTally } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { OutboxStore } from './outbox-store.js';

@@ -137,14 +137,15 @@ export class MemoryQueue {
     return next !== undefined && next <= now;
   }
 
-  /** The records whose deadline has come at `now`, in seq order; the queue is unchanged. */
+  /**
+   * Every record of each device whose oldest record is due at `now`, in seq order; the queue is
+   * unchanged. A device that let one report reach its deadline is not being acknowledged: its
+   * younger reports go in the same write, so an outage costs one write per window, not two.
+   */
   due(now: number): MemoryRecord[] {
     const out: MemoryRecord[] = [];
     for (const fifo of this.fifos.values()) {
-      for (const record of fifo) {
-        if (record.deadline > now) break;
-        out.push(record);
-      }
+      if (fifo.length > 0 && fifo[0].deadline <= now) out.push(...fifo);
     }
     return out.sort((a, b) => a.seq - b.seq);
   }

@@ -29,7 +29,6 @@ CREATE TABLE IF NOT EXISTS outbox (
   ts INTEGER NOT NULL,
   payload BLOB NOT NULL
 );
-CREATE INDEX IF NOT EXISTS outbox_device_seq ON outbox (device, seq);
 `;
 
 export class OutboxStore {
@@ -48,6 +47,8 @@ export class OutboxStore {
 
   constructor(path: string, options: StoreOptions = { synchronous: 'NORMAL' }) {
     this.db = new Database(path);
+    // Small pages (new files only): a commit rewrites whole pages, twice (WAL, then checkpoint).
+    this.db.pragma('page_size = 1024');
     // WAL: a commit appends frames and a reader never sees a half-written one; a kill at any
     // point leaves either the old or the new state (the WAL is replayed or ignored on open).
     this.db.pragma('journal_mode = WAL');
@@ -55,6 +56,9 @@ export class OutboxStore {
     // After a long replay the WAL is truncated back to this size instead of staying large.
     this.db.pragma('journal_size_limit = 4194304');
     this.db.exec(SCHEMA);
+    // No (device, seq) index: with devices interleaved it touched a page per device per commit,
+    // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
+    this.db.exec('DROP INDEX IF EXISTS outbox_device_seq');
     this.insertAuto = this.db.prepare('INSERT INTO outbox (device, ts, payload) VALUES (?, ?, ?)');
     this.insertSeq = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
     this.selectAfter = this.db.prepare('SELECT seq, ts, payload FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?');
