@@ -4,7 +4,7 @@
 // then, in one transaction. Acknowledged disk rows are deleted in the same periodic transaction.
 // A spill takes a device's whole memory, so its disk rows are always older than its memory
 // records: a device's order is its disk rows, then its memory records.
-import { dropOldestOfDevice, dropOldestOverall, reportDrops, tally, type DropTally } from './outbox-caps.js';
+import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, tally } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { OutboxStore } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
@@ -39,13 +39,8 @@ export class MemoryFirstOutbox implements ReportOutbox {
 
   append(device: string, payload: Buffer | string, ts: number): void {
     if (this.closed) throw new Error('outbox is closed');
-    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const perDevice = this.options.maxBytesPerDevice;
-    if (perDevice !== undefined && bytes.length > perDevice) {
-      this.counter(device).dropped += 1;
-      this.options.onDrop?.({ device, records: 1, bytes: bytes.length, reason: 'record-too-large' });
-      return;
-    }
+    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.disk, this.options.onDrop);
+    if (bytes === undefined) return;
     const now = this.now();
     this.memory.push(device, this.nextSeq, ts, bytes, now);
     this.nextSeq += 1;
@@ -123,7 +118,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     const deletes = [...this.ackedOnDisk];
     if (batch.length === 0 && deletes.length === 0) return;
     const touched = new Set<string>();
-    const drops = { device: new Map() as DropTally, total: new Map() as DropTally };
+    let drops = noDrops();
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
     try {
       this.store.transaction(() => {
@@ -136,7 +131,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
           counter.bytes += record.payload.length;
           touched.add(record.device);
         }
-        this.enforceCaps(touched, drops);
+        drops = enforceCaps(this.store, this.disk, touched, this.options);
       });
     } catch (err) {
       for (const [device, saved] of before) Object.assign(this.counter(device), saved);
@@ -146,8 +141,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);
-    reportDrops(drops.device, 'device-cap', this.options.onDrop);
-    reportDrops(drops.total, 'total-cap', this.options.onDrop);
+    reportCapDrops(drops, this.options.onDrop);
   }
 
   close(): void {
@@ -170,18 +164,13 @@ export class MemoryFirstOutbox implements ReportOutbox {
   }
 
   private counter(device: string): OutboxDeviceStats {
-    let counter = this.disk.get(device);
-    if (!counter) {
-      counter = { depth: 0, bytes: 0, dropped: 0 };
-      this.disk.set(device, counter);
-    }
-    return counter;
+    return counterIn(this.disk, device);
   }
 
   /** Memory alone over a cap: drop its oldest now (disk rows are dropped at the next write). */
   private capMemory(device: string): void {
     const perDevice = this.options.maxBytesPerDevice;
-    const drops = { device: new Map() as DropTally, total: new Map() as DropTally };
+    const drops = noDrops();
     if (perDevice !== undefined) {
       const excess = this.memory.deviceBytes(device) - perDevice;
       if (excess > 0) {
@@ -194,18 +183,9 @@ export class MemoryFirstOutbox implements ReportOutbox {
       for (const [d, gone] of this.memory.dropOldest(this.memory.bytes - total)) tally(drops.total, d, gone.records, gone.bytes);
     }
     for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) this.counter(d).dropped += e.records;
-    reportDrops(drops.device, 'device-cap', this.options.onDrop);
-    reportDrops(drops.total, 'total-cap', this.options.onDrop);
+    reportCapDrops(drops, this.options.onDrop);
   }
 
-  private enforceCaps(touched: ReadonlySet<string>, drops: { device: DropTally; total: DropTally }): void {
-    const perDevice = this.options.maxBytesPerDevice;
-    if (perDevice !== undefined) {
-      for (const device of touched) merge(drops.device, dropOldestOfDevice(this.store, this.counter(device), device, perDevice));
-    }
-    const total = this.options.maxBytesTotal;
-    if (total !== undefined) merge(drops.total, dropOldestOverall(this.store, this.disk, (d) => this.counter(d), total));
-  }
 
   /** Arms the write timer for the earliest memory deadline (or `at`), whichever comes first. */
   private schedule(now: number, at = this.memory.nextDeadline() ?? Infinity): void {
@@ -246,8 +226,4 @@ export class MemoryFirstOutbox implements ReportOutbox {
     }
     this.notifyPending.add(device);
   }
-}
-
-function merge(into: DropTally, from: DropTally): void {
-  for (const [device, entry] of from) tally(into, device, entry.records, entry.bytes);
 }

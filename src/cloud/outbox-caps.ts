@@ -55,3 +55,51 @@ export function dropOldestOverall(store: OutboxStore, counters: ReadonlyMap<stri
   }
   return dropped;
 }
+
+/** A device's counters, created at zero on first use. */
+export function counterIn(counters: Map<string, OutboxDeviceStats>, device: string): OutboxDeviceStats {
+  let counter = counters.get(device);
+  if (!counter) {
+    counter = { depth: 0, bytes: 0, dropped: 0 };
+    counters.set(device, counter);
+  }
+  return counter;
+}
+
+export interface CapDrops {
+  device: DropTally;
+  total: DropTally;
+}
+
+export function noDrops(): CapDrops {
+  return { device: new Map(), total: new Map() };
+}
+
+/** Both caps over the disk rows (inside the caller's transaction), the per-device one first. */
+export function enforceCaps(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, touched: ReadonlySet<string>, caps: { maxBytesPerDevice?: number; maxBytesTotal?: number }): CapDrops {
+  const drops = noDrops();
+  const perDevice = caps.maxBytesPerDevice;
+  if (perDevice !== undefined) {
+    for (const device of touched) merge(drops.device, dropOldestOfDevice(store, counterIn(counters, device), device, perDevice));
+  }
+  if (caps.maxBytesTotal !== undefined) merge(drops.total, dropOldestOverall(store, counters, (d) => counterIn(counters, d), caps.maxBytesTotal));
+  return drops;
+}
+
+export function reportCapDrops(drops: CapDrops, onDrop: ((info: OutboxDropInfo) => void) | undefined): void {
+  reportDrops(drops.device, 'device-cap', onDrop);
+  reportDrops(drops.total, 'total-cap', onDrop);
+}
+
+/** The payload as bytes, or undefined (dropped and counted) when it alone exceeds the device cap. */
+export function admit(device: string, payload: Buffer | string, maxBytesPerDevice: number | undefined, counters: Map<string, OutboxDeviceStats>, onDrop: ((info: OutboxDropInfo) => void) | undefined): Buffer | undefined {
+  const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+  if (maxBytesPerDevice === undefined || bytes.length <= maxBytesPerDevice) return bytes;
+  counterIn(counters, device).dropped += 1;
+  onDrop?.({ device, records: 1, bytes: bytes.length, reason: 'record-too-large' });
+  return undefined;
+}
+
+function merge(into: DropTally, from: DropTally): void {
+  for (const [device, entry] of from) tally(into, device, entry.records, entry.bytes);
+}

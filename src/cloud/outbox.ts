@@ -1,6 +1,6 @@
 // Write-ahead outbox: every report goes to SQLite (group-committed) before it is published, and
 // leaves only through ack() after PUBACK. The `write-ahead` mode; see memory-first-outbox.ts.
-import { dropOldestOfDevice, dropOldestOverall, reportDrops, tally, type DropTally } from './outbox-caps.js';
+import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, tally, type DropTally } from './outbox-caps.js';
 import { OutboxStore } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
 
@@ -31,13 +31,8 @@ export class Outbox implements ReportOutbox {
   /** Buffer one report; committed within flushIntervalMs or flushRecords, or by flush()/close(). */
   append(device: string, payload: Buffer | string, ts: number): void {
     if (this.closed) throw new Error('outbox is closed');
-    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const cap = this.options.maxBytesPerDevice;
-    if (cap !== undefined && bytes.length > cap) {
-      this.counter(device).dropped += 1;
-      this.options.onDrop?.({ device, records: 1, bytes: bytes.length, reason: 'record-too-large' });
-      return;
-    }
+    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.counters, this.options.onDrop);
+    if (bytes === undefined) return;
     this.pending.push({ device, ts, payload: bytes });
     if (this.pending.length >= this.flushRecords) {
       this.flush();
@@ -58,7 +53,7 @@ export class Outbox implements ReportOutbox {
     this.pending = [];
     const touched = new Set<string>();
     const before = this.snapshotCounters();
-    const drops = { device: new Map() as DropTally, total: new Map() as DropTally };
+    let drops = noDrops();
     try {
       this.store.transaction(() => {
         for (const record of batch) {
@@ -68,7 +63,7 @@ export class Outbox implements ReportOutbox {
           counter.bytes += record.payload.length;
           touched.add(record.device);
         }
-        this.enforceCaps(touched, drops);
+        drops = enforceCaps(this.store, this.counters, touched, this.options);
       });
     } catch (err) {
       // Rolled back: restore the counters and keep the batch, bounded, for the next commit.
@@ -77,8 +72,7 @@ export class Outbox implements ReportOutbox {
       this.trimPending();
       throw err;
     }
-    reportDrops(drops.device, 'device-cap', this.options.onDrop);
-    reportDrops(drops.total, 'total-cap', this.options.onDrop);
+    reportCapDrops(drops, this.options.onDrop);
     this.options.onCommit?.(touched);
   }
 
@@ -161,24 +155,7 @@ export class Outbox implements ReportOutbox {
   }
 
   private counter(device: string): OutboxDeviceStats {
-    let counter = this.counters.get(device);
-    if (!counter) {
-      counter = { depth: 0, bytes: 0, dropped: 0 };
-      this.counters.set(device, counter);
-    }
-    return counter;
+    return counterIn(this.counters, device);
   }
 
-  private enforceCaps(touched: ReadonlySet<string>, drops: { device: DropTally; total: DropTally }): void {
-    const perDevice = this.options.maxBytesPerDevice;
-    if (perDevice !== undefined) {
-      for (const device of touched) merge(drops.device, dropOldestOfDevice(this.store, this.counter(device), device, perDevice));
-    }
-    const total = this.options.maxBytesTotal;
-    if (total !== undefined) merge(drops.total, dropOldestOverall(this.store, this.counters, (d) => this.counter(d), total));
-  }
-}
-
-function merge(into: DropTally, from: DropTally): void {
-  for (const [device, entry] of from) tally(into, device, entry.records, entry.bytes);
 }
