@@ -131,7 +131,9 @@ export class MemoryFirstOutbox implements ReportOutbox {
           counter.bytes += record.payload.length;
           touched.add(record.device);
         }
-        drops = enforceCaps(this.store, this.disk, touched, this.options);
+        // What stays in memory after this write still counts against the total cap.
+        const staying = this.memory.bytes - batch.reduce((n, r) => n + r.payload.length, 0);
+        drops = enforceCaps(this.store, this.disk, touched, this.options, staying);
       });
     } catch (err) {
       for (const [device, saved] of before) Object.assign(this.counter(device), saved);

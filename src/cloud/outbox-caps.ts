@@ -75,14 +75,17 @@ export function noDrops(): CapDrops {
   return { device: new Map(), total: new Map() };
 }
 
-/** Both caps over the disk rows (inside the caller's transaction), the per-device one first. */
-export function enforceCaps(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, touched: ReadonlySet<string>, caps: { maxBytesPerDevice?: number; maxBytesTotal?: number }): CapDrops {
+/**
+ * Both caps over the disk rows (inside the caller's transaction), the per-device one first.
+ * `heldElsewhere`: bytes kept outside the disk (memory-first's memory), counted in the total.
+ */
+export function enforceCaps(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, touched: ReadonlySet<string>, caps: { maxBytesPerDevice?: number; maxBytesTotal?: number }, heldElsewhere = 0): CapDrops {
   const drops = noDrops();
   const perDevice = caps.maxBytesPerDevice;
   if (perDevice !== undefined) {
     for (const device of touched) merge(drops.device, dropOldestOfDevice(store, counterIn(counters, device), device, perDevice));
   }
-  if (caps.maxBytesTotal !== undefined) merge(drops.total, dropOldestOverall(store, counters, (d) => counterIn(counters, d), caps.maxBytesTotal));
+  if (caps.maxBytesTotal !== undefined) merge(drops.total, dropOldestOverall(store, counters, (d) => counterIn(counters, d), caps.maxBytesTotal, heldElsewhere));
   return drops;
 }
 
