@@ -29,8 +29,9 @@ export interface ProgressEvent {
 }
 
 /**
- * A backlog exists while the oldest report held is older than `thresholdMs` (it was not
- * acknowledged in time). Its start and end are logged once; in between, progress at most every
+ * A backlog exists while reports are on disk and the oldest report held is older than
+ * `thresholdMs`: it was not acknowledged in time. Reports only in memory are never a backlog,
+ * however long their device took to poll them. Its start and end are logged once; in between, progress at most every
  * `intervalMs`, with the acknowledgement rate since the previous line.
  */
 export class ReplayProgress {
@@ -41,7 +42,7 @@ export class ReplayProgress {
   constructor(private readonly intervalMs: number, private readonly thresholdMs: number) {}
 
   next(now: number, backlog: BacklogFigures, ackedTotal: number): ProgressEvent | undefined {
-    const present = backlog.oldestAgeMs !== null && backlog.oldestAgeMs > this.thresholdMs;
+    const present = backlog.onDisk > 0 && backlog.oldestAgeMs !== null && backlog.oldestAgeMs > this.thresholdMs;
     const fields = { reports: backlog.reports, bytes: backlog.bytes, oldestAgeMs: backlog.oldestAgeMs };
     if (present && this.since === undefined) {
       this.since = now;

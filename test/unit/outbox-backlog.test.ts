@@ -45,8 +45,11 @@ describe('ReplayProgress', () => {
     ]);
   });
 
-  it('says nothing for an empty outbox', () => {
+  it('says nothing for an empty outbox, nor for old reports that are only in memory', () => {
     const progress = new ReplayProgress(1000, 1000);
     expect([0, 5000, 10_000].map((now) => progress.next(now, backlog(0, null), 0))).toEqual([undefined, undefined, undefined]);
+    // A device whose poll cycle takes 5 s: its report is 5 s old when appended, and acked at once.
+    const slowPoll = { reports: 1, bytes: 10, onDisk: 0, inMemory: 1, oldestAgeMs: 5000 };
+    expect(progress.next(20_000, slowPoll, 0)).toBeUndefined();
   });
 });
