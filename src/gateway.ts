@@ -1,12 +1,11 @@
 // startGateway: wires the site's buses, pollers, outbox, cloud sessions, health endpoint and
 // systemd notifications. Readiness never waits on the network.
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { CommandService } from './commands.js';
-import { Outbox } from './cloud/outbox.js';
 import type { Config } from './config/site-types.js';
 import { BusDeviceIo } from './device-io.js';
 import type { GatewayDeps, GatewayHandle } from './gateway-types.js';
+import { openGatewayOutbox } from './gateway-outbox.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { componentLogger } from './log.js';
 import { systemTimers } from './modbus/clock.js';
@@ -26,20 +25,10 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const startedAt = Date.now();
   mkdirSync(gateway.stateDir, { recursive: true, mode: 0o700 });
 
-  let warnedFull = false;
-  const outbox = new Outbox({
-    path: join(gateway.stateDir, 'outbox.sqlite'),
-    flushIntervalMs: gateway.cloud.outbox.commitIntervalMs,
-    maxBytesTotal: gateway.cloud.outbox.maxBytes,
-    onDrop: (info) => {
-      if (!warnedFull) logger.warn({ ...info }, 'outbox full: dropping oldest reports');
-      warnedFull = true;
-    },
-    onCommit: (devices) => {
-      for (const device of devices) northbound.sessions.get(device)?.notify();
-    },
-    onError: (err) => logger.error({ err }, 'outbox commit failed; retrying'),
+  const store = openGatewayOutbox(gateway.stateDir, gateway.cloud, logger, (devices) => {
+    for (const device of devices) northbound.sessions.get(device)?.notify();
   });
+  const outbox = store.outbox;
   const levels = deps.componentLevels;
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
   const southbound = createSouthbound(site, reporter, logger, levels);
@@ -54,7 +43,6 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const status = (): GatewayStatus => {
     const now = Date.now();
     const pollStats = new Map([...southbound.pollers.values()].flatMap((p) => p.stats()).map((s) => [s.device, s]));
-    const o = outbox.stats();
     return {
       version: FIELDGATE_VERSION,
       startedAt: new Date(startedAt).toISOString(),
@@ -70,7 +58,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         };
       }),
       links: northbound.linkStatus(),
-      outbox: { depth: o.depth + o.buffered, bytes: o.bytes, maxBytes: gateway.cloud.outbox.maxBytes, dropped: o.dropped },
+      outbox: store.status(now),
       rateQueue: northbound.sessions.size > 0 ? northbound.rateQueueStatus() : null,
     };
   };
@@ -115,12 +103,12 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     // Ping only while every poller makes progress: a wedged loop gets the service restarted.
     if (progress.stalled(Date.now()).length === 0) notifier.watchdog();
     notifier.status(summary());
-    const o = outbox.stats();
-    const fill = o.bytes / gateway.cloud.outbox.maxBytes;
+    const fill = store.fill();
     // Hysteresis: warn above 80 %, all clear only below 70 %, so a level near 80 % does not flap.
     const over = fill >= 0.8 || (transitions.isActive('outbox') && fill >= 0.7);
-    transitions.update('outbox', over, 'outbox over 80 % full', 'outbox back under 70 %', { bytes: o.bytes, maxBytes: gateway.cloud.outbox.maxBytes });
-    if (!over) warnedFull = false;
+    transitions.update('outbox', over, 'outbox over 80 % full', 'outbox back under 70 %', { bytes: outbox.stats().bytes, maxBytes: gateway.cloud.outbox.maxBytes });
+    if (!over) store.resetFullWarning();
+    store.tick(Date.now(), northbound.linkStatus().reduce((n, l) => n + l.publishes, 0));
     const limited = northbound.rateQueueStatus()?.rateLimited ?? 0;
     transitions.update('rate', limited > rateLimitedSeen, 'cloud rate limited (429)', 'cloud rate limit cleared', { total429: limited });
     rateLimitedSeen = limited;

@@ -61,6 +61,8 @@ export function createMetricsRegistry(snapshot: Snapshot): Registry {
   counter('fieldgate_link_publishes_total', 'Publishes acknowledged per device link.', ['device'], (s, set) => s.links.forEach((l) => set({ device: l.device }, l.publishes)));
   gauge('fieldgate_outbox_depth', 'Reports waiting in the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.depth));
   gauge('fieldgate_outbox_bytes', 'Bytes held by the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.bytes));
+  gauge('fieldgate_outbox_disk_reports', 'Reports of the outbox held on disk.', [], (s, set) => s.outbox?.onDisk !== undefined && set({}, s.outbox.onDisk));
+  gauge('fieldgate_outbox_oldest_age_seconds', 'Age of the oldest report in the outbox by poll time (0 when empty).', [], (s, set) => s.outbox?.oldestAgeMs !== undefined && set({}, (s.outbox.oldestAgeMs ?? 0) / 1000));
   counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
   gauge('fieldgate_rate_queue_pending', 'Cloud HTTP calls waiting in the rate queue.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.pending));
   counter('fieldgate_rate_queue_rate_limited_total', 'HTTP 429 answers from the cloud.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.rateLimited));

@@ -10,7 +10,7 @@ import { DeviceApi } from './cloud/device-api.js';
 import { DeviceSession } from './cloud/device-session.js';
 import { TokenBucket } from './cloud/forwarder.js';
 import { HttpClient } from './cloud/http-client.js';
-import type { Outbox } from './cloud/outbox.js';
+import type { ReportOutbox } from './cloud/outbox-types.js';
 import { RateQueue } from './cloud/rate-queue.js';
 import type { StreamConfig } from './config/command-types.js';
 import type { CloudSettings, DeviceConfig, SiteConfig } from './config/site-types.js';
@@ -37,7 +37,7 @@ export interface NorthboundOptions {
   site: SiteConfig;
   cloud: CloudSettings;
   stateDir: string;
-  outbox: Outbox;
+  outbox: ReportOutbox;
   reporter: Reporter;
   commands: ReadonlyMap<string, CommandService>;
   /** The southbound buses, for streams that share an RS-485 line with Modbus. */

@@ -1,7 +1,8 @@
 // Poll samples -> change filter -> one outbox record per device per cycle. Also the device's own
 // `online` attribute, and values confirmed by cloud writes. Never re-sends a stale value as fresh:
 // an offline device reports only `online: false`, and its filter forgets the old values.
-import type { Outbox } from './cloud/outbox.js';
+// Devices without a `cloud` block keep their latest values here and write nothing to the outbox.
+import type { ReportOutbox } from './cloud/outbox-types.js';
 import { attributesReport, type ReportValue } from './cloud/topics.js';
 import type { DeviceConfig } from './config/site-types.js';
 import type { Logger } from './log.js';
@@ -20,6 +21,10 @@ interface DeviceReportState {
   latest: Record<string, PointValue>;
   /** Scratch list of the point ids that passed the filter in the current sample. */
   kept: string[];
+  /** Only devices with a cloud identity have reports to send. */
+  toCloud: boolean;
+  /** Attribute carrying the poll time (Unix ms), if configured. */
+  timestampAttribute: string | undefined;
 }
 
 export class Reporter implements SampleSink {
@@ -27,13 +32,14 @@ export class Reporter implements SampleSink {
 
   constructor(
     devices: readonly DeviceConfig[],
-    private readonly outbox: Outbox,
+    private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
     for (const d of devices) {
       this.devices.set(d.name, {
         filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {}, kept: [],
+        toCloud: d.cloud !== undefined, timestampAttribute: d.cloud?.timestampAttribute,
       });
     }
   }
@@ -109,9 +115,11 @@ export class Reporter implements SampleSink {
   }
 
   private append(device: string, values: Readonly<Record<string, ReportValue>>, ts: number): void {
-    if (isEmpty(values)) return;
+    const state = this.devices.get(device);
+    if (!state?.toCloud || isEmpty(values)) return;
+    const report = state.timestampAttribute === undefined ? values : { ...values, [state.timestampAttribute]: ts };
     try {
-      this.outbox.append(device, attributesReport(values), ts);
+      this.outbox.append(device, attributesReport(report), ts);
     } catch (err) {
       this.logger.error({ device, err }, 'outbox append failed');
     }

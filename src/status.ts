@@ -47,6 +47,13 @@ export interface OutboxStatus {
   bytes: number;
   maxBytes: number;
   dropped: number;
+  /** Outbox mode; absent in statuses from older versions. */
+  mode?: 'memory-first' | 'write-ahead';
+  /** Reports on disk, and held in memory only (memory-first) or awaiting commit (write-ahead). */
+  onDisk?: number;
+  inMemory?: number;
+  /** Age of the oldest report held, by its poll time; null when empty. */
+  oldestAgeMs?: number | null;
 }
 
 export interface RateQueueStatus {

@@ -46,9 +46,15 @@ export function formatStatus(s: GatewayStatus): string {
   if (s.links.length > 0) {
     parts.push('', formatTable(['LINK', 'STATE', 'RECONNECTS', 'PUBLISHES'], s.links.map((l) => [l.device, l.state, l.reconnects, l.publishes])));
   }
-  if (s.outbox) parts.push('', `outbox: ${s.outbox.depth} reports, ${s.outbox.bytes} of ${s.outbox.maxBytes} bytes, ${s.outbox.dropped} dropped`);
+  if (s.outbox) parts.push('', formatOutbox(s.outbox));
   if (s.rateQueue) parts.push(`cloud API queue: ${s.rateQueue.pending} pending, ${s.rateQueue.rateLimited} rate-limited, ${s.rateQueue.rejected} rejected`);
   return `${parts.join('\n')}\n`;
+}
+
+function formatOutbox(o: NonNullable<GatewayStatus['outbox']>): string {
+  const where = o.onDisk === undefined ? '' : ` (${o.onDisk} on disk, ${o.inMemory ?? 0} not yet)`;
+  const oldest = o.oldestAgeMs === undefined || o.oldestAgeMs === null ? '' : `, oldest ${age(o.oldestAgeMs)}`;
+  return `outbox${o.mode ? ` (${o.mode})` : ''}: ${o.depth} reports${where}, ${o.bytes} of ${o.maxBytes} bytes, ${o.dropped} dropped${oldest}`;
 }
 
 export const runStatus: CliCommand = async (args, io) => {

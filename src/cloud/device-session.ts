@@ -9,7 +9,7 @@ import type { CredentialResolver, DeviceIdentity, ResolvedCredential } from './c
 import type { DeviceApi } from './device-api.js';
 import { Forwarder, type Pacer } from './forwarder.js';
 import { DeviceLink } from './link.js';
-import type { Outbox } from './outbox.js';
+import type { ReportOutbox } from './outbox-types.js';
 import { commandReply, dataTopic, parseInbound, type Inbound } from './topics.js';
 
 export interface DeviceSessionOptions {
@@ -17,7 +17,7 @@ export interface DeviceSessionOptions {
   identity: DeviceIdentity;
   settings: CloudSettings & { mqttUrl: string };
   resolver: CredentialResolver;
-  outbox: Outbox;
+  outbox: ReportOutbox;
   reporter: Reporter;
   commands: CommandService;
   streams: ReadonlyMap<string, StreamRelay>;

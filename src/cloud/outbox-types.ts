@@ -1,7 +1,8 @@
-// Shapes of the outbox's records, statistics and options.
+// Shapes of the outbox's records, statistics and options, and the interface both modes implement.
 
 export interface OutboxRecord {
   seq: number;
+  /** When the report's values were polled (Unix ms). */
   ts: number;
   payload: Buffer;
 }
@@ -17,8 +18,13 @@ export interface OutboxStats {
   depth: number;
   bytes: number;
   dropped: number;
-  /** Appended but not yet committed. */
+  /** Appended but not yet on disk (write-ahead: not yet committed; memory-first: memory only). */
   buffered: number;
+  /** Reports (and their payload bytes) held on disk. */
+  onDisk: number;
+  diskBytes: number;
+  /** Sample time of the oldest report held, if any (Unix ms). */
+  oldestTs: number | undefined;
 }
 
 export interface OutboxDropInfo {
@@ -28,20 +34,41 @@ export interface OutboxDropInfo {
   reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed';
 }
 
+export type OutboxMode = 'memory-first' | 'write-ahead';
+
 export interface OutboxOptions {
   /** SQLite file (in the state directory). ':memory:' for tests. */
   path: string;
-  /** Commit buffered appends at most this long after the first one. */
+  /** Write-ahead: commit buffered appends at most this long after the first one. */
   flushIntervalMs?: number;
-  /** ...or as soon as this many are buffered. */
+  /** Write-ahead: ...or as soon as this many are buffered. */
   flushRecords?: number;
+  /** Memory-first: the longest a report may live in memory only before it is written to disk. */
+  durableAfterMs?: number;
   /** Payload bytes kept per device; the oldest are dropped beyond it. */
   maxBytesPerDevice?: number;
   /** Payload bytes kept for all devices together; the globally oldest are dropped beyond it. */
   maxBytesTotal?: number;
   onDrop?: (info: OutboxDropInfo) => void;
-  /** Called after each commit with the devices that got new records (wakes forwarders). */
+  /** Called when devices got new records to send (wakes forwarders). */
   onCommit?: (devices: ReadonlySet<string>) => void;
   /** A timed commit failed (disk full, I/O error); the batch is kept and retried. */
   onError?: (err: unknown) => void;
+  /** Clock for deadlines (tests); Date.now by default. */
+  now?: () => number;
+}
+
+/** What the reporter, forwarders and the gateway need from an outbox, whatever its mode. */
+export interface ReportOutbox {
+  /** Takes one report; the forwarder gets it through peek() once the mode allows. */
+  append(device: string, payload: Buffer | string, ts: number): void;
+  /** Up to `limit` records of a device, oldest first, with seq > afterSeq. */
+  peek(device: string, limit: number, afterSeq?: number): OutboxRecord[];
+  /** Removes a device's records up to and including seq (after their PUBACK). */
+  ack(device: string, upToSeq: number): number;
+  stats(): OutboxStats;
+  devicesWithBacklog(): string[];
+  /** Writes what memory holds to disk now. */
+  flush(): void;
+  close(): void;
 }

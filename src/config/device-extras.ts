@@ -18,7 +18,7 @@ export function readDeviceCloud(device: Fields): DeviceCloudConfig | undefined {
   const f = device.section('cloud');
   if (!f) return undefined;
   const cloud: DeviceCloudConfig = { allowCreate: f.boolean('allowCreate', { default: false }) ?? false };
-  for (const key of ['deviceId', 'deviceKey', 'typeKey', 'accessToken', 'projectKey'] as const) {
+  for (const key of ['deviceId', 'deviceKey', 'typeKey', 'accessToken', 'projectKey', 'timestampAttribute'] as const) {
     const value = f.string(key, { optional: true });
     if (value !== undefined) cloud[key] = value;
   }

@@ -112,6 +112,10 @@ function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: Re
   const points = (list ?? []).map((item, index) => readPoint(item, joinPath(pointsPath, index), issues, defaults));
   checkUniqueIds(list ?? [], pointsPath, issues);
   checkPoints(points, pointsPath, limits, issues);
+  const stamp = cloud?.timestampAttribute;
+  if (stamp !== undefined && (stamp === 'online' || points.some((p) => p?.id === stamp))) {
+    f.report('cloud', `timestampAttribute "${stamp}" is already a point id or "online": pick another name`);
+  }
   const commands = readCommands(f, points);
   const streams = readStreams(f, buses);
   f.rejectUnknownKeys();

@@ -75,7 +75,10 @@ export const GATEWAY_SCHEMA = {
     },
     outbox: {
       maxBytes: cloudNumber('Outbox size cap in bytes; the oldest reports are dropped beyond it.', 64 * 1024 * 1024, 65_536, 8 * 1024 ** 3, 'FIELDGATE_OUTBOX_MAX_BYTES'),
-      commitIntervalMs: cloudNumber('Group-commit window of the outbox (ms): fewer SD-card writes.', 50, 1, 10_000),
+      commitIntervalMs: cloudNumber('Write-ahead mode: group-commit window of the outbox (ms).', 50, 1, 10_000),
+      mode: { doc: 'memory-first: only reports not acked within durableAfterMs are written; write-ahead: every report is.', default: 'memory-first', format: check((v) => v === 'memory-first' || v === 'write-ahead', 'must be memory-first or write-ahead') },
+      durableAfterMs: cloudNumber('Memory-first mode: the longest a report lives in memory only (ms), the crash window.', 1000, 0, 60_000),
+      progressLogMs: cloudNumber('Backlog replay progress is logged at most this often (ms).', 10_000, 1000, 3_600_000),
     },
     rateQueue: {
       ratePerS: cloudNumber('Cloud HTTP requests started per second at most.', 5, 1, 1000),
@@ -88,7 +91,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.cloud.syncPeriodMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs',
+  'gateway.cloud.syncPeriodMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs',
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';
 

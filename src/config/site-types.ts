@@ -129,6 +129,8 @@ export interface DeviceCloudConfig {
   /** Secret: the device credential. Better set via env or the credentials file than here. */
   accessToken?: string;
   projectKey?: string;
+  /** Adds the poll time (Unix ms) of each report as this attribute; absent = not added. */
+  timestampAttribute?: string;
 }
 
 export interface SiteConfig {
@@ -167,7 +169,17 @@ export interface CloudSettings {
   /** Backlog replay pace per device (reports/s), so live reports still get through. */
   replayRatePerS: number;
   reconnect: BackoffConfig;
-  outbox: { maxBytes: number; commitIntervalMs: number };
+  outbox: {
+    maxBytes: number;
+    /** Write-ahead mode's group-commit window. */
+    commitIntervalMs: number;
+    // Always set from the site file; optional for configs built in code (defaults apply).
+    mode?: 'memory-first' | 'write-ahead';
+    /** Memory-first: the longest a report lives in memory only (the kill -9 window). */
+    durableAfterMs?: number;
+    /** Replay progress is logged at most this often. */
+    progressLogMs?: number;
+  };
   rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
   /** Payloads larger than this from the cloud are refused unread. */
   maxInboundBytes: number;

@@ -17,11 +17,11 @@ import { Mosquitto } from '../helpers/mosquitto.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function point(id: string, address: number, writable = false): PointConfig {
+export function point(id: string, address: number, writable = false): PointConfig {
   return { id, table: 'holding', address, type: 'uint16', bit: 0, length: 1, wordOrder: 'big', byteOrder: 'big', scale: 1, offset: 0, writable, report: { mode: 'always', deadband: 0, deadbandKind: 'absolute', maxSilenceMs: 0 } };
 }
 
-function device(unit: number, points: number, pollIntervalMs: number, bus: string): DeviceConfig {
+export function device(unit: number, points: number, pollIntervalMs: number, bus: string): DeviceConfig {
   return {
     name: `dev-${unit}`, bus, unitId: unit, pollIntervalMs, commands: [], streams: [],
     limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false },
@@ -30,14 +30,14 @@ function device(unit: number, points: number, pollIntervalMs: number, bus: strin
   };
 }
 
-async function simulator(units: number): Promise<Simulation> {
+export async function simulator(units: number): Promise<Simulation> {
   const text = `units:\n${Array.from({ length: units }, (_, i) => `  ${i + 1}:\n    size: { holding: 200 }\n    dynamic:\n      - { table: holding, address: 1, counter: { perSecond: 1000 } }\n`).join('')}`;
   const map = parseSimMap(text);
   if (!map.ok) throw new Error(map.problems.join('; '));
   return startSimulation({ map: map.map, logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 } });
 }
 
-function config(stateDir: string, mqttUrl: string, simPort: number, devices: DeviceConfig[], buses: number): Config {
+export function config(stateDir: string, mqttUrl: string, simPort: number, devices: DeviceConfig[], buses: number): Config {
   return {
     gateway: {
       stateDir, logLevel: 'silent', health: { enabled: false, host: '127.0.0.1', port: 9180 },

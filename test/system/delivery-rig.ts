@@ -22,7 +22,14 @@ units:
       - { table: holding, address: 5, type: uint32, counter: { perSecond: 100 } }
 `;
 
-function siteFile(stateDir: string, brokerUrl: string, simPort: number): string {
+export interface RigOptions {
+  /** Outbox mode and crash window (the site's defaults when absent). */
+  mode?: 'memory-first' | 'write-ahead';
+  durableAfterMs?: number;
+}
+
+function siteFile(stateDir: string, brokerUrl: string, simPort: number, options: RigOptions): string {
+  const extra = [options.mode ? `mode: ${options.mode}` : '', options.durableAfterMs !== undefined ? `durableAfterMs: ${options.durableAfterMs}` : ''].filter(Boolean).join(', ');
   return `
 gateway:
   stateDir: ${stateDir}
@@ -32,7 +39,7 @@ gateway:
     mqttUrl: ${brokerUrl}
     projectKey: pk
     reconnect: { initialMs: 100, maxMs: 500, jitter: 0.1 }
-    outbox: { maxBytes: 16777216, commitIntervalMs: 20 }
+    outbox: { maxBytes: 16777216, commitIntervalMs: 20${extra ? `, ${extra}` : ''} }
 buses:
   - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 500 }
 devices:
@@ -40,7 +47,7 @@ devices:
     bus: plant
     unitId: 1
     pollIntervalMs: 50ms
-    cloud: { accessToken: counter-token }
+    cloud: { accessToken: counter-token, timestampAttribute: ts }
     points:
       - { id: seq, table: holding, address: 5, type: uint32, report: { mode: always } }
 `;
@@ -106,6 +113,10 @@ export interface GatewayProcess {
 /** Every counter value ever seen in committed outbox rows, in commit order. */
 export class OutboxSampler {
   readonly seen: number[] = [];
+  /** Poll time of the newest committed row seen (Unix ms). */
+  lastTs = 0;
+  /** Poll times of committed `online: false` reports. */
+  readonly offlineTs: number[] = [];
   private readonly seenSet = new Set<number>();
   private lastSeq = 0;
   private db: Database.Database | undefined;
@@ -138,6 +149,7 @@ export class OutboxSampler {
   sample(): void {
     for (const row of this.read(this.lastSeq)) {
       this.lastSeq = row.seq;
+      this.lastTs = Math.max(this.lastTs, row.ts);
       if (!this.seenSet.has(row.value)) {
         this.seenSet.add(row.value);
         this.seen.push(row.value);
@@ -159,15 +171,16 @@ export class OutboxSampler {
     return this.db;
   }
 
-  private read(afterSeq: number): Array<{ seq: number; value: number }> {
+  private read(afterSeq: number): Array<{ seq: number; value: number; ts: number }> {
     try {
       const db = this.open();
       if (!db) return [];
-      const rows = db.prepare('SELECT seq, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; payload: ArrayBuffer }>;
-      const out: Array<{ seq: number; value: number }> = [];
+      const rows = db.prepare('SELECT seq, ts, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; ts: number; payload: ArrayBuffer }>;
+      const out: Array<{ seq: number; value: number; ts: number }> = [];
       for (const r of rows) {
-        const value = (JSON.parse(Buffer.from(r.payload).toString()) as { seq?: unknown }).seq;
-        if (typeof value === 'number') out.push({ seq: r.seq, value });
+        const body = JSON.parse(Buffer.from(r.payload).toString()) as { seq?: unknown; online?: unknown };
+        if (typeof body.seq === 'number') out.push({ seq: r.seq, value: body.seq, ts: r.ts });
+        if (body.online === false && r.seq > this.lastSeq && !this.offlineTs.includes(r.ts)) this.offlineTs.push(r.ts);
       }
       return out;
     } catch {
@@ -182,6 +195,8 @@ export class OutboxSampler {
 export class DeliveryRig {
   /** Counter values in arrival order, redeliveries included. */
   readonly received: number[] = [];
+  /** Poll times (the `ts` attribute) of the `online: false` reports that arrived. */
+  readonly offlineTs: number[] = [];
   /** Every message on `attributes`, with or without a counter value. */
   messages = 0;
   private readonly children: ChildProcess[] = [];
@@ -197,12 +212,13 @@ export class DeliveryRig {
   ) {
     subscriber.on('message', (_topic, payload: Buffer) => {
       this.messages += 1;
-      const body = JSON.parse(payload.toString()) as { seq?: unknown };
+      const body = JSON.parse(payload.toString()) as { seq?: unknown; online?: unknown; ts?: unknown };
       if (typeof body.seq === 'number') this.received.push(body.seq);
+      if (body.online === false && typeof body.ts === 'number') this.offlineTs.push(body.ts);
     });
   }
 
-  static async start(): Promise<DeliveryRig> {
+  static async start(options: RigOptions = {}): Promise<DeliveryRig> {
     const broker = await Mosquitto.start({ persistence: true });
     const map = parseSimMap(MAP);
     if (!map.ok) throw new Error(map.problems.join('; '));
@@ -210,7 +226,7 @@ export class DeliveryRig {
     const dir = mkdtempSync(join(tmpdir(), 'fg-faults-'));
     const site = join(dir, 'site.yaml');
     const pipe = await BrokerPipe.start(broker.port);
-    writeFileSync(site, siteFile(join(dir, 'state'), pipe.url, sim.tcp?.port ?? 0));
+    writeFileSync(site, siteFile(join(dir, 'state'), pipe.url, sim.tcp?.port ?? 0, options));
     // A persistent QoS 1 session: the broker keeps what arrives while the subscriber is away.
     const subscriber = await mqtt.connectAsync(broker.url, { clientId: 'fault-counter', clean: false, reconnectPeriod: 200 });
     await subscriber.subscribeAsync('attributes', { qos: 1 });

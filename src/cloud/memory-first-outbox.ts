@@ -1,0 +1,231 @@
+// Memory-first outbox: a report lives in memory while the broker is expected to acknowledge it;
+// only a report still unacknowledged at its deadline (at most `durableAfterMs` after its append)
+// is written to SQLite, together with the rest of its device's memory and every other device due
+// then, in one transaction. Acknowledged disk rows are deleted in the same periodic transaction.
+// A spill takes a device's whole memory, so its disk rows are always older than its memory
+// records: a device's order is its disk rows, then its memory records.
+import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, tally } from './outbox-caps.js';
+import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
+import { OutboxStore } from './outbox-store.js';
+import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
+
+export const DEFAULT_DURABLE_AFTER_MS = 1000;
+
+export class MemoryFirstOutbox implements ReportOutbox {
+  private readonly store: OutboxStore;
+  private readonly memory: MemoryQueue;
+  private readonly durableAfterMs: number;
+  private readonly now: () => number;
+  /** Rows on disk and not yet acknowledged, per device; `dropped` counts memory drops too. */
+  private readonly disk = new Map<string, OutboxDeviceStats>();
+  /** Disk rows acknowledged up to this seq, deleted at the next write. */
+  private readonly ackedOnDisk = new Map<string, number>();
+  private nextSeq: number;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private readonly notifyPending = new Set<string>();
+  private closed = false;
+
+  constructor(private readonly options: OutboxOptions) {
+    this.durableAfterMs = Math.max(0, options.durableAfterMs ?? DEFAULT_DURABLE_AFTER_MS);
+    this.now = options.now ?? Date.now;
+    this.memory = new MemoryQueue(this.durableAfterMs);
+    // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
+    // crash window then holds for power cuts too, not only for a killed process.
+    this.store = new OutboxStore(options.path, { synchronous: 'FULL' });
+    for (const row of this.store.totals()) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    this.nextSeq = this.store.maxSeq() + 1;
+  }
+
+  append(device: string, payload: Buffer | string, ts: number): void {
+    if (this.closed) throw new Error('outbox is closed');
+    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.disk, this.options.onDrop);
+    if (bytes === undefined) return;
+    const now = this.now();
+    this.memory.push(device, this.nextSeq, ts, bytes, now);
+    this.nextSeq += 1;
+    this.capMemory(device);
+    this.schedule(now);
+    this.wake(device);
+  }
+
+  peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
+    if (this.closed) return [];
+    const fromDisk = (this.disk.get(device)?.depth ?? 0) > 0
+      ? this.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit)
+      : [];
+    if (fromDisk.length >= limit) return fromDisk;
+    const last = fromDisk.at(-1)?.seq ?? afterSeq;
+    const fromMemory = this.memory.after(device, last, limit - fromDisk.length);
+    return fromDisk.length === 0 ? fromMemory : fromDisk.concat(fromMemory);
+  }
+
+  ack(device: string, upToSeq: number): number {
+    if (this.closed) return 0;
+    let acked = this.memory.ackThrough(device, upToSeq).records;
+    const disk = this.disk.get(device);
+    if (disk && disk.depth > 0) {
+      const from = this.ackedOnDisk.get(device) ?? 0;
+      if (upToSeq > from) {
+        // Only counted now; the DELETE waits for the next write (at most durableAfterMs): a crash
+        // before it resends these few (counted as duplicates downstream), never loses any.
+        const gone = this.store.measure(device, from, upToSeq);
+        disk.depth -= gone.records;
+        disk.bytes -= gone.bytes;
+        acked += gone.records;
+        this.ackedOnDisk.set(device, upToSeq);
+        this.schedule(this.now(), this.now() + this.durableAfterMs);
+      }
+    }
+    return acked;
+  }
+
+  stats(): OutboxStats {
+    const devices: Record<string, OutboxDeviceStats> = {};
+    let onDisk = 0;
+    let diskBytes = 0;
+    let dropped = 0;
+    const names = new Set([...this.disk.keys(), ...this.memory.devices()]);
+    for (const device of names) {
+      const d = this.disk.get(device) ?? { depth: 0, bytes: 0, dropped: 0 };
+      devices[device] = { depth: d.depth + this.memory.deviceCount(device), bytes: d.bytes + this.memory.deviceBytes(device), dropped: d.dropped };
+      onDisk += d.depth;
+      diskBytes += d.bytes;
+      dropped += d.dropped;
+    }
+    const diskOldest = onDisk > 0 && !this.closed ? this.oldestOnDisk() : undefined;
+    return {
+      devices, depth: onDisk + this.memory.size, bytes: diskBytes + this.memory.bytes, dropped,
+      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(),
+    };
+  }
+
+  devicesWithBacklog(): string[] {
+    const names = new Set(this.memory.devices());
+    for (const [device, d] of this.disk) if (d.depth > 0) names.add(device);
+    return [...names];
+  }
+
+  /** Writes all of memory and the pending deletes now, in one transaction. */
+  flush(): void {
+    if (this.closed) return;
+    this.clearTimer();
+    this.write(this.memory.all());
+    this.schedule(this.now());
+  }
+
+  private write(batch: readonly MemoryRecord[]): void {
+    const deletes = [...this.ackedOnDisk];
+    if (batch.length === 0 && deletes.length === 0) return;
+    const touched = new Set<string>();
+    let drops = noDrops();
+    const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
+    try {
+      this.store.transaction(() => {
+        // Acknowledged rows go first, so the caps below never count them twice.
+        for (const [device, upTo] of deletes) this.store.deleteThrough(device, upTo);
+        for (const record of batch) {
+          this.store.insertWithSeq(record);
+          const counter = this.counter(record.device);
+          counter.depth += 1;
+          counter.bytes += record.payload.length;
+          touched.add(record.device);
+        }
+        // What stays in memory after this write still counts against the total cap.
+        const staying = this.memory.bytes - batch.reduce((n, r) => n + r.payload.length, 0);
+        drops = enforceCaps(this.store, this.disk, touched, this.options, staying);
+      });
+    } catch (err) {
+      for (const [device, saved] of before) Object.assign(this.counter(device), saved);
+      for (const device of touched) if (!before.has(device)) this.disk.delete(device);
+      throw err;
+    }
+    for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
+    const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
+    for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);
+    reportCapDrops(drops, this.options.onDrop);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.clearTimer();
+    this.store.close();
+  }
+
+  /** Per device, skipping rows acknowledged but not yet deleted. */
+  private oldestOnDisk(): number | undefined {
+    let oldest: number | undefined;
+    for (const [device, d] of this.disk) {
+      if (d.depth === 0) continue;
+      const ts = this.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
+      if (ts !== undefined && (oldest === undefined || ts < oldest)) oldest = ts;
+    }
+    return oldest;
+  }
+
+  private counter(device: string): OutboxDeviceStats {
+    return counterIn(this.disk, device);
+  }
+
+  /** Memory alone over a cap: drop its oldest now (disk rows are dropped at the next write). */
+  private capMemory(device: string): void {
+    const perDevice = this.options.maxBytesPerDevice;
+    const drops = noDrops();
+    if (perDevice !== undefined) {
+      const excess = this.memory.deviceBytes(device) - perDevice;
+      if (excess > 0) {
+        const gone = this.memory.dropOldestOf(device, excess);
+        tally(drops.device, device, gone.records, gone.bytes);
+      }
+    }
+    const total = this.options.maxBytesTotal;
+    if (total !== undefined && this.memory.bytes > total) {
+      for (const [d, gone] of this.memory.dropOldest(this.memory.bytes - total)) tally(drops.total, d, gone.records, gone.bytes);
+    }
+    for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) this.counter(d).dropped += e.records;
+    reportCapDrops(drops, this.options.onDrop);
+  }
+
+
+  /** Arms the write timer for the earliest memory deadline (or `at`), whichever comes first. */
+  private schedule(now: number, at = this.memory.nextDeadline() ?? Infinity): void {
+    if (this.closed || at >= this.timerAt) return;
+    this.clearTimer();
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - now));
+    this.timer.unref();
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = this.now();
+    try {
+      this.write(this.memory.due(now));
+      this.schedule(now);
+    } catch (err) {
+      this.options.onError?.(err);
+      this.schedule(now, now + Math.max(this.durableAfterMs, 1000));
+    }
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  /** Forwarders learn of new records once per turn, not once per append. */
+  private wake(device: string): void {
+    if (this.notifyPending.size === 0) {
+      queueMicrotask(() => {
+        const devices = new Set(this.notifyPending);
+        this.notifyPending.clear();
+        if (!this.closed) this.options.onCommit?.(devices);
+      });
+    }
+    this.notifyPending.add(device);
+  }
+}

@@ -1,0 +1,163 @@
+// The outbox's SQLite file: the only module that imports the SQLite binding (libsql). Both outbox modes
+// keep their rows here; everything else about them (order, bytes, deadlines) lives in memory.
+import Database from 'libsql';
+import { ensurePrivateFile } from './private-file.js';
+import type { SqliteDatabase, Statement } from '../types/sqlite.js';
+import type { OutboxRecord } from './outbox-types.js';
+
+/** A row as libsql returns it: BLOBs arrive as ArrayBuffer. */
+type StoredRecord = Omit<OutboxRecord, 'payload'> & { payload: ArrayBuffer };
+
+export interface StoredRow {
+  seq: number;
+  device: string;
+  ts: number;
+  payload: Buffer;
+}
+
+export interface DeviceTotals {
+  device: string;
+  depth: number;
+  bytes: number;
+}
+
+export interface StoreOptions {
+  /** FULL syncs the WAL at every commit (power-cut durable); NORMAL only at checkpoints. */
+  synchronous: 'NORMAL' | 'FULL';
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  device TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  payload BLOB NOT NULL
+);
+`;
+
+export class OutboxStore {
+  private readonly db: SqliteDatabase;
+  private readonly insertAuto: Statement<[string, number, Buffer]>;
+  private readonly insertSeq: Statement<[number, string, number, Buffer]>;
+  private readonly selectAfter: Statement<[string, number, number], StoredRecord>;
+  private readonly sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
+  private readonly deleteUpTo: Statement<[string, number]>;
+  private readonly sumBetween: Statement<[string, number, number], { n: number; bytes: number | null }>;
+  private readonly oldestOfDevice: Statement<[string, number], { seq: number; size: number }>;
+  private readonly oldestOverall: Statement<[number], { seq: number; device: string; size: number }>;
+  private readonly deleteSeq: Statement<[number]>;
+  private readonly oldestTs: Statement<[], { ts: number }>;
+  private readonly oldestTsOf: Statement<[string, number], { ts: number }>;
+
+  constructor(path: string, options: StoreOptions = { synchronous: 'NORMAL' }) {
+    if (path !== ':memory:') ensurePrivateFile(path);
+    this.db = new Database(path) as SqliteDatabase;
+    // better-sqlite3's defaults, which libsql lacks: a 5 s wait for a lock held by another
+    // connection (libsql: 0 ms) and a 16 MB page cache (libsql: 2 MB).
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('cache_size = -16000');
+    // Small pages (new files only): a commit rewrites whole pages, twice (WAL, then checkpoint).
+    this.db.pragma('page_size = 1024');
+    // WAL: a commit appends frames and a reader never sees a half-written one; a kill at any
+    // point leaves either the old or the new state (the WAL is replayed or ignored on open).
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${options.synchronous}`);
+    // After a long replay the WAL is truncated back to this size instead of staying large.
+    this.db.pragma('journal_size_limit = 4194304');
+    this.db.exec(SCHEMA);
+    // No (device, seq) index: with devices interleaved it touched a page per device per commit,
+    // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
+    this.db.exec('DROP INDEX IF EXISTS outbox_device_seq');
+    this.insertAuto = this.db.prepare('INSERT INTO outbox (device, ts, payload) VALUES (?, ?, ?)');
+    this.insertSeq = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
+    this.selectAfter = this.db.prepare('SELECT seq, ts, payload FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?');
+    this.sumUpTo = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?');
+    this.sumBetween = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq > ? AND seq <= ?');
+    this.deleteUpTo = this.db.prepare('DELETE FROM outbox WHERE device = ? AND seq <= ?');
+    this.oldestOfDevice = this.db.prepare('SELECT seq, length(payload) AS size FROM outbox WHERE device = ? ORDER BY seq LIMIT ?');
+    this.oldestOverall = this.db.prepare('SELECT seq, device, length(payload) AS size FROM outbox ORDER BY seq LIMIT ?');
+    this.deleteSeq = this.db.prepare('DELETE FROM outbox WHERE seq = ?');
+    this.oldestTs = this.db.prepare('SELECT ts FROM outbox ORDER BY seq LIMIT 1');
+    this.oldestTsOf = this.db.prepare('SELECT ts FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT 1');
+  }
+
+  /** Per-device row counts and payload bytes (at open). */
+  totals(): DeviceTotals[] {
+    return this.db
+      .prepare('SELECT device, COUNT(*) AS depth, SUM(length(payload)) AS bytes FROM outbox GROUP BY device')
+      .all() as DeviceTotals[];
+  }
+
+  /** The highest sequence number ever used, deleted rows included. */
+  maxSeq(): number {
+    const used = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as { seq: number } | undefined;
+    const live = this.db.prepare('SELECT MAX(seq) AS seq FROM outbox').get() as { seq: number | null };
+    return Math.max(used?.seq ?? 0, live.seq ?? 0);
+  }
+
+  /** Runs `work` in one transaction (one commit, one fsync at most). */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  /** Inserts with a fresh sequence number; returns it. */
+  insert(device: string, ts: number, payload: Buffer): number {
+    return Number(this.insertAuto.run(device, ts, payload).lastInsertRowid);
+  }
+
+  /** Inserts with the sequence number the caller already gave the record. */
+  insertWithSeq(row: StoredRow): void {
+    this.insertSeq.run(row.seq, row.device, row.ts, row.payload);
+  }
+
+  after(device: string, afterSeq: number, limit: number): OutboxRecord[] {
+    return this.selectAfter
+      .all(device, afterSeq, limit)
+      .map((row) => ({ seq: row.seq, ts: row.ts, payload: Buffer.from(row.payload) }));
+  }
+
+  /** Deletes a device's rows up to seq; returns how many and their payload bytes. */
+  deleteThrough(device: string, upToSeq: number): { records: number; bytes: number } {
+    const sum = this.sumUpTo.get(device, upToSeq);
+    if (!sum || sum.n === 0) return { records: 0, bytes: 0 };
+    this.deleteUpTo.run(device, upToSeq);
+    return { records: sum.n, bytes: sum.bytes ?? 0 };
+  }
+
+  /** Count and payload bytes of a device's rows with afterSeq < seq <= upToSeq (a read). */
+  measure(device: string, afterSeq: number, upToSeq: number): { records: number; bytes: number } {
+    const sum = this.sumBetween.get(device, afterSeq, upToSeq);
+    return { records: sum?.n ?? 0, bytes: sum?.bytes ?? 0 };
+  }
+
+  oldestRowsOf(device: string, limit: number): { seq: number; size: number }[] {
+    return this.oldestOfDevice.all(device, limit);
+  }
+
+  oldestRows(limit: number): { seq: number; device: string; size: number }[] {
+    return this.oldestOverall.all(limit);
+  }
+
+  deleteOne(seq: number): void {
+    this.deleteSeq.run(seq);
+  }
+
+  /** Sample time of the oldest row, if any. */
+  oldestSampleTs(): number | undefined {
+    return this.oldestTs.get()?.ts;
+  }
+
+  /** Sample time of a device's oldest row with seq > afterSeq, if any. */
+  oldestSampleTsOf(device: string, afterSeq: number): number | undefined {
+    return this.oldestTsOf.get(device, afterSeq)?.ts;
+  }
+
+  /** SQLite's own consistency check: ['ok'] for a sound file, else the problems found. */
+  integrityCheck(): string[] {
+    return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,94 @@
+// Disk bytes written per acknowledged report (from /proc/self/io write_bytes: what this process
+// made the kernel write to the block device), for both outbox modes in the same run: the gateway
+// with 10 devices polled every 100 ms (100 reports/s) over Modbus TCP, mosquitto on loopback.
+// Then the broker is stopped (outage: bytes per report buffered vs. payload bytes) and started
+// again (replay: bytes per report replayed).
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { OutboxMode } from '../../src/cloud/outbox-types.js';
+import { startGateway } from '../../src/gateway.js';
+import type { GatewayHandle } from '../../src/gateway-types.js';
+import { silentLogger } from '../../src/log.js';
+import { Mosquitto } from '../helpers/mosquitto.js';
+import { config, device, simulator } from './northbound.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Bytes this process has caused to be written to storage so far. */
+export function writeBytes(): number {
+  const match = /^write_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
+  return match ? Number(match[1]) : 0;
+}
+
+export interface DiskFigures {
+  mode: OutboxMode;
+  healthy: { reports: number; bytesPerReport: number };
+  outage: { reports: number; bytesPerReport: number; payloadBytesPerReport: number };
+  replay: { reports: number; bytesPerReport: number; seconds: number };
+}
+
+const acked = (g: GatewayHandle) => g.status().links.reduce((n, l) => n + l.publishes, 0);
+const held = (g: GatewayHandle) => g.status().outbox ?? { depth: 0, bytes: 0 };
+
+export async function measureDiskWrites(mode: OutboxMode, seconds: { healthy: number; outage: number }): Promise<DiskFigures> {
+  const devices = 10;
+  const broker = await Mosquitto.start();
+  const sim = await simulator(devices);
+  // On the real disk (not a tmpfs), or write_bytes would stay 0.
+  const dir = mkdtempSync(join(process.env.BENCH_DISK_DIR ?? tmpdir(), 'fg-disk-'));
+  try {
+    const list = Array.from({ length: devices }, (_, i) => device(i + 1, 10, 100, `bus${i}`));
+    const base = config(dir, broker.url, sim.tcp?.port ?? 0, list, devices);
+    base.gateway.cloud.outbox = { ...base.gateway.cloud.outbox, mode, durableAfterMs: 1000 };
+    base.gateway.cloud.replayRatePerS = 500;
+    const gateway = await startGateway(base, { logger: silentLogger(), env: {} });
+    await sleep(3000);
+    let w = writeBytes();
+    let a = acked(gateway);
+    await sleep(seconds.healthy * 1000);
+    const healthyReports = acked(gateway) - a;
+    const healthy = { reports: healthyReports, bytesPerReport: (writeBytes() - w) / Math.max(1, healthyReports) };
+
+    await broker.stop();
+    await sleep(500);
+    w = writeBytes();
+    const before = held(gateway);
+    await sleep(seconds.outage * 1000);
+    const after = held(gateway);
+    const outageReports = after.depth - before.depth;
+    const outage = {
+      reports: outageReports,
+      bytesPerReport: (writeBytes() - w) / Math.max(1, outageReports),
+      payloadBytesPerReport: (after.bytes - before.bytes) / Math.max(1, outageReports),
+    };
+
+    w = writeBytes();
+    a = acked(gateway);
+    const started = Date.now();
+    await broker.restart();
+    // Replayed once the backlog is back to what a healthy link holds.
+    while (held(gateway).depth > 50 && Date.now() - started < 120_000) await sleep(200);
+    const replayed = acked(gateway) - a;
+    const replay = { reports: replayed, bytesPerReport: (writeBytes() - w) / Math.max(1, replayed), seconds: (Date.now() - started) / 1000 };
+    await gateway.stop();
+    return { mode, healthy, outage, replay };
+  } finally {
+    await sim.close();
+    await broker.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(log: (line: string) => void): Promise<void> {
+  log('## Outbox disk writes');
+  log('');
+  const figures = [];
+  for (const mode of ['memory-first', 'write-ahead'] as const) figures.push(await measureDiskWrites(mode, { healthy: 20, outage: 20 }));
+  log('| mode | healthy link: disk bytes per acked report (target <= 64) | broker outage: disk bytes per report (payload bytes; target <= 3x payload) | replay after the outage: disk bytes per replayed report |');
+  log('| --- | --- | --- | --- |');
+  for (const f of figures) {
+    log(`| ${f.mode} | ${f.healthy.bytesPerReport.toFixed(1)} (${f.healthy.reports} reports) | ${f.outage.bytesPerReport.toFixed(0)} (payload ${f.outage.payloadBytesPerReport.toFixed(0)}: ${(f.outage.bytesPerReport / Math.max(1, f.outage.payloadBytesPerReport)).toFixed(2)}x; ${f.outage.reports} reports) | ${f.replay.bytesPerReport.toFixed(0)} (${f.replay.reports} reports in ${f.replay.seconds.toFixed(1)} s) |`);
+  }
+  log('');
+}

@@ -1,0 +1,150 @@
+// The contract every outbox mode passes: per-device FIFO, ack by seq, byte caps over everything
+// held, reopen with order and seq continuity. Mode-specific timing is tested in each mode's file.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openOutbox } from '../../../src/cloud/open-outbox.js';
+import type { OutboxDropInfo, OutboxMode, OutboxOptions, ReportOutbox } from '../../../src/cloud/outbox-types.js';
+
+let dir: string;
+const open: ReportOutbox[] = [];
+const text = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'outbox-contract-'));
+});
+
+afterEach(() => {
+  for (const outbox of open.splice(0)) outbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.each<OutboxMode>(['write-ahead', 'memory-first'])('outbox contract: %s', (mode) => {
+  function make(options: Partial<OutboxOptions> = {}): ReportOutbox {
+    const outbox = openOutbox(mode, { path: join(dir, 'outbox.db'), flushIntervalMs: 10_000, flushRecords: 1000, durableAfterMs: 10_000, ...options });
+    open.push(outbox);
+    return outbox;
+  }
+
+  it('keeps a FIFO per device with sample times, and peeks after a seq', () => {
+    const outbox = make();
+    outbox.append('a', 'a1', 1);
+    outbox.append('b', 'b1', 2);
+    outbox.append('a', 'a2', 3);
+    outbox.flush();
+    const a = outbox.peek('a', 10);
+    expect(text(a)).toEqual(['a1', 'a2']);
+    expect(a.map((r) => r.ts)).toEqual([1, 3]);
+    expect(text(outbox.peek('b', 10))).toEqual(['b1']);
+    expect(text(outbox.peek('a', 1))).toEqual(['a1']);
+    expect(text(outbox.peek('a', 10, a[0].seq))).toEqual(['a2']);
+    expect(outbox.peek('nobody', 10)).toEqual([]);
+  });
+
+  it('acks up to a seq, twice is harmless, and the stats stay right', () => {
+    const outbox = make();
+    for (let i = 0; i < 5; i += 1) outbox.append('a', `r${i}`, i);
+    outbox.append('b', 'xyz', 9);
+    outbox.flush();
+    const records = outbox.peek('a', 10);
+    expect(outbox.ack('a', records[2].seq)).toBe(3);
+    expect(text(outbox.peek('a', 10))).toEqual(['r3', 'r4']);
+    expect(outbox.ack('a', records[2].seq)).toBe(0);
+    const stats = outbox.stats();
+    expect(stats.devices.a).toEqual({ depth: 2, bytes: 4, dropped: 0 });
+    expect(stats.devices.b).toEqual({ depth: 1, bytes: 3, dropped: 0 });
+    expect(stats).toMatchObject({ depth: 3, bytes: 7, dropped: 0, buffered: 0, oldestTs: 3 });
+    expect(outbox.devicesWithBacklog().sort()).toEqual(['a', 'b']);
+  });
+
+  it('keeps order across records written before and after a flush', () => {
+    const outbox = make();
+    outbox.append('a', 'old1', 1);
+    outbox.append('a', 'old2', 2);
+    outbox.flush();
+    outbox.append('a', 'new1', 3);
+    outbox.append('a', 'new2', 4);
+    if (mode === 'write-ahead') outbox.flush();
+    const all = outbox.peek('a', 10);
+    expect(text(all)).toEqual(['old1', 'old2', 'new1', 'new2']);
+    expect(text(outbox.peek('a', 10, all[1].seq))).toEqual(['new1', 'new2']);
+    expect(text(outbox.peek('a', 3))).toEqual(['old1', 'old2', 'new1']);
+    outbox.ack('a', all[2].seq);
+    expect(text(outbox.peek('a', 10))).toEqual(['new2']);
+    expect(outbox.stats().depth).toBe(1);
+  });
+
+  it('drops the oldest records of a device beyond its byte cap and reports it', () => {
+    const drops: OutboxDropInfo[] = [];
+    const outbox = make({ maxBytesPerDevice: 10, onDrop: (d) => drops.push(d) });
+    for (let i = 0; i < 6; i += 1) outbox.append('a', `r${i}`, i);
+    outbox.append('b', 'bb', 0);
+    outbox.flush();
+    expect(text(outbox.peek('a', 10))).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(drops).toEqual([{ device: 'a', records: 1, bytes: 2, reason: 'device-cap' }]);
+    expect(outbox.stats().devices.a).toEqual({ depth: 5, bytes: 10, dropped: 1 });
+    outbox.append('a', 'x'.repeat(11), 1);
+    expect(drops[1]).toEqual({ device: 'a', records: 1, bytes: 11, reason: 'record-too-large' });
+    expect(outbox.stats().dropped).toBe(2);
+  });
+
+  it('drops the globally oldest records beyond the total cap', () => {
+    const drops: OutboxDropInfo[] = [];
+    const outbox = make({ maxBytesTotal: 6, onDrop: (d) => drops.push(d) });
+    outbox.append('a', 'a1', 1);
+    outbox.append('b', 'b1', 2);
+    outbox.append('a', 'a2', 3);
+    outbox.append('b', 'b2', 4);
+    outbox.flush();
+    expect(text(outbox.peek('a', 10))).toEqual(['a2']);
+    expect(text(outbox.peek('b', 10))).toEqual(['b1', 'b2']);
+    expect(drops).toEqual([{ device: 'a', records: 1, bytes: 2, reason: 'total-cap' }]);
+    expect(outbox.stats().bytes).toBe(6);
+  });
+
+  it('counts disk and memory under one total cap', () => {
+    const drops: OutboxDropInfo[] = [];
+    const outbox = make({ maxBytesTotal: 8, onDrop: (d) => drops.push(d) });
+    outbox.append('a', 'a1', 1);
+    outbox.append('b', 'b1', 2);
+    outbox.flush();
+    outbox.append('a', 'a2', 3);
+    outbox.append('b', 'b2', 4);
+    outbox.append('a', 'a3', 5);
+    outbox.flush();
+    expect(outbox.stats().bytes).toBeLessThanOrEqual(8);
+    expect(text(outbox.peek('a', 10))).toEqual(['a2', 'a3']);
+    expect(text(outbox.peek('b', 10))).toEqual(['b1', 'b2'].slice(drops.some((d) => d.device === 'b') ? 1 : 0));
+    expect(drops.reduce((n, d) => n + d.records, 0)).toBe(1);
+  });
+
+  it('survives a close and reopen with order, counters and seq continuity', () => {
+    const first = make();
+    for (let i = 0; i < 100; i += 1) first.append(i % 2 ? 'odd' : 'even', String(i), i);
+    first.close();
+    const second = make();
+    expect(second.stats().depth).toBe(100);
+    expect(second.stats().onDisk).toBe(100);
+    const even = second.peek('even', 1000);
+    expect(text(even)).toEqual(Array.from({ length: 50 }, (_, i) => String(i * 2)));
+    second.ack('even', even[49].seq);
+    second.append('even', 'new', 1);
+    second.flush();
+    const after = second.peek('even', 10);
+    expect(text(after)).toEqual(['new']);
+    expect(after[0].seq).toBeGreaterThan(even[49].seq);
+    second.close();
+    const third = make();
+    expect(text(third.peek('even', 10))).toEqual(['new']);
+    expect(third.stats().devices.odd.depth).toBe(50);
+  });
+
+  it('refuses appends after close with a clear error', () => {
+    const outbox = make();
+    outbox.close();
+    expect(() => outbox.append('a', 'x', 1)).toThrow('outbox is closed');
+    expect(outbox.peek('a', 1)).toEqual([]);
+    expect(outbox.ack('a', 1)).toBe(0);
+  });
+});
