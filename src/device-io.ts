@@ -23,12 +23,8 @@ export class BusDeviceIo implements DeviceIo {
         return this.bus.writeCoils(unit, op.address, [op.value], { forceMulti });
       case 'registers':
         return this.bus.writeRegisters(unit, op.address, op.words, { forceMulti });
-      case 'bit': {
-        const block = await this.read('holding', op.address, 1);
-        const current = block.words?.[0] ?? 0;
-        const next = op.value ? current | (1 << op.bit) : current & ~(1 << op.bit) & 0xffff;
-        return this.bus.writeRegisters(unit, op.address, [next], { forceMulti });
-      }
+      case 'bit':
+        return this.bus.writeBit(unit, op.address, op.bit, op.value, { forceMulti });
     }
   }
 

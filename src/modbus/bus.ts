@@ -36,12 +36,15 @@ export interface BusOptions {
   queueLimit?: number;
   /** Pause before repeating a request answered with "slave device busy" (grows linearly). */
   busyBackoffMs?: number;
+  /** Share of bus time 'high' (cloud) work may take while polls wait, (0, 1]; 1 = always first. */
+  highShare?: number;
 }
 
 
 interface Job {
   unit: number;
   op: Operation;
+  priority: Priority;
   timeoutMs: number;
   resolve: (result: OperationResult) => void;
   reject: (err: unknown) => void;
@@ -84,7 +87,7 @@ export class Bus {
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
     this.random = options.random ?? Math.random;
-    this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT));
+    this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT), options.highShare ?? 1);
     this.health = new UnitHealthTracker(options.config.cooldown);
     this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
     this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
@@ -134,6 +137,15 @@ export class Bus {
     await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
   }
 
+  /**
+   * Sets or clears one bit of a holding register as one job holding the line: read, then FC6/FC16
+   * of the changed word, so a concurrent write to another bit of the register cannot be lost.
+   */
+  async writeBit(unit: number, address: number, bit: number, value: boolean, options: WriteOptions = {}): Promise<void> {
+    const op: Operation = { kind: 'write-bit', address, bit, value, forceMulti: options.forceMulti ?? false };
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+  }
+
   /** Raw bytes of a custom data stream sharing this RTU line, in its turn; resolves with the reply. */
   async exchangeRaw(data: Buffer, window: RawReplyWindow, options: RequestOptions = {}): Promise<Buffer> {
     const reply = await this.submit(0, { kind: 'raw', data, window }, options.priority ?? 'high');
@@ -170,7 +182,7 @@ export class Bus {
       return Promise.reject(new BusDownError(this.name, this.connection.downReason));
     }
     return new Promise<OperationResult>((resolve, reject) => {
-      const job: Job = { unit, op, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
+      const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
       if (!this.queue.push(job, priority)) {
         this.counters.queueRejects += 1;
         if (!this.queueFullLogged) {
@@ -223,6 +235,7 @@ export class Bus {
       const now = this.clock.now();
       this.inFlight -= 1;
       this.busyTimeMs += now - started;
+      this.queue.charge(job, job.priority, now - started);
       this.lineFreeAt = now + this.interFrameDelayMs;
       this.pump();
     }

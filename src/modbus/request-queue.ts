@@ -1,15 +1,29 @@
-// Bounded two-level FIFO: writes and commands ('high') are served before polls ('normal');
-// within a level, strict arrival order, so every unit on the line gets its turn.
+// Bounded two-level FIFO: writes and commands ('high') are served before polls ('normal'), but
+// while polls wait, 'high' work may take at most `highShare` of the bus time (a cloud flood must
+// not starve polling). Within a level, strict arrival order, so every unit gets its turn.
 
 export type Priority = 'high' | 'normal';
+
+/** Default share of bus time that 'high' work may take while polls are waiting. */
+export const DEFAULT_HIGH_SHARE = 0.5;
 
 export class RequestQueue<T> {
   private readonly high: T[] = [];
   private readonly normal: T[] = [];
   private highHead = 0;
   private normalHead = 0;
+  /** 'high' items started while 'normal' ones were waiting: their bus time is charged. */
+  private readonly jumped = new Set<T>();
+  /**
+   * Bus-time balance of 'high' work against waiting polls (ms, never above 0): a jump costs
+   * d * (1 - share), a poll earns d * share back; 'high' jumps only at 0, so in the long run it
+   * gets `share` of the time.
+   */
+  private balanceMs = 0;
 
-  constructor(readonly limit: number) {}
+  constructor(readonly limit: number, private readonly highShare = 1) {
+    if (!(highShare > 0 && highShare <= 1)) throw new RangeError(`highShare must be in (0, 1], got ${highShare}`);
+  }
 
   get size(): number {
     return this.high.length - this.highHead + this.normal.length - this.normalHead;
@@ -23,9 +37,25 @@ export class RequestQueue<T> {
   }
 
   shift(): T | undefined {
-    if (this.highHead < this.high.length) return this.take('high');
-    if (this.normalHead < this.normal.length) return this.take('normal');
+    const highWaiting = this.highHead < this.high.length;
+    const normalWaiting = this.normalHead < this.normal.length;
+    if (highWaiting && !normalWaiting) return this.take('high');
+    if (highWaiting && this.balanceMs >= 0) {
+      const item = this.take('high');
+      if (this.highShare < 1) this.jumped.add(item);
+      return item;
+    }
+    if (normalWaiting) return this.take('normal');
     return undefined;
+  }
+
+  /** The bus reports how long a started item held the line (ms). */
+  charge(item: T, priority: Priority, busyMs: number): void {
+    const ms = Math.max(0, busyMs);
+    if (this.jumped.delete(item)) this.balanceMs -= ms * (1 - this.highShare);
+    else if (priority === 'normal') this.balanceMs = Math.min(0, this.balanceMs + ms * this.highShare);
+    // No poll waiting any more: nothing is owed.
+    if (this.normalHead >= this.normal.length && this.jumped.size === 0) this.balanceMs = 0;
   }
 
   private take(priority: Priority): T {
@@ -48,6 +78,8 @@ export class RequestQueue<T> {
     this.normal.length = 0;
     this.highHead = 0;
     this.normalHead = 0;
+    this.jumped.clear();
+    this.balanceMs = 0;
     return all;
   }
 }
