@@ -1,5 +1,5 @@
 // The bus operations of one device, at write priority, as the command service needs them.
-import type { DeviceIo } from './commands.js';
+import type { DeviceIo } from './device-write-types.js';
 import type { DeviceConfig } from './config/site-types.js';
 import type { Bus } from './modbus/bus.js';
 import type { Timers } from './modbus/clock.js';

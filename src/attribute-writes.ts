@@ -1,0 +1,64 @@
+// Attribute pushes and synced values: check every key against the point map, write the valid
+// ones in the order given, then read back (one planned read) every written point and every
+// refused or failed point the device has, so the cloud converges on what the device really holds.
+import type { DeviceConfig } from './config/site-types.js';
+import { type ApplyResult, type DeviceIo, describeError, firstNames, NAMES_SHOWN } from './device-write-types.js';
+import type { Logger } from './log.js';
+import { readPoints } from './point-reads.js';
+import type { PointCodec, WriteOp } from './points/codec.js';
+
+export type CheckResult = { ok: true; codec: PointCodec; write: WriteOp } | { ok: false; reason: string };
+
+export interface AttributeWriterParts {
+  device: DeviceConfig;
+  codecs: ReadonlyMap<string, PointCodec>;
+  io: DeviceIo;
+  logger: Logger;
+  check(id: string, value: unknown): CheckResult;
+}
+
+export async function applyAttributes(parts: AttributeWriterParts, values: Record<string, unknown>, source: string): Promise<ApplyResult> {
+  const { io, codecs } = parts;
+  const result: ApplyResult = { applied: {}, rejected: {}, failed: {}, corrected: {} };
+  const written: string[] = [];
+  for (const id of Object.keys(values)) {
+    const checked = parts.check(id, values[id]);
+    if (!checked.ok) {
+      result.rejected[id] = checked.reason;
+      continue;
+    }
+    try {
+      await io.write(checked.write);
+      written.push(id);
+    } catch (err) {
+      result.failed[id] = describeError(err);
+    }
+  }
+  const notTaken = [...Object.keys(result.rejected), ...Object.keys(result.failed)].filter((id) => codecs.has(id));
+  const readBack = await readPoints(io, codecs, [...written, ...notTaken], parts.device.limits);
+  for (const id of written) {
+    if (id in readBack.values) result.applied[id] = readBack.values[id] as ApplyResult['applied'][string];
+    else result.failed[id] = `written, but read-back failed: ${readBack.failed[id] ?? 'no value'}`;
+  }
+  for (const id of notTaken) {
+    if (id in readBack.values) result.corrected[id] = readBack.values[id] as ApplyResult['corrected'][string];
+  }
+  logRefusals(parts, result, source);
+  return result;
+}
+
+/** One line per message, however many keys it had: counts, the first few names and reasons. */
+function logRefusals(parts: AttributeWriterParts, result: ApplyResult, source: string): void {
+  const rejected = Object.keys(result.rejected);
+  const failed = Object.keys(result.failed);
+  if (rejected.length === 0 && failed.length === 0) return;
+  const problems = [...rejected.map((id) => result.rejected[id]), ...failed.map((id) => `${id}: ${result.failed[id]}`)];
+  const corrected = Object.keys(result.corrected);
+  parts.logger.warn({
+    device: parts.device.name, source,
+    refused: rejected.length, failed: failed.length, keys: firstNames([...rejected, ...failed]),
+    reasons: problems.slice(0, NAMES_SHOWN),
+    // The cloud stored the pushed value as current: the device's real one is reported instead.
+    corrected: corrected.length, ...(corrected.length > 0 ? { correctedKeys: firstNames(corrected) } : {}),
+  }, 'cloud write not applied');
+}
