@@ -2,7 +2,7 @@
 // ones in the order given, then read back (one planned read) every written point and every
 // refused or failed point the device has, so the cloud converges on what the device really holds.
 import type { DeviceConfig } from './config/site-types.js';
-import { type ApplyResult, type DeviceIo, describeError, firstNames, NAMES_SHOWN } from './device-write-types.js';
+import { type ApplyResult, type DeviceIo, describeError, emptyRecord, firstNames, NAMES_SHOWN } from './device-write-types.js';
 import type { Logger } from './log.js';
 import { readPoints } from './point-reads.js';
 import type { PointCodec, WriteOp } from './points/codec.js';
@@ -19,7 +19,7 @@ export interface AttributeWriterParts {
 
 export async function applyAttributes(parts: AttributeWriterParts, values: Record<string, unknown>, source: string): Promise<ApplyResult> {
   const { io, codecs } = parts;
-  const result: ApplyResult = { applied: {}, rejected: {}, failed: {}, corrected: {} };
+  const result: ApplyResult = { applied: emptyRecord(), rejected: emptyRecord(), failed: emptyRecord(), corrected: emptyRecord() };
   const written: string[] = [];
   for (const id of Object.keys(values)) {
     const checked = parts.check(id, values[id]);

@@ -42,6 +42,11 @@ export const COMMAND_ERRORS = {
   deviceFailed: 503,
 } as const;
 
+/** A map keyed by cloud-chosen names: no prototype, so "__proto__" is a key like any other. */
+export function emptyRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 export function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
