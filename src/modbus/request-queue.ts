@@ -15,8 +15,8 @@ export class RequestQueue<T> {
   /** 'high' items started while 'normal' ones were waiting: their bus time is charged. */
   private readonly jumped = new Set<T>();
   /**
-   * Bus-time balance of 'high' work against waiting polls (ms, never above 0): a jump costs
-   * d * (1 - share), a poll earns d * share back; 'high' jumps only at 0, so in the long run it
+   * Bus-time balance of 'high' work against waiting polls (ms): a jump costs d * (1 - share), a
+   * poll earns d * share back; 'high' jumps only while it is not negative, so in the long run it
    * gets `share` of the time.
    */
   private balanceMs = 0;
@@ -53,7 +53,8 @@ export class RequestQueue<T> {
   charge(item: T, priority: Priority, busyMs: number): void {
     const ms = Math.max(0, busyMs);
     if (this.jumped.delete(item)) this.balanceMs -= ms * (1 - this.highShare);
-    else if (priority === 'normal') this.balanceMs = Math.min(0, this.balanceMs + ms * this.highShare);
+    // Credit is kept up to one poll's worth, so short jumps after a long poll still get their share.
+    else if (priority === 'normal') this.balanceMs = Math.min(this.balanceMs + ms * this.highShare, ms * this.highShare);
     // No poll waiting any more: nothing is owed.
     if (this.normalHead >= this.normal.length && this.jumped.size === 0) this.balanceMs = 0;
   }
