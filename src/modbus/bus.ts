@@ -243,7 +243,8 @@ export class Bus {
 
   private async performWithBusyRetry(job: Job): Promise<OperationResult> {
     for (let attempt = 0; ; attempt += 1) {
-      this.counters.transactions += 1;
+      // A bit write is two transactions on the wire (read, then write).
+      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1;
       try {
         return await perform(this.transport, job.unit, job.op, job.timeoutMs);
       } catch (err) {
