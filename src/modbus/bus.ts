@@ -40,7 +40,6 @@ export interface BusOptions {
   highShare?: number;
 }
 
-
 interface Job {
   unit: number;
   op: Operation;
@@ -137,10 +136,7 @@ export class Bus {
     await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
   }
 
-  /**
-   * Sets or clears one bit of a holding register as one job holding the line: read, then FC6/FC16
-   * of the changed word, so a concurrent write to another bit of the register cannot be lost.
-   */
+  /** One bit of a holding register, read and written in one job: no concurrent bit write is lost. */
   async writeBit(unit: number, address: number, bit: number, value: boolean, options: WriteOptions = {}): Promise<void> {
     const op: Operation = { kind: 'write-bit', address, bit, value, forceMulti: options.forceMulti ?? false };
     await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
@@ -243,8 +239,7 @@ export class Bus {
 
   private async performWithBusyRetry(job: Job): Promise<OperationResult> {
     for (let attempt = 0; ; attempt += 1) {
-      // A bit write is two transactions on the wire (read, then write).
-      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1;
+      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1; // a bit write: read + write
       try {
         return await perform(this.transport, job.unit, job.op, job.timeoutMs);
       } catch (err) {
