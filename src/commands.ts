@@ -7,7 +7,7 @@ import {
   type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, firstNames,
 } from './device-write-types.js';
 import type { Logger } from './log.js';
-import { readPoints } from './point-reads.js';
+import { type PointReadResult, readPoints } from './point-reads.js';
 import { compilePoint, type PointCodec } from './points/codec.js';
 
 export type { ApplyResult, CommandError, CommandOutcome, DeviceIo } from './device-write-types.js';
@@ -42,6 +42,15 @@ export class CommandService {
       { device: this.device, codecs: this.codecs, io: this.io, logger: this.logger, check: (id, v) => this.check(id, v) },
       values, source,
     );
+  }
+
+  /** Reads the known points among `ids` (planned like a poll), e.g. to correct the cloud. */
+  readBack(ids: Iterable<string>): Promise<PointReadResult> {
+    return readPoints(this.io, this.codecs, ids, this.device.limits);
+  }
+
+  knows(id: string): boolean {
+    return this.codecs.has(id);
   }
 
   /** Runs `read`, `write` or a site-file command; never throws. */

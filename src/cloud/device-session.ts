@@ -1,6 +1,7 @@
 // Everything cloud-side of one field device: its MQTT link, the forwarder draining its outbox,
 // inbound pushes/commands/stream data, and the interface-B read of its writable points.
 import { COMMAND_ERRORS, type CommandService } from '../commands.js';
+import { firstNames } from '../device-write-types.js';
 import type { CloudSettings, DeviceConfig } from '../config/site-types.js';
 import type { Logger } from '../log.js';
 import type { Reporter } from '../reporter.js';
@@ -36,6 +37,8 @@ export class DeviceSession {
   private inboundPending = 0;
   /** Messages refused since the pending limit was last reached (logged once per episode). */
   private refusedInEpisode = 0;
+  /** Known points of pushes refused while busy: read back once the episode ends. */
+  private readonly uncorrected = new Set<string>();
   private syncTimer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   private readonly streamIds: Set<string>;
@@ -129,10 +132,7 @@ export class DeviceSession {
       this.refuseBusy(inbound, topic, limits.maxPending);
       return;
     }
-    this.inboundPending += 1;
-    this.handle(inbound)
-      .catch((err: unknown) => this.log.error({ topic, err }, 'inbound message failed'))
-      .finally(() => this.settle());
+    this.track(this.handle(inbound), topic);
   }
 
   /** Over the pending limit: every command (malformed ones too) is answered busy at once. */
@@ -142,6 +142,8 @@ export class DeviceSession {
     this.refusedInEpisode += 1;
     const command = inbound.kind === 'command' ? inbound : inbound.kind === 'invalid' ? inbound.command : undefined;
     if (command) this.reply(command, { error: { code: COMMAND_ERRORS.busy, message: `gateway busy: more than ${limit} messages pending for this device` } });
+    const pushed = inbound.kind === 'attributes-push' ? Object.keys(inbound.attributes) : inbound.kind === 'invalid' ? inbound.pushKeys : undefined;
+    for (const id of pushed ?? []) if (this.options.commands.knows(id)) this.uncorrected.add(id);
   }
 
   private settle(): void {
@@ -149,7 +151,26 @@ export class DeviceSession {
     if (this.refusedInEpisode > 0 && this.inboundPending === 0) {
       this.log.info({ refused: this.refusedInEpisode }, 'inbound messages accepted again');
       this.refusedInEpisode = 0;
+      if (this.uncorrected.size > 0) this.track(this.correct([...this.uncorrected], 'pushes refused while busy'));
+      this.uncorrected.clear();
     }
+  }
+
+  private track(work: Promise<void>, topic?: string): void {
+    this.inboundPending += 1;
+    work.catch((err: unknown) => this.log.error({ topic, err }, 'inbound message failed')).finally(() => this.settle());
+  }
+
+  /**
+   * The cloud stored the values of a push the device never took: report the device's real values
+   * of those points (past the change filter), with one log line saying why.
+   */
+  private async correct(ids: readonly string[], reason: string): Promise<void> {
+    const read = await this.options.commands.readBack(ids);
+    const points = Object.keys(read.values);
+    if (points.length > 0) this.options.reporter.onConfirmedValues(this.options.device.name, read.values);
+    const unread = Object.keys(read.failed);
+    this.log.warn({ reason, corrected: points.length, points: firstNames(points), ...(unread.length > 0 ? { unread: firstNames(unread) } : {}) }, 'cloud values corrected from device');
   }
 
   private async handle(inbound: Inbound): Promise<void> {
@@ -175,7 +196,11 @@ export class DeviceSession {
       case 'invalid':
         this.counters.invalid += 1;
         this.log.warn({ topic: inbound.topic, reason: inbound.reason }, 'invalid inbound message');
-        if (inbound.command) this.reply(inbound.command, { error: { code: 400, message: inbound.reason } });
+        if (inbound.command) this.reply(inbound.command, { error: { code: COMMAND_ERRORS.badParams, message: inbound.reason } });
+        if (inbound.pushKeys) {
+          const known = inbound.pushKeys.filter((id) => this.options.commands.knows(id));
+          if (known.length > 0) await this.correct(known, 'push refused: too many keys');
+        }
         return;
     }
   }

@@ -68,6 +68,8 @@ export interface InboundInvalid {
   reason: string;
   /** Present for a malformed command, so it can still be answered with an error. */
   command?: { id: number; topicId: string; method: string };
+  /** The keys of a push refused whole (too many): the cloud stored their values anyway. */
+  pushKeys?: string[];
 }
 
 export interface ParseOptions {
@@ -170,7 +172,8 @@ export function parseInbound(topic: string, payload: Buffer, options: ParseOptio
     const json = parseJsonObject(payload);
     if (!json.ok) return invalid(topic, json.reason);
     const keys = ownKeyCount(json.value);
-    return keys > maxKeys ? invalid(topic, tooManyKeys(keys, maxKeys)) : { kind: 'attributes-push', attributes: json.value };
+    if (keys <= maxKeys) return { kind: 'attributes-push', attributes: json.value };
+    return { ...invalid(topic, tooManyKeys(keys, maxKeys)), pushKeys: Object.keys(json.value) };
   }
   if (topic.startsWith(COMMAND_SEND_PREFIX)) {
     const topicId = topic.slice(COMMAND_SEND_PREFIX.length);

@@ -146,13 +146,19 @@ describe('malformed inbound payloads', () => {
     await waitFor(() => (g.status().links[0]?.state === 'up' && g.status().devices[0]?.online ? true : undefined));
     client = await mqtt.connectAsync(broker.url, { clientId: 'attacker' });
     const replies = new Map<string, Array<{ error?: { code: number; message: string }; voltage?: number }>>();
+    const setpoints: number[] = [];
     client.on('message', (topic, payload: Buffer) => {
+      if (topic === 'attributes') {
+        const report = JSON.parse(payload.toString()) as { setpoint?: number };
+        if (report.setpoint !== undefined) setpoints.push(report.setpoint);
+        return;
+      }
       const id = topic.split('/').pop() ?? '';
       const body = JSON.parse(payload.toString()) as { params: { error?: { code: number; message: string } } };
       replies.set(id, [...(replies.get(id) ?? []), body.params]);
     });
-    await client.subscribeAsync('command/reply/+', { qos: 1 });
-    return { site, gateway: g, client, capture, replies };
+    await client.subscribeAsync(['command/reply/+', 'attributes'], { qos: 1 });
+    return { site, gateway: g, client, capture, replies, setpoints };
   }
 
   it('24,000 unknown keys: one log line; one key read 2,000 times: one bus request', async () => {
@@ -178,18 +184,26 @@ describe('malformed inbound payloads', () => {
     expect(capture.lines().length).toBeLessThan(50);
   }, 60_000);
 
-  it('a key cap refuses a large command whole and says why', async () => {
-    const { client: c, replies } = await mosquittoSite([meterDevice('meter-1', 1, 'tok')], { maxKeys: 100, maxPending: 64, busShare: 0.5 });
+  it('a key cap refuses a large message whole, says why, and corrects the points of a refused push', async () => {
+    const { client: c, replies, capture, setpoints } = await mosquittoSite([meterDevice('meter-1', 1, 'tok')], { maxKeys: 100, maxPending: 64, busShare: 0.5 });
     await c.publishAsync('command/send/6', JSON.stringify({ method: 'read', params: { keys: Array(101).fill('voltage') }, id: 6 }), { qos: 1 });
     const [reply] = await waitFor(() => replies.get('6'));
     expect(reply).toEqual({ error: { code: 400, message: 'message has 101 keys, more than the limit of 100' } });
+    // The cloud stores a push's values as current even when the gateway refuses it whole.
+    setpoints.length = 0;
+    await c.publishAsync('attributes/push', JSON.stringify({ ...Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`g${i}`, i])), setpoint: 99 }), { qos: 1 });
+    await waitFor(() => (setpoints.includes(21.5) ? true : undefined));
+    expect(capture.messages('cloud values corrected from device')).toEqual([
+      expect.objectContaining({ reason: 'push refused: too many keys', corrected: 1, points: 'setpoint' }),
+    ]);
+    expect(capture.messages('invalid inbound message')).toHaveLength(2);
   }, 60_000);
 
   it('a flood of 10,000 commands: every one answered once, busy beyond the limit, polling goes on', async () => {
     // meter-2 has no cloud identity: it only polls, on the same line as the flooded meter-1.
     const { meter2 } = { meter2: { ...meterDevice('meter-2', 2, ''), cloud: undefined } };
     delete meter2.cloud;
-    const { site: s, gateway: g, client: c, capture, replies } = await mosquittoSite(
+    const { site: s, gateway: g, client: c, capture, replies, setpoints } = await mosquittoSite(
       [meterDevice('meter-1', 1, 'tok'), meter2], { maxKeys: 1000, maxPending: 16, busShare: 0.5 },
     );
     const bodies = [
@@ -198,6 +212,8 @@ describe('malformed inbound payloads', () => {
       (id: number) => JSON.stringify({ method: 'launch', params: {}, id }),
       () => 'not json {',
     ];
+    // Valid pushes mixed in: taken, or refused while busy; either way the cloud must end on the device's value.
+    const pushEvery = 50;
     const polls = () => s.sim.simulator.counters(2).requests;
     const pollsAtStart = polls();
     const total = 10_000;
@@ -207,7 +223,10 @@ describe('malformed inbound payloads', () => {
       // Paced by batch so the broker's own queue (1000 per client) never drops what is sent.
       await Promise.all(Array.from({ length: batch }, (_, i) => {
         const id = 100_000 + sent + i;
-        return c.publishAsync(`command/send/${id}`, bodies[id % bodies.length](id), { qos: 1 });
+        return Promise.all([
+          c.publishAsync(`command/send/${id}`, bodies[id % bodies.length](id), { qos: 1 }),
+          i % pushEvery === 0 ? c.publishAsync('attributes/push', JSON.stringify({ setpoint: 10 + ((sent + i) / pushEvery) % 50 }), { qos: 1 }) : undefined,
+        ]);
       }));
       await waitFor(() => (replies.size >= sent + batch - 100 ? true : undefined), 60_000);
       if (sent === total / 2) pollsMidFlood = polls();
@@ -225,6 +244,11 @@ describe('malformed inbound payloads', () => {
     expect(pollsMidFlood).toBeGreaterThan(pollsAtStart);
     expect(pollsAtEnd).toBeGreaterThan(pollsMidFlood);
     expect(g.status().devices.map((d) => d.online)).toEqual([true, true]);
+    // The last setpoint reported is the one the device holds, although pushes were dropped.
+    const held = () => s.sim.simulator.getRegister(1, 'holding', 0) / 10;
+    await waitFor(() => (setpoints.at(-1) === held() ? true : undefined), 30_000);
+    expect(capture.messages('cloud values corrected from device').every((l) => l.reason === 'pushes refused while busy')).toBe(true);
+    console.log(`flood: ${setpoints.length} setpoint reports, device holds ${held()}, ${capture.messages('cloud values corrected from device').length} corrections after busy episodes`);
     // Busy episodes are logged at their start, not per refused message.
     expect(capture.messages('inbound messages refused: too many pending').length).toBeLessThanOrEqual(total / batch + 1);
   }, 180_000);
