@@ -52,12 +52,14 @@ function logRefusals(parts: AttributeWriterParts, result: ApplyResult, source: s
   const rejected = Object.keys(result.rejected);
   const failed = Object.keys(result.failed);
   if (rejected.length === 0 && failed.length === 0) return;
-  const problems = [...rejected.map((id) => result.rejected[id]), ...failed.map((id) => `${id}: ${result.failed[id]}`)];
+  // Only the first few are formatted: a message may carry thousands of keys.
+  const shown = [...rejected.slice(0, NAMES_SHOWN), ...failed.slice(0, NAMES_SHOWN)].slice(0, NAMES_SHOWN);
+  const reasons = shown.map((id) => (id in result.rejected ? result.rejected[id] : `${id}: ${result.failed[id]}`));
   const corrected = Object.keys(result.corrected);
   parts.logger.warn({
-    device: parts.device.name, source,
-    refused: rejected.length, failed: failed.length, keys: firstNames([...rejected, ...failed]),
-    reasons: problems.slice(0, NAMES_SHOWN),
+    device: parts.device.name, source, refused: rejected.length, failed: failed.length,
+    keys: firstNames(rejected.length >= NAMES_SHOWN ? rejected : [...rejected, ...failed], NAMES_SHOWN, rejected.length + failed.length),
+    reasons,
     // The cloud stored the pushed value as current: the device's real one is reported instead.
     corrected: corrected.length, ...(corrected.length > 0 ? { correctedKeys: firstNames(corrected) } : {}),
   }, 'cloud write not applied');

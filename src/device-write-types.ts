@@ -54,8 +54,8 @@ export function describeError(err: unknown): string {
 /** How many names a log line or error text lists before "and N more". */
 export const NAMES_SHOWN = 5;
 
-/** "a, b, c and 1997 more": bounded text for a list of any length. */
-export function firstNames(names: readonly string[], shown = NAMES_SHOWN): string {
+/** "a, b, c and 1997 more": bounded text for a list of any length (`total` if `names` is a prefix). */
+export function firstNames(names: readonly string[], shown = NAMES_SHOWN, total = names.length): string {
   const head = names.slice(0, shown).join(', ');
-  return names.length > shown ? `${head} and ${names.length - shown} more` : head;
+  return total > shown ? `${head} and ${total - shown} more` : head;
 }

@@ -111,9 +111,7 @@ function parseId(value: unknown): number | undefined {
 }
 
 function ownKeyCount(body: JsonObject): number {
-  let count = 0;
-  for (const key in body) if (Object.hasOwn(body, key)) count += 1;
-  return count;
+  return Object.keys(body).length;
 }
 
 /** Keys a command asks to touch: its params' keys, a `keys` list counting by its entries. */
@@ -171,9 +169,9 @@ export function parseInbound(topic: string, payload: Buffer, options: ParseOptio
   if (topic === TOPIC.attributesPush) {
     const json = parseJsonObject(payload);
     if (!json.ok) return invalid(topic, json.reason);
-    const keys = ownKeyCount(json.value);
-    if (keys <= maxKeys) return { kind: 'attributes-push', attributes: json.value };
-    return { ...invalid(topic, tooManyKeys(keys, maxKeys)), pushKeys: Object.keys(json.value) };
+    const keys = Object.keys(json.value);
+    if (keys.length <= maxKeys) return { kind: 'attributes-push', attributes: json.value };
+    return { ...invalid(topic, tooManyKeys(keys.length, maxKeys)), pushKeys: keys };
   }
   if (topic.startsWith(COMMAND_SEND_PREFIX)) {
     const topicId = topic.slice(COMMAND_SEND_PREFIX.length);
