@@ -43,17 +43,24 @@ function cases(): Case[] {
   ];
 }
 
-export async function run(log: (line: string) => void): Promise<void> {
+export interface InboundRow {
+  name: string;
+  payloadKiB: number;
+  medianMs: number;
+  logLines: number;
+  busRequests: number;
+}
+
+/** Handles each case `rounds` times; the counts are those of the last round. */
+export async function measureInbound(rounds: number): Promise<InboundRow[]> {
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', destination: { write: (l: string) => { lines.push(l); return true; } } as unknown as NodeJS.WritableStream });
-  log('## inbound: cost of one hostile cloud message (in-memory device, 40 points)\n');
-  log('| message | payload KiB | ms (median of 20) | log lines | bus requests |');
-  log('| --- | --- | --- | --- | --- |');
+  const rows: InboundRow[] = [];
   for (const c of cases()) {
     const times: number[] = [];
     let logLines = 0;
-    let reads = 0;
-    for (let i = 0; i < 20; i += 1) {
+    let busRequests = 0;
+    for (let i = 0; i < rounds; i += 1) {
       const io = new CountingIo();
       const svc = new CommandService(device, [], io, logger);
       lines.length = 0;
@@ -64,10 +71,20 @@ export async function run(log: (line: string) => void): Promise<void> {
       else if (inbound.kind === 'invalid') logger.warn({ reason: inbound.reason }, 'invalid inbound message');
       times.push(performance.now() - started);
       logLines = lines.length;
-      reads = io.reads;
+      busRequests = io.reads;
     }
     times.sort((a, b) => a - b);
-    log(`| ${c.name} | ${(c.payload.length / 1024).toFixed(0)} | ${times[10]?.toFixed(1)} | ${logLines} | ${reads} |`);
+    rows.push({ name: c.name, payloadKiB: c.payload.length / 1024, medianMs: times[Math.floor(times.length / 2)] ?? 0, logLines, busRequests });
+  }
+  return rows;
+}
+
+export async function run(log: (line: string) => void): Promise<void> {
+  log('## inbound: cost of one hostile cloud message (in-memory device, 40 points)\n');
+  log('| message | payload KiB | ms (median of 20) | log lines | bus requests |');
+  log('| --- | --- | --- | --- | --- |');
+  for (const r of await measureInbound(20)) {
+    log(`| ${r.name} | ${r.payloadKiB.toFixed(0)} | ${r.medianMs.toFixed(1)} | ${r.logLines} | ${r.busRequests} |`);
   }
   log('');
 }
