@@ -36,12 +36,15 @@ export async function applyAttributes(parts: AttributeWriterParts, values: Recor
   }
   const notTaken = [...Object.keys(result.rejected), ...Object.keys(result.failed)].filter((id) => codecs.has(id));
   const readBack = await readPoints(io, codecs, [...written, ...notTaken], parts.device.limits);
+  // Result maps have no prototype: a missing id reads as undefined, whatever its name.
   for (const id of written) {
-    if (id in readBack.values) result.applied[id] = readBack.values[id] as ApplyResult['applied'][string];
+    const value = readBack.values[id];
+    if (value !== undefined) result.applied[id] = value;
     else result.failed[id] = `written, but read-back failed: ${readBack.failed[id] ?? 'no value'}`;
   }
   for (const id of notTaken) {
-    if (id in readBack.values) result.corrected[id] = readBack.values[id] as ApplyResult['corrected'][string];
+    const value = readBack.values[id];
+    if (value !== undefined) result.corrected[id] = value;
   }
   logRefusals(parts, result, source);
   return result;
@@ -54,7 +57,7 @@ function logRefusals(parts: AttributeWriterParts, result: ApplyResult, source: s
   if (rejected.length === 0 && failed.length === 0) return;
   // Only the first few are formatted: a message may carry thousands of keys.
   const shown = [...rejected.slice(0, NAMES_SHOWN), ...failed.slice(0, NAMES_SHOWN)].slice(0, NAMES_SHOWN);
-  const reasons = shown.map((id) => (id in result.rejected ? result.rejected[id] : `${id}: ${result.failed[id]}`));
+  const reasons = shown.map((id) => (Object.hasOwn(result.rejected, id) ? result.rejected[id] : `${id}: ${result.failed[id]}`));
   const corrected = Object.keys(result.corrected);
   parts.logger.warn({
     device: parts.device.name, source, refused: rejected.length, failed: failed.length,

@@ -2,7 +2,7 @@
 // requests (modbus/plan.ts), then decoded per point. Used by command reads and write read-backs.
 import type { DeviceLimits, PointConfig } from './config/site-types.js';
 import type { DeviceIo } from './device-write-types.js';
-import { describeError } from './device-write-types.js';
+import { describeError, emptyRecord } from './device-write-types.js';
 import { planReads } from './modbus/plan.js';
 import type { PointCodec } from './points/codec.js';
 import type { PointValue } from './points/types.js';
@@ -29,7 +29,7 @@ export function uniquePoints(ids: Iterable<string>, codecs: ReadonlyMap<string, 
 export async function readPoints(
   io: DeviceIo, codecs: ReadonlyMap<string, PointCodec>, ids: Iterable<string>, limits: DeviceLimits,
 ): Promise<PointReadResult> {
-  const result: PointReadResult = { values: {}, failed: {} };
+  const result: PointReadResult = { values: emptyRecord(), failed: emptyRecord() };
   const points = uniquePoints(ids, codecs);
   if (points.length === 0) return result;
   for (const request of planReads(points, limits)) {
