@@ -65,5 +65,5 @@ function logRefusals(parts: AttributeWriterParts, result: ApplyResult, source: s
     reasons,
     // The cloud stored the pushed value as current: the device's real one is reported instead.
     corrected: corrected.length, ...(corrected.length > 0 ? { correctedKeys: firstNames(corrected) } : {}),
-  }, 'cloud write not applied');
+  }, 'cloud write refused');
 }

@@ -131,7 +131,7 @@ describe('malformed inbound payloads', () => {
     expect(current).toMatchObject({ setpoint: 21.5, speed: 2999 });
     expect(s.sim.simulator.getRegister(1, 'holding', 0)).toBe(215);
     // (The start-up sync may log its own line: the seeded cloud value 400 is refused the same way.)
-    const lines = capture.messages('cloud write not applied').filter((l) => l.source === 'push');
+    const lines = capture.messages('cloud write refused').filter((l) => l.source === 'push');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ device: 'meter-1', source: 'push', refused: 1, keys: 'setpoint', correctedKeys: 'setpoint' });
   }, 60_000);
@@ -168,8 +168,8 @@ describe('malformed inbound payloads', () => {
     );
     const ghosts = Object.fromEntries(Array.from({ length: 24_000 }, (_, i) => [`g${i}`, i]));
     await c.publishAsync('attributes/push', JSON.stringify(ghosts), { qos: 1 });
-    await waitFor(() => (capture.messages('cloud write not applied').length > 0 ? true : undefined));
-    expect(capture.messages('cloud write not applied')).toEqual([
+    await waitFor(() => (capture.messages('cloud write refused').length > 0 ? true : undefined));
+    expect(capture.messages('cloud write refused')).toEqual([
       expect.objectContaining({ refused: 24_000, corrected: 0, keys: 'g0, g1, g2, g3, g4 and 23995 more' }),
     ]);
 

@@ -111,7 +111,7 @@ describe('applyAttributes', () => {
     expect(fake.registers.get(0)).toBe(215);
     // speed (1..2) and setpoint (0) share one request, as in a poll.
     expect(fake.log.filter((l) => l.startsWith('read'))).toEqual(['read holding 0+3']);
-    const lines = capture.lines().filter((l) => l.msg === 'cloud write not applied');
+    const lines = capture.lines().filter((l) => l.msg === 'cloud write refused');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ device: 'pump-1', source: 'push', refused: 1, failed: 0, keys: 'setpoint', corrected: 1, correctedKeys: 'setpoint' });
   });
