@@ -12,8 +12,11 @@ export class RequestQueue<T> {
   private readonly normal: T[] = [];
   private highHead = 0;
   private normalHead = 0;
-  /** 'high' items started while 'normal' ones were waiting: their bus time is charged. */
-  private readonly jumped = new Set<T>();
+  /**
+   * 'high' items started while 'normal' ones were waiting: their bus time is charged. Weak, so an
+   * item the bus refuses before it runs (cool-down) is simply forgotten.
+   */
+  private jumped = new WeakSet<WeakKey>();
   /**
    * Bus-time balance of 'high' work against waiting polls (ms): a jump costs d * (1 - share), a
    * poll earns d * share back; 'high' jumps only while it is not negative, so in the long run it
@@ -42,7 +45,7 @@ export class RequestQueue<T> {
     if (highWaiting && !normalWaiting) return this.take('high');
     if (highWaiting && this.balanceMs >= 0) {
       const item = this.take('high');
-      if (this.highShare < 1) this.jumped.add(item);
+      if (this.highShare < 1 && isWeakKey(item)) this.jumped.add(item);
       return item;
     }
     if (normalWaiting) return this.take('normal');
@@ -52,11 +55,11 @@ export class RequestQueue<T> {
   /** The bus reports how long a started item held the line (ms). */
   charge(item: T, priority: Priority, busyMs: number): void {
     const ms = Math.max(0, busyMs);
-    if (this.jumped.delete(item)) this.balanceMs -= ms * (1 - this.highShare);
+    if (isWeakKey(item) && this.jumped.delete(item)) this.balanceMs -= ms * (1 - this.highShare);
     // Credit is kept up to one poll's worth, so short jumps after a long poll still get their share.
     else if (priority === 'normal') this.balanceMs = Math.min(this.balanceMs + ms * this.highShare, ms * this.highShare);
     // No poll waiting any more: nothing is owed.
-    if (this.normalHead >= this.normal.length && this.jumped.size === 0) this.balanceMs = 0;
+    if (this.normalHead >= this.normal.length) this.balanceMs = 0;
   }
 
   private take(priority: Priority): T {
@@ -79,8 +82,13 @@ export class RequestQueue<T> {
     this.normal.length = 0;
     this.highHead = 0;
     this.normalHead = 0;
-    this.jumped.clear();
+    this.jumped = new WeakSet<WeakKey>();
     this.balanceMs = 0;
     return all;
   }
+}
+
+/** Items are the bus's job objects; primitives (in tests) are simply never charged as jumps. */
+function isWeakKey(item: unknown): item is WeakKey {
+  return (typeof item === 'object' && item !== null) || typeof item === 'function';
 }

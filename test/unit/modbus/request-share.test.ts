@@ -57,16 +57,25 @@ describe('RequestQueue bus-time share', () => {
   });
 
   it('after a jump, polls are served until the time is paid back, then high again', () => {
-    const queue = new RequestQueue<string>(100, 0.5);
-    for (const p of ['p1', 'p2', 'p3']) queue.push(p, 'normal');
-    for (const w of ['w1', 'w2']) queue.push(w, 'high');
+    const queue = new RequestQueue<{ name: string }>(100, 0.5);
+    for (const name of ['p1', 'p2', 'p3']) queue.push({ name }, 'normal');
+    for (const name of ['w1', 'w2']) queue.push({ name }, 'high');
     const order: string[] = [];
     for (let i = 0; i < 5; i += 1) {
-      const item = queue.shift() as string;
-      order.push(item);
-      queue.charge(item, item.startsWith('w') ? 'high' : 'normal', item === 'w1' ? 30 : 10);
+      const item = queue.shift() as { name: string };
+      order.push(item.name);
+      queue.charge(item, item.name.startsWith('w') ? 'high' : 'normal', item.name === 'w1' ? 30 : 10);
     }
     expect(order).toEqual(['w1', 'p1', 'p2', 'p3', 'w2']);
+  });
+
+  it('a jumped item refused before it runs (never charged) costs nothing and leaks nothing', () => {
+    const queue = new RequestQueue<{ name: string }>(100, 0.5);
+    queue.push({ name: 'p1' }, 'normal');
+    queue.push({ name: 'w1' }, 'high');
+    queue.push({ name: 'w2' }, 'high');
+    expect(queue.shift()?.name).toBe('w1'); // refused by the bus (cool-down): no charge follows
+    expect(queue.shift()?.name).toBe('w2');
   });
 
   it.each([0, -1, 1.5, Number.NaN])('refuses share %f', (share) => {
