@@ -136,6 +136,23 @@ describe('malformed inbound payloads', () => {
     expect(lines[0]).toMatchObject({ device: 'meter-1', source: 'push', refused: 1, keys: 'setpoint', correctedKeys: 'setpoint' });
   }, 60_000);
 
+  it('a write the device refuses on the bus is corrected in the cloud too', async () => {
+    site = await startSite();
+    const s = site;
+    const capture = captureLog();
+    gateway = await startGateway(s.config([meterDevice('meter-1', 1, TOKEN)]), { logger: capture.log, env: {} });
+    await waitFor(async () => ((await interfaceA(s, 'dev-meter-1')).online === true ? true : undefined));
+    // Writes answer exception 4 (device failure); reads keep working.
+    s.sim.simulator.setFault(1, { exception: { code: 4, functions: [6, 16] } });
+    expect((await deviceApi(s, TOKEN, 'POST', '/attributes', { speed: 2000 })).result).toBe(1);
+    await waitFor(() => (capture.messages('cloud write refused').some((l) => l.source === 'push') ? true : undefined));
+    await waitFor(async () => ((await interfaceA(s, 'dev-meter-1')).speed === 1450 ? true : undefined));
+    expect(s.sim.simulator.getRegister(1, 'holding', 1)).toBe(1450);
+    expect(capture.messages('cloud write refused').filter((l) => l.source === 'push')).toEqual([
+      expect.objectContaining({ refused: 0, failed: 1, keys: 'speed', correctedKeys: 'speed' }),
+    ]);
+  }, 60_000);
+
   async function mosquittoSite(devices: Parameters<Site['config']>[0], inbound: { maxKeys: number; maxPending: number; busShare: number }) {
     site = await startSite();
     broker = await Mosquitto.start();
