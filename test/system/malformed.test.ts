@@ -114,12 +114,18 @@ describe('malformed inbound payloads', () => {
     expect(g.status().links[0].state).toBe('up');
   }, 90_000);
 
-  it('a refused setpoint is corrected in the cloud to the value the device holds', async () => {
+  /** The emulator as the cloud, meter-1 online in interface A, the gateway's log captured. */
+  async function emulatorSite() {
     site = await startSite();
     const s = site;
     const capture = captureLog();
     gateway = await startGateway(s.config([meterDevice('meter-1', 1, TOKEN)]), { logger: capture.log, env: {} });
     await waitFor(async () => ((await interfaceA(s, 'dev-meter-1')).online === true ? true : undefined));
+    return { site: s, capture };
+  }
+
+  it('a refused setpoint is corrected in the cloud to the value the device holds', async () => {
+    const { site: s, capture } = await emulatorSite();
     // Interface B stores the pushed values as current, then pushes them to the device.
     const pushed = await deviceApi(s, TOKEN, 'POST', '/attributes', { speed: 2999, setpoint: 150 });
     expect(pushed.result).toBe(1);
@@ -137,11 +143,7 @@ describe('malformed inbound payloads', () => {
   }, 60_000);
 
   it('a write the device refuses on the bus is corrected in the cloud too', async () => {
-    site = await startSite();
-    const s = site;
-    const capture = captureLog();
-    gateway = await startGateway(s.config([meterDevice('meter-1', 1, TOKEN)]), { logger: capture.log, env: {} });
-    await waitFor(async () => ((await interfaceA(s, 'dev-meter-1')).online === true ? true : undefined));
+    const { site: s, capture } = await emulatorSite();
     // Writes answer exception 4 (device failure); reads keep working.
     s.sim.simulator.setFault(1, { exception: { code: 4, functions: [6, 16] } });
     expect((await deviceApi(s, TOKEN, 'POST', '/attributes', { speed: 2000 })).result).toBe(1);
