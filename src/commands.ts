@@ -1,46 +1,17 @@
-// Cloud-to-device writes: attribute pushes, synced values and commands are checked against the
-// point map before the bus is touched, encoded, written ahead of polls and read back.
+// Cloud-to-device commands: the built-in `read` and `write` and the site file's commands, checked
+// against the point map before the bus is touched, run with write priority, never throwing.
+import { applyAttributes, type CheckResult } from './attribute-writes.js';
 import type { CommandConfig, CommandStep } from './config/command-types.js';
 import type { DeviceConfig } from './config/site-types.js';
+import {
+  type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, firstNames,
+} from './device-write-types.js';
 import type { Logger } from './log.js';
-import { compilePoint, type PointCodec, type ReadBlock, type WriteOp } from './points/codec.js';
-import type { PointValue, Table } from './points/types.js';
+import { type PointReadResult, readPoints } from './point-reads.js';
+import { compilePoint, type PointCodec } from './points/codec.js';
 
-/** The bus operations of one device, run with write priority. */
-export interface DeviceIo {
-  read(table: Table, start: number, count: number): Promise<ReadBlock>;
-  write(op: WriteOp): Promise<void>;
-  sleep(ms: number): Promise<void>;
-}
-
-export interface ApplyResult {
-  /** Point id -> the value read back from the device after the write. */
-  applied: Record<string, PointValue>;
-  /** Point id -> why it was refused before touching the bus. */
-  rejected: Record<string, string>;
-  /** Point id -> why the write or read-back failed on the bus. */
-  failed: Record<string, string>;
-}
-
-export interface CommandError {
-  code: number;
-  message: string;
-}
-
-export type CommandOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; error: CommandError };
-
-/** Error codes in command replies (HTTP-like so a cloud user reads them without a table). */
-export const COMMAND_ERRORS = {
-  badParams: 400,
-  unknownMethod: 404,
-  invalidValue: 422,
-  deviceFailed: 503,
-  internal: 500,
-} as const;
-
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+export type { ApplyResult, CommandError, CommandOutcome, DeviceIo } from './device-write-types.js';
+export { COMMAND_ERRORS } from './device-write-types.js';
 
 export class CommandService {
   private readonly codecs = new Map<string, PointCodec>();
@@ -57,7 +28,7 @@ export class CommandService {
   }
 
   /** Checks one key/value against the point map without touching the bus (pure). */
-  check(id: string, value: unknown): { ok: true; codec: PointCodec; write: WriteOp } | { ok: false; reason: string } {
+  check(id: string, value: unknown): CheckResult {
     const codec = this.codecs.get(id);
     if (!codec) return { ok: false, reason: `unknown attribute "${id}" for device ${this.device.name}` };
     if (!codec.point.writable) return { ok: false, reason: `attribute "${id}" is not writable` };
@@ -65,38 +36,21 @@ export class CommandService {
     return encoded.ok ? { ok: true, codec, write: encoded.write } : { ok: false, reason: encoded.error };
   }
 
-  /** Writes every valid key (in the order given), then reads each one back. */
-  async applyAttributes(values: Record<string, unknown>, source: string): Promise<ApplyResult> {
-    const result: ApplyResult = { applied: {}, rejected: {}, failed: {} };
-    const written: PointCodec[] = [];
-    for (const [id, value] of Object.entries(values)) {
-      const checked = this.check(id, value);
-      if (!checked.ok) {
-        result.rejected[id] = checked.reason;
-        this.logger.warn({ device: this.device.name, attribute: id, source, reason: checked.reason }, 'cloud write refused');
-        continue;
-      }
-      try {
-        await this.io.write(checked.write);
-        written.push(checked.codec);
-      } catch (err) {
-        result.failed[id] = describeError(err);
-        this.logger.warn({ device: this.device.name, attribute: id, source, err }, 'cloud write failed on the bus');
-      }
-    }
-    for (const codec of written) {
-      try {
-        result.applied[codec.point.id] = await this.readBack(codec);
-      } catch (err) {
-        result.failed[codec.point.id] = `written, but read-back failed: ${describeError(err)}`;
-      }
-    }
-    return result;
+  /** Writes every valid key (in the order given), then reads back written and refused points. */
+  applyAttributes(values: Record<string, unknown>, source: string): Promise<ApplyResult> {
+    return applyAttributes(
+      { device: this.device, codecs: this.codecs, io: this.io, logger: this.logger, check: (id, v) => this.check(id, v) },
+      values, source,
+    );
   }
 
-  private async readBack(codec: PointCodec): Promise<PointValue> {
-    const { table, address } = codec.point;
-    return codec.decode(await this.io.read(table, address, codec.width));
+  /** Reads the known points among `ids` (planned like a poll), e.g. to correct the cloud. */
+  readBack(ids: Iterable<string>): Promise<PointReadResult> {
+    return readPoints(this.io, this.codecs, ids, this.device.limits);
+  }
+
+  knows(id: string): boolean {
+    return this.codecs.has(id);
   }
 
   /** Runs `read`, `write` or a site-file command; never throws. */
@@ -121,15 +75,14 @@ export class CommandService {
     if (!keys || !keys.every((k): k is string => typeof k === 'string')) {
       return fail(COMMAND_ERRORS.badParams, 'read needs params {"keys": ["<attribute>", ...]}');
     }
-    const unknown = keys.filter((k) => !this.codecs.has(k));
-    if (unknown.length > 0) return fail(COMMAND_ERRORS.invalidValue, `unknown attribute(s): ${unknown.join(', ')}`);
-    const result: Record<string, PointValue> = {};
-    try {
-      for (const key of keys) result[key] = await this.readBack(this.codecs.get(key) as PointCodec);
-    } catch (err) {
-      return fail(COMMAND_ERRORS.deviceFailed, describeError(err));
-    }
-    return { ok: true, result };
+    const unique = [...new Set(keys)];
+    const unknown = unique.filter((k) => !this.codecs.has(k));
+    if (unknown.length > 0) return fail(COMMAND_ERRORS.invalidValue, `unknown attribute(s): ${firstNames(unknown)}`);
+    // A key listed many times is read once, and neighbours share a request, as in a poll.
+    const read = await readPoints(this.io, this.codecs, unique, this.device.limits);
+    const failed = Object.entries(read.failed);
+    if (failed.length > 0) return fail(COMMAND_ERRORS.deviceFailed, failed.map(([id, why]) => `${id}: ${why}`).slice(0, 5).join('; '));
+    return { ok: true, result: read.values };
   }
 
   private async builtinWrite(params: unknown): Promise<CommandOutcome> {
@@ -137,9 +90,14 @@ export class CommandService {
       return fail(COMMAND_ERRORS.badParams, 'write needs params {"<attribute>": value, ...}');
     }
     // All or nothing at validation time: a half-applied write command surprises operators.
-    const problems = Object.entries(params).map(([id, v]) => [id, this.check(id, v)] as const).filter(([, c]) => !c.ok);
+    const problems: string[] = [];
+    for (const [id, value] of Object.entries(params)) {
+      const checked = this.check(id, value);
+      if (!checked.ok) problems.push(checked.reason);
+    }
     if (problems.length > 0) {
-      return fail(COMMAND_ERRORS.invalidValue, problems.map(([id, c]) => (c.ok ? id : c.reason)).join('; '));
+      const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
+      return fail(COMMAND_ERRORS.invalidValue, problems.slice(0, 5).join('; ') + more);
     }
     const applied = await this.applyAttributes(params, 'command');
     const failures = Object.entries(applied.failed);
@@ -189,9 +147,13 @@ export class CommandService {
         }
         return;
       }
-      case 'read':
-        for (const id of step.points) result[id] = await this.readBack(this.codecs.get(id) as PointCodec);
+      case 'read': {
+        const read = await readPoints(this.io, this.codecs, step.points, this.device.limits);
+        const failed = Object.entries(read.failed)[0];
+        if (failed) throw new Error(`${failed[0]}: ${failed[1]}`);
+        Object.assign(result, read.values);
         return;
+      }
       case 'delay':
         await this.io.sleep(step.ms);
         return;

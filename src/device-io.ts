@@ -1,5 +1,5 @@
 // The bus operations of one device, at write priority, as the command service needs them.
-import type { DeviceIo } from './commands.js';
+import type { DeviceIo } from './device-write-types.js';
 import type { DeviceConfig } from './config/site-types.js';
 import type { Bus } from './modbus/bus.js';
 import type { Timers } from './modbus/clock.js';
@@ -23,12 +23,8 @@ export class BusDeviceIo implements DeviceIo {
         return this.bus.writeCoils(unit, op.address, [op.value], { forceMulti });
       case 'registers':
         return this.bus.writeRegisters(unit, op.address, op.words, { forceMulti });
-      case 'bit': {
-        const block = await this.read('holding', op.address, 1);
-        const current = block.words?.[0] ?? 0;
-        const next = op.value ? current | (1 << op.bit) : current & ~(1 << op.bit) & 0xffff;
-        return this.bus.writeRegisters(unit, op.address, [next], { forceMulti });
-      }
+      case 'bit':
+        return this.bus.writeBit(unit, op.address, op.bit, op.value, { forceMulti });
     }
   }
 

@@ -31,7 +31,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const outbox = store.outbox;
   const levels = deps.componentLevels;
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
-  const southbound = createSouthbound(site, reporter, logger, levels);
+  const southbound = createSouthbound(site, reporter, logger, levels, gateway.cloud.inbound.busShare);
   const commands = new Map<string, CommandService>();
   for (const device of site.devices) {
     const bus = southbound.buses.get(device.bus);

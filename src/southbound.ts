@@ -15,14 +15,17 @@ export interface Southbound {
   busStatus(uptimeMs: number): BusStatus[];
 }
 
-export function createSouthbound(site: SiteConfig, sink: SampleSink, logger: Logger, levels?: ReadonlyMap<string, LevelWithSilent>): Southbound {
+/** `cloudShare`: share of each bus's time that cloud work may take while polls wait (1 = unbounded). */
+export function createSouthbound(
+  site: SiteConfig, sink: SampleSink, logger: Logger, levels?: ReadonlyMap<string, LevelWithSilent>, cloudShare = 1,
+): Southbound {
   const busLog = componentLogger(logger, 'bus', levels);
   const pollLog = componentLogger(logger, 'poller', levels);
   const buses = new Map<string, Bus>();
   const pollers = new Map<string, Poller>();
   const kinds = new Map<string, BusConfig['kind']>();
   for (const config of site.buses) {
-    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog });
+    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog, highShare: cloudShare });
     buses.set(config.name, bus);
     kinds.set(config.name, config.kind);
     const devices = site.devices.filter((d) => d.bus === config.name);

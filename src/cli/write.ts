@@ -1,5 +1,6 @@
 // `fieldgate write`: encode one value and write it, then read it back (commissioning on site).
 import { parseArgs } from 'node:util';
+import { perform } from '../modbus/bus-request.js';
 import { createModbusTransport, type ModbusTransport } from '../modbus/transport.js';
 import { compilePoint, type WriteOp } from '../points/codec.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
@@ -28,11 +29,10 @@ export async function performWrite(transport: ModbusTransport, unit: number, op:
       return op.words.length === 1 && !multi
         ? transport.writeRegister(unit, op.address, op.words[0], timeoutMs)
         : transport.writeRegisters(unit, op.address, op.words, timeoutMs);
-    case 'bit': {
-      const [current] = await transport.readHoldingRegisters(unit, op.address, 1, timeoutMs);
-      const next = op.value ? current | (1 << op.bit) : current & ~(1 << op.bit) & 0xffff;
-      return multi ? transport.writeRegisters(unit, op.address, [next], timeoutMs) : transport.writeRegister(unit, op.address, next, timeoutMs);
-    }
+    case 'bit':
+      // The same read-modify-write the gateway runs as one bus job.
+      await perform(transport, unit, { kind: 'write-bit', address: op.address, bit: op.bit, value: op.value, forceMulti: multi }, timeoutMs);
+      return;
   }
 }
 

@@ -1,6 +1,7 @@
 // Everything cloud-side of one field device: its MQTT link, the forwarder draining its outbox,
 // inbound pushes/commands/stream data, and the interface-B read of its writable points.
-import type { CommandService } from '../commands.js';
+import { COMMAND_ERRORS, type CommandService } from '../commands.js';
+import { firstNames } from '../device-write-types.js';
 import type { CloudSettings, DeviceConfig } from '../config/site-types.js';
 import type { Logger } from '../log.js';
 import type { Reporter } from '../reporter.js';
@@ -27,9 +28,6 @@ export interface DeviceSessionOptions {
   logger: Logger;
 }
 
-/** Inbound messages handled at once per device; more are refused (commands answered "busy"). */
-const MAX_INBOUND_PENDING = 64;
-
 export class DeviceSession {
   readonly link: DeviceLink;
   readonly forwarder: Forwarder;
@@ -37,6 +35,10 @@ export class DeviceSession {
   private reconnects = 0;
   private ups = 0;
   private inboundPending = 0;
+  /** Messages refused since the pending limit was last reached (logged once per episode). */
+  private refusedInEpisode = 0;
+  /** Known points of pushes refused while busy: read back once the episode ends. */
+  private readonly uncorrected = new Set<string>();
   private syncTimer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   private readonly streamIds: Set<string>;
@@ -124,17 +126,51 @@ export class DeviceSession {
   }
 
   private receive(topic: string, payload: Buffer): void {
-    const inbound = parseInbound(topic, payload, { streams: this.streamIds, maxPayloadBytes: this.options.settings.maxInboundBytes });
-    if (this.inboundPending >= MAX_INBOUND_PENDING) {
-      this.counters.refused += 1;
-      this.log.warn({ topic, pending: this.inboundPending }, 'inbound message refused: too many pending');
-      if (inbound.kind === 'command') this.reply(inbound, { error: { code: 429, message: 'gateway busy: too many pending commands' } });
+    const { maxInboundBytes, inbound: limits } = this.options.settings;
+    const inbound = parseInbound(topic, payload, { streams: this.streamIds, maxPayloadBytes: maxInboundBytes, maxKeys: limits.maxKeys });
+    if (this.inboundPending >= limits.maxPending) {
+      this.refuseBusy(inbound, topic, limits.maxPending);
       return;
     }
+    this.track(this.handle(inbound), topic);
+  }
+
+  /** Over the pending limit: every command (malformed ones too) is answered busy at once. */
+  private refuseBusy(inbound: Inbound, topic: string, limit: number): void {
+    this.counters.refused += 1;
+    if (this.refusedInEpisode === 0) this.log.warn({ topic, pending: this.inboundPending, limit }, 'inbound messages refused: too many pending');
+    this.refusedInEpisode += 1;
+    const command = inbound.kind === 'command' ? inbound : inbound.kind === 'invalid' ? inbound.command : undefined;
+    if (command) this.reply(command, { error: { code: COMMAND_ERRORS.busy, message: `gateway busy: more than ${limit} messages pending for this device` } });
+    const pushed = inbound.kind === 'attributes-push' ? Object.keys(inbound.attributes) : inbound.kind === 'invalid' ? inbound.pushKeys : undefined;
+    for (const id of pushed ?? []) if (this.options.commands.knows(id)) this.uncorrected.add(id);
+  }
+
+  private settle(): void {
+    this.inboundPending -= 1;
+    if (this.refusedInEpisode > 0 && this.inboundPending === 0) {
+      this.log.info({ refused: this.refusedInEpisode }, 'inbound messages accepted again');
+      this.refusedInEpisode = 0;
+      if (this.uncorrected.size > 0) this.track(this.correct([...this.uncorrected], 'pushes refused while busy'));
+      this.uncorrected.clear();
+    }
+  }
+
+  private track(work: Promise<void>, topic?: string): void {
     this.inboundPending += 1;
-    this.handle(inbound)
-      .catch((err: unknown) => this.log.error({ topic, err }, 'inbound message failed'))
-      .finally(() => (this.inboundPending -= 1));
+    work.catch((err: unknown) => this.log.error({ topic, err }, 'inbound message failed')).finally(() => this.settle());
+  }
+
+  /**
+   * The cloud stored the values of a push the device never took: report the device's real values
+   * of those points (past the change filter), with one log line saying why.
+   */
+  private async correct(ids: readonly string[], reason: string): Promise<void> {
+    const read = await this.options.commands.readBack(ids);
+    const points = Object.keys(read.values);
+    if (points.length > 0) this.options.reporter.onConfirmedValues(this.options.device.name, read.values);
+    const unread = Object.keys(read.failed);
+    this.log.warn({ reason, corrected: points.length, points: firstNames(points), ...(unread.length > 0 ? { unread: firstNames(unread) } : {}) }, 'cloud values corrected from device');
   }
 
   private async handle(inbound: Inbound): Promise<void> {
@@ -160,14 +196,20 @@ export class DeviceSession {
       case 'invalid':
         this.counters.invalid += 1;
         this.log.warn({ topic: inbound.topic, reason: inbound.reason }, 'invalid inbound message');
-        if (inbound.command) this.reply(inbound.command, { error: { code: 400, message: inbound.reason } });
+        if (inbound.command) this.reply(inbound.command, { error: { code: COMMAND_ERRORS.badParams, message: inbound.reason } });
+        if (inbound.pushKeys) {
+          const known = inbound.pushKeys.filter((id) => this.options.commands.knows(id));
+          if (known.length > 0) await this.correct(known, 'push refused: too many keys');
+        }
         return;
     }
   }
 
   private async applyAttributes(values: Record<string, unknown>, source: string): Promise<void> {
     const result = await this.options.commands.applyAttributes(values, source);
-    if (Object.keys(result.applied).length > 0) this.options.reporter.onConfirmedValues(this.options.device.name, result.applied);
+    // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
+    const confirmed = { ...result.applied, ...result.corrected };
+    if (Object.keys(confirmed).length > 0) this.options.reporter.onConfirmedValues(this.options.device.name, confirmed);
   }
 
   private reply(command: { id: number; method: string }, result: Parameters<typeof commandReply>[1]): void {

@@ -15,6 +15,8 @@ const DATA_SET_SUFFIX = '/set';
 
 /** Default cap on an inbound payload; anything larger is answered as invalid, never parsed. */
 export const DEFAULT_MAX_INBOUND_BYTES = 256 * 1024;
+/** Default cap on the keys of one push or command (params keys, or entries of a `read` list). */
+export const DEFAULT_MAX_INBOUND_KEYS = 1000;
 
 /** A stream identifier or request id becomes one topic level: no separators or wildcards. */
 export function isValidTopicLevel(level: string): boolean {
@@ -66,12 +68,16 @@ export interface InboundInvalid {
   reason: string;
   /** Present for a malformed command, so it can still be answered with an error. */
   command?: { id: number; topicId: string; method: string };
+  /** The keys of a push refused whole (too many): the cloud stored their values anyway. */
+  pushKeys?: string[];
 }
 
 export interface ParseOptions {
   /** Configured custom data stream identifiers (for `data/<identifier>/set`). */
   streams: ReadonlySet<string> | readonly string[];
   maxPayloadBytes?: number;
+  /** More keys than this in one push or command refuse the whole message. */
+  maxKeys?: number;
 }
 
 function invalid(topic: string, reason: string, command?: InboundInvalid['command']): InboundInvalid {
@@ -104,7 +110,21 @@ function parseId(value: unknown): number | undefined {
   return undefined;
 }
 
-function parseCommand(topic: string, topicId: string, payload: Buffer): Inbound {
+function ownKeyCount(body: JsonObject): number {
+  return Object.keys(body).length;
+}
+
+/** Keys a command asks to touch: its params' keys, a `keys` list counting by its entries. */
+function paramKeyCount(params: JsonObject): number {
+  const count = ownKeyCount(params);
+  return Array.isArray(params.keys) ? count - 1 + params.keys.length : count;
+}
+
+function tooManyKeys(count: number, cap: number): string {
+  return `message has ${count} keys, more than the limit of ${cap}`;
+}
+
+function parseCommand(topic: string, topicId: string, payload: Buffer, maxKeys: number): Inbound {
   const topicNumber = parseId(topicId);
   const fallback = (method: string) =>
     topicNumber === undefined ? undefined : { id: topicNumber, topicId, method };
@@ -120,6 +140,9 @@ function parseCommand(topic: string, topicId: string, payload: Buffer): Inbound 
   }
   if (body.params !== undefined && !isJsonObject(body.params)) {
     return invalid(topic, 'command params must be a JSON object', answerable);
+  }
+  if (body.params !== undefined && paramKeyCount(body.params) > maxKeys) {
+    return invalid(topic, tooManyKeys(paramKeyCount(body.params), maxKeys), answerable);
   }
   return { kind: 'command', method: body.method, params: body.params === undefined ? {} : body.params as JsonObject, id, topicId };
 }
@@ -142,14 +165,18 @@ function parseGetResponse(topic: string, topicId: string, payload: Buffer): Inbo
 export function parseInbound(topic: string, payload: Buffer, options: ParseOptions): Inbound {
   const cap = options.maxPayloadBytes ?? DEFAULT_MAX_INBOUND_BYTES;
   if (payload.length > cap) return invalidBySize(topic, payload.length, cap);
+  const maxKeys = options.maxKeys ?? DEFAULT_MAX_INBOUND_KEYS;
   if (topic === TOPIC.attributesPush) {
     const json = parseJsonObject(payload);
-    return json.ok ? { kind: 'attributes-push', attributes: json.value } : invalid(topic, json.reason);
+    if (!json.ok) return invalid(topic, json.reason);
+    const keys = Object.keys(json.value);
+    if (keys.length <= maxKeys) return { kind: 'attributes-push', attributes: json.value };
+    return { ...invalid(topic, tooManyKeys(keys.length, maxKeys)), pushKeys: keys };
   }
   if (topic.startsWith(COMMAND_SEND_PREFIX)) {
     const topicId = topic.slice(COMMAND_SEND_PREFIX.length);
     if (!isValidTopicLevel(topicId)) return invalid(topic, 'command topic has no request id');
-    return parseCommand(topic, topicId, payload);
+    return parseCommand(topic, topicId, payload, maxKeys);
   }
   if (topic.startsWith(GET_RESPONSE_PREFIX)) {
     const topicId = topic.slice(GET_RESPONSE_PREFIX.length);

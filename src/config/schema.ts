@@ -68,6 +68,11 @@ export const GATEWAY_SCHEMA = {
     replayRatePerS: cloudNumber('Backlog replay pace for all links together (reports/s).', 200, 1, 100_000),
     drainMs: cloudNumber('On stop, how long connected links may keep sending the outbox (ms).', 3000, 0, 60_000),
     maxInboundBytes: cloudNumber('Cloud payloads larger than this are refused unread (bytes).', 262_144, 1024, 16_777_216),
+    inbound: {
+      maxKeys: cloudNumber('Keys of one push or command (a read list counts by entries); more refuse the whole message.', 1000, 1, 1_000_000),
+      maxPending: cloudNumber('Cloud messages handled at once per device; more are refused, commands answered busy.', 64, 1, 100_000),
+      busShare: cloudNumber('Share of bus time cloud writes, reads and read-backs may take while polls are waiting (0.05..1).', 0.5, 0.05, 1),
+    },
     reconnect: {
       initialMs: cloudNumber('First MQTT reconnect delay (ms).', 1000, 10, 600_000, 'FIELDGATE_RECONNECT_INITIAL_MS'),
       maxMs: cloudNumber('Longest MQTT reconnect delay (ms).', 60_000, 10, 3_600_000, 'FIELDGATE_RECONNECT_MAX_MS'),

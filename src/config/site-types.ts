@@ -183,8 +183,19 @@ export interface CloudSettings {
   rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
   /** Payloads larger than this from the cloud are refused unread. */
   maxInboundBytes: number;
+  inbound: InboundLimits;
   /** On stop, how long connected links may keep sending what is left in the outbox. */
   drainMs: number;
+}
+
+/** Bounds on what one cloud message may cost the gateway. */
+export interface InboundLimits {
+  /** Keys of one push or command (a `read` list counts by entries); more refuse the message. */
+  maxKeys: number;
+  /** Messages handled at once per device; more are refused and commands answered busy. */
+  maxPending: number;
+  /** Share of a bus's time that cloud-originated work may take while polls are waiting, (0, 1]. */
+  busShare: number;
 }
 
 /** The `gateway` section of the site file, after defaults and environment overrides. */

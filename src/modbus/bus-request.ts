@@ -32,6 +32,8 @@ export type Operation =
   | { kind: 'read'; table: Table; start: number; count: number }
   | { kind: 'write-registers'; address: number; values: readonly number[]; forceMulti: boolean }
   | { kind: 'write-coils'; address: number; values: readonly boolean[]; forceMulti: boolean }
+  /** Read-modify-write of one bit of a holding register, in one job (no other request between). */
+  | { kind: 'write-bit'; address: number; bit: number; value: boolean; forceMulti: boolean }
   /** Non-Modbus bytes for a custom data stream sharing the line; addressed to no unit. */
   | { kind: 'raw'; data: Buffer; window: RawReplyWindow };
 
@@ -66,6 +68,10 @@ export function validateOperation(unit: number, op: Operation): void {
     return;
   }
   checkInteger('address', op.address, 0, 65535);
+  if (op.kind === 'write-bit') {
+    checkInteger('bit', op.bit, 0, 15);
+    return;
+  }
   const max = op.kind === 'write-registers' ? MAX_WRITE_REGISTERS : MAX_WRITE_COILS;
   checkInteger('number of values', op.values.length, 1, max);
   if (op.address + op.values.length > 65536) throw new InvalidRequestError('write runs past address 65535');
@@ -114,6 +120,13 @@ export async function perform(
         await transport.writeCoils(unit, op.address, op.values, timeoutMs);
       }
       return undefined;
+    case 'write-bit': {
+      const [current = 0] = await transport.readHoldingRegisters(unit, op.address, 1, timeoutMs);
+      const next = op.value ? (current | (1 << op.bit)) & 0xffff : current & ~(1 << op.bit) & 0xffff;
+      if (op.forceMulti) await transport.writeRegisters(unit, op.address, [next], timeoutMs);
+      else await transport.writeRegister(unit, op.address, next, timeoutMs);
+      return undefined;
+    }
     case 'raw':
       return transport.exchangeRaw(op.data, op.window);
   }

@@ -36,12 +36,14 @@ export interface BusOptions {
   queueLimit?: number;
   /** Pause before repeating a request answered with "slave device busy" (grows linearly). */
   busyBackoffMs?: number;
+  /** Share of bus time 'high' (cloud) work may take while polls wait, (0, 1]; 1 = always first. */
+  highShare?: number;
 }
-
 
 interface Job {
   unit: number;
   op: Operation;
+  priority: Priority;
   timeoutMs: number;
   resolve: (result: OperationResult) => void;
   reject: (err: unknown) => void;
@@ -84,7 +86,7 @@ export class Bus {
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
     this.random = options.random ?? Math.random;
-    this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT));
+    this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT), options.highShare ?? 1);
     this.health = new UnitHealthTracker(options.config.cooldown);
     this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
     this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
@@ -134,6 +136,12 @@ export class Bus {
     await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
   }
 
+  /** One bit of a holding register, read and written in one job: no concurrent bit write is lost. */
+  async writeBit(unit: number, address: number, bit: number, value: boolean, options: WriteOptions = {}): Promise<void> {
+    const op: Operation = { kind: 'write-bit', address, bit, value, forceMulti: options.forceMulti ?? false };
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+  }
+
   /** Raw bytes of a custom data stream sharing this RTU line, in its turn; resolves with the reply. */
   async exchangeRaw(data: Buffer, window: RawReplyWindow, options: RequestOptions = {}): Promise<Buffer> {
     const reply = await this.submit(0, { kind: 'raw', data, window }, options.priority ?? 'high');
@@ -170,7 +178,7 @@ export class Bus {
       return Promise.reject(new BusDownError(this.name, this.connection.downReason));
     }
     return new Promise<OperationResult>((resolve, reject) => {
-      const job: Job = { unit, op, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
+      const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
       if (!this.queue.push(job, priority)) {
         this.counters.queueRejects += 1;
         if (!this.queueFullLogged) {
@@ -223,6 +231,7 @@ export class Bus {
       const now = this.clock.now();
       this.inFlight -= 1;
       this.busyTimeMs += now - started;
+      this.queue.charge(job, job.priority, now - started);
       this.lineFreeAt = now + this.interFrameDelayMs;
       this.pump();
     }
@@ -230,7 +239,7 @@ export class Bus {
 
   private async performWithBusyRetry(job: Job): Promise<OperationResult> {
     for (let attempt = 0; ; attempt += 1) {
-      this.counters.transactions += 1;
+      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1; // a bit write: read + write
       try {
         return await perform(this.transport, job.unit, job.op, job.timeoutMs);
       } catch (err) {

@@ -1,15 +1,32 @@
-// Bounded two-level FIFO: writes and commands ('high') are served before polls ('normal');
-// within a level, strict arrival order, so every unit on the line gets its turn.
+// Bounded two-level FIFO: writes and commands ('high') are served before polls ('normal'), but
+// while polls wait, 'high' work may take at most `highShare` of the bus time (a cloud flood must
+// not starve polling). Within a level, strict arrival order, so every unit gets its turn.
 
 export type Priority = 'high' | 'normal';
+
+/** Default share of bus time that 'high' work may take while polls are waiting. */
+export const DEFAULT_HIGH_SHARE = 0.5;
 
 export class RequestQueue<T> {
   private readonly high: T[] = [];
   private readonly normal: T[] = [];
   private highHead = 0;
   private normalHead = 0;
+  /**
+   * 'high' items started while 'normal' ones were waiting: their bus time is charged. Weak, so an
+   * item the bus refuses before it runs (cool-down) is simply forgotten.
+   */
+  private jumped = new WeakSet<WeakKey>();
+  /**
+   * Bus-time balance of 'high' work against waiting polls (ms): a jump costs d * (1 - share), a
+   * poll earns d * share back; 'high' jumps only while it is not negative, so in the long run it
+   * gets `share` of the time.
+   */
+  private balanceMs = 0;
 
-  constructor(readonly limit: number) {}
+  constructor(readonly limit: number, private readonly highShare = 1) {
+    if (!(highShare > 0 && highShare <= 1)) throw new RangeError(`highShare must be in (0, 1], got ${highShare}`);
+  }
 
   get size(): number {
     return this.high.length - this.highHead + this.normal.length - this.normalHead;
@@ -23,9 +40,26 @@ export class RequestQueue<T> {
   }
 
   shift(): T | undefined {
-    if (this.highHead < this.high.length) return this.take('high');
-    if (this.normalHead < this.normal.length) return this.take('normal');
+    const highWaiting = this.highHead < this.high.length;
+    const normalWaiting = this.normalHead < this.normal.length;
+    if (highWaiting && !normalWaiting) return this.take('high');
+    if (highWaiting && this.balanceMs >= 0) {
+      const item = this.take('high');
+      if (this.highShare < 1 && isWeakKey(item)) this.jumped.add(item);
+      return item;
+    }
+    if (normalWaiting) return this.take('normal');
     return undefined;
+  }
+
+  /** The bus reports how long a started item held the line (ms). */
+  charge(item: T, priority: Priority, busyMs: number): void {
+    const ms = Math.max(0, busyMs);
+    if (isWeakKey(item) && this.jumped.delete(item)) this.balanceMs -= ms * (1 - this.highShare);
+    // Credit is kept up to one poll's worth, so short jumps after a long poll still get their share.
+    else if (priority === 'normal') this.balanceMs = Math.min(this.balanceMs + ms * this.highShare, ms * this.highShare);
+    // No poll waiting any more: nothing is owed.
+    if (this.normalHead >= this.normal.length) this.balanceMs = 0;
   }
 
   private take(priority: Priority): T {
@@ -48,6 +82,13 @@ export class RequestQueue<T> {
     this.normal.length = 0;
     this.highHead = 0;
     this.normalHead = 0;
+    this.jumped = new WeakSet<WeakKey>();
+    this.balanceMs = 0;
     return all;
   }
+}
+
+/** Items are the bus's job objects; primitives (in tests) are simply never charged as jumps. */
+function isWeakKey(item: unknown): item is WeakKey {
+  return (typeof item === 'object' && item !== null) || typeof item === 'function';
 }

@@ -45,6 +45,7 @@ export function config(stateDir: string, mqttUrl: string, simPort: number, devic
         mqttUrl, keepaliveS: 60, connectTimeoutMs: 10_000, httpTimeoutMs: 10_000, syncPeriodMs: 0, publishWindow: 100, replayRatePerS: 100_000,
         reconnect: { initialMs: 100, maxMs: 1000, jitter: 0.1 }, outbox: { maxBytes: 256 * 1024 * 1024, commitIntervalMs: 20 },
         rateQueue: { ratePerS: 10, concurrency: 2, maxPending: 100, retries: 1 }, maxInboundBytes: 65536, drainMs: 0,
+        inbound: { maxKeys: 1000, maxPending: 64, busShare: 0.5 },
       },
     },
     site: {

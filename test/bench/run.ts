@@ -1,5 +1,6 @@
 // `npm run bench [-- FILTER]`: runs every benchmark module in turn and prints Markdown tables.
 // A module exports `run(log)`; register it in BENCHES. Benchmarks measure; they never assert.
+import { run as inbound } from './inbound.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
 import { run as southbound } from './southbound.js';
@@ -8,6 +9,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   southbound: (log) => southbound(log),
   northbound: (log) => northbound(log),
   'outbox-disk': (log) => outboxDisk(log),
+  inbound: (log) => inbound(log),
 };
 
 const filter = process.argv[2];

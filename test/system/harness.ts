@@ -82,7 +82,7 @@ export async function startSite(): Promise<Site> {
             reconnect: { initialMs: 100, maxMs: 1000, jitter: 0.1 },
             outbox: { maxBytes: 16 * 1024 * 1024, commitIntervalMs: 20 },
             rateQueue: { ratePerS: 50, concurrency: 2, maxPending: 100, retries: 2 },
-            maxInboundBytes: 64 * 1024, drainMs: 2000,
+            maxInboundBytes: 64 * 1024, drainMs: 2000, inbound: { maxKeys: 1000, maxPending: 64, busShare: 0.5 },
             ...overrides,
           },
         },

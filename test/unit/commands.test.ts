@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { CommandService, type DeviceIo } from '../../src/commands.js';
 import type { CommandConfig } from '../../src/config/command-types.js';
 import type { DeviceConfig, PointConfig } from '../../src/config/site-types.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
+import { captureLogger } from '../helpers/capture-logger.js';
 import type { ReadBlock, WriteOp } from '../../src/points/codec.js';
 import type { Table } from '../../src/points/types.js';
 
@@ -67,8 +68,8 @@ const commands: CommandConfig[] = [
   },
 ];
 
-function service(fake = new FakeDevice()) {
-  return { fake, svc: new CommandService(device, commands, fake, silentLogger()) };
+function service(fake = new FakeDevice(), logger: Logger = silentLogger()) {
+  return { fake, svc: new CommandService(device, commands, fake, logger) };
 }
 
 describe('applyAttributes', () => {
@@ -76,25 +77,72 @@ describe('applyAttributes', () => {
     const { fake, svc } = service();
     fake.clampAt = { address: 20, max: 50 };
     const result = await svc.applyAttributes({ setpoint: 21.5, relay: true, clamped: 80 }, 'push');
-    expect(result).toEqual({ applied: { setpoint: 21.5, relay: true, clamped: 50 }, rejected: {}, failed: {} });
+    expect(result).toEqual({ applied: { setpoint: 21.5, relay: true, clamped: 50 }, rejected: {}, failed: {}, corrected: {} });
     expect(fake.registers.get(0)).toBe(215);
     expect(fake.log.filter((l) => l.startsWith('write'))).toHaveLength(3);
+    // Read back as a poll would read them: one request per table run (20 is beyond maxGap 8 from 0).
+    expect(fake.log.filter((l) => l.startsWith('read'))).toEqual(['read coil 5+1', 'read holding 0+1', 'read holding 20+1']);
   });
 
   it.each([
-    [{ nope: 1 }, 'nope', 'unknown attribute "nope" for device pump-1'],
-    [{ status: 3 }, 'status', 'attribute "status" is not writable'],
-    [{ setpoint: 'hot' }, 'setpoint', undefined],
-    [{ setpoint: 200 }, 'setpoint', undefined],
-    [{ clamped: -1 }, 'clamped', undefined],
-    [{ relay: { on: true } }, 'relay', undefined],
-  ])('refuses %o before touching the bus', async (values, key, reason) => {
+    [{ nope: 1 }, 'nope', 'unknown attribute "nope" for device pump-1', []],
+    [{ status: 3 }, 'status', 'attribute "status" is not writable', ['read holding 10+1']],
+    [{ setpoint: 'hot' }, 'setpoint', undefined, ['read holding 0+1']],
+    [{ setpoint: 200 }, 'setpoint', undefined, ['read holding 0+1']],
+    [{ clamped: -1 }, 'clamped', undefined, ['read holding 20+1']],
+    [{ relay: { on: true } }, 'relay', undefined, ['read coil 5+1']],
+  ])('refuses %o without writing, and reads a known point back', async (values, key, reason, reads) => {
     const { fake, svc } = service();
     const result = await svc.applyAttributes(values, 'push');
     expect(Object.keys(result.rejected)).toEqual([key]);
     if (reason) expect(result.rejected[key]).toBe(reason);
     else expect(result.rejected[key]).toMatch(/\S/);
-    expect(fake.log).toEqual([]);
+    expect(fake.log).toEqual(reads);
+    expect(Object.keys(result.corrected)).toEqual(reads.length > 0 ? [key] : []);
+  });
+
+  it('corrects a refused setpoint with the value the device really holds', async () => {
+    const capture = captureLogger();
+    const { fake, svc } = service(new FakeDevice(), capture.logger);
+    fake.registers.set(0, 215);
+    const result = await svc.applyAttributes({ speed: 2999, setpoint: 999 }, 'push');
+    expect(result.applied).toEqual({ speed: 2999 });
+    expect(result.corrected).toEqual({ setpoint: 21.5 });
+    expect(fake.registers.get(0)).toBe(215);
+    // speed (1..2) and setpoint (0) share one request, as in a poll.
+    expect(fake.log.filter((l) => l.startsWith('read'))).toEqual(['read holding 0+3']);
+    const lines = capture.lines().filter((l) => l.msg === 'cloud write refused');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ device: 'pump-1', source: 'push', refused: 1, failed: 0, keys: 'setpoint', corrected: 1, correctedKeys: 'setpoint' });
+  });
+
+  it('corrects a point whose write failed on the bus by reading it back', async () => {
+    const { fake, svc } = service();
+    fake.registers.set(20, 42);
+    fake.failWrites = true;
+    const result = await svc.applyAttributes({ clamped: 7 }, 'sync:period');
+    expect(result.failed.clamped).toContain('did not answer');
+    expect(result.corrected).toEqual({ clamped: 42 });
+  });
+
+  it('a push of 24,000 unknown keys logs one line, touches no bus and lists a few names', async () => {
+    const capture = captureLogger();
+    const { fake, svc } = service(new FakeDevice(), capture.logger);
+    const values = Object.fromEntries(Array.from({ length: 24_000 }, (_, i) => [`ghost_${i}`, i]));
+    const result = await svc.applyAttributes({ ...values, setpoint: 999 }, 'push');
+    expect(Object.keys(result.rejected)).toHaveLength(24_001);
+    expect(fake.log).toEqual(['read holding 0+1']);
+    expect(capture.lines()).toHaveLength(1);
+    expect(capture.lines()[0]).toMatchObject({ refused: 24_001, keys: 'ghost_0, ghost_1, ghost_2, ghost_3, ghost_4 and 23996 more' });
+    expect(capture.lines()[0].reasons).toHaveLength(5);
+  });
+
+  it('a key named __proto__ is refused like any unknown key', async () => {
+    const { fake, svc } = service();
+    const result = await svc.applyAttributes(JSON.parse('{"__proto__": 1, "setpoint": 10}') as Record<string, unknown>, 'push');
+    expect(Object.keys(result.rejected)).toEqual(['__proto__']);
+    expect(result.applied).toEqual({ setpoint: 10 });
+    expect(fake.log.filter((l) => l.startsWith('write'))).toEqual(['write registers 0']);
   });
 
   it('applies the valid keys of a mixed push and names the bad ones', async () => {
@@ -119,7 +167,8 @@ describe('runCommand', () => {
     fake.registers.set(10, 7);
     const outcome = await svc.runCommand('start_pump', { speed: 1450 });
     expect(outcome).toEqual({ ok: true, result: { speed: 1450, status: 7 } });
-    expect(fake.log).toEqual(['write registers 1', 'write coil 5', 'sleep 500', 'write coil 5', 'sleep 100', 'read holding 1+2', 'read holding 10+1']);
+    // The read step is planned like a poll: speed (1..2) and status (10) share one request.
+    expect(fake.log).toEqual(['write registers 1', 'write coil 5', 'sleep 500', 'write coil 5', 'sleep 100', 'read holding 1+10']);
     expect(fake.coils.get(5)).toBe(false);
   });
 
@@ -147,6 +196,28 @@ describe('runCommand', () => {
     fake.registers.set(10, 3);
     expect(await svc.runCommand('read', { keys: ['status'] })).toEqual({ ok: true, result: { status: 3 } });
     expect(await svc.runCommand('write', { setpoint: -5 })).toEqual({ ok: true, result: { setpoint: -5 } });
+  });
+
+  it('read: a key listed 2,000 times is one bus request and one value', async () => {
+    const { fake, svc } = service();
+    fake.registers.set(10, 9);
+    const outcome = await svc.runCommand('read', { keys: Array.from({ length: 2000 }, () => 'status') });
+    expect(outcome).toEqual({ ok: true, result: { status: 9 } });
+    expect(fake.log).toEqual(['read holding 10+1']);
+  });
+
+  it('read: repeated and neighbouring keys are merged as in a poll', async () => {
+    const { fake, svc } = service();
+    const outcome = await svc.runCommand('read', { keys: ['status', 'setpoint', 'status', 'relay', 'setpoint', 'speed'] });
+    expect(outcome.ok && Object.keys(outcome.result).sort()).toEqual(['relay', 'setpoint', 'speed', 'status']);
+    expect(fake.log).toEqual(['read coil 5+1', 'read holding 0+11']);
+  });
+
+  it('read: thousands of unknown keys give a short error naming a few', async () => {
+    const { fake, svc } = service();
+    const outcome = await svc.runCommand('read', { keys: Array.from({ length: 3000 }, (_, i) => `ghost_${i}`) });
+    expect(outcome).toEqual({ ok: false, error: { code: 422, message: 'unknown attribute(s): ghost_0, ghost_1, ghost_2, ghost_3, ghost_4 and 2995 more' } });
+    expect(fake.log).toEqual([]);
   });
 
   it('a bus failure mid-command is a 503 error, not a throw', async () => {

@@ -80,6 +80,15 @@ describe('commissioning CLI over Modbus TCP', () => {
     expect(bad.err).toContain('outside uint16 range 0..65535');
   });
 
+  it('sets and clears one bit of a register, keeping the others', async () => {
+    sim.simulator.setRegister(1, 'holding', 12, 0x00f0);
+    const set = await run(['write', '--bus', bus, '--unit', '1', '--address', '12', '--type', 'bit', '--bit', '0', '--value', 'true']);
+    expect(set.code).toBe(0);
+    const clear = await run(['write', '--bus', bus, '--unit', '1', '--address', '12', '--type', 'bit', '--bit', '4', '--value', 'false']);
+    expect(clear.code).toBe(0);
+    expect(sim.simulator.getRegister(1, 'holding', 12)).toBe(0x00e1);
+  });
+
   it('explains an exception and a timeout', async () => {
     const exc = await run(['read', '--bus', bus, '--unit', '1', '--address', '500']);
     expect(exc.code).toBe(69);

@@ -105,6 +105,37 @@ describe('parseInbound: invalid messages', () => {
   });
 });
 
+describe('parseInbound: key cap', () => {
+  const keys = (n: number, prefix = 'k') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
+  const parseCapped = (topic: string, body: unknown, maxKeys: number): Inbound =>
+    parseInbound(topic, Buffer.from(JSON.stringify(body)), { streams, maxKeys });
+
+  it.each([
+    ['push at the cap', 'attributes/push', keys(10), 'attributes-push'],
+    ['push above the cap', 'attributes/push', keys(11), 'invalid'],
+    ['write at the cap', 'command/send/7', { method: 'write', params: keys(10), id: 7 }, 'command'],
+    ['write above the cap', 'command/send/7', { method: 'write', params: keys(11), id: 7 }, 'invalid'],
+    ['read list at the cap', 'command/send/7', { method: 'read', params: { keys: Array(10).fill('t') }, id: 7 }, 'command'],
+    ['read list of one key repeated above the cap', 'command/send/7', { method: 'read', params: { keys: Array(11).fill('t') }, id: 7 }, 'invalid'],
+  ])('%s', (_name, topic, body, kind) => {
+    expect(parseCapped(topic, body, 10).kind).toBe(kind);
+  });
+
+  it('a refused command still carries its id and method, so it is answered', () => {
+    const result = parseCapped('command/send/9', { method: 'read', params: { keys: Array(2000).fill('t') }, id: 9 }, 1000);
+    expect(result).toEqual({
+      kind: 'invalid', topic: 'command/send/9', reason: 'message has 2000 keys, more than the limit of 1000',
+      command: { id: 9, topicId: '9', method: 'read' },
+    });
+  });
+
+  it('the default cap refuses a push of 24,000 keys in one verdict', () => {
+    // 24,000 keys are larger than the default byte cap: raise it so the key cap is what answers.
+    const result = parseInbound('attributes/push', Buffer.from(JSON.stringify(keys(24_000, 'ghost_'))), { streams, maxPayloadBytes: 1 << 20 });
+    expect(result).toMatchObject({ kind: 'invalid', reason: 'message has 24000 keys, more than the limit of 1000' });
+  });
+});
+
 describe('payload builders', () => {
   it('builds a command reply with the same method and id in topic and payload', () => {
     const ok = commandReply({ id: 12, method: 'read' }, { params: { t: 1 } });

@@ -1,0 +1,66 @@
+// The Bus with a fake line: cloud ('high') work bounded to its share of bus time while polls
+// wait, and a bit write done as one job (no request between its read and its write).
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Bus } from '../../../src/modbus/bus.js';
+import { silentLogger } from '../../../src/log.js';
+import { rtuBusConfig } from '../../helpers/bus-configs.js';
+import { FakeTransport } from '../../helpers/fake-transport.js';
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_700_000_000_000 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+async function startedBus(highShare: number) {
+  const transport = new FakeTransport();
+  const bus = new Bus({ config: rtuBusConfig({ interFrameDelayMs: 0 }), transportFactory: () => transport, logger: silentLogger(), highShare });
+  bus.start();
+  await vi.advanceTimersByTimeAsync(50);
+  return { bus, transport };
+}
+
+describe('Bus: share of cloud work while polls wait', () => {
+  it.each([
+    [1, 1],
+    [0.5, 10],
+    [0.25, 15],
+  ])('highShare %f: polls among the first 20 transactions >= %i', async (share, minPolls) => {
+    const { bus, transport } = await startedBus(share);
+    const polls = Array.from({ length: 20 }, () => bus.read(1, 'holding', 0, 1));
+    const cloud = Array.from({ length: 40 }, () => bus.read(9, 'holding', 0, 1, { priority: 'high' }));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await Promise.all([...polls, ...cloud]);
+    const first = transport.calls.slice(0, 20).filter((c) => c.unit === 1).length;
+    expect(first).toBeGreaterThanOrEqual(minPolls);
+    // Bounded, not starved: cloud work still gets its turn while polls wait.
+    if (share < 1) expect(transport.calls.slice(0, 20).some((c) => c.unit === 9)).toBe(true);
+    expect(transport.calls).toHaveLength(60);
+  });
+});
+
+describe('Bus: bit write as one job', () => {
+  it('nothing runs between the read and the write of a bit write', async () => {
+    const { bus, transport } = await startedBus(1);
+    const first = bus.read(2, 'input', 0, 1);
+    const bitA = bus.writeBit(9, 30, 0, true);
+    const poll = bus.read(3, 'input', 0, 1);
+    const bitB = bus.writeBit(9, 30, 1, true, { forceMulti: true });
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all([first, bitA, poll, bitB]);
+    expect(transport.calls.map((c) => `${c.unit}:${c.fn}`)).toEqual([
+      '2:readInputRegisters',
+      '9:readHoldingRegisters', '9:writeRegister',
+      '9:readHoldingRegisters', '9:writeRegisters',
+      '3:readInputRegisters',
+    ]);
+    expect(bus.stats().transactions).toBe(6);
+  });
+
+  it.each([-1, 16, 1.5])('refuses bit %f before queueing', async (bit) => {
+    const { bus, transport } = await startedBus(1);
+    await expect(bus.writeBit(9, 30, bit, true)).rejects.toThrow(/bit must be an integer from 0 to 15/);
+    expect(transport.calls).toEqual([]);
+  });
+});
