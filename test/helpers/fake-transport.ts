@@ -34,6 +34,11 @@ export class FakeTransport implements ModbusTransport {
     this.closeListeners.push(listener);
   }
 
+  readonly discardListeners: Array<(reason: string) => void> = [];
+  onDiscard(listener: (reason: string) => void): void {
+    this.discardListeners.push(listener);
+  }
+
   async open(): Promise<void> {
     this.openCalls.push(Date.now());
     const ok = this.openResults.length > 0 ? this.openResults.shift() : true;
