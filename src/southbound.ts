@@ -22,7 +22,8 @@ export function createSouthbound(site: SiteConfig, sink: SampleSink, logger: Log
   const pollers = new Map<string, Poller>();
   const kinds = new Map<string, BusConfig['kind']>();
   for (const config of site.buses) {
-    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog });
+    const concurrentUnits = new Set(site.devices.filter((d) => d.bus === config.name && d.limits.concurrent).map((d) => d.unitId));
+    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog, concurrentUnits });
     buses.set(config.name, bus);
     kinds.set(config.name, config.kind);
     const devices = site.devices.filter((d) => d.bus === config.name);

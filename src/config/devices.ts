@@ -11,7 +11,7 @@ import type { BusConfig, ConfigIssue, DeviceConfig, DeviceLimits, PointConfig } 
 
 export const DEVICE_DEFAULTS = {
   pollIntervalMs: 1000,
-  limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false } satisfies DeviceLimits,
+  limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, concurrent: false } satisfies DeviceLimits,
 };
 
 function readLimits(device: Fields): DeviceLimits | undefined {
@@ -22,11 +22,13 @@ function readLimits(device: Fields): DeviceLimits | undefined {
   const maxBitsPerRead = f.integer('maxBitsPerRead', { default: d.maxBitsPerRead, min: 1, max: 2000 });
   const maxGap = f.integer('maxGap', { default: d.maxGap, min: 0, max: 2000 });
   const forceMultiWrite = f.boolean('forceMultiWrite', { default: d.forceMultiWrite });
+  const concurrent = f.boolean('concurrent', { default: d.concurrent });
   f.rejectUnknownKeys();
-  if (maxRegistersPerRead === undefined || maxBitsPerRead === undefined || maxGap === undefined || forceMultiWrite === undefined) {
+  if (maxRegistersPerRead === undefined || maxBitsPerRead === undefined || maxGap === undefined || forceMultiWrite === undefined
+    || concurrent === undefined) {
     return undefined;
   }
-  return { maxRegistersPerRead, maxBitsPerRead, maxGap, forceMultiWrite };
+  return { maxRegistersPerRead, maxBitsPerRead, maxGap, forceMultiWrite, concurrent };
 }
 
 function checkUnitOnBus(f: Fields, unitId: number, bus: BusConfig): void {

@@ -25,6 +25,8 @@ export class BusConnection {
   /** Incremented by stop(): an open() that finishes afterwards is discarded. */
   private epoch = 0;
   private cancelReopen: (() => void) | undefined;
+  /** The current down spell is a deliberate reopen, logged by the bus: "bus up" at debug only. */
+  private quietReopen = false;
 
   constructor(
     private readonly transport: ModbusTransport,
@@ -58,7 +60,8 @@ export class BusConnection {
   /** A request found the port closed without a close event: treat as lost. */
   lost(reason: string): void {
     if (this.state === 'stopped') return;
-    if (this.state !== 'down') {
+    if (this.state !== 'down' || this.quietReopen) {
+      this.quietReopen = false; // a deliberate reopen that failed is a real outage
       this.state = 'down';
       this.downReason = reason;
       this.downSince = this.clock.now();
@@ -74,6 +77,21 @@ export class BusConnection {
       this.cancelReopen = undefined;
       void this.open();
     }, delay);
+  }
+
+  /** The port is open but useless (no good reply for too long): close it and open it again now. */
+  async reopen(reason: string): Promise<void> {
+    if (this.state !== 'up' || this.connecting) return;
+    this.state = 'down';
+    this.downReason = reason;
+    this.downSince = this.clock.now();
+    this.quietReopen = true;
+    this.events.onDown(reason);
+    const epoch = this.epoch;
+    this.connecting = true;
+    await this.transport.close();
+    this.connecting = false;
+    if (epoch === this.epoch && this.state === 'down') await this.open();
   }
 
   private async open(): Promise<void> {
@@ -94,9 +112,11 @@ export class BusConnection {
     const wasDown = this.state === 'down';
     this.state = 'up';
     this.attempt = 0;
+    const quiet = this.quietReopen;
+    this.quietReopen = false;
     if (wasDown) {
       this.reconnects += 1;
-      this.log.info({ target: this.transport.target, downForMs: this.clock.now() - this.downSince }, 'bus up');
+      this.log[quiet ? 'debug' : 'info']({ target: this.transport.target, downForMs: this.clock.now() - this.downSince }, 'bus up');
     } else {
       this.log.info({ target: this.transport.target }, 'bus open');
     }

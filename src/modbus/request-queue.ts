@@ -28,6 +28,20 @@ export class RequestQueue<T> {
     return undefined;
   }
 
+  /** The first item (high before normal, oldest first) that `eligible` accepts, removed; others keep their places. */
+  shiftFirst(eligible: (item: T) => boolean): T | undefined {
+    for (const priority of ['high', 'normal'] as const) {
+      const list = priority === 'high' ? this.high : this.normal;
+      const head = priority === 'high' ? this.highHead : this.normalHead;
+      for (let i = head; i < list.length; i += 1) {
+        if (!eligible(list[i] as T)) continue;
+        if (i === head) return this.take(priority);
+        return list.splice(i, 1)[0] as T;
+      }
+    }
+    return undefined;
+  }
+
   private take(priority: Priority): T {
     const list = priority === 'high' ? this.high : this.normal;
     const head = priority === 'high' ? this.highHead++ : this.normalHead++;

@@ -27,6 +27,12 @@ export class FakeTransport implements ModbusTransport {
   inFlight = 0;
   maxInFlight = 0;
   isOpen = false;
+  /** Most transactions ever in flight at once for one unit. */
+  maxInFlightPerUnit(unit: number): number {
+    const records = this.calls.filter((c) => c.unit === unit);
+    return Math.max(0, ...records.map((r) => records.filter((o) => o.startedAt <= r.startedAt && (o.endedAt ?? Infinity) > r.startedAt).length));
+  }
+
   private closeListeners: Array<(reason: string) => void> = [];
   private pending = new Set<(err: Error) => void>();
 
