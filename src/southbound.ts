@@ -48,6 +48,7 @@ export function createSouthbound(site: SiteConfig, sink: SampleSink, logger: Log
         return {
           name: bus.name, kind: kinds.get(bus.name) ?? 'rtu', up: s.state === 'up',
           transactions: s.transactions, timeouts: s.timeouts, exceptions: s.exceptions, queueDepth: s.queueDepth,
+          discardedReplies: s.discardedReplies, silenceReopens: s.silenceReopens,
           utilisation: uptimeMs > 0 ? Math.min(1, s.busyTimeMs / uptimeMs) : 0,
         };
       });
