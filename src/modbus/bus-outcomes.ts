@@ -81,9 +81,13 @@ export class BusOutcomes {
       this.good(); // a matched exception reply: the line works
       // A gateway answering "target did not respond" is a timeout seen through the gateway.
       this.transition(unit, err.isGatewayNoResponse ? health.onNoAnswer(unit, now, isProbe) : health.onAnswer(unit, now));
+    } else if (err instanceof ModbusFrameError && !isRaw) {
+      // A reply that cannot be trusted is no answer: a unit that only sends garbage cools down too.
+      counters.frameErrors += 1;
+      this.silent();
+      this.transition(unit, health.onNoAnswer(unit, now, isProbe));
     } else {
       counters[err instanceof ModbusFrameError ? 'frameErrors' : 'otherErrors'] += 1;
-      if (err instanceof ModbusFrameError) this.silent();
       if (!isRaw) health.onInconclusive(unit, isProbe);
       if (err instanceof PortClosedError && this.ctx.isUp()) this.ctx.lost(err.reason);
     }

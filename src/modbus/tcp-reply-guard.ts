@@ -22,14 +22,16 @@ export class TcpReplyGuard {
   private readonly framer = new MbapFramer();
   private readonly awaited = new Map<number, ExpectedReply>();
 
-  private constructor(private readonly port: EventEmitter, private readonly events: ReplyGuardEvents) {}
+  private constructor(
+    private readonly port: EventEmitter, private readonly socket: Socket, private readonly events: ReplyGuardEvents,
+  ) {}
 
   /** Takes over the socket's 'data' events of a modbus-serial TCP port; undefined if its shape is unknown. */
   static install(port: unknown, events: ReplyGuardEvents): TcpReplyGuard | undefined {
     if (!(port instanceof EventEmitter)) return undefined;
     const socket: unknown = Reflect.get(port, '_client');
     if (!(socket instanceof Socket) || typeof Reflect.get(port, '_transactionIdWrite') !== 'number') return undefined;
-    const guard = new TcpReplyGuard(port, events);
+    const guard = new TcpReplyGuard(port, socket, events);
     socket.removeAllListeners('data');
     socket.on('data', (chunk: Buffer) => guard.receive(chunk));
     return guard;
@@ -45,6 +47,15 @@ export class TcpReplyGuard {
   /** The request ended (answered, timed out or failed): a reply arriving later is foreign. */
   settle(transactionId: number): void {
     this.awaited.delete(transactionId);
+  }
+
+  /**
+   * Drops the connection the way a peer would: modbus-serial then reports it closed, the
+   * transport fails what is pending and the bus reopens (closing through the client would not).
+   */
+  disconnect(): void {
+    this.framer.reset();
+    this.socket.destroy();
   }
 
   /** Bytes of a frame begun but not finished: after a timeout this means the stream is misaligned. */

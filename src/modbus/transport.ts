@@ -25,7 +25,7 @@ class ModbusSerialTransport implements ModbusTransport {
   private client: ModbusClient | undefined;
   private readonly closeListeners: Array<(reason: string) => void> = [];
   /** Rejecters of requests awaiting an answer: failed at once when the port closes. */
-  private readonly pending = new Set<(err: Error) => void>();
+  private readonly pending = new Map<(err: Error) => void, number>();
   private readonly discardListeners: Array<(reason: string) => void> = [];
   /** Modbus TCP only: matches replies to requests in place of modbus-serial's MBAP parsing. */
   private guard: TcpReplyGuard | undefined;
@@ -103,7 +103,10 @@ class ModbusSerialTransport implements ModbusTransport {
     if (this.client !== client) return;
     this.discarded(reason);
     this.closeReason = `replies out of step: ${reason}`;
-    destroyQuietly(client);
+    // What was waiting got garbage, not a closed port: its unit is charged for it (cool-down).
+    for (const [reject, unit] of this.pending) reject(new ModbusFrameError(unit, reason));
+    this.pending.clear();
+    this.guard?.disconnect();
   }
 
   private connect(client: ModbusClient): Promise<void> {
@@ -140,7 +143,7 @@ class ModbusSerialTransport implements ModbusTransport {
   }
 
   private failPending(err: Error): void {
-    for (const reject of this.pending) reject(err);
+    for (const reject of this.pending.keys()) reject(err);
     this.pending.clear();
   }
 
@@ -198,7 +201,7 @@ class ModbusSerialTransport implements ModbusTransport {
         this.pending.delete(fail);
         reject(err);
       };
-      this.pending.add(fail);
+      this.pending.set(fail, unit);
       call.then(
         (value) => {
           if (settled) return;
@@ -268,7 +271,7 @@ class ModbusSerialTransport implements ModbusTransport {
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {
       fail = reject;
-      this.pending.add(fail);
+      this.pending.set(fail, -1);
     });
     try {
       return await Promise.race([exchangeRaw(port, request, window, systemTimers), closed]);
