@@ -6,7 +6,8 @@ import { backoffDelay } from './backoff.js';
 import type { Clock, Timers } from './clock.js';
 import type { ModbusTransport } from './transport.js';
 
-export type ConnectionState = 'idle' | 'starting' | 'up' | 'down' | 'stopped';
+/** 'reopening': closed on purpose and opening again at once; requests wait in the queue meanwhile. */
+export type ConnectionState = 'idle' | 'starting' | 'up' | 'reopening' | 'down' | 'stopped';
 
 export interface ConnectionEvents {
   /** The port is open (first time or again). */
@@ -37,8 +38,14 @@ export class BusConnection {
     private readonly timers: Timers,
     private readonly random: () => number,
   ) {
-    transport.onClose((reason) => {
-      if (this.state === 'up') this.lost(reason);
+    transport.onClose((reason, outOfStep) => {
+      if (this.state !== 'up') return;
+      if (outOfStep) {
+        this.log.warn({ target: this.transport.target, reason }, 'bus replies out of step, reconnecting');
+        void this.reopen(reason, false);
+      } else {
+        this.lost(reason);
+      }
     });
   }
 
@@ -79,19 +86,22 @@ export class BusConnection {
     }, delay);
   }
 
-  /** The port is open but useless (no good reply for too long): close it and open it again now. */
-  async reopen(reason: string): Promise<void> {
+  /**
+   * The port is open but useless (no good reply for too long, or replies out of step): close it
+   * (unless it already is) and open it again now. Queued requests wait; if the open fails, the
+   * bus is down as usual and they fail then.
+   */
+  async reopen(reason: string, close = true): Promise<void> {
     if (this.state !== 'up' || this.connecting) return;
-    this.state = 'down';
+    this.state = 'reopening';
     this.downReason = reason;
     this.downSince = this.clock.now();
     this.quietReopen = true;
-    this.events.onDown(reason);
     const epoch = this.epoch;
     this.connecting = true;
-    await this.transport.close();
+    if (close) await this.transport.close();
     this.connecting = false;
-    if (epoch === this.epoch && this.state === 'down') await this.open();
+    if (epoch === this.epoch && this.state === 'reopening') await this.open();
   }
 
   private async open(): Promise<void> {
@@ -109,7 +119,7 @@ export class BusConnection {
       await this.transport.close();
       return;
     }
-    const wasDown = this.state === 'down';
+    const wasDown = this.state === 'down' || this.state === 'reopening';
     this.state = 'up';
     this.attempt = 0;
     const quiet = this.quietReopen;

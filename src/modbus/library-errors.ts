@@ -46,3 +46,13 @@ export function takeUnmatchedInput(client: object): number {
   if (buffer.length > 0) Reflect.set(port, '_buffer', Buffer.alloc(0));
   return buffer.length;
 }
+
+/** Tears down a client whose open failed or timed out, whatever state it is in. */
+export function destroyQuietly(client: { destroy(cb: () => void): void; close(cb: () => void): void }): void {
+  try {
+    client.destroy(() => undefined);
+    client.close(() => undefined);
+  } catch {
+    // already closed or never opened
+  }
+}

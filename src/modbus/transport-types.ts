@@ -8,8 +8,11 @@ export interface ModbusTransport {
   readonly target: string;
   open(): Promise<void>;
   close(): Promise<void>;
-  /** Called once per open session when the port vanishes or the peer drops the connection. */
-  onClose(listener: (reason: string) => void): void;
+  /**
+   * Called once per open session when the port vanishes or the peer drops the connection;
+   * `outOfStep` when the transport dropped it itself because replies no longer line up.
+   */
+  onClose(listener: (reason: string, outOfStep?: boolean) => void): void;
   /** Called for every received frame or byte run that was not exactly the awaited reply (never decoded). */
   onDiscard(listener: (reason: string) => void): void;
   readCoils(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;

@@ -6,7 +6,7 @@ import type { BusConfig } from '../config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
 import { sleep, systemTimers } from './clock.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
-import { libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
+import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from './reply-check.js';
 import { TcpReplyGuard } from './tcp-reply-guard.js';
@@ -23,7 +23,8 @@ const MIN_OPEN_TIMEOUT_MS = 3000;
 class ModbusSerialTransport implements ModbusTransport {
   readonly target: string;
   private client: ModbusClient | undefined;
-  private readonly closeListeners: Array<(reason: string) => void> = [];
+  private readonly closeListeners: Array<(reason: string, outOfStep?: boolean) => void> = [];
+  private outOfStep = false;
   /** Rejecters of requests awaiting an answer: failed at once when the port closes. */
   private readonly pending = new Map<(err: Error) => void, number>();
   private readonly discardListeners: Array<(reason: string) => void> = [];
@@ -36,7 +37,7 @@ class ModbusSerialTransport implements ModbusTransport {
     this.target = describeTarget(config);
   }
 
-  onClose(listener: (reason: string) => void): void {
+  onClose(listener: (reason: string, outOfStep?: boolean) => void): void {
     this.closeListeners.push(listener);
   }
 
@@ -53,6 +54,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const client = new ModbusRTU();
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
     this.closeReason = '';
+    this.outOfStep = false;
     client.on('error', (err: unknown) => {
       this.closeReason = err instanceof Error ? err.message : String(err);
     });
@@ -85,7 +87,7 @@ class ModbusSerialTransport implements ModbusTransport {
       this.client = undefined;
       const reason = this.closeReason || (this.config.kind === 'rtu' ? 'serial port closed' : 'connection closed by peer');
       this.failPending(new PortClosedError(reason));
-      for (const listener of this.closeListeners) listener(reason);
+      for (const listener of this.closeListeners) listener(reason, this.outOfStep);
     });
   }
 
@@ -103,6 +105,7 @@ class ModbusSerialTransport implements ModbusTransport {
     if (this.client !== client) return;
     this.discarded(reason);
     this.closeReason = `replies out of step: ${reason}`;
+    this.outOfStep = true;
     // What was waiting got garbage, not a closed port: its unit is charged for it (cool-down).
     for (const [reject, unit] of this.pending) reject(new ModbusFrameError(unit, reason));
     this.pending.clear();
@@ -170,6 +173,12 @@ class ModbusSerialTransport implements ModbusTransport {
     } catch (err) {
       if (err instanceof ModbusTimeoutError && guard && guard.pendingBytes > 0 && this.client === client) {
         this.resync(client, `${guard.pendingBytes} bytes of an unfinished reply at timeout`);
+      } else if (err instanceof ModbusTimeoutError && !guard) {
+        // RTU has no transaction id: a reply coming just after the timeout would pass for the answer
+        // to the next request. Keep listening one more timeout and drop what comes.
+        await sleep(systemTimers, timeoutMs);
+        const late = takeUnmatchedInput(client);
+        if (late > 0) this.discarded(`${late} bytes after the timeout (late reply)`);
       }
       throw err;
     } finally {
@@ -283,15 +292,6 @@ class ModbusSerialTransport implements ModbusTransport {
       this.pending.delete(fail);
       takeUnmatchedInput(client); // the stream's reply, also collected by modbus-serial: not a Modbus discard
     }
-  }
-}
-
-function destroyQuietly(client: ModbusClient): void {
-  try {
-    client.destroy(() => undefined);
-    client.close(() => undefined);
-  } catch {
-    // already closed or never opened
   }
 }
 

@@ -1,11 +1,13 @@
 // `npm run bench [-- FILTER]`: runs every benchmark module in turn and prints Markdown tables.
 // A module exports `run(log)`; register it in BENCHES. Benchmarks measure; they never assert.
+import { run as hostile } from './hostile.js';
 import { run as northbound } from './northbound.js';
 import { run as southbound } from './southbound.js';
 
 const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = {
   southbound: (log) => southbound(log),
   northbound: (log) => northbound(log),
+  hostile: (log) => hostile(log),
 };
 
 const filter = process.argv[2];

@@ -24,6 +24,8 @@ export interface ScenarioOptions {
   timeoutMs: number;
   /** TCP only. */
   maxInFlight?: number;
+  /** Cool-down of the bus (fast by default, so tests recover quickly). */
+  cooldown?: { afterTimeouts: number; initialMs: number; maxMs: number };
   /** The bus's logger (silent by default). */
   logger?: Logger;
 }
@@ -31,7 +33,7 @@ export interface ScenarioOptions {
 export interface ScenarioResult {
   /** Values that are not what the field device holds (must be 0). */
   wrongValues: number;
-  /** Times of the healthy device's samples while the attack ran. */
+  /** When the healthy device's samples arrived while the attack ran (Date.now()). */
   healthySampleTimes: number[];
   /** From the peer turning good to the hostile unit's first all-true sample. */
   recoveryMs: number;
@@ -42,7 +44,7 @@ function busConfig(options: ScenarioOptions, endpoint: string | number): BusConf
   const shared = {
     timeoutMs: options.timeoutMs,
     reconnect: { initialMs: 50, maxMs: 500, jitter: 0 },
-    cooldown: { afterTimeouts: 2, initialMs: 300, maxMs: 600 },
+    cooldown: options.cooldown ?? { afterTimeouts: 2, initialMs: 300, maxMs: 600 },
     reopenAfterSilenceMs: 1_000,
   };
   return options.transport === 'tcp'
@@ -72,6 +74,7 @@ export async function runHostileScenario(options: ScenarioOptions): Promise<Scen
 
     let wrongValues = 0;
     const samples: Sample[] = [];
+    const arrivals: Array<{ device: string; at: number }> = [];
     const points = ADDRESSES.map((address) => pointConfig({ id: `r${address}`, address }));
     const device = (name: string, unitId: number) => deviceConfig({ name, unitId, pollIntervalMs: options.pollIntervalMs, points });
     const poller = new Poller({
@@ -84,6 +87,7 @@ export async function runHostileScenario(options: ScenarioOptions): Promise<Scen
             if (value !== truth(unit, Number(id.slice(1)))) wrongValues += 1;
           }
           samples.push(sample);
+          arrivals.push({ device: sample.device, at: Date.now() });
         },
         onDeviceState: () => undefined,
       },
@@ -97,7 +101,7 @@ export async function runHostileScenario(options: ScenarioOptions): Promise<Scen
     peer.mode = options.mode;
     const attackStart = Date.now();
     await new Promise((resolve) => setTimeout(resolve, options.attackMs));
-    const healthySampleTimes = samples.filter((s) => s.device === 'healthy' && s.ts >= attackStart).map((s) => s.ts);
+    const healthySampleTimes = arrivals.filter((a) => a.device === 'healthy' && a.at >= attackStart).map((a) => a.at);
     peer.mode = 'good';
     const goodSince = Date.now();
     const recovered = await waitFor(() => samples.find((s) => s.device === 'hostile' && s.ts >= goodSince && complete(s)), {
