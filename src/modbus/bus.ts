@@ -235,8 +235,11 @@ export class Bus {
     this.inFlight += 1;
     this.unitsInFlight.set(job.unit, (this.unitsInFlight.get(job.unit) ?? 0) + 1);
     const started = this.clock.now();
+    let silenceKept = false;
     try {
       const result = await this.performWithBusyRetry(job);
+      // The transport already listened through t3.5 after the reply: no second gap needed.
+      silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
       job.resolve(result);
     } catch (err) {
@@ -249,7 +252,7 @@ export class Bus {
       if (left > 0) this.unitsInFlight.set(job.unit, left);
       else this.unitsInFlight.delete(job.unit);
       this.busyTimeMs += now - started;
-      this.lineFreeAt = now + this.interFrameDelayMs;
+      this.lineFreeAt = now + (silenceKept ? 0 : this.interFrameDelayMs);
       this.pump();
     }
   }

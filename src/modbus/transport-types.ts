@@ -6,6 +6,8 @@ import type { RawReplyWindow } from './raw-exchange.js';
 export interface ModbusTransport {
   /** Human-readable target ("/dev/ttyUSB0" or "10.0.0.5:502"), for logs. */
   readonly target: string;
+  /** A Modbus reply resolves only after the line stayed quiet for the inter-frame delay (RTU framing). */
+  readonly keepsSilenceAfterReply?: boolean;
   open(): Promise<void>;
   close(): Promise<void>;
   /**

@@ -22,6 +22,7 @@ const MIN_OPEN_TIMEOUT_MS = 3000;
 
 class ModbusSerialTransport implements ModbusTransport {
   readonly target: string;
+  readonly keepsSilenceAfterReply: boolean;
   private client: ModbusClient | undefined;
   private readonly closeListeners: Array<(reason: string, outOfStep?: boolean) => void> = [];
   private outOfStep = false;
@@ -35,6 +36,7 @@ class ModbusSerialTransport implements ModbusTransport {
 
   constructor(private readonly config: BusConfig) {
     this.target = describeTarget(config);
+    this.keepsSilenceAfterReply = config.kind !== 'tcp';
   }
 
   onClose(listener: (reason: string, outOfStep?: boolean) => void): void {
