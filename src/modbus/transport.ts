@@ -139,8 +139,7 @@ class ModbusSerialTransport implements ModbusTransport {
       const done = setTimeout(resolve, 1000); // never hang a shutdown on a stuck port
       const finish = () => { clearTimeout(done); resolve(); };
       try {
-        if (this.config.kind === 'rtu') client.close(finish);
-        else client.destroy(finish);
+        (this.config.kind === 'rtu' ? client.close : client.destroy).call(client, finish);
       } catch {
         finish();
       }
