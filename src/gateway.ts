@@ -16,7 +16,8 @@ import type { GatewayStatus } from './status.js';
 import { createNotifier, watchdogIntervalMs } from './systemd.js';
 import { FIELDGATE_VERSION } from './version.js';
 import { TransitionLog } from './transitions.js';
-import { linkProgress, ProgressWatch } from './watchdog.js';
+import { busProgress, linkProgress, ProgressWatch } from './watchdog.js';
+import { DEFAULT_REOPEN_AFTER_SILENCE_MS } from './modbus/bus-supervision.js';
 
 export async function startGateway(config: Config, deps: GatewayDeps): Promise<GatewayHandle> {
   const { site, gateway } = config;
@@ -67,6 +68,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   northbound.start();
   // A poller is stalled when no cycle of any of its devices ended within 3 periods (+ slack for timeouts).
   const slowestPeriod = new Map(site.buses.map((b) => [b.name, Math.max(0, ...site.devices.filter((d) => d.bus === b.name).map((d) => d.pollIntervalMs))]));
+  const reopenAfter = new Map(site.buses.map((b) => [b.name, b.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS]));
   const progress = new ProgressWatch(() => {
     const backlog = outbox.stats().devices;
     const links = northbound.linkStatus().map((l) => ({ device: l.device, up: l.state === 'up', backlog: backlog[l.device]?.depth ?? 0, acked: l.publishes }));
@@ -76,6 +78,8 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         counter: p.stats().reduce((sum, s) => sum + s.cycles + s.failedCycles + s.skippedCycles, 0),
         expectedWithinMs: 3 * (slowestPeriod.get(bus) ?? 0) + 30_000,
       })),
+      // Timed-out cycles keep the poller loop alive but are no progress of the bus: see busProgress.
+      ...busProgress([...southbound.buses.values()].map((b) => ({ bus: b.name, ...b.progress() })), (bus) => reopenAfter.get(bus) ?? DEFAULT_REOPEN_AFTER_SILENCE_MS),
       ...linkProgress(links, gateway.cloud.keepaliveS),
     ];
   });

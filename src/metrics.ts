@@ -44,6 +44,8 @@ export function createMetricsRegistry(snapshot: Snapshot): Registry {
   counter('fieldgate_bus_transactions_total', 'Modbus transactions completed per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.transactions)));
   counter('fieldgate_bus_timeouts_total', 'Modbus requests that timed out per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.timeouts)));
   counter('fieldgate_bus_exceptions_total', 'Modbus exception replies per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.exceptions)));
+  counter('fieldgate_bus_discarded_replies_total', 'Received frames that were not exactly the awaited reply (late, duplicate, foreign, malformed), never decoded.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.discardedReplies ?? 0)));
+  counter('fieldgate_bus_silence_reopens_total', 'Ports reopened because no unit gave a good reply for reopenAfterSilenceMs.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.silenceReopens ?? 0)));
   gauge('fieldgate_bus_queue_depth', 'Requests waiting for the line.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.queueDepth)));
   gauge('fieldgate_bus_utilisation_ratio', 'Fraction of time the line was busy.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.utilisation)));
   gauge('fieldgate_bus_up', '1 when the bus port is open.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.up ? 1 : 0)));

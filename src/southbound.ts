@@ -25,7 +25,8 @@ export function createSouthbound(
   const pollers = new Map<string, Poller>();
   const kinds = new Map<string, BusConfig['kind']>();
   for (const config of site.buses) {
-    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog, highShare: cloudShare });
+    const concurrentUnits = new Set(site.devices.filter((d) => d.bus === config.name && d.limits.concurrent).map((d) => d.unitId));
+    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog, highShare: cloudShare, concurrentUnits });
     buses.set(config.name, bus);
     kinds.set(config.name, config.kind);
     const devices = site.devices.filter((d) => d.bus === config.name);
@@ -50,6 +51,7 @@ export function createSouthbound(
         return {
           name: bus.name, kind: kinds.get(bus.name) ?? 'rtu', up: s.state === 'up',
           transactions: s.transactions, timeouts: s.timeouts, exceptions: s.exceptions, queueDepth: s.queueDepth,
+          discardedReplies: s.discardedReplies, silenceReopens: s.silenceReopens,
           utilisation: uptimeMs > 0 ? Math.min(1, s.busyTimeMs / uptimeMs) : 0,
         };
       });

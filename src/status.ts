@@ -12,6 +12,10 @@ export interface BusStatus {
   transactions: number;
   timeouts: number;
   exceptions: number;
+  /** Received frames that were not exactly the awaited reply (never decoded). */
+  discardedReplies?: number;
+  /** Reopens after `reopenAfterSilenceMs` without a good reply. */
+  silenceReopens?: number;
   queueDepth: number;
   /** Fraction of wall time the line was busy with transactions since start (0..1). */
   utilisation: number;

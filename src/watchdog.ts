@@ -47,3 +47,23 @@ export function linkProgress(links: readonly LinkActivity[], keepaliveS: number)
   const expectedWithinMs = 2 * keepaliveS * 1000 + 30_000;
   return links.filter((l) => l.up && l.backlog > 0).map((l) => ({ name: `link ${l.device}`, counter: l.acked, expectedWithinMs }));
 }
+
+export interface BusActivity {
+  bus: string;
+  /** Replies that matched their request (values or Modbus exceptions). */
+  goodReplies: number;
+  /** Up, requests failing since the last good reply, and not every unit in cool-down. */
+  expected: boolean;
+}
+
+/**
+ * Buses expected to move: a bus whose requests fail counts as progressing only by good replies,
+ * never by timed-out cycles. It is not listed while idle, down (it reopens by itself) or while
+ * every unit on it is legitimately in cool-down. One that stays unlisted-worthy for longer than
+ * twice its own reopen-after-silence plus slack is wedged beyond what a reopen cures.
+ */
+export function busProgress(buses: readonly BusActivity[], reopenAfterSilenceMs: (bus: string) => number): LoopProgress[] {
+  return buses.filter((b) => b.expected).map((b) => ({
+    name: `bus ${b.bus}`, counter: b.goodReplies, expectedWithinMs: 2 * reopenAfterSilenceMs(b.bus) + 30_000,
+  }));
+}

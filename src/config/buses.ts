@@ -17,6 +17,7 @@ export const BUS_DEFAULTS = {
   reconnect: { initialMs: 500, maxMs: 30_000, jitter: 0.2 } satisfies BackoffConfig,
   cooldown: { afterTimeouts: 3, initialMs: 5_000, maxMs: 60_000 } satisfies CooldownConfig,
   busyRetries: 3,
+  reopenAfterSilenceMs: 30_000,
 };
 
 /** Above 19200 baud the Modbus spec fixes t3.5 at 1.75 ms instead of 3.5 character times. */
@@ -140,13 +141,16 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   const reconnect = readBackoff(f);
   const cooldown = readCooldown(f);
   const busyRetries = f.integer('busyRetries', { default: BUS_DEFAULTS.busyRetries, min: 0, max: 20 });
+  const reopenAfterSilenceMs = f.duration('reopenAfterSilenceMs', { default: BUS_DEFAULTS.reopenAfterSilenceMs, min: 1000, max: 86_400_000 });
   // Keys of the other kinds are not "unknown" when the kind itself is wrong: one issue is enough.
   if (kind !== undefined) {
     rejectOtherKindKeys(f, kind);
     f.rejectUnknownKeys();
   }
-  if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined) return undefined;
-  return { ...specific, reconnect, cooldown, busyRetries };
+  if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined || reopenAfterSilenceMs === undefined) {
+    return undefined;
+  }
+  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs };
 }
 
 export interface ReadBuses {

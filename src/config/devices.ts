@@ -11,7 +11,7 @@ import type { BusConfig, ConfigIssue, DeviceConfig, DeviceLimits, PointConfig } 
 
 export const DEVICE_DEFAULTS = {
   pollIntervalMs: 1000,
-  limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000 } satisfies DeviceLimits,
+  limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000, concurrent: false } satisfies DeviceLimits,
 };
 
 function readLimits(device: Fields): DeviceLimits | undefined {
@@ -23,12 +23,13 @@ function readLimits(device: Fields): DeviceLimits | undefined {
   const maxGap = f.integer('maxGap', { default: d.maxGap, min: 0, max: 2000 });
   const forceMultiWrite = f.boolean('forceMultiWrite', { default: d.forceMultiWrite });
   const reprobeFailedMs = f.duration('reprobeFailedMs', { default: d.reprobeFailedMs, min: 1000, max: 86_400_000 });
+  const concurrent = f.boolean('concurrent', { default: d.concurrent });
   f.rejectUnknownKeys();
   if (maxRegistersPerRead === undefined || maxBitsPerRead === undefined || maxGap === undefined || forceMultiWrite === undefined
-    || reprobeFailedMs === undefined) {
+    || reprobeFailedMs === undefined || concurrent === undefined) {
     return undefined;
   }
-  return { maxRegistersPerRead, maxBitsPerRead, maxGap, forceMultiWrite, reprobeFailedMs };
+  return { maxRegistersPerRead, maxBitsPerRead, maxGap, forceMultiWrite, reprobeFailedMs, concurrent };
 }
 
 /** 0 polls continuously (as fast as the bus turn allows); otherwise 10 ms .. 24 h. */

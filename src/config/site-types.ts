@@ -46,7 +46,13 @@ export interface RtuOverTcpBusConfig {
   busyRetries: number;
 }
 
-export type BusConfig = RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig;
+export type BusConfig = (RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig) & SharedBusSettings;
+
+/** Settings every bus kind shares; the loader fills them, hand-built configs (tests, CLI) may omit the optional ones. */
+interface SharedBusSettings {
+  /** Reopen the port when no unit gave a good reply for this long while requests failed. */
+  reopenAfterSilenceMs?: number;
+}
 
 export interface BackoffConfig {
   initialMs: number;
@@ -101,6 +107,8 @@ export interface DeviceLimits {
   forceMultiWrite: boolean;
   /** Pause before a point whose own read was refused is read again (default 60 s). */
   reprobeFailedMs?: number;
+  /** Serves several requests at once on a TCP connection (else one at a time); filled by the loader. */
+  concurrent?: boolean;
 }
 
 export interface DeviceConfig {

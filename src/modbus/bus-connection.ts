@@ -6,7 +6,8 @@ import { backoffDelay } from './backoff.js';
 import type { Clock, Timers } from './clock.js';
 import type { ModbusTransport } from './transport.js';
 
-export type ConnectionState = 'idle' | 'starting' | 'up' | 'down' | 'stopped';
+/** 'reopening': closed on purpose and opening again at once; requests wait in the queue meanwhile. */
+export type ConnectionState = 'idle' | 'starting' | 'up' | 'reopening' | 'down' | 'stopped';
 
 export interface ConnectionEvents {
   /** The port is open (first time or again). */
@@ -25,6 +26,8 @@ export class BusConnection {
   /** Incremented by stop(): an open() that finishes afterwards is discarded. */
   private epoch = 0;
   private cancelReopen: (() => void) | undefined;
+  /** The current down spell is a deliberate reopen, logged by the bus: "bus up" at debug only. */
+  private quietReopen = false;
 
   constructor(
     private readonly transport: ModbusTransport,
@@ -35,8 +38,14 @@ export class BusConnection {
     private readonly timers: Timers,
     private readonly random: () => number,
   ) {
-    transport.onClose((reason) => {
-      if (this.state === 'up') this.lost(reason);
+    transport.onClose((reason, outOfStep) => {
+      if (this.state !== 'up') return;
+      if (outOfStep) {
+        this.log.warn({ target: this.transport.target, reason }, 'bus replies out of step, reconnecting');
+        void this.reopen(reason, false);
+      } else {
+        this.lost(reason);
+      }
     });
   }
 
@@ -58,7 +67,8 @@ export class BusConnection {
   /** A request found the port closed without a close event: treat as lost. */
   lost(reason: string): void {
     if (this.state === 'stopped') return;
-    if (this.state !== 'down') {
+    if (this.state !== 'down' || this.quietReopen) {
+      this.quietReopen = false; // a deliberate reopen that failed is a real outage
       this.state = 'down';
       this.downReason = reason;
       this.downSince = this.clock.now();
@@ -76,6 +86,24 @@ export class BusConnection {
     }, delay);
   }
 
+  /**
+   * The port is open but useless (no good reply for too long, or replies out of step): close it
+   * (unless it already is) and open it again now. Queued requests wait; if the open fails, the
+   * bus is down as usual and they fail then.
+   */
+  async reopen(reason: string, close = true): Promise<void> {
+    if (this.state !== 'up' || this.connecting) return;
+    this.state = 'reopening';
+    this.downReason = reason;
+    this.downSince = this.clock.now();
+    this.quietReopen = true;
+    const epoch = this.epoch;
+    this.connecting = true;
+    if (close) await this.transport.close();
+    this.connecting = false;
+    if (epoch === this.epoch && this.state === 'reopening') await this.open();
+  }
+
   private async open(): Promise<void> {
     const epoch = this.epoch;
     this.connecting = true;
@@ -91,12 +119,14 @@ export class BusConnection {
       await this.transport.close();
       return;
     }
-    const wasDown = this.state === 'down';
+    const wasDown = this.state === 'down' || this.state === 'reopening';
     this.state = 'up';
     this.attempt = 0;
+    const quiet = this.quietReopen;
+    this.quietReopen = false;
     if (wasDown) {
       this.reconnects += 1;
-      this.log.info({ target: this.transport.target, downForMs: this.clock.now() - this.downSince }, 'bus up');
+      this.log[quiet ? 'debug' : 'info']({ target: this.transport.target, downForMs: this.clock.now() - this.downSince }, 'bus up');
     } else {
       this.log.info({ target: this.transport.target }, 'bus open');
     }

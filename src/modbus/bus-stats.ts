@@ -20,5 +20,18 @@ export interface BusStats {
   busyTimeMs: number;
   reconnects: number;
   unitsCoolingDown: number;
+  /** Replies that matched their request exactly (values or Modbus exceptions). */
+  goodReplies: number;
+  /** Frames or bytes received that were not the awaited reply (late, duplicate, foreign, malformed). */
+  discardedReplies: number;
+  /** Times the port was reopened because no unit gave a good reply for `reopenAfterSilenceMs`. */
+  silenceReopens: number;
   downReason?: string;
+}
+
+/** What the watchdog needs of a bus. */
+export interface BusProgress {
+  goodReplies: number;
+  /** Up, requests failing since the last good reply, and not every unit in cool-down. */
+  expected: boolean;
 }

@@ -15,7 +15,8 @@ import {
   BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
   QueueFullError, UnitCoolingDownError,
 } from './errors.js';
-import type { BusStats } from './bus-stats.js';
+import type { BusProgress, BusStats } from './bus-stats.js';
+import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 import { RequestQueue } from './request-queue.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
@@ -23,7 +24,7 @@ import type { ModbusTransport, TransportFactory } from './transport.js';
 export type { ReadBlock, RequestOptions, WriteOptions, Priority, UnitStateView };
 
 export type BusState = ConnectionState;
-export type { BusStats } from './bus-stats.js';
+export type { BusProgress, BusStats } from './bus-stats.js';
 
 export interface BusOptions {
   config: BusConfig;
@@ -38,6 +39,8 @@ export interface BusOptions {
   busyBackoffMs?: number;
   /** Share of bus time 'high' (cloud) work may take while polls wait, (0, 1]; 1 = always first. */
   highShare?: number;
+  /** Units that serve several requests at once (device `limits.concurrent`); others get one at a time. */
+  concurrentUnits?: ReadonlySet<number>;
 }
 
 interface Job {
@@ -48,9 +51,6 @@ interface Job {
   resolve: (result: OperationResult) => void;
   reject: (err: unknown) => void;
 }
-
-type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
-  | 'cooldownRejects' | 'downRejects' | 'queueRejects';
 
 export const DEFAULT_QUEUE_LIMIT = 1000;
 const DEFAULT_BUSY_BACKOFF_MS = 50;
@@ -68,10 +68,11 @@ export class Bus {
   private readonly maxInFlight: number;
   private readonly interFrameDelayMs: number;
   private readonly busyBackoffMs: number;
-  private readonly counters: Record<Counter, number> = {
-    transactions: 0, timeouts: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
-    cooldownRejects: 0, downRejects: 0, queueRejects: 0,
-  };
+  private readonly counters = zeroCounters();
+  private readonly outcomes: BusOutcomes;
+  private readonly concurrentUnits: ReadonlySet<number>;
+  /** Requests in flight per unit: a unit not listed as concurrent gets one at a time. */
+  private readonly unitsInFlight = new Map<number, number>();
   private readonly connection: BusConnection;
   private inFlight = 0;
   private busyTimeMs = 0;
@@ -91,12 +92,19 @@ export class Bus {
     this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
     this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
     this.busyBackoffMs = options.busyBackoffMs ?? DEFAULT_BUSY_BACKOFF_MS;
+    this.concurrentUnits = options.concurrentUnits ?? new Set();
     this.transport = options.transportFactory(options.config);
     this.connection = new BusConnection(
       this.transport, options.config.reconnect,
       { onUp: () => this.onUp(), onDown: (reason) => this.onDown(reason) },
       this.log, this.clock, this.timers, this.random,
     );
+    this.outcomes = new BusOutcomes({
+      log: this.log, clock: this.clock, health: this.health, counters: this.counters,
+      reopenAfterSilenceMs: options.config.reopenAfterSilenceMs, isUp: () => this.state === 'up',
+      lost: (reason) => this.connection.lost(reason), reopen: (reason) => void this.connection.reopen(reason),
+    });
+    this.transport.onDiscard((reason) => this.outcomes.discarded(reason));
   }
 
   private get state(): BusState {
@@ -158,8 +166,15 @@ export class Bus {
       reconnects: this.connection.reconnects,
       busyTimeMs: this.busyTimeMs,
       unitsCoolingDown: this.health.coolingDownCount(),
+      goodReplies: this.outcomes.goodReplies,
+      silenceReopens: this.outcomes.silenceReopens,
       ...(this.state === 'down' ? { downReason: this.connection.downReason } : {}),
     };
+  }
+
+  /** For the watchdog: good replies so far, and whether the bus is expected to produce more now. */
+  progress(): BusProgress {
+    return this.outcomes.progress();
   }
 
   unitState(unit: number): UnitStateView {
@@ -178,6 +193,7 @@ export class Bus {
       return Promise.reject(new BusDownError(this.name, this.connection.downReason));
     }
     return new Promise<OperationResult>((resolve, reject) => {
+      if (op.kind !== 'raw') this.outcomes.seen(unit);
       const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
       if (!this.queue.push(job, priority)) {
         this.counters.queueRejects += 1;
@@ -205,7 +221,8 @@ export class Bus {
         }, wait);
         return;
       }
-      const job = this.queue.shift() as Job;
+      const job = this.queue.shift((j) => this.mayStart(j));
+      if (!job) return; // every waiting request is for a unit that is busy: a completion pumps again
       // Raw stream bytes address no unit: no cool-down applies to them.
       const admission: Admission = job.op.kind === 'raw' ? { kind: 'go' } : this.health.admit(job.unit, this.clock.now());
       if (admission.kind === 'reject') {
@@ -217,22 +234,34 @@ export class Bus {
     }
   }
 
+  /** One request at a time per unit on a TCP connection, unless the device says it serves several. */
+  private mayStart(job: Job): boolean {
+    return job.op.kind === 'raw' || this.concurrentUnits.has(job.unit) || !this.unitsInFlight.has(job.unit);
+  }
+
   private async execute(job: Job, isProbe: boolean): Promise<void> {
     this.inFlight += 1;
+    this.unitsInFlight.set(job.unit, (this.unitsInFlight.get(job.unit) ?? 0) + 1);
     const started = this.clock.now();
+    let silenceKept = false;
     try {
       const result = await this.performWithBusyRetry(job);
-      if (job.op.kind !== 'raw') this.noteTransition(job.unit, this.health.onAnswer(job.unit, this.clock.now()));
+      // The transport already listened through t3.5 after the reply: no second gap needed.
+      silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
+      if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
       job.resolve(result);
     } catch (err) {
-      this.noteFailure(job, err, isProbe);
+      this.outcomes.failed(job.unit, job.op.kind === 'raw', err, isProbe);
       job.reject(err);
     } finally {
       const now = this.clock.now();
       this.inFlight -= 1;
+      const left = (this.unitsInFlight.get(job.unit) ?? 1) - 1;
+      if (left > 0) this.unitsInFlight.set(job.unit, left);
+      else this.unitsInFlight.delete(job.unit);
       this.busyTimeMs += now - started;
       this.queue.charge(job, job.priority, now - started);
-      this.lineFreeAt = now + this.interFrameDelayMs;
+      this.lineFreeAt = now + (silenceKept ? 0 : this.interFrameDelayMs);
       this.pump();
     }
   }
@@ -251,41 +280,8 @@ export class Bus {
     }
   }
 
-  private noteFailure(job: Job, err: unknown, isProbe: boolean): void {
-    const now = this.clock.now();
-    if (err instanceof ModbusTimeoutError) {
-      this.counters.timeouts += 1;
-      this.noteTransition(job.unit, this.health.onNoAnswer(job.unit, now, isProbe));
-    } else if (err instanceof ModbusExceptionError) {
-      this.counters.exceptions += 1;
-      // A gateway answering "target did not respond" is a timeout seen through the gateway.
-      const transition = err.isGatewayNoResponse
-        ? this.health.onNoAnswer(job.unit, now, isProbe)
-        : this.health.onAnswer(job.unit, now);
-      this.noteTransition(job.unit, transition);
-    } else {
-      this.counters[err instanceof ModbusFrameError ? 'frameErrors' : 'otherErrors'] += 1;
-      if (job.op.kind !== 'raw') this.health.onInconclusive(job.unit, isProbe);
-      if (err instanceof PortClosedError && this.state === 'up') this.connection.lost(err.reason);
-    }
-  }
-
-  private noteTransition(unit: number, transition: HealthTransition | undefined): void {
-    if (!transition) return;
-    switch (transition.kind) {
-      case 'cooldown-started':
-        this.log.warn({ unit, timeouts: transition.timeouts, cooldownMs: transition.delayMs }, 'unit cooling down');
-        break;
-      case 'cooldown-extended':
-        this.log.debug({ unit, cooldownMs: transition.delayMs, level: transition.level }, 'unit still not answering');
-        break;
-      case 'recovered':
-        this.log.info({ unit, silentForMs: transition.cooledForMs }, 'unit answering again');
-        break;
-    }
-  }
-
   private onUp(): void {
+    this.outcomes.opened();
     this.lineFreeAt = this.clock.now() + this.interFrameDelayMs;
     this.pump();
   }

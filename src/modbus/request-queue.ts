@@ -1,6 +1,7 @@
 // Bounded two-level FIFO: writes and commands ('high') are served before polls ('normal'), but
 // while polls wait, 'high' work may take at most `highShare` of the bus time (a cloud flood must
-// not starve polling). Within a level, strict arrival order, so every unit gets its turn.
+// not starve polling). Within a level, arrival order among the items the bus may start now (a
+// unit already served is passed over, keeping its place), so every unit gets its turn.
 
 export type Priority = 'high' | 'normal';
 
@@ -39,16 +40,20 @@ export class RequestQueue<T> {
     return true;
   }
 
-  shift(): T | undefined {
-    const highWaiting = this.highHead < this.high.length;
+  /**
+   * The next item to start: the oldest `eligible` one ('high' before 'normal' within the share),
+   * removed; items passed over (a unit already busy) keep their places.
+   */
+  shift(eligible: (item: T) => boolean = () => true): T | undefined {
+    const high = this.firstEligible('high', eligible);
+    const normal = this.firstEligible('normal', eligible);
     const normalWaiting = this.normalHead < this.normal.length;
-    if (highWaiting && !normalWaiting) return this.take('high');
-    if (highWaiting && this.balanceMs >= 0) {
-      const item = this.take('high');
-      if (this.highShare < 1 && isWeakKey(item)) this.jumped.add(item);
+    if (high !== undefined && (normal === undefined || this.balanceMs >= 0)) {
+      const item = this.takeAt('high', high);
+      if (normalWaiting && this.highShare < 1 && isWeakKey(item)) this.jumped.add(item);
       return item;
     }
-    if (normalWaiting) return this.take('normal');
+    if (normal !== undefined) return this.takeAt('normal', normal);
     return undefined;
   }
 
@@ -60,6 +65,20 @@ export class RequestQueue<T> {
     else if (priority === 'normal') this.balanceMs = Math.min(this.balanceMs + ms * this.highShare, ms * this.highShare);
     // No poll waiting any more: nothing is owed.
     if (this.normalHead >= this.normal.length) this.balanceMs = 0;
+  }
+
+  private firstEligible(priority: Priority, eligible: (item: T) => boolean): number | undefined {
+    const list = priority === 'high' ? this.high : this.normal;
+    for (let i = priority === 'high' ? this.highHead : this.normalHead; i < list.length; i += 1) {
+      if (eligible(list[i] as T)) return i;
+    }
+    return undefined;
+  }
+
+  private takeAt(priority: Priority, index: number): T {
+    const list = priority === 'high' ? this.high : this.normal;
+    if (index === (priority === 'high' ? this.highHead : this.normalHead)) return this.take(priority);
+    return list.splice(index, 1)[0] as T;
   }
 
   private take(priority: Priority): T {

@@ -3,85 +3,62 @@
 import { EventEmitter } from 'node:events';
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../config/site-types.js';
-import { systemTimers } from './clock.js';
-import {
-  InvalidRequestError, ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError,
-  PortClosedError, PortOpenError,
-} from './errors.js';
-import { exchangeRaw, type RawPort, type RawReplyWindow } from './raw-exchange.js';
+import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
+import { sleep, systemTimers } from './clock.js';
+import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
+import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
+import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
+import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from './reply-check.js';
+import { TcpReplyGuard } from './tcp-reply-guard.js';
+
+export { mapLibraryError } from './library-errors.js';
+export { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
 
 const ModbusRTU = ModbusPkg.default;
 type ModbusClient = InstanceType<typeof ModbusRTU>;
 
-export interface ModbusTransport {
-  /** Human-readable target ("/dev/ttyUSB0" or "10.0.0.5:502"), for logs. */
-  readonly target: string;
-  open(): Promise<void>;
-  close(): Promise<void>;
-  /** Called once per open session when the port vanishes or the peer drops the connection. */
-  onClose(listener: (reason: string) => void): void;
-  readCoils(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
-  readDiscreteInputs(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
-  readHoldingRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array>;
-  readInputRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array>;
-  /** FC6 */
-  writeRegister(unit: number, address: number, value: number, timeoutMs: number): Promise<void>;
-  /** FC16 */
-  writeRegisters(unit: number, address: number, values: readonly number[], timeoutMs: number): Promise<void>;
-  /** FC5 */
-  writeCoil(unit: number, address: number, value: boolean, timeoutMs: number): Promise<void>;
-  /** FC15 */
-  writeCoils(unit: number, address: number, values: readonly boolean[], timeoutMs: number): Promise<void>;
-  /** Non-Modbus bytes on an RTU line, the reply collected until quiet (custom data streams). */
-  exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer>;
-}
-
-export type TransportFactory = (config: BusConfig) => ModbusTransport;
-
 /** How long a TCP connect or serial open may take before it counts as failed. */
 const MIN_OPEN_TIMEOUT_MS = 3000;
 
-export function describeTarget(config: BusConfig): string {
-  return config.kind === 'rtu' ? config.path : `${config.host}:${config.port}`;
-}
-
-/** Maps modbus-serial's loosely typed errors (message strings, errno, modbusCode) to our types. */
-export function mapLibraryError(err: unknown, unit: number, timeoutMs: number): ModbusEngineError {
-  if (err instanceof ModbusEngineError) return err;
-  const fields = typeof err === 'object' && err !== null ? (err as Record<string, unknown>) : {};
-  const message = typeof fields.message === 'string' ? fields.message : String(err);
-  if (typeof fields.modbusCode === 'number') return new ModbusExceptionError(unit, fields.modbusCode);
-  if (fields.errno === 'ETIMEDOUT' || message === 'Timed out') return new ModbusTimeoutError(unit, timeoutMs);
-  if (message === 'CRC error') return new ModbusCrcError(unit);
-  if (message.startsWith('Data length error') || message.startsWith('Unexpected data error')) {
-    return new ModbusFrameError(unit, message);
-  }
-  if (message === 'Port Not Open') return new PortClosedError('port not open');
-  return new ModbusEngineError(`unit ${unit}: ${message}`, { cause: err });
-}
-
 class ModbusSerialTransport implements ModbusTransport {
   readonly target: string;
+  readonly keepsSilenceAfterReply: boolean;
   private client: ModbusClient | undefined;
-  private readonly closeListeners: Array<(reason: string) => void> = [];
+  private readonly closeListeners: Array<(reason: string, outOfStep?: boolean) => void> = [];
+  private outOfStep = false;
   /** Rejecters of requests awaiting an answer: failed at once when the port closes. */
-  private readonly pending = new Set<(err: Error) => void>();
+  private readonly pending = new Map<(err: Error) => void, number>();
+  private readonly discardListeners: Array<(reason: string) => void> = [];
+  /** Modbus TCP only: matches replies to requests in place of modbus-serial's MBAP parsing. */
+  private guard: TcpReplyGuard | undefined;
+  /** Why the session ended, when fieldgate knows better than the library. */
+  private closeReason = '';
 
   constructor(private readonly config: BusConfig) {
     this.target = describeTarget(config);
+    this.keepsSilenceAfterReply = config.kind !== 'tcp';
   }
 
-  onClose(listener: (reason: string) => void): void {
+  onClose(listener: (reason: string, outOfStep?: boolean) => void): void {
     this.closeListeners.push(listener);
+  }
+
+  onDiscard(listener: (reason: string) => void): void {
+    this.discardListeners.push(listener);
+  }
+
+  private discarded(reason: string): void {
+    for (const listener of this.discardListeners) listener(reason);
   }
 
   async open(): Promise<void> {
     if (this.client) await this.close();
     const client = new ModbusRTU();
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
-    let lastError = '';
+    this.closeReason = '';
+    this.outOfStep = false;
     client.on('error', (err: unknown) => {
-      lastError = err instanceof Error ? err.message : String(err);
+      this.closeReason = err instanceof Error ? err.message : String(err);
     });
     const openTimeoutMs = Math.max(MIN_OPEN_TIMEOUT_MS, this.config.timeoutMs * 2);
     let timer: NodeJS.Timeout | undefined;
@@ -100,19 +77,41 @@ class ModbusSerialTransport implements ModbusTransport {
     this.client = client;
     // modbus-serial drops its port error listener when the port closes; a write error the port
     // reports after that (EIO from an unplugged adapter) must not become an uncaught exception.
-    const port: unknown = Reflect.get(client, '_port');
+    const port = libraryPortOf(client);
     if (port instanceof EventEmitter) {
       port.on('error', (err: unknown) => {
-        lastError = err instanceof Error ? err.message : String(err);
+        this.closeReason = err instanceof Error ? err.message : String(err);
       });
     }
+    this.guard = this.config.kind === 'tcp' ? this.installGuard(client) : undefined;
     client.on('close', () => {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
-      const reason = lastError || (this.config.kind === 'rtu' ? 'serial port closed' : 'connection closed by peer');
+      const reason = this.closeReason || (this.config.kind === 'rtu' ? 'serial port closed' : 'connection closed by peer');
       this.failPending(new PortClosedError(reason));
-      for (const listener of this.closeListeners) listener(reason);
+      for (const listener of this.closeListeners) listener(reason, this.outOfStep);
     });
+  }
+
+  private installGuard(client: ModbusClient): TcpReplyGuard {
+    const guard = TcpReplyGuard.install(libraryPortOf(client), {
+      onDiscard: (reason) => this.discarded(reason),
+      onDesync: (reason) => this.resync(client, reason),
+    });
+    if (!guard) throw new PortOpenError(this.target, 'unsupported modbus-serial TCP port (cannot check replies)');
+    return guard;
+  }
+
+  /** Replies no longer line up with requests: drop the connection (the bus reopens it). */
+  private resync(client: ModbusClient, reason: string): void {
+    if (this.client !== client) return;
+    this.discarded(reason);
+    this.closeReason = `replies out of step: ${reason}`;
+    this.outOfStep = true;
+    // What was waiting got garbage, not a closed port: its unit is charged for it (cool-down).
+    for (const [reject, unit] of this.pending) reject(new ModbusFrameError(unit, reason));
+    this.pending.clear();
+    this.guard?.disconnect();
   }
 
   private connect(client: ModbusClient): Promise<void> {
@@ -140,8 +139,7 @@ class ModbusSerialTransport implements ModbusTransport {
       const done = setTimeout(resolve, 1000); // never hang a shutdown on a stuck port
       const finish = () => { clearTimeout(done); resolve(); };
       try {
-        if (this.config.kind === 'rtu') client.close(finish);
-        else client.destroy(finish);
+        (this.config.kind === 'rtu' ? client.close : client.destroy).call(client, finish);
       } catch {
         finish();
       }
@@ -149,17 +147,62 @@ class ModbusSerialTransport implements ModbusTransport {
   }
 
   private failPending(err: Error): void {
-    for (const reject of this.pending) reject(err);
+    for (const reject of this.pending.keys()) reject(err);
     this.pending.clear();
   }
 
-  /** Runs one transaction; rejects with a typed error. */
-  private transact<T>(unit: number, timeoutMs: number, call: (client: ModbusClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs one transaction; rejects with a typed error. The reply must be exactly the awaited one:
+   * `check` names what is wrong with a parsed reply, and on RTU framing a second frame or stray
+   * bytes right after the reply make the exchange ambiguous, so it is discarded too.
+   */
+  private async transact<T>(expected: ExpectedReply, timeoutMs: number,
+    call: (client: ModbusClient) => Promise<T>, check: (reply: T) => string | undefined): Promise<T> {
     const client = this.client;
-    if (!client || !client.isOpen) return Promise.reject(new PortClosedError('port not open'));
-    if (this.config.kind !== 'tcp') discardStaleInput(client);
-    client.setID(unit);
+    if (!client || !client.isOpen) throw new PortClosedError('port not open');
+    const guard = this.guard;
+    if (!guard) {
+      const stale = takeUnmatchedInput(client);
+      if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+    }
+    client.setID(expected.unit);
     client.setTimeout(timeoutMs);
+    const transactionId = guard?.expect(expected);
+    let reply: T;
+    try {
+      reply = await this.settleOnClose(call(client), expected.unit, timeoutMs);
+    } catch (err) {
+      if (err instanceof ModbusTimeoutError && guard && guard.pendingBytes > 0 && this.client === client) {
+        this.resync(client, `${guard.pendingBytes} bytes of an unfinished reply at timeout`);
+      } else if (err instanceof ModbusTimeoutError && !guard) {
+        // RTU has no transaction id: a reply coming just after the timeout would pass for the answer
+        // to the next request. Keep listening one more timeout and drop what comes.
+        await sleep(systemTimers, timeoutMs);
+        const late = takeUnmatchedInput(client);
+        if (late > 0) this.discarded(`${late} bytes after the timeout (late reply)`);
+      }
+      throw err;
+    } finally {
+      if (transactionId !== undefined) guard?.settle(transactionId);
+    }
+    if (!guard && this.config.kind !== 'tcp') {
+      // Listen for one inter-frame silence more: a reply is only unambiguous if nothing follows it.
+      await sleep(systemTimers, this.config.interFrameDelayMs);
+      const extra = takeUnmatchedInput(client);
+      if (extra > 0) return this.reject(expected.unit, `${extra} bytes after the reply (duplicate or foreign frame)`);
+    }
+    const problem = check(reply);
+    if (problem !== undefined) return this.reject(expected.unit, problem);
+    return reply;
+  }
+
+  private reject(unit: number, problem: string): never {
+    this.discarded(problem);
+    throw new ModbusFrameError(unit, problem);
+  }
+
+  /** The library's promise, failed at once when the port closes under it. */
+  private settleOnClose<T>(call: Promise<T>, unit: number, timeoutMs: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const fail = (err: Error) => {
@@ -168,8 +211,8 @@ class ModbusSerialTransport implements ModbusTransport {
         this.pending.delete(fail);
         reject(err);
       };
-      this.pending.add(fail);
-      call(client).then(
+      this.pending.set(fail, unit);
+      call.then(
         (value) => {
           if (settled) return;
           settled = true;
@@ -181,40 +224,52 @@ class ModbusSerialTransport implements ModbusTransport {
     });
   }
 
+  private read<T extends ParsedRead>(unit: number, functionCode: number, start: number, count: number,
+    timeoutMs: number, call: (client: ModbusClient) => Promise<T>): Promise<T> {
+    const expected = { unit, functionCode, quantity: count, address: start };
+    return this.transact(expected, timeoutMs, call, (reply) => readReplyMismatch(functionCode, count, reply));
+  }
+
+  private async write(unit: number, functionCode: number, address: number, quantity: number, timeoutMs: number,
+    call: (client: ModbusClient) => Promise<{ address?: unknown; length?: unknown }>): Promise<void> {
+    const expected = { unit, functionCode, quantity, address };
+    await this.transact(expected, timeoutMs, call, (echo) => writeEchoMismatch(expected, echo));
+  }
+
   async readCoils(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]> {
-    const res = await this.transact(unit, timeoutMs, (c) => c.readCoils(start, count));
+    const res = await this.read(unit, 1, start, count, timeoutMs, (c) => c.readCoils(start, count));
     return res.data.slice(0, count); // the library pads to a multiple of 8
   }
 
   async readDiscreteInputs(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]> {
-    const res = await this.transact(unit, timeoutMs, (c) => c.readDiscreteInputs(start, count));
+    const res = await this.read(unit, 2, start, count, timeoutMs, (c) => c.readDiscreteInputs(start, count));
     return res.data.slice(0, count);
   }
 
   async readHoldingRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array> {
-    const res = await this.transact(unit, timeoutMs, (c) => c.readHoldingRegisters(start, count));
+    const res = await this.read(unit, 3, start, count, timeoutMs, (c) => c.readHoldingRegisters(start, count));
     return Uint16Array.from(res.data);
   }
 
   async readInputRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array> {
-    const res = await this.transact(unit, timeoutMs, (c) => c.readInputRegisters(start, count));
+    const res = await this.read(unit, 4, start, count, timeoutMs, (c) => c.readInputRegisters(start, count));
     return Uint16Array.from(res.data);
   }
 
   async writeRegister(unit: number, address: number, value: number, timeoutMs: number): Promise<void> {
-    await this.transact(unit, timeoutMs, (c) => c.writeRegister(address, value));
+    await this.write(unit, 6, address, 1, timeoutMs, (c) => c.writeRegister(address, value));
   }
 
   async writeRegisters(unit: number, address: number, values: readonly number[], timeoutMs: number): Promise<void> {
-    await this.transact(unit, timeoutMs, (c) => c.writeRegisters(address, [...values]));
+    await this.write(unit, 16, address, values.length, timeoutMs, (c) => c.writeRegisters(address, [...values]));
   }
 
   async writeCoil(unit: number, address: number, value: boolean, timeoutMs: number): Promise<void> {
-    await this.transact(unit, timeoutMs, (c) => c.writeCoil(address, value));
+    await this.write(unit, 5, address, 1, timeoutMs, (c) => c.writeCoil(address, value));
   }
 
   async writeCoils(unit: number, address: number, values: readonly boolean[], timeoutMs: number): Promise<void> {
-    await this.transact(unit, timeoutMs, (c) => c.writeCoils(address, [...values]));
+    await this.write(unit, 15, address, values.length, timeoutMs, (c) => c.writeCoils(address, [...values]));
   }
 
   async exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer> {
@@ -226,7 +281,7 @@ class ModbusSerialTransport implements ModbusTransport {
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {
       fail = reject;
-      this.pending.add(fail);
+      this.pending.set(fail, -1);
     });
     try {
       return await Promise.race([exchangeRaw(port, request, window, systemTimers), closed]);
@@ -236,37 +291,8 @@ class ModbusSerialTransport implements ModbusTransport {
       throw new PortClosedError(`write failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       this.pending.delete(fail);
+      takeUnmatchedInput(client); // the stream's reply, also collected by modbus-serial: not a Modbus discard
     }
-  }
-}
-
-/** The serialport instance inside modbus-serial's buffered RTU port (`_port._client`). */
-function serialPortOf(client: ModbusClient): RawPort | undefined {
-  const port: unknown = Reflect.get(client, '_port');
-  const serial: unknown = typeof port === 'object' && port !== null ? Reflect.get(port, '_client') : undefined;
-  if (typeof serial !== 'object' || serial === null) return undefined;
-  const has = (name: string) => typeof Reflect.get(serial, name) === 'function';
-  return has('write') && has('drain') && has('on') && has('off') ? (serial as RawPort) : undefined;
-}
-
-/**
- * RTU ports keep unmatched bytes in an internal buffer; a late reply to a timed-out request would
- * be taken as the answer to the next request for the same unit and function. Drop it before each
- * request, as a master flushes its receive FIFO before transmitting.
- */
-function discardStaleInput(client: ModbusClient): void {
-  const port: unknown = Reflect.get(client, '_port');
-  if (typeof port === 'object' && port !== null && Buffer.isBuffer(Reflect.get(port, '_buffer'))) {
-    Reflect.set(port, '_buffer', Buffer.alloc(0));
-  }
-}
-
-function destroyQuietly(client: ModbusClient): void {
-  try {
-    client.destroy(() => undefined);
-    client.close(() => undefined);
-  } catch {
-    // already closed or never opened
   }
 }
 

@@ -1,6 +1,7 @@
 // `npm run bench [-- FILTER]`: runs every benchmark module in turn and prints Markdown tables.
 // A module exports `run(log)`; register it in BENCHES. Benchmarks measure; they never assert.
 import { run as inbound } from './inbound.js';
+import { run as hostile } from './hostile.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
 import { run as southbound } from './southbound.js';
@@ -10,6 +11,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   northbound: (log) => northbound(log),
   'outbox-disk': (log) => outboxDisk(log),
   inbound: (log) => inbound(log),
+  hostile: (log) => hostile(log),
 };
 
 const filter = process.argv[2];

@@ -1,6 +1,6 @@
 // A scriptable in-memory ModbusTransport for bus tests: per-unit behaviour, latency on (fake)
 // timers, and a record of every transaction with its start/end time and concurrency.
-import { ModbusExceptionError, ModbusTimeoutError, PortClosedError, PortOpenError } from '../../src/modbus/errors.js';
+import { ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from '../../src/modbus/errors.js';
 import type { RawReplyWindow } from '../../src/modbus/raw-exchange.js';
 import type { ModbusTransport } from '../../src/modbus/transport.js';
 
@@ -27,11 +27,22 @@ export class FakeTransport implements ModbusTransport {
   inFlight = 0;
   maxInFlight = 0;
   isOpen = false;
-  private closeListeners: Array<(reason: string) => void> = [];
+  /** Most transactions ever in flight at once for one unit. */
+  maxInFlightPerUnit(unit: number): number {
+    const records = this.calls.filter((c) => c.unit === unit);
+    return Math.max(0, ...records.map((r) => records.filter((o) => o.startedAt <= r.startedAt && (o.endedAt ?? Infinity) > r.startedAt).length));
+  }
+
+  private closeListeners: Array<(reason: string, outOfStep?: boolean) => void> = [];
   private pending = new Set<(err: Error) => void>();
 
-  onClose(listener: (reason: string) => void): void {
+  onClose(listener: (reason: string, outOfStep?: boolean) => void): void {
     this.closeListeners.push(listener);
+  }
+
+  readonly discardListeners: Array<(reason: string) => void> = [];
+  onDiscard(listener: (reason: string) => void): void {
+    this.discardListeners.push(listener);
   }
 
   async open(): Promise<void> {
@@ -47,10 +58,11 @@ export class FakeTransport implements ModbusTransport {
   }
 
   /** The port vanishes: in-flight requests fail and the close listeners hear about it. */
-  drop(reason = 'device unplugged'): void {
+  drop(reason = 'device unplugged', outOfStep = false): void {
     this.isOpen = false;
-    for (const fail of this.pending) fail(new PortClosedError(reason));
-    for (const listener of this.closeListeners) listener(reason);
+    // Out of step, the real transport fails what was on the wire as malformed replies.
+    for (const fail of this.pending) fail(outOfStep ? new ModbusFrameError(0, reason) : new PortClosedError(reason));
+    for (const listener of this.closeListeners) listener(reason, outOfStep);
   }
 
   private run<T>(unit: number, fn: string, address: number, timeoutMs: number, value: () => T): Promise<T> {

@@ -1,6 +1,6 @@
 // Stall detection for the systemd watchdog and /healthz: pollers and links that stop moving.
 import { describe, expect, it } from 'vitest';
-import { linkProgress, ProgressWatch, type LoopProgress } from '../../src/watchdog.js';
+import { busProgress, linkProgress, ProgressWatch, type LoopProgress } from '../../src/watchdog.js';
 
 describe('ProgressWatch', () => {
   it('flags a loop whose counter has not moved for longer than expected, and clears it when it moves', () => {
@@ -36,5 +36,24 @@ describe('linkProgress', () => {
     { keepaliveS: 120, expectedWithinMs: 270_000 },
   ])('expects only up links with a backlog to move (keepalive $keepaliveS s)', ({ keepaliveS, expectedWithinMs }) => {
     expect(linkProgress(links, keepaliveS)).toEqual([{ name: 'link up-with-backlog', counter: 10, expectedWithinMs }]);
+  });
+});
+
+describe('busProgress', () => {
+  it('expects good replies only from a bus whose requests fail while some unit is not cooling down', () => {
+    const buses = [
+      { bus: 'failing', goodReplies: 5, expected: true },
+      { bus: 'healthy-or-idle', goodReplies: 900, expected: false },
+    ];
+    expect(busProgress(buses, () => 30_000)).toEqual([{ name: 'bus failing', counter: 5, expectedWithinMs: 90_000 }]);
+  });
+
+  it('lets timed-out cycles stall the watchdog: only a good reply moves the counter', () => {
+    let goodReplies = 5;
+    const watch = new ProgressWatch(() => busProgress([{ bus: 'plc', goodReplies, expected: true }], () => 1_000));
+    watch.stalled(0);
+    expect(watch.stalled(32_001)).toEqual(['bus plc']); // any number of timed-out cycles in between
+    goodReplies += 1;
+    expect(watch.stalled(32_002)).toEqual([]);
   });
 });

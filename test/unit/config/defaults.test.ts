@@ -24,12 +24,12 @@ describe('bus defaults', () => {
       timeoutMs: 1000, interFrameDelayMs: 5,
       reconnect: { initialMs: 500, maxMs: 30000, jitter: 0.2 },
       cooldown: { afterTimeouts: 3, initialMs: 5000, maxMs: 60000 },
-      busyRetries: 3,
+      busyRetries: 3, reopenAfterSilenceMs: 30000,
     });
   });
 
   it('fills a tcp bus', () => {
-    expect(site({ buses: [TCP], devices: [] }).buses[0]).toMatchObject({ kind: 'tcp', host: '127.0.0.1', port: 502, timeoutMs: 2000, maxInFlight: 1 });
+    expect(site({ buses: [TCP], devices: [] }).buses[0]).toMatchObject({ kind: 'tcp', host: '127.0.0.1', port: 502, timeoutMs: 2000, maxInFlight: 1, reopenAfterSilenceMs: 30000 });
   });
 
   it('fills an rtu-over-tcp bus', () => {
@@ -71,7 +71,7 @@ describe('device defaults', () => {
     const device: DeviceConfig = site({ buses: [TCP], devices: [{ name: 'd', bus: 'plc', unitId: 0, points: [{ id: 'a', table: 'coil', address: 0 }] }] }).devices[0];
     expect(device).toMatchObject({
       name: 'd', bus: 'plc', unitId: 0, pollIntervalMs: 1000,
-      limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000 },
+      limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000, concurrent: false },
     });
   });
 

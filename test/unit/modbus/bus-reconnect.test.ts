@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BusConfig } from '../../../src/config/site-types.js';
 import { Bus } from '../../../src/modbus/bus.js';
-import { BusDownError, PortClosedError } from '../../../src/modbus/errors.js';
+import { BusDownError, ModbusFrameError, PortClosedError } from '../../../src/modbus/errors.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
@@ -100,5 +100,24 @@ describe('reopen with capped exponential back-off', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(transport.openCalls).toHaveLength(1);
     expect(bus.stats().state).toBe('stopped');
+  });
+});
+
+describe('replies out of step', () => {
+  it('reconnects at once and lets queued requests wait for the new connection instead of failing them', async () => {
+    const { bus, transport, log } = setup(tcpBusConfig());
+    bus.start();
+    await vi.advanceTimersByTimeAsync(10);
+    const opens = transport.openCalls.length;
+    const onWire = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
+    const queued = bus.read(2, 'holding', 5, 1);
+    transport.drop('replies out of step: MBAP length 65535 outside 2..254', true);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await onWire).toBeInstanceOf(ModbusFrameError);
+    expect((await queued).words).toEqual(Uint16Array.from([5]));
+    expect(transport.openCalls.length).toBe(opens + 1);
+    expect(bus.stats()).toMatchObject({ state: 'up', downRejects: 0, reconnects: 1 });
+    expect(log.count('bus replies out of step, reconnecting')).toBe(1);
+    expect(log.count('bus down')).toBe(0);
   });
 });

@@ -105,10 +105,77 @@ describe('Bus turn-taking on an RTU line', () => {
 describe('Bus on Modbus TCP', () => {
   it('honours maxInFlight', async () => {
     const { bus, transport } = await startedBus(tcpBusConfig({ maxInFlight: 4 }));
-    const reads = Array.from({ length: 12 }, (_, i) => bus.read(1 + (i % 3), 'holding', 0, 1));
+    const reads = Array.from({ length: 12 }, (_, i) => bus.read(1 + (i % 6), 'holding', 0, 1));
     await vi.advanceTimersByTimeAsync(1_000);
     await Promise.all(reads);
     expect(transport.maxInFlight).toBe(4);
+  });
+
+  it('never overlaps two requests to one unit, while other units use the free slots', async () => {
+    const { bus, transport } = await startedBus(tcpBusConfig({ maxInFlight: 4 }));
+    // Unit 1's requests come first and would fill every slot if only the total were checked.
+    const reads = [
+      ...Array.from({ length: 8 }, (_, i) => bus.read(1, 'holding', i, 1)),
+      ...Array.from({ length: 6 }, (_, i) => bus.read(2 + (i % 3), 'holding', i, 1)),
+    ];
+    await vi.advanceTimersByTimeAsync(2_000);
+    const blocks = await Promise.all(reads);
+    expect(blocks.slice(0, 8).map((b) => b.words?.[0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(transport.maxInFlightPerUnit(1)).toBe(1);
+    for (const unit of [2, 3, 4]) expect(transport.maxInFlightPerUnit(unit)).toBe(1);
+    expect(transport.maxInFlight).toBe(4);
+    // Unit 1 kept its order and did not wait for all the others: its turn came between theirs.
+    const order = transport.calls.map((c) => c.unit);
+    expect(order.indexOf(2)).toBeLessThan(order.lastIndexOf(1));
+  });
+
+  it('lets a unit configured as concurrent have several requests in flight', async () => {
+    const { bus, transport } = await startedBus(tcpBusConfig({ maxInFlight: 4 }), { concurrentUnits: new Set([1]) });
+    const reads = Array.from({ length: 8 }, (_, i) => bus.read(1, 'holding', i, 1));
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all(reads);
+    expect(transport.maxInFlightPerUnit(1)).toBe(4);
+  });
+});
+
+describe('Bus silent for too long', () => {
+  it('reopens the port once no unit gave a good reply for reopenAfterSilenceMs, logs it once, and counts it', async () => {
+    const config = { ...tcpBusConfig({ timeoutMs: 200 }), reopenAfterSilenceMs: 1_000, cooldown: { afterTimeouts: 100, initialMs: 5_000, maxMs: 5_000 } };
+    const { bus, transport, log } = await startedBus(config);
+    transport.behaviour = () => 'timeout';
+    const opensBefore = transport.openCalls.length;
+    for (let i = 0; i < 30; i += 1) {
+      const read = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
+      await vi.advanceTimersByTimeAsync(250);
+      await read;
+    }
+    const stats = bus.stats();
+    expect(stats.silenceReopens).toBeGreaterThanOrEqual(2);
+    expect(transport.openCalls.length - opensBefore).toBe(stats.silenceReopens);
+    expect(log.count('bus silent, reopening')).toBe(1);
+    expect(bus.progress()).toEqual({ goodReplies: 0, expected: true });
+
+    transport.behaviour = () => 'ok';
+    const read = bus.read(1, 'holding', 7, 1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await read).words).toEqual(Uint16Array.from([7]));
+    expect(bus.progress()).toEqual({ goodReplies: 1, expected: false });
+    expect(log.count('bus answering again')).toBe(1);
+  });
+
+  it('does not expect progress while every unit is legitimately cooling down', async () => {
+    const config = { ...tcpBusConfig({ timeoutMs: 100 }), cooldown: { afterTimeouts: 2, initialMs: 5_000, maxMs: 5_000 } };
+    const { bus, transport } = await startedBus(config);
+    transport.behaviour = () => 'timeout';
+    const first = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
+    await vi.advanceTimersByTimeAsync(150);
+    await first;
+    expect(bus.progress().expected).toBe(true); // failing, not yet in cool-down
+    const second = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
+    await vi.advanceTimersByTimeAsync(150);
+    await second;
+    expect(bus.unitState(1).state).toBe('cooling-down');
+    expect(bus.progress().expected).toBe(false);
   });
 });
 
