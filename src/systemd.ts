@@ -1,6 +1,10 @@
-// sd_notify over the NOTIFY_SOCKET datagram socket (the only importer of unix-dgram).
-// Without NOTIFY_SOCKET every call is a no-op, so the daemon runs the same outside systemd.
-import unixDgram from 'unix-dgram';
+// sd_notify over the NOTIFY_SOCKET datagram socket (the only importer of koffi).
+// Node has no AF_UNIX datagram sockets, so two libc calls go through koffi's FFI (prebuilt on the
+// npm registry, no compiler). The daemon's own process sends, so the unit keeps NotifyAccess=main.
+// Without NOTIFY_SOCKET every call is a no-op and koffi is never loaded.
+import { createRequire } from 'node:module';
+import { constants as osConstants } from 'node:os';
+import type * as Koffi from 'koffi';
 import type { Logger } from './log.js';
 
 export interface Notifier {
@@ -25,30 +29,91 @@ export function statusLine(text: string): string {
   return text.replace(/[\r\n]+/g, ' ').slice(0, 200);
 }
 
+const AF_UNIX = 1;
+const SUN_PATH_BYTES = 108;
+
+/**
+ * struct sockaddr_un for NOTIFY_SOCKET: a filesystem path, or "@name" for the abstract namespace
+ * (leading NUL, length without terminator). Throws when the name cannot fit.
+ */
+export function unixSocketAddress(notifySocket: string): Buffer {
+  const abstract = notifySocket.startsWith('@');
+  const name = Buffer.from(abstract ? notifySocket.slice(1) : notifySocket);
+  const pathBytes = abstract ? 1 + name.length : name.length + 1;
+  if (name.length === 0 || pathBytes > SUN_PATH_BYTES || (!abstract && name.includes(0))) {
+    throw new Error(`NOTIFY_SOCKET is not a usable unix socket address (${pathBytes} bytes)`);
+  }
+  const address = Buffer.alloc(2 + pathBytes);
+  // sa_family_t is host-endian; every platform fieldgate ships for is little-endian.
+  address.writeUInt16LE(AF_UNIX, 0);
+  name.copy(address, abstract ? 3 : 2);
+  return address;
+}
+
+interface DatagramSocket {
+  /** Sends one datagram without blocking; throws an Error with the errno code on failure. */
+  send(message: Buffer): void;
+  close(): void;
+}
+
+const SOCK_DGRAM = 2;
+const SOCK_CLOEXEC = 0o2000000;
+// Never block the event loop on a full systemd queue, and no SIGPIPE.
+const MSG_DONTWAIT = 0x40;
+const MSG_NOSIGNAL = 0x4000;
+
+function errnoError(call: string, errno: number): Error & { code: string } {
+  const code = Object.entries(osConstants.errno).find(([, value]) => value === errno)?.[0] ?? `errno ${errno}`;
+  return Object.assign(new Error(`${call} failed: ${code}`), { code });
+}
+
+function openUnixDatagram(address: Buffer): DatagramSocket {
+  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
+  const libc = koffi.load(null);
+  const socket = libc.func('int socket(int, int, int)') as (domain: number, type: number, protocol: number) => number;
+  const sendto = libc.func('intptr_t sendto(int, const void *, size_t, int, const void *, uint32_t)') as (
+    fd: number,
+    message: Buffer,
+    length: number,
+    flags: number,
+    address: Buffer,
+    addressLength: number,
+  ) => number;
+  const closeFd = libc.func('int close(int)') as (fd: number) => number;
+  let fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw errnoError('socket', koffi.errno());
+  return {
+    send(message) {
+      if (fd < 0) throw new Error('notify socket is closed');
+      const sent = sendto(fd, message, message.length, MSG_DONTWAIT | MSG_NOSIGNAL, address, address.length);
+      if (sent < 0) throw errnoError('sendto', koffi.errno());
+    },
+    close() {
+      if (fd >= 0) closeFd(fd);
+      fd = -1;
+    },
+  };
+}
+
 export function createNotifier(env: NodeJS.ProcessEnv, logger: Logger): Notifier {
   const path = env.NOTIFY_SOCKET;
   if (path === undefined || path === '') return disabledNotifier();
-  if (path.startsWith('@')) {
-    logger.warn({ notifySocket: path }, 'abstract NOTIFY_SOCKET not supported, systemd notifications off');
+  let socket: DatagramSocket;
+  try {
+    socket = openUnixDatagram(unixSocketAddress(path));
+  } catch (err) {
+    logger.warn({ err, notifySocket: path }, 'systemd notify socket unusable, systemd notifications off');
     return disabledNotifier();
   }
-  const socket = unixDgram.createSocket('unix_dgram');
   let failed = false;
-  socket.on('error', (err: Error) => report(err));
-  function report(err: Error): void {
-    if (failed) return;
-    failed = true;
-    logger.warn({ err, notifySocket: path }, 'systemd notification failed');
-  }
   function send(message: string): void {
-    const buf = Buffer.from(message);
     try {
-      socket.send(buf, 0, buf.length, path as string, (err?: Error) => {
-        if (err) report(err);
-        else failed = false;
-      });
+      socket.send(Buffer.from(message));
+      if (failed) logger.info({ notifySocket: path }, 'systemd notification recovered');
+      failed = false;
     } catch (err) {
-      report(err as Error);
+      if (!failed) logger.warn({ err, notifySocket: path }, 'systemd notification failed');
+      failed = true;
     }
   }
   return {
@@ -57,13 +122,7 @@ export function createNotifier(env: NodeJS.ProcessEnv, logger: Logger): Notifier
     status: (text) => send(`STATUS=${statusLine(text)}`),
     watchdog: () => send('WATCHDOG=1'),
     stopping: (status) => send(`STOPPING=1\nSTATUS=${statusLine(status)}`),
-    close: () => {
-      try {
-        socket.close();
-      } catch {
-        // already closed
-      }
-    },
+    close: () => socket.close(),
   };
 }
 

@@ -1,10 +1,13 @@
-// Durable per-device FIFO of reports in SQLite (the only importer of better-sqlite3).
+// Durable per-device FIFO of reports in SQLite (the only importer of libsql).
 // Appends are group-committed to spare SD cards; records leave only through ack() after PUBACK.
-import Database from 'better-sqlite3';
-import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import Database from 'libsql';
+import type { SqliteDatabase, Statement } from '../types/sqlite.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats } from './outbox-types.js';
 
 export type { OutboxDeviceStats, OutboxDropInfo, OutboxOptions, OutboxRecord, OutboxStats } from './outbox-types.js';
+
+/** A row as libsql returns it: BLOBs arrive as ArrayBuffer. */
+type StoredRecord = Omit<OutboxRecord, 'payload'> & { payload: ArrayBuffer };
 
 interface Pending {
   device: string;
@@ -30,7 +33,7 @@ export class Outbox {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly insert: Statement<[string, number, Buffer]>;
-  private readonly selectAfter: Statement<[string, number, number], OutboxRecord>;
+  private readonly selectAfter: Statement<[string, number, number], StoredRecord>;
   private readonly sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
   private readonly deleteUpTo: Statement<[string, number]>;
   private readonly oldestOfDevice: Statement<[string, number], { seq: number; size: number }>;
@@ -39,7 +42,9 @@ export class Outbox {
 
   constructor(options: OutboxOptions) {
     this.options = { flushIntervalMs: 50, flushRecords: 500, ...options };
-    this.db = new Database(options.path);
+    this.db = new Database(options.path) as SqliteDatabase;
+    // better-sqlite3's default; libsql waits 0 ms for a lock held by another connection.
+    this.db.pragma('busy_timeout = 5000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
@@ -118,7 +123,9 @@ export class Outbox {
   /** Up to `limit` committed records of a device, oldest first, with seq > afterSeq. */
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    return this.selectAfter.all(device, afterSeq, limit);
+    return this.selectAfter
+      .all(device, afterSeq, limit)
+      .map((row) => ({ seq: row.seq, ts: row.ts, payload: Buffer.from(row.payload) }));
   }
 
   /** Remove a device's records up to and including seq (after their PUBACK). */

@@ -7,7 +7,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from 'libsql';
 import mqtt from 'mqtt';
 import { silentLogger } from '../../src/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
@@ -153,7 +153,8 @@ export class OutboxSampler {
 
   private open(): Database.Database | undefined {
     if (this.db === undefined && existsSync(this.path)) {
-      this.db = new Database(this.path, { readonly: true, fileMustExist: true });
+      // libsql ignores the readonly/fileMustExist options; a read-only URI gives both.
+      this.db = new Database(`file:${this.path}?mode=ro`);
     }
     return this.db;
   }
@@ -162,10 +163,10 @@ export class OutboxSampler {
     try {
       const db = this.open();
       if (!db) return [];
-      const rows = db.prepare('SELECT seq, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; payload: Buffer }>;
+      const rows = db.prepare('SELECT seq, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; payload: ArrayBuffer }>;
       const out: Array<{ seq: number; value: number }> = [];
       for (const r of rows) {
-        const value = (JSON.parse(r.payload.toString()) as { seq?: unknown }).seq;
+        const value = (JSON.parse(Buffer.from(r.payload).toString()) as { seq?: unknown }).seq;
         if (typeof value === 'number') out.push({ seq: r.seq, value });
       }
       return out;

@@ -1,11 +1,34 @@
-// The notify protocol against an independent listener: socat UNIX-RECV as NOTIFY_SOCKET.
+// The notify protocol against independent listeners: socat UNIX-RECV, and a Python socket with
+// SO_PASSCRED that sees the sender's pid as systemd does (NotifyAccess=main).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log.js';
-import { createNotifier, statusLine, watchdogIntervalMs } from '../../../src/systemd.js';
+import { createNotifier, statusLine, unixSocketAddress, watchdogIntervalMs } from '../../../src/systemd.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
+
+interface Datagram {
+  pid: number | null;
+  message: string;
+}
+
+/** Starts notify_listener.py on `path`; resolves once it is bound. */
+async function pythonListener(path: string): Promise<{ child: ChildProcess; datagrams: Datagram[] }> {
+  const script = join(import.meta.dirname, '../../helpers/notify_listener.py');
+  const child = spawn('/usr/bin/python3', [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const datagrams: Datagram[] = [];
+  let listening = false;
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const event = JSON.parse(line) as Datagram & { listening?: boolean };
+    if (event.listening) listening = true;
+    else datagrams.push(event);
+  });
+  await waitFor(() => listening);
+  return { child, datagrams };
+}
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -20,6 +43,7 @@ describe('systemd notify', () => {
   let dir: string | undefined;
   afterEach(() => {
     listener?.kill();
+    listener = undefined;
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -45,6 +69,107 @@ describe('systemd notify', () => {
     expect(received).toContain('STATUS=2 devices online');
     expect(received).toContain('STOPPING=1\nSTATUS=draining outbox');
     expect(received.indexOf('READY=1')).toBeLessThan(received.indexOf('STOPPING=1'));
+  });
+
+  it('sends from the daemon process itself, so NotifyAccess=main accepts it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fg-notify-'));
+    const path = join(dir, 'notify.sock');
+    const peer = await pythonListener(path);
+    listener = peer.child;
+    const notifier = createNotifier({ NOTIFY_SOCKET: path }, silentLogger());
+    notifier.ready('up');
+    notifier.watchdog();
+    notifier.close();
+    await waitFor(() => peer.datagrams.length === 2);
+    expect(peer.datagrams).toEqual([
+      { pid: process.pid, message: 'READY=1\nSTATUS=up' },
+      { pid: process.pid, message: 'WATCHDOG=1' },
+    ]);
+    expect(readFileSync('systemd/fieldgate.service', 'utf8')).toMatch(/^NotifyAccess=main$/m);
+  });
+
+  it('reaches a listener in the abstract namespace ("@name")', async () => {
+    const name = `@fg-notify-${process.pid}-${Date.now()}`;
+    const peer = await pythonListener(name);
+    listener = peer.child;
+    const notifier = createNotifier({ NOTIFY_SOCKET: name }, silentLogger());
+    expect(notifier.enabled).toBe(true);
+    notifier.ready('abstract');
+    notifier.close();
+    await waitFor(() => peer.datagrams.length === 1);
+    expect(peer.datagrams[0]).toEqual({ pid: process.pid, message: 'READY=1\nSTATUS=abstract' });
+  });
+
+  it('warns once while the listener is gone and logs the recovery once', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fg-notify-'));
+    const path = join(dir, 'notify.sock');
+    const log = captureLogger();
+    const notifier = createNotifier({ NOTIFY_SOCKET: path }, log.logger);
+    expect(() => {
+      notifier.watchdog();
+      notifier.watchdog();
+      notifier.status('still nobody');
+    }).not.toThrow();
+    expect(log.count('systemd notification failed')).toBe(1);
+    expect(log.lines().find((l) => l.msg === 'systemd notification failed')).toMatchObject({ err: { code: 'ENOENT' } });
+
+    const peer = await pythonListener(path);
+    listener = peer.child;
+    notifier.watchdog();
+    notifier.watchdog();
+    notifier.close();
+    await waitFor(() => peer.datagrams.length === 2);
+    expect(peer.datagrams.map((d) => d.message)).toEqual(['WATCHDOG=1', 'WATCHDOG=1']);
+    expect(log.count('systemd notification recovered')).toBe(1);
+    expect(log.count('systemd notification failed')).toBe(1);
+  });
+
+  it('never blocks the event loop when the listener stops reading (full queue)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fg-notify-'));
+    const path = join(dir, 'notify.sock');
+    // Bound but never reading: the kernel queue (net.unix.max_dgram_qlen datagrams, 10 by default) fills.
+    const code = 'import socket,sys,time\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint("bound",flush=True)\ntime.sleep(60)';
+    listener = spawn('/usr/bin/python3', ['-c', code, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let bound = false;
+    listener.stdout?.on('data', () => (bound = true));
+    await waitFor(() => bound);
+    const log = captureLogger();
+    const notifier = createNotifier({ NOTIFY_SOCKET: path }, log.logger);
+    for (let i = 0; i < 5000; i += 1) notifier.watchdog();
+    notifier.close();
+    expect(log.count('systemd notification failed')).toBe(1);
+    expect(log.lines().find((l) => l.msg === 'systemd notification failed')).toMatchObject({ err: { code: 'EAGAIN' } });
+  });
+
+  it('does not throw after close', () => {
+    const notifier = createNotifier({ NOTIFY_SOCKET: '/nonexistent/notify.sock' }, silentLogger());
+    notifier.close();
+    notifier.close();
+    expect(() => notifier.watchdog()).not.toThrow();
+  });
+
+  it.each([
+    ['a path longer than sun_path', `/tmp/${'x'.repeat(120)}`],
+    ['an empty abstract name', '@'],
+    ['a path with a NUL byte', '/tmp/a\0b'],
+  ])('turns notifications off with one warning for %s', (_what, notifySocket) => {
+    const log = captureLogger();
+    const notifier = createNotifier({ NOTIFY_SOCKET: notifySocket }, log.logger);
+    expect(notifier.enabled).toBe(false);
+    expect(log.count('systemd notify socket unusable, systemd notifications off')).toBe(1);
+    expect(() => notifier.ready('x')).not.toThrow();
+  });
+
+  it.each([
+    ['/run/systemd/notify', [1, 0, ...Buffer.from('/run/systemd/notify'), 0]],
+    ['@sd', [1, 0, 0, ...Buffer.from('sd')]],
+  ])('encodes %s as a sockaddr_un', (notifySocket, bytes) => {
+    expect([...unixSocketAddress(notifySocket)]).toEqual(bytes);
+  });
+
+  it('accepts the longest path that fits sun_path (107 bytes + NUL)', () => {
+    expect(unixSocketAddress(`/${'x'.repeat(106)}`)).toHaveLength(2 + 108);
+    expect(() => unixSocketAddress(`/${'x'.repeat(107)}`)).toThrow(/not a usable unix socket address/);
   });
 
   it('is a no-op without NOTIFY_SOCKET', () => {
