@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fieldgate as aarch64 on an amd64 Debian machine, under qemu-user (see docs/arm64.md).
-#   test/arm64/run.sh [all|unit|e2e|smoke|bench]     (npm run test:arm64 runs `all`)
+#   test/arm64/run.sh [all|prepare|unit|e2e|smoke|bench]     (npm run test:arm64 runs `all`)
 # all: unit tests + 60 s end-to-end run; smoke: a 30 s end-to-end run (CI); bench: southbound
 # benchmark and daemon CPU per 1,000 points, native against emulated in the same run.
 set -euo pipefail
@@ -101,10 +101,11 @@ fetch_node
 write_node_wrapper
 stage_app
 case "$MODE" in
+  prepare) ;;
   all) run_unit; run_e2e 60 ;;
   unit) run_unit ;;
   e2e) run_e2e 60 ;;
   smoke) run_e2e 30 ;;
   bench) run_bench ;;
-  *) say "unknown mode $MODE (all|unit|e2e|smoke|bench)"; exit 64 ;;
+  *) say "unknown mode $MODE (all|prepare|unit|e2e|smoke|bench)"; exit 64 ;;
 esac
