@@ -12,6 +12,7 @@ import type { GatewayStatus } from '../../src/status.js';
 import { createPtyPair, parseSimMap, startSimulation } from '../../src/simulator/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { startTestEmulator, type TestEmulator } from '../integration/emulator/helpers.js';
+import { startNotifyListener } from './notify.js';
 import { cpuSeconds } from './proc-cpu.js';
 import {
   COUNTER_PER_SECOND, DEVICE_IDS, METERS, POINTS_PER_CYCLE, REQUESTS_PER_CYCLE, TOKENS, UNIT_IDS,
@@ -38,9 +39,12 @@ const healthPort = await freePort();
 const sitePath = join(dir, 'site.yaml');
 writeFileSync(sitePath, siteYaml({ stateDir: join(dir, 'state'), healthPort, mqttPort: emulator.emu.mqttPort, httpPort: emulator.emu.httpPort, serialPath: pty.a }));
 
+// systemd's side of sd_notify (READY, WATCHDOG through koffi's FFI on the daemon's side).
+const notify = await startNotifyListener(join(dir, 'notify.sock'));
 // The service's V8 flags (systemd/fieldgate.service), so the CPU figure is the service's.
 const daemon = spawn(args.node, ['--optimize-for-size', '--v8-pool-size=1', join(args.app, 'bin/fieldgate.js'), 'run', '--config', sitePath], {
-  cwd: args.app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FIELDGATE_HEALTH_PORT: String(healthPort) },
+  cwd: args.app, stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, FIELDGATE_HEALTH_PORT: String(healthPort), NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '20000000' },
 });
 let log = '';
 daemon.stdout.on('data', (chunk: Buffer) => { log += chunk.toString(); });
@@ -117,6 +121,9 @@ try {
     check(history.length >= seconds * 2 && monotonic, `${meter}: ${history.length} counter values in the cloud (interface A series), integers, never going back`);
     check(typeof last === 'number' && Math.abs(current - last) <= COUNTER_PER_SECOND * 5, `${meter}: last counter in the cloud ${String(last)} within 5 s of the device's`);
   }
+  const messages = notify.messages();
+  check(messages.some((m) => m.pid === pid && m.message.includes('READY=1')), 'READY=1 sent to NOTIFY_SOCKET by the daemon');
+  check(messages.filter((m) => m.pid === pid && m.message.includes('WATCHDOG=1')).length >= Math.floor(seconds / 10) - 1, `watchdog fed (${messages.filter((m) => m.message.includes('WATCHDOG=1')).length} WATCHDOG=1 with WATCHDOG_USEC 20 s)`);
   const errors = log.split('\n').filter((line) => /"level":(50|60)/.test(line));
   check(errors.length === 0, `no error lines in the daemon's log${errors.length > 0 ? `: ${errors.slice(0, 3).join(' | ')}` : ''}`);
   const pointsPerS = points / windowS;
@@ -132,6 +139,7 @@ try {
   const code = await exited;
   clearTimeout(killer);
   check(code === 0, `daemon stopped cleanly on SIGTERM (exit ${String(code)})`);
+  notify.stop();
   await sim.close();
   await pty.close();
   await emulator.emu.close();
