@@ -96,17 +96,22 @@ run_bench() {
   run_e2e 60
 }
 
-mkdir -p "$STAGE"
-install_apt_packages
-fetch_node
-stage_app
-write_wrappers
-case "$MODE" in
-  prepare) ;;
-  all) run_unit; run_e2e 60 ;;
-  unit) run_unit ;;
-  e2e) run_e2e 60 ;;
-  smoke) run_e2e 30 ;;
-  bench) run_bench ;;
-  *) say "unknown mode $MODE (all|prepare|unit|e2e|smoke|bench)"; exit 64 ;;
-esac
+main() {
+  mkdir -p "$STAGE"
+  install_apt_packages
+  fetch_node
+  stage_app
+  write_wrappers
+  case "$MODE" in
+    prepare) ;;
+    all) run_unit; run_e2e 60 ;;
+    unit) run_unit ;;
+    e2e) run_e2e 60 ;;
+    smoke) run_e2e 30 ;;
+    bench) run_bench ;;
+    *) say "unknown mode $MODE (all|prepare|unit|e2e|smoke|bench)"; exit 64 ;;
+  esac
+}
+
+# One call, parsed whole before it runs: editing this file during a run cannot change the run.
+main; exit
