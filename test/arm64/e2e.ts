@@ -130,7 +130,7 @@ try {
   const cpuWindow = cpu1 - cpu0;
   process.stdout.write(`daemon: ${args.node}\n`);
   process.stdout.write(`start-up to first values: ${readyS.toFixed(1)} s, CPU ${cpu0.toFixed(2)} s\n`);
-  process.stdout.write(`steady ${windowS.toFixed(0)} s: ${points.toFixed(0)} points polled (${pointsPerS.toFixed(0)}/s), CPU ${cpuWindow.toFixed(2)} s = ${((1000 * cpuWindow) / points).toFixed(3)} CPU s per 1,000 points (${((100 * cpuWindow) / windowS).toFixed(1)} % of a core)\n`);
+  process.stdout.write(`steady ${windowS.toFixed(0)} s: ${points.toFixed(0)} points polled (${pointsPerS.toFixed(0)}/s), CPU ${cpuWindow.toFixed(2)} s = ${((1000 * cpuWindow) / points).toFixed(3)} CPU s per 1,000 points (${((100 * cpuWindow) / windowS).toFixed(1)} % of a core), ${final.devices.reduce((sum, d) => sum + d.skippedCycles, 0)} cycles skipped\n`);
 } catch (error) {
   check(false, String(error));
 } finally {
