@@ -147,6 +147,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 if (failures.length > 0) {
-  process.stdout.write(`arm64 e2e: ${failures.length} check(s) failed; daemon log in ${join(tmpdir(), 'fieldgate-arm64-daemon.log')}\n`);
+  process.stdout.write(`daemon log, last lines:\n${log.trimEnd().split('\n').slice(-20).join('\n')}\n`);
+  process.stdout.write(`arm64 e2e: ${failures.length} check(s) failed; whole daemon log in ${join(tmpdir(), 'fieldgate-arm64-daemon.log')}\n`);
   process.exitCode = 1;
 } else process.stdout.write('arm64 e2e: all checks passed\n');
