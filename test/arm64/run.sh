@@ -77,8 +77,11 @@ stage_app() {
 }
 
 run_unit() {
-  say "unit tests under qemu (vitest, threads pool: a forked child would exec an aarch64 binary)"
-  (cd "$STAGE/app" && NO_COLOR=1 "$STAGE/bin/node-arm64" node_modules/vitest/vitest.mjs run test/unit --pool=threads)
+  # threads pool: a forked child would exec an aarch64 binary. Timeouts x4: vitest's 30 s is a
+  # guard against hangs, and the property tests run ~5-10x longer under emulation.
+  say "unit tests under qemu"
+  (cd "$STAGE/app" && NO_COLOR=1 "$STAGE/bin/node-arm64" node_modules/vitest/vitest.mjs run test/unit \
+    --pool=threads --testTimeout=120000 --hookTimeout=120000)
 }
 
 run_e2e() {
