@@ -62,14 +62,18 @@ async function status(): Promise<GatewayStatus> {
 const readTransactions = async () => (await status()).buses.reduce((sum, b) => sum + b.transactions, 0);
 
 /** Interface A history of one attribute, oldest first. */
-async function series(meter: MeterName, identifier: string): Promise<Array<{ ts: number; value: unknown }>> {
-  const points: Array<{ ts: number; value: unknown }> = [];
+async function series(meter: MeterName, identifier: string): Promise<Array<{ ts: number; value: unknown; type: string }>> {
+  const points: Array<{ ts: number; value: unknown; type: string }> = [];
   for (let page = 1; ; page += 1) {
     const reply = await emulator.api('GET', `/api/v1/device/${DEVICE_IDS[meter]}/attribute/${identifier}/series?page=${page}&page_records=500`);
-    const items = (reply.body.info ?? []) as Array<{ ts: number; value: unknown }>;
+    const items = (reply.body.info ?? []) as Array<{ ts: number; value: unknown; type: string }>;
     points.push(...items);
     if (items.length < 500) return points.reverse();
   }
+}
+/** A value the gateway reported (not the push itself, which interface B also stores) after `since`. */
+async function reportedAfter(meter: MeterName, identifier: string, value: number, since: number): Promise<boolean> {
+  return (await series(meter, identifier)).some((h) => h.type === 'report' && h.ts >= since && near(h.value, value));
 }
 
 const started = Date.now();
@@ -92,18 +96,20 @@ try {
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   await pause((seconds * 1000) / 3);
   // A push through interface B must reach the register and come back as the read-back value.
+  const pushedB = Date.now();
   await emulator.app('POST', `/app/device/v1/${TOKENS['meter-1']}/attributes`, { setpoint: 42.5 });
   await waitFor(() => sim.simulator.getRegister(1, 'holding', 0) === 425, { timeoutMs: 30_000, what: 'setpoint 425 in the device' });
   check(true, 'meter-1: push via interface B written to holding 0 (425)');
-  await waitFor(async () => near((await attributes('meter-1')).setpoint, 42.5), { timeoutMs: 30_000, what: 'setpoint read-back' });
-  check(true, 'meter-1: read-back setpoint 42.5 reported to the cloud');
+  await waitFor(() => reportedAfter('meter-1', 'setpoint', 42.5, pushedB), { timeoutMs: 30_000, intervalMs: 250, what: 'setpoint read-back' });
+  check(true, 'meter-1: setpoint 42.5 read back from the device and reported (interface A series)');
   await pause(Math.max(0, t0 + (2 * seconds * 1000) / 3 - Date.now()));
   // A push through interface A (A7) to the other meter.
+  const pushedA = Date.now();
   await emulator.api('POST', `/api/v1/control/device/${DEVICE_IDS['meter-2']}/attributes`, { speed: 1234 });
   await waitFor(() => sim.simulator.getRegister(2, 'holding', 1) === 1234, { timeoutMs: 30_000, what: 'speed 1234 in the device' });
   check(true, 'meter-2: push via interface A written to holding 1 (1234)');
-  await waitFor(async () => near((await attributes('meter-2')).speed, 1234), { timeoutMs: 30_000, what: 'speed read-back' });
-  check(true, 'meter-2: read-back speed 1234 reported to the cloud');
+  await waitFor(() => reportedAfter('meter-2', 'speed', 1234, pushedA), { timeoutMs: 30_000, intervalMs: 250, what: 'speed read-back' });
+  check(true, 'meter-2: speed 1234 read back from the device and reported (interface A series)');
   await pause(Math.max(0, t0 + seconds * 1000 - Date.now()));
 
   const cpu1 = cpuSeconds(pid);
