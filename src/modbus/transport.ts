@@ -65,10 +65,14 @@ class ModbusSerialTransport implements ModbusTransport {
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no connection within ${openTimeoutMs} ms`)), openTimeoutMs);
     });
+    const connecting = this.connect(client);
     try {
-      await Promise.race([this.connect(client), timedOut]);
+      await Promise.race([connecting, timedOut]);
     } catch (err) {
       destroyQuietly(client);
+      // An open that completes after its timeout would keep the port (and its lock) with no owner,
+      // so every reopen would fail with "Cannot lock port": close it as soon as it is open.
+      connecting.then(() => destroyQuietly(client), () => undefined);
       const reason = (err instanceof Error ? err.message : String(err)).replace(/^Error: /, '');
       throw new PortOpenError(this.target, reason, { cause: err });
     } finally {
