@@ -104,8 +104,8 @@ describe('fieldgate emulator CLI errors', () => {
   });
 
   it.each([
-    ['1001', '--json-max-depth'], ['abc', '--json-max-bytes'],
-  ])('exits 64 on a bad JSON bound %s for %s', async (value, flag) => {
+    ['1001', '--json-max-depth'], ['abc', '--json-max-bytes'], ['both', '--gateway-push-shape'],
+  ])('exits 64 on a bad value %s for %s', async (value, flag) => {
     const cli = startCli([flag, value, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0']);
     expect(await cli.exited).toBe(64);
     expect(cli.output()).toContain(flag);
