@@ -1,5 +1,6 @@
 // The gateway sub-device protocol end to end: a real mqtt.js gateway against the emulator, with
 // the results read back through interfaces A and B as any application would.
+import { createConnection } from 'node:net';
 import { connectAsync } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROJECT_KEY, type TestEmulator } from './helpers.js';
@@ -41,6 +42,12 @@ describe('gateway identity', () => {
   it('refuses a sub-device logging in directly: it reaches the cloud only through its gateway', async () => {
     const attempt = connectAsync(`mqtt://127.0.0.1:${t.emu.mqttPort}`, { username: 'sub-1-token', password: PROJECT_KEY, protocolVersion: 4, reconnectPeriod: 0 });
     await expect(attempt).rejects.toMatchObject({ code: 5 });
+    const socket = createConnection(t.emu.tcpPort, '127.0.0.1');
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    socket.write(`${PROJECT_KEY}&sub-1-token\r\n`);
+    await closed;
+    expect(await online('dev-sub-1')).toBe(false);
   });
 });
 
