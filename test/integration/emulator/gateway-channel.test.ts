@@ -4,19 +4,14 @@ import { createConnection } from 'node:net';
 import { connectAsync } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROJECT_KEY, type TestEmulator } from './helpers.js';
-import { connectGateway, startGatewaySite, until, type Gateway } from './gateway-fixtures.js';
+import { currentValues, Gateways, isOnline, startGatewaySite, until } from './gateway-fixtures.js';
 
 let t: TestEmulator;
-const open: Gateway[] = [];
+const gateways = new Gateways(() => t);
+const gateway = (token?: string) => gateways.connect(token);
 
-async function gateway(token = 'gw-1-token'): Promise<Gateway> {
-  const gw = await connectGateway(t, token);
-  open.push(gw);
-  return gw;
-}
-
-const online = async (deviceId: string) => (await t.api('GET', `/api/v1/device/${deviceId}`)).body.info.online as boolean;
-const raw = async (deviceId: string) => (await t.api('GET', `/api/v1/device/${deviceId}/attributes_raw`)).body.info as Record<string, unknown>;
+const online = (deviceId: string) => isOnline(t, deviceId);
+const raw = (deviceId: string) => currentValues(t, deviceId);
 const series = async (deviceId: string, name: string) =>
   (await t.api('GET', `/api/v1/device/${deviceId}/attribute/${name}/series`)).body.info as { value: unknown; type: string }[];
 
@@ -25,7 +20,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((gw) => gw.client.endAsync(true).catch(() => undefined)));
+  await gateways.closeAll();
   await t.emu.close();
 });
 

@@ -51,3 +51,29 @@ export async function connectGateway(t: TestEmulator, token: string): Promise<Ga
 }
 
 export { until };
+
+/** The gateways a test opened, closed together after it. */
+export class Gateways {
+  private readonly open: Gateway[] = [];
+
+  constructor(private readonly site: () => TestEmulator) {}
+
+  async connect(token = 'gw-1-token'): Promise<Gateway> {
+    const gw = await connectGateway(this.site(), token);
+    this.open.push(gw);
+    return gw;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.open.splice(0).map((gw) => gw.client.endAsync(true).catch(() => undefined)));
+  }
+}
+
+/** A device's current values (A6 attributes_raw) and online state (A4 device read). */
+export async function currentValues(t: TestEmulator, deviceId: string): Promise<Record<string, unknown>> {
+  return (await t.api('GET', `/api/v1/device/${deviceId}/attributes_raw`)).body.info as Record<string, unknown>;
+}
+
+export async function isOnline(t: TestEmulator, deviceId: string): Promise<boolean> {
+  return (await t.api('GET', `/api/v1/device/${deviceId}`)).body.info.online as boolean;
+}

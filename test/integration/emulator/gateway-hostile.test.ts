@@ -3,19 +3,14 @@
 import { connectAsync } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROJECT_KEY, type TestEmulator } from './helpers.js';
-import { connectGateway, startGatewaySite, until, type Gateway } from './gateway-fixtures.js';
+import { currentValues, Gateways, isOnline, startGatewaySite, until } from './gateway-fixtures.js';
 
 let t: TestEmulator;
-const open: Gateway[] = [];
+const gateways = new Gateways(() => t);
+const gateway = (token?: string) => gateways.connect(token);
 
-async function gateway(token = 'gw-1-token'): Promise<Gateway> {
-  const gw = await connectGateway(t, token);
-  open.push(gw);
-  return gw;
-}
-
-const raw = async (deviceId: string) => (await t.api('GET', `/api/v1/device/${deviceId}/attributes_raw`)).body.info as Record<string, unknown>;
-const online = async (deviceId: string) => (await t.api('GET', `/api/v1/device/${deviceId}`)).body.info.online as boolean;
+const raw = (deviceId: string) => currentValues(t, deviceId);
+const online = (deviceId: string) => isOnline(t, deviceId);
 const REPORT = 'gateway/attributes';
 const REPORT_ACK = 'gateway/attributes/response';
 
@@ -24,7 +19,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((gw) => gw.client.endAsync(true).catch(() => undefined)));
+  await gateways.closeAll();
   await t.emu.close();
 });
 
@@ -56,8 +51,7 @@ describe('scoping', () => {
   });
 
   it('refuses gateway topics from a direct device (errcode 403) and keeps it connected', async () => {
-    const direct = await connectGateway(t, 'direct-token');
-    open.push(direct);
+    const direct = await gateway('direct-token');
     expect(await direct.request(REPORT, { 1: { voltage: 9 } }, REPORT_ACK)).toEqual({ result: 0, errcode: 403, message: 'device is not a gateway' });
     expect(await direct.request('gateway/connect', { device: '1' }, 'gateway/connect/response')).toMatchObject({ errcode: 403, device: '1' });
     expect(await raw('dev-sub-1')).toEqual({});

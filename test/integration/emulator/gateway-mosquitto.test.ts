@@ -2,12 +2,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from './channel-fixtures.js';
 import { PROJECT_KEY, type TestEmulator } from './helpers.js';
-import { startGatewaySite } from './gateway-fixtures.js';
+import { currentValues, startGatewaySite } from './gateway-fixtures.js';
 import { messages, MosquittoClients } from './mosquitto-clients.js';
 
 let t: TestEmulator;
 const clients = new MosquittoClients(() => t.emu.mqttPort, PROJECT_KEY);
-const raw = async (deviceId: string) => (await t.api('GET', `/api/v1/device/${deviceId}/attributes_raw`)).body.info as Record<string, unknown>;
+const raw = (deviceId: string) => currentValues(t, deviceId);
 
 beforeEach(async () => {
   t = await startGatewaySite();

@@ -1,7 +1,8 @@
 // Seed rules for gateway and sub-device types and the bindings between them.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSeed, SeedError } from '../../../src/emulator/state/seed.js';
+import { parseSeed } from '../../../src/emulator/state/seed.js';
+import { seedProblems } from './seed-problems.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const gatewaySeed = readFileSync(new URL('../../integration/emulator/fixtures/gateway-seed.yaml', import.meta.url), 'utf8');
@@ -17,15 +18,7 @@ const TYPES = [
   '  - { id: t-sub, name: sub, kind: sub_device }',
 ].join('\n');
 
-function problems(text: string): string[] {
-  try {
-    parseSeed(text, NOW);
-  } catch (err) {
-    if (err instanceof SeedError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problems = (text: string): string[] => seedProblems(text, NOW);
 
 describe('gateway seed', () => {
   it('reads kinds, conn_type and bindings', () => {

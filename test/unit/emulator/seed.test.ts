@@ -1,20 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSeed, SeedError } from '../../../src/emulator/state/seed.js';
+import { parseSeed } from '../../../src/emulator/state/seed.js';
+import { seedProblems } from './seed-problems.js';
 import { parseDuration } from '../../../src/emulator/state/seed-reader.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const sample = readFileSync(new URL('../../../config/emulator-seed.yaml', import.meta.url), 'utf8');
 
-function problems(text: string): string[] {
-  try {
-    parseSeed(text, NOW);
-  } catch (err) {
-    if (err instanceof SeedError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problems = (text: string): string[] => seedProblems(text, NOW);
 
 describe('parseSeed', () => {
   it('reads the sample seed the demo uses', () => {
