@@ -46,7 +46,7 @@ describe('fieldgate emulator CLI with curl', () => {
   it('prints the ports and the seed summary', () => {
     expect(cli.output()).toMatch(/mqtt {2}mqtt:\/\/127\.0\.0\.1:\d+/);
     expect(cli.output()).toMatch(/tcp {3}127\.0\.0\.1:\d+/);
-    expect(cli.output()).toContain('3 devices');
+    expect(cli.output()).toContain('5 devices');
     expect(cli.output()).toContain('50 requests / 60 s');
   });
 
@@ -56,7 +56,7 @@ describe('fieldgate emulator CLI with curl', () => {
     expect(tok.headers).toMatch(/X-RateLimit-Limit: 50/i);
     const auth = `Authorization: Bearer ${tok.body.info.access_token}`;
     const devices = await curl(['-H', auth, `${base}/api/v1/devices?page_records=2`]);
-    expect(devices.body.info).toMatchObject({ total: 3, page_total: 2 });
+    expect(devices.body.info).toMatchObject({ total: 5, page_total: 3 });
     const cert = await curl(['-H', auth, `${base}/api/v1/device/dev-meter-3/certificate`]);
     expect(cert.body.info).toMatchObject({ access_token: 'demo-meter-3-token', project_key: PROJECT_KEY });
     const bad = await curl(['-X', 'POST', '-H', auth, `${base}/api/v1/device`, '-d', '{oops']);

@@ -33,10 +33,20 @@ describe('gateway seed', () => {
     ]);
   });
 
-  it('keeps the demo seed: conn_type "3" alone makes a gateway type, everything else stays direct', () => {
+  it('keeps the demo meters direct and binds the demo sub-device to the demo gateway', () => {
     const seed = parseSeed(sample, NOW);
-    expect(seed.types.map((t) => [t.id, t.kind])).toEqual([['type-modbus-meter', 'direct'], ['type-gateway', 'gateway']]);
-    expect(seed.devices.every((d) => d.binding === undefined)).toBe(true);
+    expect(seed.types.map((t) => [t.id, t.kind, t.conn_type])).toEqual([
+      ['type-modbus-meter', 'direct', '1'], ['type-gateway', 'gateway', '3'], ['type-modbus-sub-meter', 'sub_device', '1'],
+    ]);
+    expect(seed.devices.map((d) => [d.id, d.binding])).toEqual([
+      ['dev-meter-1', undefined], ['dev-meter-2', undefined], ['dev-meter-3', undefined],
+      ['dev-fieldgate', undefined], ['dev-meter-4', { gateway: 'dev-fieldgate', addr: '4' }],
+    ]);
+  });
+
+  it('makes a type a gateway from conn_type "3" alone', () => {
+    const seed = parseSeed(seedWith('  - { id: t, name: t, conn_type: "3" }', '  - { id: g, name: g, type: t, device_key: g }'), NOW);
+    expect(seed.types[0]).toMatchObject({ kind: 'gateway', conn_type: '3' });
   });
 
   it('takes a numeric address as its text', () => {

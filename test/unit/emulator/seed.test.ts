@@ -17,7 +17,7 @@ describe('parseSeed', () => {
     const meter = seed.types.find((t) => t.name === 'modbus-meter')!;
     expect(meter).toMatchObject({ allow_auto_create: true, type_key: 'modbus-meter-type-key' });
     expect(meter.data_streams).toContainEqual({ identifier: 'serial_raw', name: 'Raw serial passthrough', type: 'hex' });
-    expect(seed.devices.map((d) => d.access_token)).toEqual(['demo-meter-1-token', 'demo-meter-2-token', 'demo-meter-3-token']);
+    expect(seed.devices.map((d) => d.access_token)).toEqual(['demo-meter-1-token', 'demo-meter-2-token', 'demo-meter-3-token', 'demo-gateway-token', 'demo-meter-4-token']);
     expect(seed.groups.map((g) => [g.id, g.parent])).toEqual([['grp-plant', undefined], ['grp-hall-a', 'grp-plant'], ['grp-hall-b', 'grp-plant']]);
   });
 
