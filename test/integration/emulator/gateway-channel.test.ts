@@ -3,7 +3,7 @@
 import { createConnection } from 'node:net';
 import { connectAsync } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PROJECT_KEY, type TestEmulator } from './helpers.js';
+import { PROJECT_KEY, startTestEmulator, type TestEmulator } from './helpers.js';
 import { currentValues, Gateways, isOnline, startGatewaySite, until } from './gateway-fixtures.js';
 
 let t: TestEmulator;
@@ -169,3 +169,17 @@ async function restartWithSyncTimeout(current: TestEmulator, syncReplyTimeoutMs:
   await current.emu.close();
   return startGatewaySite({ syncReplyTimeoutMs });
 }
+
+describe('the sample seed\'s gateway', () => {
+  it('speaks for dev-meter-4 at address "4" and for nothing else', async () => {
+    await t.emu.close();
+    t = await startTestEmulator({ realChannel: true });
+    const gw = await gateway('demo-gateway-token');
+    expect(await gw.request('gateway/connect', { device: '4' }, 'gateway/connect/response')).toMatchObject({ result: 1 });
+    expect(await gw.request('gateway/attributes', { 4: { voltage: 230.2 }, 1: { voltage: 1 } }, 'gateway/attributes/response'))
+      .toMatchObject({ result: 0, errcode: 404, devices: ['1'] });
+    expect(await raw('dev-meter-4')).toEqual({ voltage: 230.2 });
+    expect(await raw('dev-meter-1')).toEqual({ voltage: 231, setpoint: 400 });
+    expect(await online('dev-meter-4')).toBe(true);
+  });
+});
