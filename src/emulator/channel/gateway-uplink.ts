@@ -11,6 +11,11 @@ export const NOT_BOUND = 404;
 /** Addresses quoted in an error message (and its log line); the answer's `devices` lists all. */
 const NAMED_IN_MESSAGE = 10;
 
+/** A peer-chosen address as it may appear in a message or a log line (it can be ~1 MiB long). */
+function shortened(addr: string): string {
+  return addr.length > 64 ? `${addr.slice(0, 64)}...` : addr;
+}
+
 export class GatewayUplinks {
   constructor(
     private readonly events: ChannelEvents,
@@ -66,7 +71,7 @@ export class GatewayUplinks {
   }
 
   private unbound(gatewayId: string, kind: GatewayUplinkKind, addrs: string[]): Answer {
-    const named = addrs.slice(0, NAMED_IN_MESSAGE).map((a) => JSON.stringify(a.length > 64 ? `${a.slice(0, 64)}...` : a));
+    const named = addrs.slice(0, NAMED_IN_MESSAGE).map((a) => JSON.stringify(shortened(a)));
     const more = addrs.length > NAMED_IN_MESSAGE ? ` and ${addrs.length - NAMED_IN_MESSAGE} more` : '';
     const message = `sub-device address not bound to this gateway: ${named.join(', ')}${more}`;
     const answer = this.refuse(gatewayId, kind, NOT_BOUND, message, addrs[0]);
@@ -74,7 +79,8 @@ export class GatewayUplinks {
   }
 
   private refuse(gatewayId: string, kind: GatewayUplinkKind, errcode: number, message: string, addr: string | undefined): Answer {
-    this.log.warn({ deviceId: gatewayId, kind, errcode, subDeviceAddr: addr, reason: message }, 'gateway message refused');
+    const subDeviceAddr = addr === undefined ? undefined : shortened(addr);
+    this.log.warn({ deviceId: gatewayId, kind, errcode, subDeviceAddr, reason: message }, 'gateway message refused');
     return addr === undefined ? { result: 0, errcode, message } : { result: 0, errcode, message, device: addr };
   }
 

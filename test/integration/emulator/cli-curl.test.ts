@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP, PROJECT_KEY, waitFor } from './helpers.js';
 
@@ -109,6 +110,28 @@ describe('fieldgate emulator CLI errors', () => {
     const cli = startCli([flag, value, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0']);
     expect(await cli.exited).toBe(64);
     expect(cli.output()).toContain(flag);
+  });
+
+  it('applies --gateway-push-shape to the sample seed\'s gateway', async () => {
+    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', '--gateway-push-shape', 'device']);
+    let gateway: MqttClient | undefined;
+    try {
+      await waitFor(() => /mqtt:\/\/127\.0\.0\.1:(\d+)/.test(cli.output()), 20_000, 'the emulator to print its ports');
+      const http = `http://127.0.0.1:${/http:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}`;
+      const mqttUrl = `mqtt://127.0.0.1:${/mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}`;
+      gateway = await connectAsync(mqttUrl, { username: 'demo-gateway-token', password: PROJECT_KEY, protocolVersion: 4, reconnectPeriod: 0 });
+      const pushes: string[] = [];
+      gateway.on('message', (topic, payload) => pushes.push(`${topic} ${payload.toString()}`));
+      await gateway.subscribeAsync('gateway/attributes/push', { qos: 1 });
+      const url = `${http}/app/device/v1/demo-meter-4-token/attributes`;
+      expect((await curl(['-X', 'POST', '-H', `Project-Key: ${PROJECT_KEY}`, '-d', '{"relay":true}', url])).body).toMatchObject({ result: 1 });
+      await waitFor(() => pushes.length === 1, 10_000, 'the push to the gateway');
+      expect(pushes).toEqual(['gateway/attributes/push {"device":"4","attributes":{"relay":true}}']);
+    } finally {
+      await gateway?.endAsync(true);
+      cli.child.kill('SIGTERM');
+      await cli.exited;
+    }
   });
 
   it('applies --json-max-depth and --json-max-bytes', async () => {

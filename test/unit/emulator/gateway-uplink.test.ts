@@ -91,6 +91,15 @@ describe('gateway uplinks', () => {
     expect(replies[0].body.devices).toHaveLength(12);
   });
 
+  it('keeps a huge unknown address out of the log line and the message', () => {
+    const addr = 'a'.repeat(3000);
+    send('gw-1', 'gateway/connect', JSON.stringify({ device: addr }));
+    expect(replies[0].body).toMatchObject({ errcode: 404, device: addr });
+    expect(String(replies[0].body.message).length).toBeLessThan(200);
+    const line = log.lines().find((l) => l.msg === 'gateway message refused');
+    expect(JSON.stringify(line).length).toBeLessThan(600);
+  });
+
   it.each([
     ['gateway/connect', '{"device":"2"}', ['connect', 'gw-1', 'sub-2'], 'gateway/connect/response'],
     ['gateway/disconnect', '{"device":"2"}', ['disconnect', 'gw-1', 'sub-2'], 'gateway/disconnect/response'],
