@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../log.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
+import type { GatewayPushShape } from '../emulator/channel/gateway-topics.js';
 import { checkRateLimit, DEFAULT_RATE_LIMIT } from '../emulator/http/rate-limit.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../emulator/json-limits.js';
 import { loadSeedFile, SeedError } from '../emulator/state/seed.js';
@@ -14,7 +15,8 @@ export const DEFAULT_PORTS = { http: 18080, mqtt: 11883, tcp: 18266 };
 
 const USAGE = `usage: fieldgate emulator [--seed FILE] [--http-port N] [--mqtt-port N] [--tcp-port N]
                           [--host ADDR] [--rate-limit N] [--rate-window SECONDS]
-                          [--json-max-depth N] [--json-max-bytes N] [--verbose]
+                          [--json-max-depth N] [--json-max-bytes N] [--gateway-push-shape keyed|device]
+                          [--verbose]
   Ports: 0 picks a free one (printed at start). Defaults: http ${DEFAULT_PORTS.http}, mqtt ${DEFAULT_PORTS.mqtt}, tcp ${DEFAULT_PORTS.tcp}.
 `;
 
@@ -32,6 +34,12 @@ function positive(value: string | undefined, fallback: number, name: string): nu
   return n;
 }
 
+/** Both shapes of `gateway/attributes/push` are documented; a gateway must accept either. */
+function pushShape(value: string | undefined): GatewayPushShape {
+  if (value === undefined || value === 'keyed' || value === 'device') return value ?? 'keyed';
+  throw new RangeError('--gateway-push-shape must be keyed or device');
+}
+
 export const runEmulator: CliCommand = async (args, io) => {
   let opts;
   try {
@@ -40,7 +48,8 @@ export const runEmulator: CliCommand = async (args, io) => {
       options: {
         seed: { type: 'string' }, 'http-port': { type: 'string' }, 'mqtt-port': { type: 'string' },
         'tcp-port': { type: 'string' }, host: { type: 'string' }, 'rate-limit': { type: 'string' },
-        'rate-window': { type: 'string' }, 'json-max-depth': { type: 'string' }, 'json-max-bytes': { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean' },
+        'rate-window': { type: 'string' }, 'json-max-depth': { type: 'string' }, 'json-max-bytes': { type: 'string' },
+        'gateway-push-shape': { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean' },
       },
       strict: true,
     });
@@ -62,6 +71,7 @@ export const runEmulator: CliCommand = async (args, io) => {
         maxDepth: positive(values['json-max-depth'], DEFAULT_JSON_LIMITS.maxDepth, 'json-max-depth'),
         maxBytes: positive(values['json-max-bytes'], DEFAULT_JSON_LIMITS.maxBytes, 'json-max-bytes'),
       },
+      gatewayPushShape: pushShape(values['gateway-push-shape']),
       verbose: values.verbose ?? false,
     };
     const problem = checkRateLimit(opts.rateLimit) ?? checkJsonLimits(opts.jsonLimits);

@@ -30,6 +30,17 @@ export interface ChannelEvents {
   onStreamData(deviceId: string, identifier: string | undefined, data: Buffer): void;
 }
 
+/** The gateway side of the state (device-channel.md section 3): who may speak for whom. */
+export interface GatewayEvents {
+  /** Whether this device's type is of kind gateway (only those may use `gateway/*`). */
+  isGateway(deviceId: string): boolean;
+  /** The device id bound to `gatewayId` under `addr`, or undefined: a gateway's whole scope. */
+  subDevice(gatewayId: string, addr: string): string | undefined;
+  /** `gateway/connect` / `gateway/disconnect` for a sub-device bound to this gateway. */
+  onSubDeviceConnect(gatewayId: string, subDeviceId: string): void;
+  onSubDeviceDisconnect(gatewayId: string, subDeviceId: string): void;
+}
+
 /** What the state can make a device receive. */
 export interface DeviceChannel {
   /** Publish to a device's un-prefixed topic (e.g. `attributes/push`). False when not connected. */
@@ -52,4 +63,6 @@ export interface DeviceChannelOptions {
   tcpRegisterTimeoutS: number;
   /** Bounds on JSON payloads of devices (JSON topics only; `data/<identifier>` is raw); default DEFAULT_JSON_LIMITS. */
   jsonLimits?: JsonLimits;
+  /** Gateway scoping; without it every `gateway/*` publish is refused as "not a gateway". */
+  gateways?: GatewayEvents;
 }

@@ -1,6 +1,10 @@
 // The state's side of the device channel: who may connect, what devices say, what they receive.
 import type { Logger } from '../log.js';
-import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory } from './channel.js';
+import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory, GatewayEvents } from './channel.js';
+import {
+  GATEWAY_COMMAND_TOPIC, GATEWAY_PUSH_TOPIC, gatewayCommandPayload, gatewayPushPayload, type GatewayPushShape,
+} from './channel/gateway-topics.js';
+import type { SubDeviceBinding } from './state/model.js';
 import type { EmulatorState } from './state/state.js';
 
 export const SYNC_REPLY_TIMEOUT_MS = 5000;
@@ -19,7 +23,10 @@ interface SyncWaiter {
   resolve(reply: CommandMessage | undefined): void;
 }
 
-export class DeviceLink implements DeviceDirectory, ChannelEvents {
+/** How a sub-device's online state is held in the state: one "connection" through its gateway. */
+const VIA_GATEWAY = 'gateway';
+
+export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents {
   private channel: DeviceChannel | undefined;
   private readonly waiters = new Set<SyncWaiter>();
   readonly streamLog = new Map<string, StreamRecord[]>();
@@ -29,6 +36,8 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents {
     private readonly state: EmulatorState,
     private readonly log: Logger,
     private readonly syncTimeoutMs = SYNC_REPLY_TIMEOUT_MS,
+    /** Which documented shape `gateway/attributes/push` carries (a gateway must accept both). */
+    public gatewayPushShape: GatewayPushShape = 'keyed',
   ) {}
 
   attach(channel: DeviceChannel): void {
@@ -38,7 +47,33 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents {
   // DeviceDirectory
   authenticate(accessToken: string, projectKey: string): string | undefined {
     if (projectKey !== this.state.project.project_key) return undefined;
-    return this.state.deviceByToken(accessToken)?.id;
+    const device = this.state.deviceByToken(accessToken);
+    // A sub-device reaches the cloud only through its gateway (its credential still serves interface B).
+    if (device && this.state.kindOf(device) === 'sub_device') {
+      this.log.info({ deviceId: device.id }, 'sub-device refused a direct connection');
+      return undefined;
+    }
+    return device?.id;
+  }
+
+  // GatewayEvents
+  isGateway(deviceId: string): boolean {
+    const device = this.state.devices.get(deviceId);
+    return device !== undefined && this.state.kindOf(device) === 'gateway';
+  }
+
+  subDevice(gatewayId: string, addr: string): string | undefined {
+    return this.state.subDeviceAt(gatewayId, addr)?.id;
+  }
+
+  onSubDeviceConnect(gatewayId: string, subDeviceId: string): void {
+    const device = this.state.devices.get(subDeviceId);
+    if (device) this.state.noteActivity(device, 'connect');
+    if (this.state.markConnected(subDeviceId, VIA_GATEWAY)) this.log.info({ deviceId: subDeviceId, gatewayId }, 'sub-device online');
+  }
+
+  onSubDeviceDisconnect(gatewayId: string, subDeviceId: string): void {
+    if (this.state.markDisconnected(subDeviceId, VIA_GATEWAY)) this.log.info({ deviceId: subDeviceId, gatewayId }, 'sub-device offline');
   }
 
   // ChannelEvents
@@ -51,6 +86,8 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents {
 
   onDisconnected(deviceId: string, via: 'mqtt' | 'tcp'): void {
     if (this.state.markDisconnected(deviceId, via)) this.log.debug({ deviceId, via }, 'device state offline');
+    // No sub-device is online while its gateway's connection is down (device-channel.md section 3).
+    if (via === 'mqtt') for (const sub of this.state.subDevicesOf(deviceId)) this.onSubDeviceDisconnect(deviceId, sub.id);
   }
 
   onReport(deviceId: string, attributes: Record<string, unknown>): void {
@@ -92,12 +129,31 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents {
   }
 
   // What the HTTP interfaces make devices receive. Offline devices: accepted and dropped.
+  // A sub-device's messages go through its gateway's connection, addressed by sub-device address.
   async pushAttributes(deviceId: string, values: Record<string, unknown>): Promise<boolean> {
-    return this.publish(deviceId, 'attributes/push', Buffer.from(JSON.stringify(values)));
+    const route = this.gatewayRoute(deviceId);
+    if (route === 'unbound') return false;
+    if (route) return this.publishJson(route.gateway, GATEWAY_PUSH_TOPIC, gatewayPushPayload(this.gatewayPushShape, route.addr, values));
+    return this.publishJson(deviceId, 'attributes/push', values);
   }
 
   async sendCommand(deviceId: string, command: CommandMessage): Promise<boolean> {
-    return this.publish(deviceId, `command/send/${command.id}`, Buffer.from(JSON.stringify(command)));
+    const route = this.gatewayRoute(deviceId);
+    if (route === 'unbound') return false;
+    if (route) return this.publishJson(route.gateway, GATEWAY_COMMAND_TOPIC, gatewayCommandPayload(route.addr, command));
+    return this.publishJson(deviceId, `command/send/${command.id}`, command);
+  }
+
+  /** undefined for a direct device; 'unbound' for a sub-device nobody speaks for (dropped). */
+  private gatewayRoute(deviceId: string): SubDeviceBinding | 'unbound' | undefined {
+    const device = this.state.devices.get(deviceId);
+    if (!device || this.state.kindOf(device) !== 'sub_device') return undefined;
+    if (device.binding === undefined) this.log.debug({ deviceId }, 'sub-device bound to no gateway: message dropped');
+    return device.binding ?? 'unbound';
+  }
+
+  private publishJson(deviceId: string, topic: string, value: unknown): Promise<boolean> {
+    return this.publish(deviceId, topic, Buffer.from(JSON.stringify(value)));
   }
 
   /** Sends the command and waits for the matching reply; undefined after the timeout. */

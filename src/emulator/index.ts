@@ -2,6 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import type { DeviceChannel, DeviceChannelOptions } from './channel.js';
+import type { GatewayPushShape } from './channel/gateway-topics.js';
 import { startDeviceChannel } from './channel/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { DeviceLink, SYNC_REPLY_TIMEOUT_MS } from './device-link.js';
@@ -29,6 +30,8 @@ export interface EmulatorOptions {
   tcpRegisterTimeoutS?: number;
   /** Bounds on every JSON input (HTTP bodies, device payloads); default DEFAULT_JSON_LIMITS. */
   jsonLimits?: Partial<JsonLimits>;
+  /** Shape of `gateway/attributes/push` (both are documented); default `keyed` (`{"<addr>":{...}}`). */
+  gatewayPushShape?: GatewayPushShape;
   /** Tests may pass a fake channel; default is the real broker + TCP stream server. */
   startChannel?: StartDeviceChannel;
 }
@@ -51,12 +54,12 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const limitProblem = checkJsonLimits(jsonLimits);
   if (limitProblem) throw new RangeError(limitProblem);
   const state = new EmulatorState(options.seed, clock);
-  const link = new DeviceLink(state, log.child({ part: 'device-link' }), options.syncReplyTimeoutMs ?? SYNC_REPLY_TIMEOUT_MS);
+  const link = new DeviceLink(state, log.child({ part: 'device-link' }), options.syncReplyTimeoutMs ?? SYNC_REPLY_TIMEOUT_MS, options.gatewayPushShape);
   const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT, clock);
   const tokens = new TokenStore(clock);
 
   const channel = await (options.startChannel ?? startDeviceChannel)({
-    mqttPort: options.mqttPort, tcpPort: options.tcpPort, host, directory: link, events: link,
+    mqttPort: options.mqttPort, tcpPort: options.tcpPort, host, directory: link, events: link, gateways: link,
     tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits,
   }, log.child({ part: 'channel' }));
   link.attach(channel);

@@ -1,7 +1,7 @@
 // Device communication shared by A7 and interface B: command bodies and custom data pushes.
 import type { CommandMessage } from '../channel.js';
 import type { DeviceLink } from '../device-link.js';
-import { invalidFields, notFound } from '../http/errors.js';
+import { ApiError, ErrCode, invalidFields, notFound } from '../http/errors.js';
 import { BodyReader, isPlainObject } from '../http/validate.js';
 import type { DeviceRecord } from '../state/model.js';
 import type { EmulatorState } from '../state/state.js';
@@ -9,6 +9,8 @@ import { encodeStreamMessage } from '../stream-framing.js';
 
 /** Interface B: command id is an integer of at most 6 digits. */
 export const MAX_COMMAND_ID = 999_999;
+
+export const SUB_DEVICE_NO_STREAMS = 'sub-device has no custom data channel';
 
 let generatedId = 0;
 
@@ -35,6 +37,10 @@ export function readPushMode(query: URLSearchParams, fallback: 'mqtt' | undefine
 export async function pushStreamData(
   state: EmulatorState, link: DeviceLink, device: DeviceRecord, identifier: string, mode: 'mqtt' | 'tcp', body: unknown,
 ): Promise<void> {
+  // device-channel.md section 3: custom data streams stay per device; a sub-device has none.
+  if (state.kindOf(device) === 'sub_device') {
+    throw new ApiError(ErrCode.badRequest, SUB_DEVICE_NO_STREAMS, [{ field: 'device', message: SUB_DEVICE_NO_STREAMS }]);
+  }
   const type = state.types.get(device.type);
   if (!type?.data_streams.some((s) => s.identifier === identifier)) throw notFound('Custom data stream', 'identifier', identifier);
   if (!isPlainObject(body)) throw invalidFields([{ field: '(body)', message: 'must be a JSON object with type and msg' }]);

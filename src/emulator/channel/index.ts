@@ -67,7 +67,7 @@ export async function startDeviceChannel(options: DeviceChannelOptions, logger: 
       log.warn({ deviceId, topic, err }, 'device response not published');
     });
   };
-  const uplinks = new UplinkHandler(events, sendReply, () => Date.now(), log, options.jsonLimits);
+  const uplinks = new UplinkHandler(events, sendReply, () => Date.now(), log, options.jsonLimits, options.gateways);
   const scoped = await ScopedBroker.start({
     directory,
     presence: mqttPresence,

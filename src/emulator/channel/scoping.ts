@@ -87,16 +87,21 @@ export function unscopeForDevice(deviceId: string, topic: string): string | unde
   return topic;
 }
 
-/** The device-channel topics a device may publish (device-channel.md section 2). */
+import { classifyGatewayUplink, gatewayResponseTopic, type GatewayUplinkKind } from './gateway-topics.js';
+
+/** The device-channel topics a device may publish (device-channel.md sections 2 and 3). */
 export type UplinkTopic =
   | { kind: 'report' }
   | { kind: 'attributesGet'; requestId: string }
   | { kind: 'commandReply'; requestId: string }
   | { kind: 'event'; requestId: string }
-  | { kind: 'streamData'; identifier: string };
+  | { kind: 'streamData'; identifier: string }
+  | { kind: 'gateway'; message: GatewayUplinkKind };
 
 /** Classify an un-prefixed topic a device published; undefined means not accepted. */
 export function classifyUplink(topic: string): UplinkTopic | undefined {
+  const gateway = classifyGatewayUplink(topic);
+  if (gateway !== undefined) return { kind: 'gateway', message: gateway };
   const levels = topic.split('/');
   if (levels.some((level) => level.length === 0)) return undefined;
   const [first, second, third] = levels;
@@ -122,5 +127,7 @@ export function responseTopic(uplink: UplinkTopic): string | undefined {
       return `event/response/${uplink.requestId}`;
     case 'streamData':
       return undefined;
+    case 'gateway':
+      return gatewayResponseTopic(uplink.message);
   }
 }

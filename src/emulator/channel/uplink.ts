@@ -1,8 +1,10 @@
 // What the cloud does with a device's publish: hand it to the state (ChannelEvents) and answer
 // on the response topic with the decided shapes of device-channel.md section 2.
 import type { Logger } from '../../log.js';
-import type { ChannelEvents, CommandMessage } from '../channel.js';
+import type { ChannelEvents, GatewayEvents } from '../channel.js';
 import { DEFAULT_JSON_LIMITS, parseBoundedJson, type BoundedJson, type JsonLimits } from '../json-limits.js';
+import { GatewayUplinks } from './gateway-uplink.js';
+import { BadRequest, commandReply, type Answer, reportAttributes, requestedKeys, requireMethod, requireObject } from './payload-shapes.js';
 import { responseTopic, type UplinkTopic } from './scoping.js';
 
 /** A non-JSON payload on a JSON topic drops the connection, as the real cloud may do. */
@@ -10,64 +12,19 @@ export type UplinkOutcome = { action: 'accept' } | { action: 'disconnect'; reaso
 
 export type SendReply = (deviceId: string, topic: string, payload: Buffer) => void;
 
-type Answer = { result: 1; [key: string]: unknown } | { result: 0; errcode: number; message: string };
-
-class BadRequest extends Error {}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function requireObject(value: unknown, what: string): Record<string, unknown> {
-  if (!isPlainObject(value)) throw new BadRequest(`${what} must be a JSON object`);
-  return value;
-}
-
-function requireMethod(body: Record<string, unknown>): string {
-  if (typeof body.method !== 'string' || body.method.length === 0) {
-    throw new BadRequest('method must be a non-empty string');
-  }
-  return body.method;
-}
-
-function reportAttributes(value: unknown): Record<string, unknown> {
-  const attributes = requireObject(value, 'an attributes report');
-  for (const [key, item] of Object.entries(attributes)) {
-    if (item === null || !['number', 'string', 'boolean', 'object'].includes(typeof item)) {
-      throw new BadRequest(`attribute "${key}" must be a number, string, boolean or object`);
-    }
-  }
-  return attributes;
-}
-
-function requestedKeys(value: unknown): string[] | undefined {
-  const body = requireObject(value, 'an attributes request');
-  if (body.keys === undefined) return undefined;
-  if (!Array.isArray(body.keys) || !body.keys.every((key) => typeof key === 'string')) {
-    throw new BadRequest('keys must be an array of strings');
-  }
-  return body.keys as string[];
-}
-
-/** The payload id wins; failing that the topic id (device-channel.md: send both equal). */
-function commandReply(value: unknown, requestId: string): CommandMessage {
-  const body = requireObject(value, 'a command reply');
-  const method = requireMethod(body);
-  let id: number;
-  if (typeof body.id === 'number' && Number.isInteger(body.id)) id = body.id;
-  else if (body.id === undefined && /^-?\d+$/.test(requestId)) id = Number(requestId);
-  else throw new BadRequest('id must be an integer');
-  return { method, params: body.params ?? {}, id };
-}
-
 export class UplinkHandler {
+  private readonly gatewayUplinks: GatewayUplinks;
+
   constructor(
     private readonly events: ChannelEvents,
     private readonly sendReply: SendReply,
     private readonly now: () => number,
     private readonly log: Logger,
     private readonly limits: JsonLimits = DEFAULT_JSON_LIMITS,
-  ) {}
+    gateways?: GatewayEvents,
+  ) {
+    this.gatewayUplinks = new GatewayUplinks(events, gateways, now, log);
+  }
 
   handle(deviceId: string, uplink: UplinkTopic, payload: Buffer): UplinkOutcome {
     if (uplink.kind === 'streamData') {
@@ -75,11 +32,13 @@ export class UplinkHandler {
       return { action: 'accept' };
     }
     // `{}` is the documented "all attributes" request; an empty payload means the same.
+    const text = payload.toString('utf8');
     const parsed: BoundedJson = uplink.kind === 'attributesGet' && payload.length === 0
       ? { ok: true, value: {} }
-      : parseBoundedJson(payload.toString('utf8'), payload.length, this.limits);
+      : parseBoundedJson(text, payload.length, this.limits);
     let answer: Answer;
-    if (parsed.ok) answer = this.answer(deviceId, uplink, parsed.value);
+    if (parsed.ok && uplink.kind === 'gateway') answer = this.gatewayUplinks.answer(deviceId, uplink.message, parsed.value, text);
+    else if (parsed.ok) answer = this.answer(deviceId, uplink, parsed.value);
     else if (parsed.problem === 'syntax') return { action: 'disconnect', reason: 'non-JSON payload on a JSON topic' };
     // Valid JSON beyond the bounds is refused like a wrong shape: answered, nothing stored.
     else answer = this.refuse(deviceId, uplink, parsed.problem, parsed.message);
@@ -115,6 +74,7 @@ export class UplinkHandler {
           return this.ok();
         }
         case 'streamData':
+        case 'gateway':
           return this.ok();
       }
     } catch (err) {

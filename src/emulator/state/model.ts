@@ -55,8 +55,12 @@ export interface ExtendInfoDefinition {
   is_standard: boolean;
 }
 
+/** A gateway speaks for the sub-devices bound to it (device-channel.md section 3). */
+export type DeviceKind = 'direct' | 'gateway' | 'sub_device';
+
 export interface DeviceTypeRecord {
   id: string;
+  kind: DeviceKind;
   name: string;
   descr: string;
   tags: Tags;
@@ -114,6 +118,14 @@ export interface DeviceRecord {
   standard_infos: Record<string, Record<string, Primitive>>;
   /** Last value write per extended-info definition id (else the definition's update_time). */
   info_update_times: Record<string, number>;
+  /** A sub-device's binding: its gateway's device id and its address there (both or neither). */
+  binding: SubDeviceBinding | undefined;
+}
+
+export interface SubDeviceBinding {
+  gateway: string;
+  /** Unique among the gateway's sub-devices; for Modbus usually the unit id. */
+  addr: string;
 }
 
 export interface RoleRecord {

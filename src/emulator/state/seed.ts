@@ -4,8 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { Fields, SeedError } from './seed-reader.js';
 import type {
-  AlarmLogRecord, AttrType, DeviceRecord, DeviceTypeRecord, GroupRecord, HistoryPoint, SeedData,
+  AlarmLogRecord, AttrType, DeviceKind, DeviceRecord, DeviceTypeRecord, GroupRecord, HistoryPoint, SeedData, SubDeviceBinding,
 } from './model.js';
+import { checkBindings } from './seed-bindings.js';
 
 export { SeedError };
 
@@ -15,6 +16,34 @@ export function randomToken(bytes = 16): string {
 
 const ATTR_TYPES: AttrType[] = ['report', 'push', 'cloud'];
 const STREAM_TYPES = ['hex', 'text', 'json'];
+const DEVICE_KINDS: DeviceKind[] = ['direct', 'gateway', 'sub_device'];
+/** device-channel.md section 5: `conn_type` "3" means the device is a gateway. */
+export const GATEWAY_CONN_TYPE = '3';
+
+/** `kind` defaults from `conn_type` ("3" = gateway), and a gateway's `conn_type` defaults to "3". */
+function readKind(f: Fields): { kind: DeviceKind; conn_type: string } {
+  const given = f.optionalString('kind');
+  const rawConnType = f.optionalString('conn_type');
+  let kind: DeviceKind = rawConnType === GATEWAY_CONN_TYPE ? 'gateway' : 'direct';
+  if (given !== undefined) {
+    if (DEVICE_KINDS.includes(given as DeviceKind)) kind = given as DeviceKind;
+    else f.problem('kind', `must be one of ${DEVICE_KINDS.join(', ')}`);
+  }
+  const connType = rawConnType ?? (kind === 'gateway' ? GATEWAY_CONN_TYPE : '1');
+  if ((kind === 'gateway') !== (connType === GATEWAY_CONN_TYPE)) {
+    f.problem('conn_type', `must be "${GATEWAY_CONN_TYPE}" exactly when kind is gateway`);
+  }
+  return { kind, conn_type: connType };
+}
+
+function readBinding(f: Fields): SubDeviceBinding | undefined {
+  const gateway = f.optionalString('gateway');
+  const addr = f.optionalString('sub_device_addr');
+  if (gateway === undefined && addr === undefined) return undefined;
+  if (!gateway) f.problem('gateway', 'is required with sub_device_addr (the gateway device id)');
+  if (!addr) f.problem('sub_device_addr', 'is required with gateway (a non-empty string)');
+  return gateway && addr ? { gateway, addr } : undefined;
+}
 
 function readType(f: Fields, now: number): DeviceTypeRecord {
   const create = f.time('create_time', now);
@@ -25,7 +54,7 @@ function readType(f: Fields, now: number): DeviceTypeRecord {
     tags: f.tags('tags'),
     create_time: create,
     conn_protocol: f.string('conn_protocol', 'mqtt'),
-    conn_type: f.string('conn_type', '1'),
+    ...readKind(f),
     type_key: f.optionalString('type_key'),
     allow_auto_create: f.bool('allow_auto_create', false),
     data_streams: f.list('data_streams', (s) => {
@@ -102,6 +131,7 @@ function readDevice(f: Fields, now: number): DeviceRecord {
     extend_infos: f.primitives('extend_infos'),
     standard_infos: readStandardInfos(f),
     info_update_times: {},
+    binding: readBinding(f),
   };
 }
 
@@ -160,6 +190,7 @@ function crossCheck(seed: SeedData, problems: string[]): void {
     checkRefs(problems, `customers[${i}].devices`, c.devices, devices, 'device');
   });
   seed.alarms.forEach((a, i) => checkRefs(problems, `alarms[${i}].device_id`, [a.device_id], devices, 'device'));
+  checkBindings(seed, problems);
   if (seed.types.length === 0) problems.push('device_types: at least one device type is required');
 }
 

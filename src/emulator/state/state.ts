@@ -2,7 +2,7 @@
 import type { Clock } from '../clock.js';
 import { ApiError, ErrCode, conflict, notFound } from '../http/errors.js';
 import type {
-  AdminRecord, AlarmLogRecord, ApiAppRecord, AttrType, CustomerRecord, DeviceRecord, DeviceTypeRecord,
+  AdminRecord, AlarmLogRecord, ApiAppRecord, AttrType, CustomerRecord, DeviceKind, DeviceRecord, DeviceTypeRecord,
   GroupRecord, ProjectRecord, RoleRecord, SeedData, Tags,
 } from './model.js';
 import { deviceCodeFor } from './device-code.js';
@@ -106,6 +106,22 @@ export class EmulatorState {
     return undefined;
   }
 
+  kindOf(device: DeviceRecord): DeviceKind {
+    return this.types.get(device.type)?.kind ?? 'direct';
+  }
+
+  /** The sub-device bound to `gatewayId` under `addr`, if any: a gateway's whole scope. */
+  subDeviceAt(gatewayId: string, addr: string): DeviceRecord | undefined {
+    for (const d of this.devices.values()) {
+      if (d.binding?.gateway === gatewayId && d.binding.addr === addr) return d;
+    }
+    return undefined;
+  }
+
+  subDevicesOf(gatewayId: string): DeviceRecord[] {
+    return [...this.devices.values()].filter((d) => d.binding?.gateway === gatewayId);
+  }
+
   /** Throws a conflict when another device already holds `deviceKey`. */
   checkDeviceKeyFree(deviceKey: string, except?: string): void {
     const holder = this.deviceByKey(deviceKey);
@@ -123,7 +139,7 @@ export class EmulatorState {
       id, name: input.name, descr: input.descr ?? '', device_key: deviceKey,
       access_token: randomToken(), view_token: randomToken(), device_code: deviceCodeFor(id, this.deviceCodes()),
       tags: input.tags ?? {}, create_time: this.now(), type: typeId, groups: [...new Set(input.groups ?? [])],
-      attributes: new Map(), history: [], active: {}, extend_infos: {}, standard_infos: {}, info_update_times: {},
+      attributes: new Map(), history: [], active: {}, extend_infos: {}, standard_infos: {}, info_update_times: {}, binding: undefined,
     };
     this.devices.set(id, device);
     return device;
@@ -137,6 +153,11 @@ export class EmulatorState {
     this.requireDevice(id);
     this.devices.delete(id);
     this.connections.delete(id);
+    // A deleted gateway leaves its sub-devices unbound (and offline): nobody speaks for them.
+    for (const sub of this.subDevicesOf(id)) {
+      sub.binding = undefined;
+      this.markDisconnected(sub.id, 'gateway');
+    }
     for (const c of this.customers.values()) c.devices = c.devices.filter((d) => d !== id);
     this.alarms.splice(0, this.alarms.length, ...this.alarms.filter((a) => a.device_id !== id));
   }

@@ -81,13 +81,13 @@ describe('emulator interface A: tokens, project, catalog', () => {
   it('counts devices by status, with group filters', async () => {
     const all = await t.api('GET', '/api/v1/devices_stat');
     expect(all.body.info).toEqual({
-      device_total: 3, online_device_total: 0, offline_device_total: 3, active_device_total: 1, inactive_device_total: 2, alarm_device_total: 1,
+      device_total: 5, online_device_total: 0, offline_device_total: 5, active_device_total: 1, inactive_device_total: 4, alarm_device_total: 1,
     });
     t.emu.link.onConnected('dev-meter-3', 'mqtt');
     const hallB = await t.api('GET', '/api/v1/devices_stat?groups=grp-hall-b');
-    expect(hallB.body.info).toMatchObject({ device_total: 1, online_device_total: 1, active_device_total: 1 });
+    expect(hallB.body.info).toMatchObject({ device_total: 3, online_device_total: 1, active_device_total: 1 });
     expect((await t.api('GET', '/api/v1/devices_stat?groups=grp-plant')).body.info.device_total).toBe(0);
-    expect((await t.api('GET', '/api/v1/devices_stat?groups=grp-plant&include_sub_groups=1')).body.info.device_total).toBe(3);
+    expect((await t.api('GET', '/api/v1/devices_stat?groups=grp-plant&include_sub_groups=1')).body.info.device_total).toBe(5);
     t.emu.link.onDisconnected('dev-meter-3', 'mqtt');
     expect((await t.api('GET', '/api/v1/devices_stat')).body.info.online_device_total).toBe(0);
     expect((await t.api('GET', '/api/v1/devices_stat?groups=nope')).body).toMatchObject({ result: false, errcode: 404 });
@@ -95,14 +95,16 @@ describe('emulator interface A: tokens, project, catalog', () => {
 
   it('counts devices by alarm level', async () => {
     const r = await t.api('GET', '/api/v1/devices_alarm_stat');
-    expect(r.body.info).toEqual({ device_total: 3, alarm_1_total: 0, alarm_2_total: 1, alarm_3_total: 0, normal_total: 2 });
+    expect(r.body.info).toEqual({ device_total: 5, alarm_1_total: 0, alarm_2_total: 1, alarm_3_total: 0, normal_total: 4 });
     const hallA = await t.api('GET', '/api/v1/devices_alarm_stat?groups=grp-hall-a');
     expect(hallA.body.info).toEqual({ device_total: 2, alarm_1_total: 0, alarm_2_total: 1, alarm_3_total: 0, normal_total: 1 });
   });
 
   it('lists device types with device counts', async () => {
     const r = await t.api('GET', '/api/v1/device_types');
-    expect(r.body.info.items).toHaveLength(2);
+    expect(r.body.info.items.map((x: { id: string; device_count: number; conn_type: string }) => [x.id, x.device_count, x.conn_type])).toEqual([
+      ['type-modbus-meter', 3, '1'], ['type-gateway', 1, '3'], ['type-modbus-sub-meter', 1, '1'],
+    ]);
     expect(r.body.info.items[0]).toMatchObject({ id: 'type-modbus-meter', name: 'modbus-meter', device_count: 3, conn_protocol: 'mqtt', conn_type: '1' });
     expect(r.body.info.items[0]).toHaveProperty('create_time');
   });

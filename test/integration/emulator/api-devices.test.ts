@@ -9,7 +9,7 @@ describe('emulator interface A: devices and extended info', () => {
 
   it('lists devices with defaults and pagination', async () => {
     const r = await t.api('GET', '/api/v1/devices');
-    expect(r.body.info.total).toBe(3);
+    expect(r.body.info.total).toBe(5);
     expect(r.body.info.page_total).toBe(1);
     const first = r.body.info.items[0];
     expect(first).toMatchObject({
@@ -18,8 +18,8 @@ describe('emulator interface A: devices and extended info', () => {
     });
     expect(first).not.toHaveProperty('view_token');
     const p2 = await t.api('GET', '/api/v1/devices?page=2&page_records=2');
-    expect(p2.body.info).toMatchObject({ total: 3, page_total: 2 });
-    expect(p2.body.info.items.map((d: { id: string }) => d.id)).toEqual(['dev-meter-3']);
+    expect(p2.body.info).toMatchObject({ total: 5, page_total: 3 });
+    expect(p2.body.info.items.map((d: { id: string }) => d.id)).toEqual(['dev-meter-3', 'dev-fieldgate']);
   });
 
   it.each(['page_records=0', 'page_records=101', 'page=0', 'page=x'])('refuses %s', async (q) => {
@@ -29,9 +29,9 @@ describe('emulator interface A: devices and extended info', () => {
   });
 
   it('filters by type and groups (empty groups = ungrouped)', async () => {
-    expect((await t.api('GET', '/api/v1/devices?type=type-gateway')).body.info.total).toBe(0);
+    expect((await t.api('GET', '/api/v1/devices?type=type-gateway')).body.info.items.map((d: { id: string }) => d.id)).toEqual(['dev-fieldgate']);
     expect((await t.api('GET', '/api/v1/devices?groups=grp-hall-a')).body.info.total).toBe(2);
-    expect((await t.api('GET', '/api/v1/devices?groups=grp-plant&include_sub_groups=1')).body.info.total).toBe(3);
+    expect((await t.api('GET', '/api/v1/devices?groups=grp-plant&include_sub_groups=1')).body.info.total).toBe(5);
     expect((await t.api('GET', '/api/v1/devices?groups=')).body.info.total).toBe(0);
     expect((await t.api('GET', '/api/v1/devices?type=nope')).body).toMatchObject({ result: false, errcode: 404 });
   });

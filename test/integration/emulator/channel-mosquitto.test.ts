@@ -1,63 +1,20 @@
 // The device channel against independent clients: mosquitto_sub / mosquitto_pub processes.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROJECT_KEY, startHarness, waitFor, type Harness } from './channel-fixtures.js';
+import { messages, MosquittoClients } from './mosquitto-clients.js';
 
 let harness: Harness;
-const children: ChildProcess[] = [];
-
-interface Watched {
-  child: ChildProcess;
-  lines: string[];
-  exitCode: () => number | null | undefined;
-  stderr: () => string;
-}
-
-function run(command: string, args: string[]): Watched {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const lines: string[] = [];
-  let stderr = '';
-  let exit: number | null | undefined;
-  let partial = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    const parts = (partial + chunk.toString('utf8')).split('\n');
-    partial = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
-  child.on('exit', (code) => { exit = code; });
-  return { child, lines, exitCode: () => exit, stderr: () => stderr };
-}
-
-const common = () => ['-h', '127.0.0.1', '-p', String(harness.channel.mqttPort), '-V', 'mqttv311', '-P', PROJECT_KEY];
-
-/** mosquitto_sub with -d prints SUBACK once subscribed; -v prints "topic payload" per message. */
-async function subscribe(token: string, topics: string[]): Promise<Watched> {
-  // stdbuf: a piped stdout is block-buffered, and the SUBACK line must show up now.
-  const sub = run('stdbuf', ['-oL', 'mosquitto_sub', ...common(), '-u', token, '-q', '1', '-v', '-d', ...topics.flatMap((topic) => ['-t', topic])]);
-  await waitFor(() => sub.lines.some((line) => line.includes('SUBACK')), 'mosquitto_sub SUBACK');
-  return sub;
-}
-
-async function publish(token: string, topic: string, message: string): Promise<Watched> {
-  const pub = run('mosquitto_pub', [...common(), '-u', token, '-q', '1', '-t', topic, '-m', message]);
-  await waitFor(() => pub.exitCode() !== undefined, 'mosquitto_pub exit');
-  return pub;
-}
-
-const messages = (sub: Watched) => sub.lines.filter((line) => !/^(Client |Subscribed )/.test(line) && line.length > 0);
+const clients = new MosquittoClients(() => harness.channel.mqttPort, PROJECT_KEY);
+const run = (command: string, args: string[]) => clients.run(command, args);
+const subscribe = (token: string, topics: string[]) => clients.subscribe(token, topics);
+const publish = (token: string, topic: string, message: string) => clients.publish(token, topic, message);
 
 beforeEach(async () => {
   harness = await startHarness();
 });
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map((child) => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  })));
+  await clients.stopAll();
   await harness.channel.close();
 });
 

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP, PROJECT_KEY, waitFor } from './helpers.js';
 
@@ -46,7 +47,7 @@ describe('fieldgate emulator CLI with curl', () => {
   it('prints the ports and the seed summary', () => {
     expect(cli.output()).toMatch(/mqtt {2}mqtt:\/\/127\.0\.0\.1:\d+/);
     expect(cli.output()).toMatch(/tcp {3}127\.0\.0\.1:\d+/);
-    expect(cli.output()).toContain('3 devices');
+    expect(cli.output()).toContain('5 devices');
     expect(cli.output()).toContain('50 requests / 60 s');
   });
 
@@ -56,7 +57,7 @@ describe('fieldgate emulator CLI with curl', () => {
     expect(tok.headers).toMatch(/X-RateLimit-Limit: 50/i);
     const auth = `Authorization: Bearer ${tok.body.info.access_token}`;
     const devices = await curl(['-H', auth, `${base}/api/v1/devices?page_records=2`]);
-    expect(devices.body.info).toMatchObject({ total: 3, page_total: 2 });
+    expect(devices.body.info).toMatchObject({ total: 5, page_total: 3 });
     const cert = await curl(['-H', auth, `${base}/api/v1/device/dev-meter-3/certificate`]);
     expect(cert.body.info).toMatchObject({ access_token: 'demo-meter-3-token', project_key: PROJECT_KEY });
     const bad = await curl(['-X', 'POST', '-H', auth, `${base}/api/v1/device`, '-d', '{oops']);
@@ -104,11 +105,33 @@ describe('fieldgate emulator CLI errors', () => {
   });
 
   it.each([
-    ['1001', '--json-max-depth'], ['abc', '--json-max-bytes'],
-  ])('exits 64 on a bad JSON bound %s for %s', async (value, flag) => {
+    ['1001', '--json-max-depth'], ['abc', '--json-max-bytes'], ['both', '--gateway-push-shape'],
+  ])('exits 64 on a bad value %s for %s', async (value, flag) => {
     const cli = startCli([flag, value, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0']);
     expect(await cli.exited).toBe(64);
     expect(cli.output()).toContain(flag);
+  });
+
+  it('applies --gateway-push-shape to the sample seed\'s gateway', async () => {
+    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', '--gateway-push-shape', 'device']);
+    let gateway: MqttClient | undefined;
+    try {
+      await waitFor(() => /mqtt:\/\/127\.0\.0\.1:(\d+)/.test(cli.output()), 20_000, 'the emulator to print its ports');
+      const http = `http://127.0.0.1:${/http:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}`;
+      const mqttUrl = `mqtt://127.0.0.1:${/mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}`;
+      gateway = await connectAsync(mqttUrl, { username: 'demo-gateway-token', password: PROJECT_KEY, protocolVersion: 4, reconnectPeriod: 0 });
+      const pushes: string[] = [];
+      gateway.on('message', (topic, payload) => pushes.push(`${topic} ${payload.toString()}`));
+      await gateway.subscribeAsync('gateway/attributes/push', { qos: 1 });
+      const url = `${http}/app/device/v1/demo-meter-4-token/attributes`;
+      expect((await curl(['-X', 'POST', '-H', `Project-Key: ${PROJECT_KEY}`, '-d', '{"relay":true}', url])).body).toMatchObject({ result: 1 });
+      await waitFor(() => pushes.length === 1, 10_000, 'the push to the gateway');
+      expect(pushes).toEqual(['gateway/attributes/push {"device":"4","attributes":{"relay":true}}']);
+    } finally {
+      await gateway?.endAsync(true);
+      cli.child.kill('SIGTERM');
+      await cli.exited;
+    }
   });
 
   it('applies --json-max-depth and --json-max-bytes', async () => {

@@ -88,6 +88,12 @@ describe('classifyUplink', () => {
     ['command/reply/7', { kind: 'commandReply', requestId: '7' }, 'command/reply/response/7'],
     ['event/report/3', { kind: 'event', requestId: '3' }, 'event/response/3'],
     ['data/modbus_raw', { kind: 'streamData', identifier: 'modbus_raw' }, undefined],
+    ['gateway/attributes', { kind: 'gateway', message: 'report' }, 'gateway/attributes/response'],
+    ['gateway/connect', { kind: 'gateway', message: 'connect' }, 'gateway/connect/response'],
+    ['gateway/disconnect', { kind: 'gateway', message: 'disconnect' }, 'gateway/disconnect/response'],
+    ['gateway/event/report', { kind: 'gateway', message: 'event' }, 'gateway/event/response'],
+    ['gateway/attributes/get', { kind: 'gateway', message: 'attributesGet' }, 'gateway/attributes/get/response'],
+    ['gateway/command/reply', { kind: 'gateway', message: 'commandReply' }, 'gateway/command/reply/response'],
   ])('%j is accepted', (topic, expected, response) => {
     const uplink = classifyUplink(topic);
     expect(uplink).toEqual(expected);
@@ -96,7 +102,9 @@ describe('classifyUplink', () => {
 
   it.each([
     'attributes/push', 'attributes/response', 'attributes/get', 'attributes/get/1/x', 'command/send/1',
-    'command/reply', 'event/report', 'data', 'data/x/set', 'data//', 'gateway/attributes', '$SYS/x', 'foo',
+    'command/reply', 'event/report', 'data', 'data/x/set', 'data//', '$SYS/x', 'foo',
+    'gateway', 'gateway/attributes/push', 'gateway/command/send', 'gateway/attributes/response', 'gateway/attributes/',
+    'gateway/event/report/1', 'gateway/connect/x', 'Gateway/attributes', 'gateway//attributes', 'gateway/constructor',
     '/attributes', 'attributes/',
   ])('%j is refused', (topic) => {
     expect(classifyUplink(topic)).toBeUndefined();

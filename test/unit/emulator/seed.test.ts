@@ -1,20 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSeed, SeedError } from '../../../src/emulator/state/seed.js';
+import { parseSeed } from '../../../src/emulator/state/seed.js';
+import { seedProblems } from './seed-problems.js';
 import { parseDuration } from '../../../src/emulator/state/seed-reader.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const sample = readFileSync(new URL('../../../config/emulator-seed.yaml', import.meta.url), 'utf8');
 
-function problems(text: string): string[] {
-  try {
-    parseSeed(text, NOW);
-  } catch (err) {
-    if (err instanceof SeedError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problems = (text: string): string[] => seedProblems(text, NOW);
 
 describe('parseSeed', () => {
   it('reads the sample seed the demo uses', () => {
@@ -24,7 +17,7 @@ describe('parseSeed', () => {
     const meter = seed.types.find((t) => t.name === 'modbus-meter')!;
     expect(meter).toMatchObject({ allow_auto_create: true, type_key: 'modbus-meter-type-key' });
     expect(meter.data_streams).toContainEqual({ identifier: 'serial_raw', name: 'Raw serial passthrough', type: 'hex' });
-    expect(seed.devices.map((d) => d.access_token)).toEqual(['demo-meter-1-token', 'demo-meter-2-token', 'demo-meter-3-token']);
+    expect(seed.devices.map((d) => d.access_token)).toEqual(['demo-meter-1-token', 'demo-meter-2-token', 'demo-meter-3-token', 'demo-gateway-token', 'demo-meter-4-token']);
     expect(seed.groups.map((g) => [g.id, g.parent])).toEqual([['grp-plant', undefined], ['grp-hall-a', 'grp-plant'], ['grp-hall-b', 'grp-plant']]);
   });
 

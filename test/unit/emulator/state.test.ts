@@ -31,7 +31,7 @@ describe('EmulatorState', () => {
     expect([...state.expandGroups(['grp-plant'], false)]).toEqual(['grp-plant']);
     expect([...state.expandGroups(['grp-plant'], true)]).toEqual(['grp-plant', 'grp-hall-a', 'grp-hall-b']);
     expect(state.devicesInGroups([], false)).toEqual([]);
-    expect(state.devicesInGroups(undefined, false)).toHaveLength(3);
+    expect(state.devicesInGroups(undefined, false)).toHaveLength(5);
   });
 
   it('creates devices with fresh credentials and refuses taken keys', () => {
