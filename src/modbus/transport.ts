@@ -209,22 +209,15 @@ class ModbusSerialTransport implements ModbusTransport {
   private settleOnClose<T>(call: Promise<T>, unit: number, timeoutMs: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const fail = (err: Error) => {
+      const finish = (done: () => void) => {
         if (settled) return;
         settled = true;
         this.pending.delete(fail);
-        reject(err);
+        done();
       };
+      const fail = (err: Error) => finish(() => reject(err));
       this.pending.set(fail, unit);
-      call.then(
-        (value) => {
-          if (settled) return;
-          settled = true;
-          this.pending.delete(fail);
-          resolve(value);
-        },
-        (err: unknown) => fail(mapLibraryError(err, unit, timeoutMs)),
-      );
+      call.then((value) => finish(() => resolve(value)), (err: unknown) => fail(mapLibraryError(err, unit, timeoutMs)));
     });
   }
 
