@@ -8,7 +8,7 @@ import type { GatewayDeps, GatewayHandle } from './gateway-types.js';
 import { openGatewayOutbox } from './gateway-outbox.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { componentLogger } from './log.js';
-import { systemTimers } from './modbus/clock.js';
+import { systemTimers } from './time.js';
 import { createNorthbound } from './northbound.js';
 import { Reporter } from './reporter.js';
 import { createSouthbound } from './southbound.js';

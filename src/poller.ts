@@ -7,7 +7,7 @@
 import type { DeviceConfig } from './config/site-types.js';
 import type { CompiledDevice } from './config/compile.js';
 import type { Logger } from './log.js';
-import { type Clock, type Timers, systemClock, systemTimers } from './modbus/clock.js';
+import { type Clock, type Timers, systemClock, systemTimers } from './time.js';
 import { UnitCoolingDownError } from './modbus/errors.js';
 import { runCycle, type CycleOutcome, type PollBus, type Sample } from './poll-cycle.js';
 import { PointHealth, type FailingPointStatus } from './point-health.js';

@@ -2,7 +2,7 @@
 // point health transitions, and a device none of whose points reads is not online.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ReadBlock } from '../../src/modbus/bus-request.js';
-import type { Timers } from '../../src/modbus/clock.js';
+import type { Timers } from '../../src/time.js';
 import { BusDownError, ModbusExceptionError } from '../../src/modbus/errors.js';
 import { Poller, type PollBus, type Sample } from '../../src/poller.js';
 import type { Table } from '../../src/points/types.js';

@@ -6,7 +6,7 @@ import { CommandService } from '../../../src/commands.js';
 import { BusDeviceIo } from '../../../src/device-io.js';
 import { silentLogger } from '../../../src/log.js';
 import { Bus } from '../../../src/modbus/bus.js';
-import { systemTimers } from '../../../src/modbus/clock.js';
+import { systemTimers } from '../../../src/time.js';
 import { createModbusTransport } from '../../../src/modbus/transport.js';
 import { tcpBusConfig } from '../../helpers/bus-configs.js';
 import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
