@@ -2,28 +2,31 @@
 // against the point map before the bus is touched, run with write priority, never throwing.
 import { applyAttributes, type CheckResult } from './attribute-writes.js';
 import type { CommandConfig, CommandStep } from './config/command-types.js';
+import type { CompiledDevice } from './config/compile.js';
 import type { DeviceConfig } from './config/site-types.js';
 import {
   type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, firstNames,
 } from './device-write-types.js';
 import type { Logger } from './log.js';
 import { type PointReadResult, readPoints } from './point-reads.js';
-import { compilePoint, type PointCodec } from './points/codec.js';
+import type { PointCodec } from './points/codec.js';
 
 export type { ApplyResult, CommandError, CommandOutcome, DeviceIo } from './device-write-types.js';
 export { COMMAND_ERRORS } from './device-write-types.js';
 
 export class CommandService {
-  private readonly codecs = new Map<string, PointCodec>();
+  private readonly device: DeviceConfig;
+  private readonly codecs: ReadonlyMap<string, PointCodec>;
   private readonly commands = new Map<string, CommandConfig>();
 
   constructor(
-    private readonly device: DeviceConfig,
+    compiled: CompiledDevice,
     commands: readonly CommandConfig[],
     private readonly io: DeviceIo,
     private readonly logger: Logger,
   ) {
-    for (const point of device.points) this.codecs.set(point.id, compilePoint(point));
+    this.device = compiled.config;
+    this.codecs = compiled.codecs;
     for (const command of commands) this.commands.set(command.method, command);
   }
 

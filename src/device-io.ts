@@ -2,8 +2,8 @@
 import type { DeviceIo } from './device-write-types.js';
 import type { DeviceConfig } from './config/site-types.js';
 import type { Bus } from './modbus/bus.js';
-import type { Timers } from './modbus/clock.js';
-import { sleep } from './modbus/clock.js';
+import type { Timers } from './time.js';
+import { sleep } from './time.js';
 import type { ReadBlock, WriteOp } from './points/codec.js';
 import type { Table } from './points/types.js';
 

@@ -8,7 +8,7 @@ import type { GatewayDeps, GatewayHandle } from './gateway-types.js';
 import { openGatewayOutbox } from './gateway-outbox.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { componentLogger } from './log.js';
-import { systemTimers } from './modbus/clock.js';
+import { systemTimers } from './time.js';
 import { createNorthbound } from './northbound.js';
 import { Reporter } from './reporter.js';
 import { createSouthbound } from './southbound.js';
@@ -32,12 +32,13 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const outbox = store.outbox;
   const levels = deps.componentLevels;
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
-  const southbound = createSouthbound(site, reporter, logger, levels, gateway.cloud.inbound.busShare);
+  const southbound = createSouthbound(site, config.compiled, reporter, logger, levels, gateway.cloud.inbound.busShare);
   const commands = new Map<string, CommandService>();
-  for (const device of site.devices) {
+  for (const compiled of config.compiled.devices) {
+    const device = compiled.config;
     const bus = southbound.buses.get(device.bus);
     if (!bus) continue;
-    commands.set(device.name, new CommandService(device, device.commands, new BusDeviceIo(bus, device, systemTimers), componentLogger(logger, 'commands', levels)));
+    commands.set(device.name, new CommandService(compiled, device.commands, new BusDeviceIo(bus, device, systemTimers), componentLogger(logger, 'commands', levels)));
   }
   const northbound = await createNorthbound({ site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, buses: southbound.buses, logger, ...(levels ? { componentLevels: levels } : {}), ...(deps.secrets ? { secrets: deps.secrets } : {}) });
 

@@ -16,7 +16,7 @@ import type { StreamConfig } from './config/command-types.js';
 import type { CloudSettings, DeviceConfig, SiteConfig } from './config/site-types.js';
 import type { LevelWithSilent } from 'pino';
 import { componentLogger, type Logger } from './log.js';
-import { systemTimers } from './modbus/clock.js';
+import { systemTimers } from './time.js';
 import type { Reporter } from './reporter.js';
 import { BusLineEndpoint, type RawLine } from './streams/bus-endpoint.js';
 import type { ByteEndpoint } from './streams/endpoint.js';

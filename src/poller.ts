@@ -5,12 +5,13 @@
 // skipping costs no timer ticks), so overload never queues work or grows memory. A period of 0
 // polls continuously: the next cycle starts as soon as the last one ends.
 import type { DeviceConfig } from './config/site-types.js';
+import type { CompiledDevice } from './config/compile.js';
 import type { Logger } from './log.js';
-import { type Clock, type Timers, systemClock, systemTimers } from './modbus/clock.js';
+import { type Clock, type Timers, systemClock, systemTimers } from './time.js';
 import { UnitCoolingDownError } from './modbus/errors.js';
 import { runCycle, type CycleOutcome, type PollBus, type Sample } from './poll-cycle.js';
 import { PointHealth, type FailingPointStatus } from './point-health.js';
-import { type PointCodec, compilePoint } from './points/codec.js';
+import type { PointCodec } from './points/codec.js';
 import { ReadPlanLearner, type LearnedLimit } from './read-plan-learner.js';
 
 export type { PollBus, Sample, SampleError } from './poll-cycle.js';
@@ -44,7 +45,7 @@ export interface DevicePollStats {
 
 export interface PollerOptions {
   bus: PollBus;
-  devices: readonly DeviceConfig[];
+  devices: readonly CompiledDevice[];
   sink: SampleSink;
   logger: Logger;
   clock?: Clock;
@@ -65,7 +66,7 @@ interface DeviceRun {
   config: DeviceConfig;
   learner: ReadPlanLearner;
   health: PointHealth;
-  codecs: Map<string, PointCodec>;
+  codecs: ReadonlyMap<string, PointCodec>;
   log: Logger;
   startAt: number;
   /** Index of the next slot: its due time is startAt + k * period. */
@@ -95,19 +96,12 @@ export class Poller {
     this.random = options.random ?? Math.random;
     this.offlineAfter = Math.max(1, options.offlineAfterFailedCycles ?? 3);
     this.continuousRetryMs = options.continuousRetryMs ?? DEFAULT_CONTINUOUS_RETRY_MS;
-    this.runs = options.devices.map((config) => this.prepare(config));
+    this.runs = options.devices.map((device) => this.prepare(device));
   }
 
-  private prepare(config: DeviceConfig): DeviceRun {
+  private prepare({ config, codecs, plan }: CompiledDevice): DeviceRun {
     const log = this.options.logger.child({ device: config.name, unit: config.unitId });
-    let learner: ReadPlanLearner;
-    const codecs = new Map<string, PointCodec>();
-    try {
-      learner = new ReadPlanLearner(config.points, config.limits, log);
-      for (const point of config.points) codecs.set(point.id, compilePoint(point));
-    } catch (err) {
-      throw new Error(`device "${config.name}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-    }
+    const learner = new ReadPlanLearner(config.points, config.limits, log, plan);
     return {
       config, learner, codecs, log, health: new PointHealth(log),
       startAt: 0, k: 0, running: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false,

@@ -43,14 +43,16 @@ export class ReadPlanLearner {
   private readonly isolated = new Map<string, Isolated>();
   private readonly learned: LearnedLimit[] = [];
   private readonly timeoutStrikes = new Map<string, number>();
-  private plan: ReadRequest[];
+  private plan: readonly ReadRequest[];
 
+  /** `plan`: the device's compiled plan (config/compile.ts), planned here when not given. */
   constructor(
     private readonly points: readonly PointConfig[],
     private readonly limits: DeviceLimits,
     private readonly log: Logger,
+    plan?: readonly ReadRequest[],
   ) {
-    this.plan = planReads(points, limits);
+    this.plan = plan ?? planReads(points, limits);
   }
 
   private get reprobeMs(): number {

@@ -1,4 +1,5 @@
 // Buses and pollers for a site: one Bus per line, one Poller per bus with that bus's devices.
+import type { CompiledSite } from './config/compile.js';
 import type { BusConfig, SiteConfig } from './config/site-types.js';
 import type { LevelWithSilent } from 'pino';
 import { componentLogger, type Logger } from './log.js';
@@ -17,7 +18,7 @@ export interface Southbound {
 
 /** `cloudShare`: share of each bus's time that cloud work may take while polls wait (1 = unbounded). */
 export function createSouthbound(
-  site: SiteConfig, sink: SampleSink, logger: Logger, levels?: ReadonlyMap<string, LevelWithSilent>, cloudShare = 1,
+  site: SiteConfig, compiled: CompiledSite, sink: SampleSink, logger: Logger, levels?: ReadonlyMap<string, LevelWithSilent>, cloudShare = 1,
 ): Southbound {
   const busLog = componentLogger(logger, 'bus', levels);
   const pollLog = componentLogger(logger, 'poller', levels);
@@ -29,7 +30,7 @@ export function createSouthbound(
     const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog, highShare: cloudShare, concurrentUnits });
     buses.set(config.name, bus);
     kinds.set(config.name, config.kind);
-    const devices = site.devices.filter((d) => d.bus === config.name);
+    const devices = compiled.devices.filter((d) => d.config.bus === config.name);
     if (devices.length > 0) {
       pollers.set(config.name, new Poller({ bus, devices, sink, logger: pollLog.child({ bus: config.name }) }));
     }

@@ -31,11 +31,12 @@ export const runPoll: CliCommand = async (args, io) => {
   let failures = 0;
   const sink: SampleSink = { onSample: () => undefined, onDeviceState: () => undefined };
   for (const busConfig of config.site.buses) {
-    const devices = config.site.devices.filter((d) => d.bus === busConfig.name);
+    const compiled = config.compiled.devices.filter((d) => d.config.bus === busConfig.name);
+    const devices = compiled.map((d) => d.config);
     if (devices.length === 0) continue;
     const bus = new Bus({ config: busConfig, transportFactory: createModbusTransport, logger: silentLogger() });
     bus.start();
-    const poller = new Poller({ bus, devices, sink, logger: silentLogger() });
+    const poller = new Poller({ bus, devices: compiled, sink, logger: silentLogger() });
     try {
       for (const device of devices) {
         const sample = await poller.pollOnce(device.name);

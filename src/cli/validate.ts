@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { checkHost } from '../config/host-checks.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { formatIssue } from '../config/issues.js';
-import { formatPlanSummary, planReads, summarisePlan } from '../modbus/plan.js';
+import { formatPlanSummary, summarisePlan } from '../modbus/plan.js';
 import type { Config } from '../config/site-types.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
@@ -13,8 +13,8 @@ function describeSite(config: Config): string[] {
   const { buses, devices } = config.site;
   const points = devices.reduce((sum, device) => sum + device.points.length, 0);
   const lines = [`site OK: ${buses.length} bus(es), ${devices.length} device(s), ${points} point(s)`];
-  for (const device of devices) {
-    lines.push(`${device.name}: ${formatPlanSummary(summarisePlan(planReads(device.points, device.limits)))}`);
+  for (const { config: device, plan } of config.compiled.devices) {
+    lines.push(`${device.name}: ${formatPlanSummary(summarisePlan(plan))}`);
   }
   return lines;
 }

@@ -7,6 +7,7 @@ import type { OutboxRecord } from './outbox.js';
 import type { Pacer } from './pacer.js';
 import { TokenBucket } from './pacer.js';
 import { TOPIC } from './topics.js';
+import { sleep, systemTime, type Time } from '../time.js';
 
 export { TokenBucket, type Pacer } from './pacer.js';
 
@@ -19,11 +20,6 @@ export interface ForwarderLink {
   readonly isUp: boolean;
   publish(topic: string, payload: Buffer): Promise<void>;
   onEvent(listener: (event: LinkEvent) => void): () => void;
-}
-
-export interface ForwarderClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
 }
 
 export interface ForwarderOptions {
@@ -40,7 +36,7 @@ export interface ForwarderOptions {
   /** Acknowledged records are deleted in one transaction at most this long after their PUBACK. */
   ackDelayMs?: number;
   topic?: string;
-  clock?: ForwarderClock;
+  time?: Time;
 }
 
 export interface ForwarderStats {
@@ -55,16 +51,11 @@ interface Sent {
   done: boolean;
 }
 
-const realClock: ForwarderClock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
 export class Forwarder {
   private readonly window: number;
   private readonly pacer: Pacer;
   private readonly topic: string;
-  private readonly clock: ForwarderClock;
+  private readonly clock: Time;
   private inFlight: Sent[] = [];
   /** Records peeked but not yet sent, from `next` on; refilled from the outbox when used up. */
   private readAhead: OutboxRecord[] = [];
@@ -90,7 +81,7 @@ export class Forwarder {
     this.ackDelayMs = Math.max(0, options.ackDelayMs ?? 10);
     this.pacer = options.pacer ?? new TokenBucket(500, this.window);
     this.topic = options.topic ?? TOPIC.attributes;
-    this.clock = options.clock ?? realClock;
+    this.clock = options.time ?? systemTime;
   }
 
   start(): void {
@@ -159,7 +150,7 @@ export class Forwarder {
         const delay = this.pacer.delayFor(this.clock.now());
         if (delay > 0) {
           this.counters.paced += 1;
-          await this.clock.sleep(delay);
+          await sleep(this.clock, delay);
           continue;
         }
         this.next += 1;
@@ -170,7 +161,7 @@ export class Forwarder {
       // Outbox trouble (I/O error): try again shortly rather than stopping this device for good.
       if (!this.failing) this.options.log.error({ device: this.options.device, err }, 'forwarding failed');
       this.failing = true;
-      setTimeout(() => this.notify(), 1000).unref();
+      this.clock.setTimer(() => this.notify(), 1000, { unref: true });
     } finally {
       this.pumping = false;
     }
@@ -220,7 +211,7 @@ export class Forwarder {
     this.ackUpTo = upTo;
     if (!this.ackScheduled) {
       this.ackScheduled = true;
-      setTimeout(() => this.flushAck(), this.ackDelayMs).unref();
+      this.clock.setTimer(() => this.flushAck(), this.ackDelayMs, { unref: true });
     }
     this.wakeUp();
     if (!this.pumping) this.notify();

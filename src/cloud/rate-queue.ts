@@ -3,19 +3,13 @@
 import PQueue from 'p-queue';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { QueueClosedError, QueueFullError, RateLimitedError, isRetryable } from './errors.js';
+import { sleep, systemTime, type Time } from '../time.js';
 
 export interface RateInfo {
   limit?: number;
   remaining?: number;
   /** End of the current rate window, Unix ms. */
   resetAtMs?: number;
-}
-
-export interface Clock {
-  now(): number;
-  /** Resolves after ms; rejects when the signal aborts. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-  random(): number;
 }
 
 export interface RateQueueOptions {
@@ -32,7 +26,9 @@ export interface RateQueueOptions {
   max429Retries: number;
   /** Start spacing requests over the rest of the window when X-RateLimit-Remaining drops to this. */
   lowRemaining: number;
-  clock?: Clock;
+  time?: Time;
+  /** Backoff jitter source; Math.random by default. */
+  random?: () => number;
 }
 
 export interface QueueTask<T> {
@@ -52,30 +48,10 @@ export interface RateQueueStats {
   rejected: number;
 }
 
-export const realClock: Clock = {
-  now: () => Date.now(),
-  random: () => Math.random(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(new QueueClosedError());
-        return;
-      }
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(new QueueClosedError());
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
-      signal.addEventListener('abort', onAbort, { once: true });
-    }),
-};
-
 export class RateQueue {
   private readonly queue: PQueue;
-  private readonly clock: Clock;
+  private readonly clock: Time;
+  private readonly random: () => number;
   private readonly abort = new AbortController();
   private readonly closing: Promise<never>;
   private readonly byKey = new Map<string, Promise<unknown>>();
@@ -89,7 +65,8 @@ export class RateQueue {
   private readonly counters = { rateLimited: 0, waits: 0, waitedMs: 0, retries: 0, merged: 0, rejected: 0 };
 
   constructor(private readonly options: RateQueueOptions) {
-    this.clock = options.clock ?? realClock;
+    this.clock = options.time ?? systemTime;
+    this.random = options.random ?? Math.random;
     this.queue = new PQueue({
       concurrency: options.concurrency,
       intervalCap: options.intervalCap,
@@ -179,7 +156,7 @@ export class RateQueue {
         failures += 1;
         if (!isRetryable(err) || failures >= this.options.attempts) throw err;
         this.counters.retries += 1;
-        await this.clock.sleep(backoffDelay(this.options.backoff, failures, this.clock.random), this.abort.signal);
+        await this.sleep(backoffDelay(this.options.backoff, failures, this.random));
       }
     }
   }
@@ -194,6 +171,15 @@ export class RateQueue {
     }
   }
 
+  /** Rejects with QueueClosedError when the queue closes first. */
+  private async sleep(ms: number): Promise<void> {
+    try {
+      await sleep(this.clock, ms, this.abort.signal);
+    } catch {
+      throw new QueueClosedError();
+    }
+  }
+
   private async gate(): Promise<void> {
     for (;;) {
       if (this.abort.signal.aborted) throw new QueueClosedError();
@@ -201,7 +187,7 @@ export class RateQueue {
       if (wait <= 0) break;
       this.counters.waits += 1;
       this.counters.waitedMs += wait;
-      await this.clock.sleep(wait, this.abort.signal);
+      await this.sleep(wait);
     }
     const now = this.clock.now();
     if (this.spacingMs > 0 && now < this.spacingUntil) this.notBefore = now + this.spacingMs;

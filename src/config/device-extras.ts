@@ -1,6 +1,6 @@
 // Per-device `cloud` identity and `commands` blocks of the site file (streams: streams.ts).
 import { isReservedName, reservedNameMessage } from './reserved-names.js';
-import { compilePoint } from '../points/codec.js';
+import type { PointCodec } from '../points/codec.js';
 import type { CommandConfig, CommandStep, ValueSource } from './command-types.js';
 import { parseDurationMs } from './duration.js';
 import { Fields, isMapping, joinPath } from './fields.js';
@@ -73,16 +73,17 @@ function stepKind(raw: Record<string, unknown>, path: string, issues: ConfigIssu
   return kinds[0];
 }
 
-function checkWritable(id: unknown, path: string, points: ReadonlyMap<string, PointConfig>, issues: ConfigIssue[]): PointConfig | undefined {
-  const point = typeof id === 'string' ? points.get(id) : undefined;
-  if (!point) issues.push({ path, message: `unknown point ${describeValue(id)}` });
-  else if (!point.writable) issues.push({ path, message: `point "${point.id}" is not writable` });
-  return point?.writable ? point : undefined;
+/** The codec of the writable point `id` names, or undefined after an issue. */
+function checkWritable(id: unknown, path: string, codecs: ReadonlyMap<string, PointCodec>, issues: ConfigIssue[]): PointCodec | undefined {
+  const codec = typeof id === 'string' ? codecs.get(id) : undefined;
+  if (!codec) issues.push({ path, message: `unknown point ${describeValue(id)}` });
+  else if (!codec.point.writable) issues.push({ path, message: `point "${codec.point.id}" is not writable` });
+  return codec?.point.writable ? codec : undefined;
 }
 
-function checkLiteral(point: PointConfig | undefined, source: ValueSource | undefined, path: string, issues: ConfigIssue[]): void {
-  if (!point || !source || !('value' in source)) return;
-  const encoded = compilePoint(point).encode(source.value);
+function checkLiteral(codec: PointCodec | undefined, source: ValueSource | undefined, path: string, issues: ConfigIssue[]): void {
+  if (!codec || !source || !('value' in source)) return;
+  const encoded = codec.encode(source.value);
   if (!encoded.ok) issues.push({ path, message: encoded.error });
 }
 
@@ -95,21 +96,21 @@ function delayOf(raw: unknown, path: string, issues: ConfigIssue[]): number | un
   return undefined;
 }
 
-function readStep(raw: unknown, path: string, points: ReadonlyMap<string, PointConfig>, params: ReadonlySet<string>, issues: ConfigIssue[]): CommandStep | undefined {
+function readStep(raw: unknown, path: string, codecs: ReadonlyMap<string, PointCodec>, params: ReadonlySet<string>, issues: ConfigIssue[]): CommandStep | undefined {
   if (!isMapping(raw)) {
     issues.push({ path, message: `must be a mapping with write, read, delay or pulse (got ${describeValue(raw)})` });
     return undefined;
   }
   const kind = stepKind(raw, path, issues);
   if (kind === 'write') {
-    const point = checkWritable(raw.write, `${path}.write`, points, issues);
+    const codec = checkWritable(raw.write, `${path}.write`, codecs, issues);
     const source = valueSource(raw, path, params, issues);
-    checkLiteral(point, source, `${path}.value`, issues);
-    return point && source ? { kind: 'write', point: point.id, ...source } : undefined;
+    checkLiteral(codec, source, `${path}.value`, issues);
+    return codec && source ? { kind: 'write', point: codec.point.id, ...source } : undefined;
   }
   if (kind === 'read') {
     const ids = Array.isArray(raw.read) ? raw.read : [raw.read];
-    const unknown = ids.filter((id) => typeof id !== 'string' || !points.has(id));
+    const unknown = ids.filter((id) => typeof id !== 'string' || !codecs.has(id));
     if (unknown.length > 0 || ids.length === 0) {
       issues.push({ path: `${path}.read`, message: ids.length === 0 ? 'lists no point' : `unknown point(s): ${unknown.map(describeValue).join(', ')}` });
       return undefined;
@@ -121,19 +122,20 @@ function readStep(raw: unknown, path: string, points: ReadonlyMap<string, PointC
     return ms === undefined ? undefined : { kind: 'delay', ms };
   }
   if (kind === 'pulse') {
-    const point = checkWritable(raw.pulse, `${path}.pulse`, points, issues);
+    const codec = checkWritable(raw.pulse, `${path}.pulse`, codecs, issues);
     const source = valueSource(raw, path, params, issues);
-    checkLiteral(point, source, `${path}.value`, issues);
+    checkLiteral(codec, source, `${path}.value`, issues);
     if (raw.restore === undefined) issues.push({ path: `${path}.restore`, message: 'required: the value written back after `for`' });
-    else checkLiteral(point, { value: raw.restore }, `${path}.restore`, issues);
+    else checkLiteral(codec, { value: raw.restore }, `${path}.restore`, issues);
     const ms = raw.for === undefined ? undefined : delayOf(raw.for, `${path}.for`, issues);
     if (raw.for === undefined) issues.push({ path: `${path}.for`, message: 'required: how long the value is held, like "500ms"' });
-    return point && source && ms !== undefined && raw.restore !== undefined ? { kind: 'pulse', point: point.id, ms, restore: raw.restore, ...source } : undefined;
+    return codec && source && ms !== undefined && raw.restore !== undefined ? { kind: 'pulse', point: codec.point.id, ms, restore: raw.restore, ...source } : undefined;
   }
   return undefined;
 }
 
-export function readCommands(device: Fields, points: readonly (PointConfig | undefined)[]): CommandConfig[] {
+/** `codecs`: one per valid point of the device (compile.ts), used to check literal values. */
+export function readCommands(device: Fields, codecs: ReadonlyMap<string, PointCodec>): CommandConfig[] {
   const raw = device.take('commands');
   if (raw === undefined) return [];
   const path = device.at('commands');
@@ -142,7 +144,6 @@ export function readCommands(device: Fields, points: readonly (PointConfig | und
     issues.push({ path, message: `must be a mapping of method -> { params, steps } (got ${describeValue(raw)})` });
     return [];
   }
-  const byId = new Map(points.filter((p): p is PointConfig => p !== undefined).map((p) => [p.id, p]));
   const commands: CommandConfig[] = [];
   for (const [method, body] of Object.entries(raw)) {
     const at = joinPath(path, method || '""');
@@ -161,7 +162,7 @@ export function readCommands(device: Fields, points: readonly (PointConfig | und
     const stepsRaw = listed ?? [];
     f.rejectUnknownKeys();
     const before = issues.length;
-    const steps = stepsRaw.map((s, i) => readStep(s, joinPath(f.at('steps'), i), byId, new Set(requiredParams), issues));
+    const steps = stepsRaw.map((s, i) => readStep(s, joinPath(f.at('steps'), i), codecs, new Set(requiredParams), issues));
     if (listed?.length === 0) f.report('steps', 'must list at least one step');
     if (issues.length === before) commands.push({ method, requiredParams, steps: steps as CommandStep[] });
   }

@@ -3,6 +3,7 @@ import { isBitTable, widthOf } from '../points/types.js';
 import { NAME_PATTERN } from './buses.js';
 import { Fields, joinPath } from './fields.js';
 import { describeValue, suggestKey } from './issues.js';
+import { compileCodecs, compiledDevice, type CompiledDevice } from './compile.js';
 import { readCommands, readDeviceCloud } from './device-extras.js';
 import { readStreams } from './streams.js';
 import { findOverlaps } from './overlap.js';
@@ -87,7 +88,7 @@ function checkPoints(points: readonly (PointConfig | undefined)[], pointsPath: s
 }
 
 /** `declared` is undefined when the buses section itself is broken: bus names cannot be checked then. */
-function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined): DeviceConfig | undefined {
+function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined): CompiledDevice | undefined {
   const f = Fields.of(raw, path, issues);
   if (!f) return undefined;
   const before = issues.length;
@@ -117,22 +118,24 @@ function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: Re
   if (stamp !== undefined && (stamp === 'online' || points.some((p) => p?.id === stamp))) {
     f.report('cloud', `timestampAttribute "${stamp}" is already a point id or "online": pick another name`);
   }
-  const commands = readCommands(f, points);
+  const codecs = compileCodecs(points, pointsPath, issues);
+  const commands = readCommands(f, codecs);
   const streams = readStreams(f, buses);
   f.rejectUnknownKeys();
   if (issues.length > before || !bus) return undefined;
-  return {
+  const config: DeviceConfig = {
     name: name!, bus: bus.name, unitId: unitId!, pollIntervalMs: pollIntervalMs!, limits: limits!, points: points as PointConfig[],
     ...(cloud ? { cloud } : {}), commands, streams,
   };
+  return compiledDevice(config, codecs, path, issues);
 }
 
-/** Parses every device; device names and (bus, unit id) pairs must be unique. */
-export function readDevices(list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined): DeviceConfig[] {
+/** Parses and compiles every device; device names and (bus, unit id) pairs must be unique. */
+export function readDevices(list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined): CompiledDevice[] {
   const busByName = new Map(buses.map((bus) => [bus.name, bus]));
   const names = new Map<string, number>();
   const units = new Map<string, string>();
-  const devices: DeviceConfig[] = [];
+  const devices: CompiledDevice[] = [];
   list.forEach((raw, index) => {
     const itemPath = joinPath(path, index);
     const rawName = (raw as { name?: unknown } | null)?.name;
@@ -142,8 +145,9 @@ export function readDevices(list: readonly unknown[], path: string, issues: Conf
     } else if (typeof rawName === 'string') {
       names.set(rawName, index);
     }
-    const device = readDevice(raw, itemPath, issues, busByName, declared);
-    if (!device || first !== undefined) return;
+    const compiled = readDevice(raw, itemPath, issues, busByName, declared);
+    if (!compiled || first !== undefined) return;
+    const device = compiled.config;
     const unitKey = `${device.bus}/${device.unitId}`;
     const owner = units.get(unitKey);
     if (owner !== undefined) {
@@ -151,7 +155,7 @@ export function readDevices(list: readonly unknown[], path: string, issues: Conf
       return;
     }
     units.set(unitKey, device.name);
-    devices.push(device);
+    devices.push(compiled);
   });
   return devices;
 }

@@ -6,7 +6,8 @@ import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, sortIssues } from './issues.js';
 import { validateGateway } from './schema.js';
 import { validateSite } from './site.js';
-import type { Config, ConfigIssue, GatewaySettings } from './site-types.js';
+import { compileSite } from './compile.js';
+import type { Config, ConfigIssue, GatewaySettings, SiteConfig } from './site-types.js';
 import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from './text-guards.js';
 
 export { ConfigError };
@@ -132,8 +133,8 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: Ho
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
   const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
   const issues = sortIssues([...gateway.issues, ...host, ...site.issues, ...cross]);
-  if (issues.length > 0 || !gateway.gateway || !site.site) return { issues };
-  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site }), issues };
+  if (issues.length > 0 || !gateway.gateway || !site.site || !site.compiled) return { issues };
+  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site, compiled: site.compiled }), issues };
 }
 
 /** Reads and validates a site file; throws ConfigError listing every problem. */
@@ -154,4 +155,11 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv, hostCheck?: Hos
   }
   if (!checked.config) throw new ConfigError(checked.issues);
   return checked.config;
+}
+
+/** A Config from settings already normalised (tests, benches): compiles the site; throws ConfigError. */
+export function compiledConfig(gateway: GatewaySettings, site: SiteConfig): Config {
+  const { compiled, issues } = compileSite(site);
+  if (!compiled) throw new ConfigError(issues);
+  return { gateway, site, compiled };
 }

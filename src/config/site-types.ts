@@ -1,6 +1,7 @@
 // The validated, normalised shape of a site file. Produced by config/load.ts; every default filled in.
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
+import type { CompiledSite } from './compile.js';
 
 export type Parity = 'none' | 'even' | 'odd';
 
@@ -218,6 +219,8 @@ export interface GatewaySettings {
 export interface Config {
   gateway: GatewaySettings;
   site: SiteConfig;
+  /** `site` compiled once (config/compile.ts): codecs and starting read plans. */
+  compiled: CompiledSite;
 }
 
 /** One problem in a config file: where (`devices[1].points[3].type`) and what. */

@@ -1,5 +1,6 @@
 // validateSite: the `buses` and `devices` of a parsed site file -> normalised SiteConfig, or every issue.
 import { readBuses } from './buses.js';
+import { compiledSiteOf, type CompiledSite } from './compile.js';
 import { readDevices } from './devices.js';
 import { Fields, isMapping } from './fields.js';
 import { describeKind, sortIssues } from './issues.js';
@@ -15,6 +16,8 @@ export const SITE_SECTIONS = ['gateway', 'buses', 'devices'] as const;
 export interface SiteResult {
   /** Present only when there is no issue at all. */
   site?: SiteConfig;
+  /** Each device's codecs and read plan, built while validating; present with `site`. */
+  compiled?: CompiledSite;
   issues: ConfigIssue[];
 }
 
@@ -33,6 +36,7 @@ export function validateSite(raw: unknown): SiteResult {
   root.rejectUnknownKeys();
   const { buses, declared } = readBuses(busList ?? [], 'buses', issues);
   if (busList && busList.length === 0) issues.push({ path: 'buses', message: 'must list at least one bus' });
-  const devices = readDevices(deviceList ?? [], 'devices', issues, buses, busList ? declared : undefined);
-  return issues.length > 0 ? { issues: sortIssues(issues) } : { site: { buses, devices }, issues };
+  const compiled = readDevices(deviceList ?? [], 'devices', issues, buses, busList ? declared : undefined);
+  if (issues.length > 0) return { issues: sortIssues(issues) };
+  return { site: { buses, devices: compiled.map((device) => device.config) }, compiled: compiledSiteOf(compiled), issues };
 }

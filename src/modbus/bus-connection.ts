@@ -3,7 +3,7 @@
 import type { BackoffConfig } from '../config/site-types.js';
 import type { Logger } from '../log.js';
 import { backoffDelay } from './backoff.js';
-import type { Clock, Timers } from './clock.js';
+import type { Clock, Timers } from '../time.js';
 import type { ModbusTransport } from './transport.js';
 
 /** 'reopening': closed on purpose and opening again at once; requests wait in the queue meanwhile. */

@@ -4,7 +4,7 @@
 import type { Logger } from '../log.js';
 import { DEFAULT_REOPEN_AFTER_SILENCE_MS, LogBudget, SilenceWatch } from './bus-supervision.js';
 import type { BusProgress } from './bus-stats.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../time.js';
 import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
 import { ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
 

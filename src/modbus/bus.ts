@@ -9,7 +9,7 @@ import {
   type Operation, type OperationResult, type Priority, type ReadBlock, type RequestOptions, type WriteOptions,
   perform, validateOperation,
 } from './bus-request.js';
-import { type Clock, type Timers, sleep, systemClock, systemTimers } from './clock.js';
+import { type Clock, type Timers, sleep, systemClock, systemTimers } from '../time.js';
 import { type Admission, type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import {
   BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,

@@ -1,7 +1,7 @@
 // A raw (non-Modbus) exchange on a serial line the Modbus client owns: write the bytes, wait until
 // they have left, then collect the reply until the line goes quiet. Custom data streams on a
 // shared RS-485 line run it inside the bus's turn, so no Modbus transaction overlaps it.
-import type { Timers } from './clock.js';
+import type { Timers } from '../time.js';
 
 export interface RawReplyWindow {
   /** Collecting stops this long after the request has left, reply complete or not. */

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
-import { sleep, systemTimers } from './clock.js';
+import { sleep, systemTimers } from '../time.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
 import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';

@@ -4,7 +4,7 @@ import type { StreamConfig } from '../config/command-types.js';
 import type { BackoffConfig } from '../config/site-types.js';
 import type { Logger } from '../log.js';
 import { backoffDelay } from '../modbus/backoff.js';
-import type { Timers } from '../modbus/clock.js';
+import type { Timers } from '../time.js';
 import type { ByteEndpoint } from './endpoint.js';
 
 export type PublishStream = (identifier: string, data: Buffer) => Promise<void>;

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log.js';
 import type { ReadBlock } from '../../src/points/codec.js';
 import type { Table } from '../../src/points/types.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
+import { compileDevice } from '../../src/config/compile.js';
 
 /** Answers every read with zeros and counts the requests. */
 class CountingIo implements DeviceIo {
@@ -62,7 +63,7 @@ export async function measureInbound(rounds: number): Promise<InboundRow[]> {
     let busRequests = 0;
     for (let i = 0; i < rounds; i += 1) {
       const io = new CountingIo();
-      const svc = new CommandService(device, [], io, logger);
+      const svc = new CommandService(compileDevice(device), [], io, logger);
       lines.length = 0;
       const started = performance.now();
       const inbound = parseInbound(c.topic, c.payload, { streams: [], maxPayloadBytes: 16 << 20, maxKeys: c.maxKeys });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import type { Config, DeviceConfig, PointConfig } from '../../src/config/site-types.js';
+import { compiledConfig } from '../../src/config/load.js';
 import { startGateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
@@ -38,8 +39,7 @@ export async function simulator(units: number): Promise<Simulation> {
 }
 
 export function config(stateDir: string, mqttUrl: string, simPort: number, devices: DeviceConfig[], buses: number): Config {
-  return {
-    gateway: {
+  return compiledConfig({
       stateDir, logLevel: 'silent', health: { enabled: false, host: '127.0.0.1', port: 9180 },
       cloud: {
         mqttUrl, keepaliveS: 60, connectTimeoutMs: 10_000, httpTimeoutMs: 10_000, syncPeriodMs: 0, publishWindow: 100, replayRatePerS: 100_000,
@@ -47,15 +47,13 @@ export function config(stateDir: string, mqttUrl: string, simPort: number, devic
         rateQueue: { ratePerS: 10, concurrency: 2, maxPending: 100, retries: 1 }, maxInboundBytes: 65536, drainMs: 0,
         inbound: { maxKeys: 1000, maxPending: 64, busShare: 0.5 },
       },
-    },
-    site: {
+    }, {
       buses: Array.from({ length: buses }, (_, i) => ({
         kind: 'tcp' as const, name: `bus${i}`, host: '127.0.0.1', port: simPort, timeoutMs: 1000, maxInFlight: 1,
         reconnect: { initialMs: 100, maxMs: 1000, jitter: 0.1 }, cooldown: { afterTimeouts: 3, initialMs: 1000, maxMs: 5000 }, busyRetries: 1,
       })),
       devices,
-    },
-  };
+    });
 }
 
 export interface Throughput { pointsPerS: number; rawPointsPerS: number; reports: number }

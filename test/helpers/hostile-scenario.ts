@@ -11,6 +11,7 @@ import { deviceConfig, pointConfig } from './device-configs.js';
 import { type HostilePeer, type PeerMode, startHostileRtuPeer, startHostileTcpPeer, truth } from './hostile-modbus.js';
 import { startPtyPair } from './socat.js';
 import { waitFor } from './wait.js';
+import { compileDevice } from '../../src/config/compile.js';
 
 export const HEALTHY_UNIT = 1;
 export const HOSTILE_UNIT = 2;
@@ -79,7 +80,7 @@ export async function runHostileScenario(options: ScenarioOptions): Promise<Scen
     const device = (name: string, unitId: number) => deviceConfig({ name, unitId, pollIntervalMs: options.pollIntervalMs, points });
     const poller = new Poller({
       bus,
-      devices: [device('healthy', HEALTHY_UNIT), device('hostile', HOSTILE_UNIT)],
+      devices: [device('healthy', HEALTHY_UNIT), device('hostile', HOSTILE_UNIT)].map(compileDevice),
       sink: {
         onSample: (sample) => {
           const unit = sample.device === 'healthy' ? HEALTHY_UNIT : HOSTILE_UNIT;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CommandConfig } from '../../src/config/command-types.js';
 import type { Config, DeviceConfig, PointConfig } from '../../src/config/site-types.js';
+import { compiledConfig } from '../../src/config/load.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { parseSeed } from '../../src/emulator/state/seed.js';
 import { silentLogger } from '../../src/log.js';
@@ -73,8 +74,7 @@ export async function startSite(): Promise<Site> {
   return {
     emulator, sim, stateDir,
     config(devices, overrides = {}) {
-      return {
-        gateway: {
+      return compiledConfig({
           stateDir, logLevel: 'silent', health: { enabled: true, host: '127.0.0.1', port: 0 },
           cloud: {
             mqttUrl: `mqtt://127.0.0.1:${emulator.mqttPort}`, apiBaseUrl: `http://127.0.0.1:${emulator.httpPort}`, projectKey: PROJECT_KEY,
@@ -85,15 +85,13 @@ export async function startSite(): Promise<Site> {
             maxInboundBytes: 64 * 1024, drainMs: 2000, inbound: { maxKeys: 1000, maxPending: 64, busShare: 0.5 },
             ...overrides,
           },
-        },
-        site: {
+        }, {
           buses: [{
             kind: 'tcp', name: 'plant', host: '127.0.0.1', port: sim.tcp?.port ?? 0, timeoutMs: 500, maxInFlight: 1,
             reconnect: { initialMs: 100, maxMs: 1000, jitter: 0.1 }, cooldown: { afterTimeouts: 3, initialMs: 1000, maxMs: 5000 }, busyRetries: 2,
           }],
           devices,
-        },
-      };
+        });
     },
     async close() {
       await sim.close();

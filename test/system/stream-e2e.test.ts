@@ -3,6 +3,7 @@
 // `data/<identifier>`, while the unit's values keep reaching the cloud.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RtuBusConfig } from '../../src/config/site-types.js';
+import { compiledConfig } from '../../src/config/load.js';
 import { startGateway } from '../../src/gateway.js';
 import type { GatewayHandle } from '../../src/gateway-types.js';
 import { silentLogger } from '../../src/log.js';
@@ -38,7 +39,7 @@ describe('custom data stream on a shared RTU line, end to end', () => {
       ...meterDevice('meter-1', 1, TOKEN), bus: 'rs485',
       streams: [{ identifier: 'console', target: { kind: 'bus', bus: 'rs485' } as const, quietMs: 30, replyTimeoutMs: 500, maxReplyBytes: 256 }],
     };
-    gateway = await startGateway({ ...base, site: { buses: [...base.site.buses, line], devices: [meter] } }, { logger: silentLogger(), env: {} });
+    gateway = await startGateway(compiledConfig(base.gateway, { buses: [...base.site.buses, line], devices: [meter] }), { logger: silentLogger(), env: {} });
     await waitFor(async () => ((await deviceApi(s, TOKEN, 'GET', '/attributes')).attributes as Record<string, unknown> | undefined)?.voltage === 230.1 || undefined);
 
     const sent = await deviceApi(s, TOKEN, 'POST', '/data/console/set?push_mode=mqtt', { type: 'text', msg: 'SHOW 42\n' });

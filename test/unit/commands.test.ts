@@ -7,6 +7,7 @@ import { silentLogger, type Logger } from '../../src/log.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import type { ReadBlock, WriteOp } from '../../src/points/codec.js';
 import type { Table } from '../../src/points/types.js';
+import { compileDevice } from '../../src/config/compile.js';
 
 function point(p: Partial<PointConfig> & Pick<PointConfig, 'id' | 'address'>): PointConfig {
   return {
@@ -69,7 +70,7 @@ const commands: CommandConfig[] = [
 ];
 
 function service(fake = new FakeDevice(), logger: Logger = silentLogger()) {
-  return { fake, svc: new CommandService(device, commands, fake, logger) };
+  return { fake, svc: new CommandService(compileDevice(device), commands, fake, logger) };
 }
 
 describe('applyAttributes', () => {

@@ -2,12 +2,13 @@
 // point health transitions, and a device none of whose points reads is not online.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ReadBlock } from '../../src/modbus/bus-request.js';
-import type { Timers } from '../../src/modbus/clock.js';
+import type { Timers } from '../../src/time.js';
 import { BusDownError, ModbusExceptionError } from '../../src/modbus/errors.js';
 import { Poller, type PollBus, type Sample } from '../../src/poller.js';
 import type { Table } from '../../src/points/types.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
+import { compileDevice } from '../../src/config/compile.js';
 
 const T0 = 1_700_000_000_000;
 beforeEach(() => {
@@ -47,7 +48,7 @@ function setup(pollIntervalMs: number, addresses = [0, 1, 2, 3]) {
   };
   const device = deviceConfig({ name: 'meter', unitId: 3, pollIntervalMs, points: addresses.map((address) => pointConfig({ id: `r${address}`, address })) });
   const poller = new Poller({
-    bus, devices: [device], logger: log.logger, timers, random: () => 0,
+    bus, devices: [compileDevice(device)], logger: log.logger, timers, random: () => 0,
     sink: { onSample: (s) => samples.push(s), onDeviceState: (_d, state, reason) => states.push(`${state}: ${reason}`) },
   });
   return { bus, log, samples, states, poller, timersSet: () => timersSet };

@@ -5,6 +5,7 @@ import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/po
 import type { Table } from '../../src/points/types.js';
 import { silentLogger } from '../../src/log.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
+import { compileDevice } from '../../src/config/compile.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -59,7 +60,7 @@ const meter = deviceConfig({
 function setup(devices = [meter], random = () => 0.25) {
   const bus = new FakeBus();
   const sink = new RecordingSink();
-  const poller = new Poller({ bus, devices, sink, logger: silentLogger(), random });
+  const poller = new Poller({ bus, devices: devices.map(compileDevice), sink, logger: silentLogger(), random });
   return { bus, sink, poller };
 }
 
@@ -175,8 +176,8 @@ describe('Poller cycle', () => {
     await expect(poller.pollOnce('nope')).rejects.toThrow('unknown device "nope"');
   });
 
-  it('names the device when its points cannot be planned', () => {
+  it('names the device when its points cannot be planned (compiling it, before any poller exists)', () => {
     const bad = deviceConfig({ name: 'broken', points: [pointConfig({ id: 'x', address: 0, type: 'string', length: 200 })] });
-    expect(() => setup([bad])).toThrow(/^device "broken": /);
+    expect(() => setup([bad])).toThrow(/^invalid configuration \(1 problem\):\ndevice "broken"/);
   });
 });

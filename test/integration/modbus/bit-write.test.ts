@@ -6,12 +6,13 @@ import { CommandService } from '../../../src/commands.js';
 import { BusDeviceIo } from '../../../src/device-io.js';
 import { silentLogger } from '../../../src/log.js';
 import { Bus } from '../../../src/modbus/bus.js';
-import { systemTimers } from '../../../src/modbus/clock.js';
+import { systemTimers } from '../../../src/time.js';
 import { createModbusTransport } from '../../../src/modbus/transport.js';
 import { tcpBusConfig } from '../../helpers/bus-configs.js';
 import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
 import { startPymodbus } from '../../helpers/pymodbus.js';
 import { waitFor } from '../../helpers/wait.js';
+import { compileDevice } from '../../../src/config/compile.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -30,7 +31,7 @@ async function setup(forceMultiWrite: boolean) {
   await waitFor(() => bus.stats().state === 'up', { what: 'bus up' });
   const device = deviceConfig({ name: 'flags', points: bits });
   const limits = { ...device.limits, forceMultiWrite };
-  const svc = new CommandService({ ...device, limits }, [], new BusDeviceIo(bus, { ...device, limits }, systemTimers), silentLogger());
+  const svc = new CommandService(compileDevice({ ...device, limits }), [], new BusDeviceIo(bus, { ...device, limits }, systemTimers), silentLogger());
   return { bus, svc, unit: device.unitId };
 }
 

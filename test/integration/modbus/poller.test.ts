@@ -10,6 +10,7 @@ import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
 import { startPymodbus } from '../../helpers/pymodbus.js';
 import { startPtyPair } from '../../helpers/socat.js';
 import { waitFor } from '../../helpers/wait.js';
+import { compileDevice } from '../../../src/config/compile.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -52,7 +53,7 @@ describe('Poller over pymodbus', () => {
         deviceConfig({ name: 'boiler', unitId: 1, pollIntervalMs: 300, points: points() }),
         deviceConfig({ name: 'chiller', unitId: 2, pollIntervalMs: 300, points: points() }),
         deviceConfig({ name: 'ghost', unitId: 7, pollIntervalMs: 300, points: points() }),
-      ],
+      ].map(compileDevice),
       sink: {
         onSample: (sample) => samples.push(sample),
         onDeviceState: (device, state) => states.push(`${device}:${state}`),

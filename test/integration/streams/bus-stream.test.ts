@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { StreamConfig } from '../../../src/config/command-types.js';
 import { silentLogger } from '../../../src/log.js';
 import { Bus } from '../../../src/modbus/bus.js';
-import { systemTimers } from '../../../src/modbus/clock.js';
+import { systemTimers } from '../../../src/time.js';
 import { createModbusTransport } from '../../../src/modbus/transport.js';
 import { parseSimMap } from '../../../src/simulator/index.js';
 import { Simulator } from '../../../src/simulator/simulator.js';

@@ -8,7 +8,7 @@ import { SerialPort } from 'serialport';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StreamConfig } from '../../../src/config/command-types.js';
 import { silentLogger } from '../../../src/log.js';
-import { systemTimers } from '../../../src/modbus/clock.js';
+import { systemTimers } from '../../../src/time.js';
 import { SerialEndpoint } from '../../../src/streams/serial-endpoint.js';
 import { StreamRelay } from '../../../src/streams/relay.js';
 import { TcpEndpoint } from '../../../src/streams/tcp-endpoint.js';

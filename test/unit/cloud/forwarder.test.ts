@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Forwarder, TokenBucket, type ForwarderClock, type ForwarderLink, type ForwarderOutbox } from '../../../src/cloud/forwarder.js';
+import { Forwarder, TokenBucket, type ForwarderLink, type ForwarderOutbox } from '../../../src/cloud/forwarder.js';
 import { LinkDownError, type LinkEvent } from '../../../src/cloud/link.js';
 import type { OutboxRecord } from '../../../src/cloud/outbox.js';
 import { silentLogger } from '../../../src/log.js';
+import type { Time } from '../../../src/time.js';
+import { eventLoopTurns, ManualClock } from './manual-clock.js';
 
 class FakeOutbox implements ForwarderOutbox {
   records: OutboxRecord[] = [];
@@ -59,13 +61,21 @@ class FakeLink implements ForwarderLink {
   }
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 5));
+// Fake time: the forwarder's ack batching and retry timers run only when a test settles.
+let clock = new ManualClock();
+/** Lets the pump run, then moves past the ack batching delay (10 ms) so acknowledged records are deleted. */
+async function settle(): Promise<void> {
+  await eventLoopTurns();
+  clock.advance(10);
+  await eventLoopTurns();
+}
 const unpaced = { delayFor: () => 0 };
 
-function make(options: { window?: number; readAhead?: number; pacer?: { delayFor(now: number): number }; clock?: ForwarderClock } = {}) {
+function make(options: { window?: number; readAhead?: number; pacer?: { delayFor(now: number): number }; time?: Time } = {}) {
+  clock = new ManualClock();
   const outbox = new FakeOutbox();
   const link = new FakeLink();
-  const forwarder = new Forwarder({ device: 'd', outbox, link, log: silentLogger(), pacer: unpaced, ...options });
+  const forwarder = new Forwarder({ device: 'd', outbox, link, log: silentLogger(), pacer: unpaced, time: clock, ...options });
   return { outbox, link, forwarder };
 }
 
@@ -81,11 +91,14 @@ describe('Forwarder', () => {
     await settle();
     expect(outbox.acks).toEqual([]);
     link.pending[0].resolve();
-    await expect.poll(() => link.sent).toEqual(['1', '2', '3', '4', '5']);
+    await settle();
+    expect(link.sent).toEqual(['1', '2', '3', '4', '5']);
     // Deletes are batched once per event-loop turn: the ack may land just after the sends.
-    await expect.poll(() => outbox.acks).toEqual([2]);
+    await settle();
+    expect(outbox.acks).toEqual([2]);
     link.ackAll();
-    await expect.poll(() => outbox.records.length).toBe(0);
+    await settle();
+    expect(outbox.records.length).toBe(0);
     expect(forwarder.stats()).toMatchObject({ published: 5, acked: 5, inFlight: 0 });
   });
 
@@ -94,11 +107,13 @@ describe('Forwarder', () => {
     forwarder.start();
     outbox.add('a');
     forwarder.notify();
-    await expect.poll(() => link.sent).toEqual(['a']);
+    await settle();
+    expect(link.sent).toEqual(['a']);
     link.ackAll();
     outbox.add('b', 'c');
     forwarder.notify();
-    await expect.poll(() => link.sent).toEqual(['a', 'b', 'c']);
+    await settle();
+    expect(link.sent).toEqual(['a', 'b', 'c']);
   });
 
   it('stops on link down and resends everything not acked after up, in order', async () => {
@@ -107,7 +122,8 @@ describe('Forwarder', () => {
     forwarder.start();
     await settle();
     link.pending[0].resolve();
-    await expect.poll(() => outbox.acks).toEqual([1]);
+    await settle();
+    expect(outbox.acks).toEqual([1]);
     link.goDown();
     outbox.add('7');
     forwarder.notify();
@@ -157,7 +173,8 @@ describe('Forwarder', () => {
     expect(link.sent).toEqual(['1', '2', '3', '4', '5', '6']);
     // Batches of `window` (2): three that returned records, one that found the outbox empty.
     expect(peeks).toBeLessThanOrEqual(4);
-    await expect.poll(() => outbox.records).toEqual([]);
+    await settle();
+    expect(outbox.records).toEqual([]);
   });
 
   it('drops the read-ahead on link down: resends from the oldest unacked record, never skipping one', async () => {
@@ -167,7 +184,8 @@ describe('Forwarder', () => {
     await settle();
     expect(link.sent).toEqual(['1', '2']);
     link.pending[0].resolve();
-    await expect.poll(() => link.sent).toEqual(['1', '2', '3']);
+    await settle();
+    expect(link.sent).toEqual(['1', '2', '3']);
     link.goDown();
     await settle();
     expect(outbox.acks).toEqual([1]);
@@ -179,7 +197,8 @@ describe('Forwarder', () => {
       await settle();
     }
     expect(link.sent.slice(3)).toEqual(['2', '3', '4', '5', '6', '7']);
-    await expect.poll(() => outbox.records).toEqual([]);
+    await settle();
+    expect(outbox.records).toEqual([]);
     // Acks only ever move forward over records that were published and acknowledged.
     expect(outbox.acks).toEqual([...outbox.acks].sort((a, b) => a - b));
   });
@@ -195,7 +214,8 @@ describe('Forwarder', () => {
     expect(outbox.acks).toEqual([]);
     expect(outbox.records.map((r) => r.payload.toString())).toEqual(['1', '2', '3', '4']);
     link.pending[0].resolve();
-    await expect.poll(() => outbox.acks).toEqual([3]);
+    await settle();
+    expect(outbox.acks).toEqual([3]);
   });
 
   it('sends records committed after a read-ahead batch once the batch is used up', async () => {
@@ -205,19 +225,25 @@ describe('Forwarder', () => {
     await settle();
     outbox.add('3');
     forwarder.notify();
-    await expect.poll(() => link.sent).toEqual(['1', '2', '3']);
+    await settle();
+    expect(link.sent).toEqual(['1', '2', '3']);
   });
 
   it('paces a backlog through the pacer', async () => {
-    let time = 0;
-    const sleeps: number[] = [];
-    const clock: ForwarderClock = { now: () => time, sleep: async (ms) => { sleeps.push(ms); time += ms; } };
-    const { outbox, link, forwarder } = make({ window: 100, pacer: new TokenBucket(10, 2), clock });
+    const { outbox, link, forwarder } = make({ window: 100, pacer: new TokenBucket(10, 2) });
+    const start = clock.now();
     outbox.add(...Array.from({ length: 6 }, (_, i) => String(i)));
     forwarder.start();
-    await expect.poll(() => link.sent.length).toBe(6);
-    expect(sleeps).toEqual([100, 100, 100, 100]);
-    expect(time).toBe(400);
+    await eventLoopTurns();
+    expect(link.sent.length).toBe(2);
+    for (let i = 0; i < 4; i += 1) {
+      expect(clock.sleeping).toBe(1);
+      clock.advance(100);
+      await eventLoopTurns();
+    }
+    expect(link.sent.length).toBe(6);
+    expect(clock.delays).toEqual([100, 100, 100, 100]);
+    expect(clock.now() - start).toBe(400);
     expect(forwarder.stats().paced).toBe(4);
   });
 });

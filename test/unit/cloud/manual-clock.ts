@@ -1,15 +1,19 @@
-// A clock for queue tests: time moves only when the test advances it.
-import { QueueClosedError } from '../../../src/cloud/errors.js';
-import type { Clock } from '../../../src/cloud/rate-queue.js';
+// A clock for unit tests: time moves only when the test advances it; timers fire in due order.
+import type { Time } from '../../../src/time.js';
 
-interface Sleeper {
+interface Pending {
   at: number;
-  resolve: () => void;
+  order: number;
+  ms: number;
+  cb: () => void;
 }
 
-export class ManualClock implements Clock {
+export class ManualClock implements Time {
   time = 1_000_000;
-  private sleepers: Sleeper[] = [];
+  /** Every delay a timer was set for, in order (what the code under test waited). */
+  readonly delays: number[] = [];
+  private pending: Pending[] = [];
+  private order = 0;
 
   now(): number {
     return this.time;
@@ -19,29 +23,32 @@ export class ManualClock implements Clock {
     return 0.5;
   }
 
-  sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        reject(new QueueClosedError());
-        return;
-      }
-      const sleeper: Sleeper = { at: this.time + ms, resolve };
-      this.sleepers.push(sleeper);
-      signal.addEventListener('abort', () => {
-        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-        reject(new QueueClosedError());
-      }, { once: true });
-    });
+  setTimer(cb: () => void, ms: number): () => void {
+    const entry: Pending = { at: this.time + Math.max(0, ms), order: this.order++, ms, cb };
+    this.pending.push(entry);
+    this.delays.push(ms);
+    return () => {
+      this.pending = this.pending.filter((p) => p !== entry);
+    };
   }
 
+  /** Timers set and not yet fired or cancelled. */
   get sleeping(): number {
-    return this.sleepers.length;
+    return this.pending.length;
   }
 
   advance(ms: number): void {
     this.time += ms;
-    const due = this.sleepers.filter((s) => s.at <= this.time);
-    this.sleepers = this.sleepers.filter((s) => s.at > this.time);
-    for (const sleeper of due) sleeper.resolve();
+    for (;;) {
+      const due = this.pending.filter((p) => p.at <= this.time).sort((a, b) => a.at - b.at || a.order - b.order);
+      if (due.length === 0) return;
+      this.pending = this.pending.filter((p) => p !== due[0]);
+      due[0].cb();
+    }
   }
+}
+
+/** Lets promise chains and I/O callbacks run without letting any real time matter. */
+export async function eventLoopTurns(turns = 10): Promise<void> {
+  for (let i = 0; i < turns; i += 1) await new Promise((resolve) => setImmediate(resolve));
 }

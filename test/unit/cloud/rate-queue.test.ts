@@ -3,7 +3,7 @@ import {
   CloudHttpError, NetworkError, QueueClosedError, QueueFullError, RateLimitedError,
 } from '../../../src/cloud/errors.js';
 import { RateQueue, type RateQueueOptions } from '../../../src/cloud/rate-queue.js';
-import { ManualClock } from './manual-clock.js';
+import { eventLoopTurns, ManualClock } from './manual-clock.js';
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -25,7 +25,8 @@ function makeQueue(clock: ManualClock, options: Partial<RateQueueOptions> = {}):
     backoff: { initialMs: 100, maxMs: 1000, jitter: 0 },
     max429Retries: 5,
     lowRemaining: 2,
-    clock,
+    time: clock,
+    random: () => clock.random(),
     ...options,
   });
 }
@@ -97,7 +98,7 @@ describe('RateQueue', () => {
     const other = queue.run({ run: async () => { starts.push(clock.now()); return 'other'; } });
     await expect.poll(() => clock.sleeping).toBe(2);
     clock.advance(4999);
-    await new Promise((r) => setTimeout(r, 20));
+    await eventLoopTurns();
     expect(starts).toHaveLength(1);
     clock.advance(1);
     expect(await Promise.all([first, other])).toEqual(['ok', 'other']);
@@ -126,7 +127,7 @@ describe('RateQueue', () => {
     const result = queue.run({ run: async () => { calls += 1; throw makeError(); } });
     result.catch(() => undefined);
     for (let i = 0; i < 5; i += 1) {
-      await new Promise((r) => setTimeout(r, 5));
+      await eventLoopTurns();
       clock.advance(1000);
     }
     await expect(result).rejects.toThrow();
@@ -144,7 +145,7 @@ describe('RateQueue', () => {
     await expect.poll(() => calls).toBe(2);
     await expect.poll(() => clock.sleeping).toBe(1);
     clock.advance(199);
-    await new Promise((r) => setTimeout(r, 20));
+    await eventLoopTurns();
     expect(calls).toBe(2);
     clock.advance(1);
     expect(await result).toBe(3);

@@ -1,0 +1,51 @@
+// The one clock and timer abstraction: everything that reads the time or waits gets one of these,
+// so tests drive time by hand (test/unit/cloud/manual-clock.ts) instead of sleeping for real.
+
+export interface Clock {
+  /** Milliseconds since the epoch (or any monotonic origin the caller chooses). */
+  now(): number;
+}
+
+export interface TimerOptions {
+  /** The timer does not keep the process alive (housekeeping, not work in progress). */
+  unref?: boolean;
+}
+
+export interface Timers {
+  /** Runs cb once after ms; returns a function that cancels it (a no-op once it ran). */
+  setTimer(cb: () => void, ms: number, options?: TimerOptions): () => void;
+}
+
+/** Both halves, for components that read the time and wait. */
+export interface Time extends Clock, Timers {}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export const systemTimers: Timers = {
+  setTimer(cb, ms, options) {
+    const handle = setTimeout(cb, Math.max(0, ms));
+    if (options?.unref) handle.unref();
+    return () => clearTimeout(handle);
+  },
+};
+
+export const systemTime: Time = { now: systemClock.now, setTimer: systemTimers.setTimer };
+
+/** Resolves after ms on the given timers; rejects with the signal's reason when it aborts first. */
+export function sleep(timers: Timers, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      cancel();
+      reject(signal?.reason);
+    };
+    const cancel = timers.setTimer(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
