@@ -268,7 +268,14 @@ describe('malformed inbound payloads', () => {
     await waitFor(() => (setpoints.at(-1) === held() ? true : undefined), 30_000);
     expect(capture.messages('cloud values corrected from device').every((l) => l.reason === 'pushes refused while busy')).toBe(true);
     console.log(`flood: ${setpoints.length} setpoint reports, device holds ${held()}, ${capture.messages('cloud values corrected from device').length} corrections after busy episodes`);
-    // Busy episodes are logged at their start, not per refused message.
-    expect(capture.messages('inbound messages refused: too many pending').length).toBeLessThanOrEqual(total / batch + 1);
+    // Busy episodes are logged at their start and end, not per refused message: an episode ends only
+    // when nothing is pending any more, so how many there are depends on how the broker delivers,
+    // but each one refuses many messages, and the end lines account for every refusal.
+    const episodes = capture.messages('inbound messages refused: too many pending').length;
+    const ended = capture.messages('inbound messages accepted again');
+    expect(episodes).toBeGreaterThan(0);
+    expect(episodes).toBeLessThan(busy / 10);
+    expect(ended.length).toBe(episodes);
+    expect(ended.reduce((sum, l) => sum + Number(l.refused), 0)).toBeGreaterThanOrEqual(busy);
   }, 180_000);
 });
