@@ -108,7 +108,7 @@ async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, ou
     const leftRead = await runRequest(ctx, halves.left, out, sample, timeout);
     const rightRead = await runRequest(ctx, halves.right, out, sample, timeout);
     if (leftRead && rightRead) {
-      if (timeout) ctx.learner.learnMaxCount(request, reasonOf(err));
+      if (timeout) ctx.learner.learnMaxCount(request, halves.cut, reasonOf(err));
       else ctx.learner.learnCut(request, halves.cut, reasonOf(err));
     }
     return false;
