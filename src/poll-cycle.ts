@@ -4,7 +4,7 @@
 import type { PointConfig } from './config/site-types.js';
 import type { ReadBlock, RequestOptions } from './modbus/bus-request.js';
 import {
-  BusDownError, BusStoppedError, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
+  BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
 } from './modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from './modbus/plan.js';
 import type { PointCodec } from './points/codec.js';
@@ -59,11 +59,6 @@ export interface CycleContext {
 
 /** Errors after which the rest of the cycle's requests would only fail too (or cost line time). */
 const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
-
-/** Exception 2 (illegal data address) and 3 (illegal data value): the request, not the device, is wrong. */
-function isRefusal(err: unknown): err is ModbusExceptionError {
-  return err instanceof ModbusExceptionError && (err.code === 2 || err.code === 3);
-}
 
 export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
   const outcome: CycleOutcome = { abort: undefined, failures: [] };
