@@ -49,6 +49,12 @@ export class ReadPlanLearner {
   private readonly learned: LearnedLimit[] = [];
   private readonly timeoutStrikes = new Map<string, number>();
   private readonly planFailuresLogged = new Set<string>();
+  /**
+   * Set when a timed-out request's halves got no answer either (the device is away, not
+   * length-limited): no timeout split before this time, unless the device answers first.
+   */
+  private timeoutSplitsPausedUntil = -Infinity;
+  private answerCount = 0;
   private plan: readonly ReadRequest[];
 
   /** `plan`: the device's compiled plan (config/compile.ts), planned here when not given. */
@@ -83,8 +89,13 @@ export class ReadPlanLearner {
     return this.state.isolated.has(pointId);
   }
 
-  /** A merged request timed out: true once it did so often enough in a row to be split. */
-  timedOut(request: ReadRequest): boolean {
+  /**
+   * A merged request timed out: true once it did so often enough in a row to be split. Not while
+   * the device is away (a split found it silent, tried again every `reprobeFailedMs`), so a dead
+   * device costs one timeout per cycle.
+   */
+  timedOut(request: ReadRequest, now: number): boolean {
+    if (now < this.timeoutSplitsPausedUntil) return false;
     const key = requestKey(request);
     const strikes = (this.timeoutStrikes.get(key) ?? 0) + 1;
     this.timeoutStrikes.set(key, strikes);
@@ -92,7 +103,25 @@ export class ReadPlanLearner {
   }
 
   answered(request: ReadRequest): void {
+    this.answerCount += 1;
+    this.timeoutSplitsPausedUntil = -Infinity;
     if (this.timeoutStrikes.size > 0) this.timeoutStrikes.delete(requestKey(request));
+  }
+
+  /** Requests the device answered so far (to tell whether it answered anything during a split). */
+  answers(): number {
+    return this.answerCount;
+  }
+
+  /** A timed-out request's halves got no answer either: forget the strikes, pause splitting until it answers. */
+  deviceSilent(now: number): void {
+    this.timeoutStrikes.clear();
+    this.timeoutSplitsPausedUntil = now + this.reprobeMs;
+  }
+
+  /** True when a shorter length already learned for its table rules `request` out of future plans. */
+  knowsShorterThan(request: ReadRequest): boolean {
+    return (this.state.maxCount.get(request.table) ?? Infinity) < request.count;
   }
 
   /** `request` was refused while both its halves (split at `cut`) were served. */

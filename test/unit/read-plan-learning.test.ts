@@ -28,6 +28,8 @@ interface DeviceModel {
   timeoutAbove?: number;
   /** These reads ("start+count") get no answer. */
   timeoutOn?: string[];
+  /** The next this many reads get no answer (a device away for a while). */
+  silentReads?: number;
 }
 
 /** Registers hold address * 3 + 1 (coils: odd addresses set); reads are logged as "start+count". */
@@ -37,6 +39,10 @@ class MapDevice implements PollBus {
   async read(unit: number, table: Table, start: number, count: number): Promise<ReadBlock> {
     this.reads.push(`${start}+${count}`);
     const { holes = [], maxCount = Infinity, timeoutAbove = Infinity } = this.model;
+    if ((this.model.silentReads ?? 0) > 0) {
+      this.model.silentReads! -= 1;
+      throw new ModbusTimeoutError(unit, 100);
+    }
     if (count > timeoutAbove || this.model.timeoutOn?.includes(`${start}+${count}`)) throw new ModbusTimeoutError(unit, 100);
     if (count > maxCount) throw new ModbusExceptionError(unit, 3);
     if (holes.some((h) => h >= start && h < start + count)) throw new ModbusExceptionError(unit, 2);
@@ -140,6 +146,8 @@ describe('bisecting refused reads', () => {
     expect(first.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
     expect(first.sample.values).toEqual({});
     const second = await cycle();
+    // Each timed-out half is confirmed once more after its halves were served (5+5 need not be).
+    expect(second.reads).toEqual(['0+10', '0+5', '0+2', '2+3', '0+5', '5+5', '5+2', '7+3']);
     expect(Object.keys(second.sample.values)).toHaveLength(10);
     expect(second.sample.values.i7).toBe(22);
     expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
@@ -219,5 +227,35 @@ describe('learned limits never break the plan', () => {
     expect(learner.isIsolated('h0')).toBe(false);
     expect(learner.planAt(0).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['0+6', '100+20']);
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('timeouts of a device that is away', () => {
+  it('a dead device costs one timeout per cycle once a split found it silent, and is split again after reprobeFailedMs', async () => {
+    const points = pointsAt('holding', ...range(0, 9));
+    const { cycle, learner, device, advance } = rig(points, { timeoutAbove: 0 });
+    await cycle();
+    expect((await cycle()).reads).toEqual(['0+10', '0+5', '0+2', '0+1']);
+    for (let n = 0; n < 5; n++) expect((await cycle()).reads).toEqual(['0+10']);
+    expect(learner.limitsLearned()).toEqual([]);
+    // Back, but now only short reads answer: split again once the pause (reprobeFailedMs) ran out.
+    device.model = { timeoutAbove: 4 };
+    advance(60_000);
+    await cycle();
+    const split = await cycle();
+    expect(Object.keys(split.sample.values)).toHaveLength(10);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
+  });
+
+  it('a device back during the halves does not shorten requests', async () => {
+    const points = pointsAt('holding', ...range(0, 9));
+    const { cycle, learner, device } = rig(points, { silentReads: 2 });
+    expect((await cycle()).reads).toEqual(['0+10']);
+    const back = await cycle();
+    expect(back.reads).toEqual(['0+10', '0+5', '5+5', '0+10']);
+    expect(Object.keys(back.sample.values)).toHaveLength(10);
+    expect(learner.limitsLearned()).toEqual([]);
+    expect((await cycle()).reads).toEqual(['0+10']);
+    expect(device.reads).toEqual(['0+10']);
   });
 });
