@@ -4,6 +4,7 @@
 import type { DeviceConfig } from './config/site-types.js';
 import { type ApplyResult, type DeviceIo, describeError, emptyRecord, firstNames, NAMES_SHOWN } from './device-write-types.js';
 import type { Logger } from './log.js';
+import type { LearnedReadLimits } from './modbus/plan.js';
 import { readPoints } from './point-reads.js';
 import type { PointCodec, WriteOp } from './points/codec.js';
 
@@ -14,6 +15,8 @@ export interface AttributeWriterParts {
   codecs: ReadonlyMap<string, PointCodec>;
   io: DeviceIo;
   logger: Logger;
+  /** The poller's learned limits for this device, so the read-back plans like a poll. */
+  learned(): LearnedReadLimits;
   check(id: string, value: unknown): CheckResult;
 }
 
@@ -35,7 +38,7 @@ export async function applyAttributes(parts: AttributeWriterParts, values: Recor
     }
   }
   const notTaken = [...Object.keys(result.rejected), ...Object.keys(result.failed)].filter((id) => codecs.has(id));
-  const readBack = await readPoints(io, codecs, [...written, ...notTaken], parts.device.limits);
+  const readBack = await readPoints(io, codecs, [...written, ...notTaken], parts.device.limits, parts.learned());
   // Result maps have no prototype: a missing id reads as undefined, whatever its name.
   for (const id of written) {
     const value = readBack.values[id];

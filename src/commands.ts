@@ -8,6 +8,7 @@ import {
   type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, firstNames,
 } from './device-write-types.js';
 import type { Logger } from './log.js';
+import type { LearnedReadLimits } from './modbus/plan.js';
 import { type PointReadResult, readPoints } from './point-reads.js';
 import type { PointCodec } from './points/codec.js';
 
@@ -24,6 +25,8 @@ export class CommandService {
     commands: readonly CommandConfig[],
     private readonly io: DeviceIo,
     private readonly logger: Logger,
+    /** The poller's learned limits for this device, now (read-plan-learner.ts), so commands plan like polls. */
+    private readonly learned: () => LearnedReadLimits = () => ({}),
   ) {
     this.device = compiled.config;
     this.codecs = compiled.codecs;
@@ -42,14 +45,14 @@ export class CommandService {
   /** Writes every valid key (in the order given), then reads back written and refused points. */
   applyAttributes(values: Record<string, unknown>, source: string): Promise<ApplyResult> {
     return applyAttributes(
-      { device: this.device, codecs: this.codecs, io: this.io, logger: this.logger, check: (id, v) => this.check(id, v) },
+      { device: this.device, codecs: this.codecs, io: this.io, logger: this.logger, learned: this.learned, check: (id, v) => this.check(id, v) },
       values, source,
     );
   }
 
   /** Reads the known points among `ids` (planned like a poll), e.g. to correct the cloud. */
   readBack(ids: Iterable<string>): Promise<PointReadResult> {
-    return readPoints(this.io, this.codecs, ids, this.device.limits);
+    return readPoints(this.io, this.codecs, ids, this.device.limits, this.learned());
   }
 
   knows(id: string): boolean {
@@ -82,7 +85,7 @@ export class CommandService {
     const unknown = unique.filter((k) => !this.codecs.has(k));
     if (unknown.length > 0) return fail(COMMAND_ERRORS.invalidValue, `unknown attribute(s): ${firstNames(unknown)}`);
     // A key listed many times is read once, and neighbours share a request, as in a poll.
-    const read = await readPoints(this.io, this.codecs, unique, this.device.limits);
+    const read = await readPoints(this.io, this.codecs, unique, this.device.limits, this.learned());
     const failed = Object.entries(read.failed);
     if (failed.length > 0) return fail(COMMAND_ERRORS.deviceFailed, failed.map(([id, why]) => `${id}: ${why}`).slice(0, 5).join('; '));
     return { ok: true, result: read.values };
@@ -151,7 +154,7 @@ export class CommandService {
         return;
       }
       case 'read': {
-        const read = await readPoints(this.io, this.codecs, step.points, this.device.limits);
+        const read = await readPoints(this.io, this.codecs, step.points, this.device.limits, this.learned());
         const failed = Object.entries(read.failed)[0];
         if (failed) throw new Error(`${failed[0]}: ${failed[1]}`);
         Object.assign(result, read.values);

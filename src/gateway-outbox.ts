@@ -23,12 +23,19 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
   const mode = settings.mode ?? 'memory-first';
   const durableAfterMs = settings.durableAfterMs ?? 1000;
   let warnedFull = false;
+  let warnedLost = false;
   const outbox = openOutbox(mode, {
     path: join(stateDir, 'outbox.sqlite'),
     flushIntervalMs: settings.commitIntervalMs,
     durableAfterMs,
     maxBytesTotal: settings.maxBytes,
     onDrop: (info) => {
+      // Reports lost to a failing disk (also the last spill on close): its own line, once.
+      if (info.reason === 'write-failed') {
+        if (!warnedLost) logger.error({ ...info }, 'outbox reports lost: write failed');
+        warnedLost = true;
+        return;
+      }
       if (!warnedFull) logger.warn({ ...info }, 'outbox full: dropping oldest reports');
       warnedFull = true;
     },

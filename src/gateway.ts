@@ -1,17 +1,14 @@
 // startGateway: wires the site's buses, pollers, outbox, cloud sessions, health endpoint and
 // systemd notifications. Readiness never waits on the network.
 import { mkdirSync } from 'node:fs';
-import { CommandService } from './commands.js';
 import type { Config } from './config/site-types.js';
-import { BusDeviceIo } from './device-io.js';
 import type { GatewayDeps, GatewayHandle } from './gateway-types.js';
 import { openGatewayOutbox } from './gateway-outbox.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { componentLogger } from './log.js';
-import { systemTimers } from './time.js';
 import { createNorthbound } from './northbound.js';
 import { Reporter } from './reporter.js';
-import { createSouthbound } from './southbound.js';
+import { createCommandServices, createSouthbound } from './southbound.js';
 import type { GatewayStatus } from './status.js';
 import { createNotifier, watchdogIntervalMs } from './systemd.js';
 import { FIELDGATE_VERSION } from './version.js';
@@ -33,13 +30,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const levels = deps.componentLevels;
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
   const southbound = createSouthbound(site, config.compiled, reporter, logger, levels, gateway.cloud.inbound.busShare);
-  const commands = new Map<string, CommandService>();
-  for (const compiled of config.compiled.devices) {
-    const device = compiled.config;
-    const bus = southbound.buses.get(device.bus);
-    if (!bus) continue;
-    commands.set(device.name, new CommandService(compiled, device.commands, new BusDeviceIo(bus, device, systemTimers), componentLogger(logger, 'commands', levels)));
-  }
+  const commands = createCommandServices(config.compiled, southbound, componentLogger(logger, 'commands', levels));
   const northbound = await createNorthbound({ site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, buses: southbound.buses, logger, ...(levels ? { componentLevels: levels } : {}), ...(deps.secrets ? { secrets: deps.secrets } : {}) });
 
   const status = (): GatewayStatus => {

@@ -3,13 +3,14 @@
 import type { DeviceLimits, PointConfig } from './config/site-types.js';
 import type { DeviceIo } from './device-write-types.js';
 import { describeError, emptyRecord } from './device-write-types.js';
-import { planReads } from './modbus/plan.js';
-import type { PointCodec } from './points/codec.js';
+import { isRefusal } from './modbus/errors.js';
+import { planReads, pointWidth, type LearnedReadLimits } from './modbus/plan.js';
+import type { PointCodec, ReadBlock } from './points/codec.js';
 import type { PointValue } from './points/types.js';
 
 export interface PointReadResult {
   values: Record<string, PointValue>;
-  /** Point id -> why its read failed (every point of a failed request). */
+  /** Point id -> why its read failed. */
   failed: Record<string, string>;
 }
 
@@ -26,20 +27,45 @@ export function uniquePoints(ids: Iterable<string>, codecs: ReadonlyMap<string, 
   return points;
 }
 
+/**
+ * Reads `ids` with the same learned limits as the device's polls (cuts, isolated points, shorter
+ * lengths), so a command never merges what the device refuses. A merged request refused anyway
+ * (exception 2/3: the poller has not learned it yet) is read point by point; a point that does not
+ * decode fails alone.
+ */
 export async function readPoints(
-  io: DeviceIo, codecs: ReadonlyMap<string, PointCodec>, ids: Iterable<string>, limits: DeviceLimits,
+  io: DeviceIo, codecs: ReadonlyMap<string, PointCodec>, ids: Iterable<string>, limits: DeviceLimits, learned: LearnedReadLimits = {},
 ): Promise<PointReadResult> {
   const result: PointReadResult = { values: emptyRecord(), failed: emptyRecord() };
   const points = uniquePoints(ids, codecs);
   if (points.length === 0) return result;
-  for (const request of planReads(points, limits)) {
+  for (const request of planReads(points, limits, learned)) {
     try {
-      const block = await io.read(request.table, request.start, request.count);
-      for (const point of request.points) result.values[point.id] = (codecs.get(point.id) as PointCodec).decode(block);
+      decodeInto(result, codecs, request.points, await io.read(request.table, request.start, request.count));
     } catch (err) {
-      const reason = describeError(err);
-      for (const point of request.points) result.failed[point.id] = reason;
+      if (isRefusal(err) && request.points.length > 1) await readOneByOne(io, codecs, request.points, result);
+      else for (const point of request.points) result.failed[point.id] = describeError(err);
     }
   }
   return result;
+}
+
+async function readOneByOne(io: DeviceIo, codecs: ReadonlyMap<string, PointCodec>, points: readonly PointConfig[], result: PointReadResult): Promise<void> {
+  for (const point of points) {
+    try {
+      decodeInto(result, codecs, [point], await io.read(point.table, point.address, pointWidth(point)));
+    } catch (err) {
+      result.failed[point.id] = describeError(err);
+    }
+  }
+}
+
+function decodeInto(result: PointReadResult, codecs: ReadonlyMap<string, PointCodec>, points: readonly PointConfig[], block: ReadBlock): void {
+  for (const point of points) {
+    try {
+      result.values[point.id] = (codecs.get(point.id) as PointCodec).decode(block);
+    } catch (err) {
+      result.failed[point.id] = describeError(err);
+    }
+  }
 }

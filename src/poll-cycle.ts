@@ -4,7 +4,7 @@
 import type { PointConfig } from './config/site-types.js';
 import type { ReadBlock, RequestOptions } from './modbus/bus-request.js';
 import {
-  BusDownError, BusStoppedError, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
+  BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
 } from './modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from './modbus/plan.js';
 import type { PointCodec } from './points/codec.js';
@@ -60,11 +60,6 @@ export interface CycleContext {
 /** Errors after which the rest of the cycle's requests would only fail too (or cost line time). */
 const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
 
-/** Exception 2 (illegal data address) and 3 (illegal data value): the request, not the device, is wrong. */
-function isRefusal(err: unknown): err is ModbusExceptionError {
-  return err instanceof ModbusExceptionError && (err.code === 2 || err.code === 3);
-}
-
 export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
   const outcome: CycleOutcome = { abort: undefined, failures: [] };
   const { requests, waiting } = ctx.learner.planAt(sample.ts);
@@ -99,17 +94,22 @@ async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOut
 /**
  * A refused request (exception 2/3) is bisected at once; a timed-out one once it timed out twice
  * in a row (its halves then split on timeouts too). Both halves served: a refusal lies across the
- * cut, a timeout means the request was too long for the device.
+ * cut; a timeout means the request was too long for the device only if it times out again right
+ * after its halves were served (else the device was away for a while). Halves of a timed-out
+ * request that got no answer at all: the device is away, timeout splits pause (read-plan-learner.ts).
  */
 async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, out: CycleOutcome, sample: Sample, splitTimeouts: boolean): Promise<boolean> {
   const halves = splitRequest(request);
   const timeout = err instanceof ModbusTimeoutError;
-  if (halves && (isRefusal(err) || (timeout && (splitTimeouts || ctx.learner.timedOut(request))))) {
+  if (halves && (isRefusal(err) || (timeout && (splitTimeouts || ctx.learner.timedOut(request, ctx.now()))))) {
+    const answersBefore = ctx.learner.answers();
     const leftRead = await runRequest(ctx, halves.left, out, sample, timeout);
     const rightRead = await runRequest(ctx, halves.right, out, sample, timeout);
     if (leftRead && rightRead) {
-      if (timeout) ctx.learner.learnMaxCount(request, reasonOf(err));
-      else ctx.learner.learnCut(request, halves.cut, reasonOf(err));
+      if (!timeout) ctx.learner.learnCut(request, halves.cut, reasonOf(err));
+      else if (await timesOutAgain(ctx, request)) ctx.learner.learnMaxCount(request, halves.cut, reasonOf(err));
+    } else if (timeout && ctx.learner.answers() === answersBefore) {
+      ctx.learner.deviceSilent(ctx.now());
     }
     return false;
   }
@@ -122,6 +122,18 @@ async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, ou
     for (const point of request.points) out.failures.push(failureOf(point, err));
     if (isRefusal(err) && request.points.length === 1) ctx.learner.isolate(request.points[0]!, reasonOf(err), ctx.now());
   }
+  return false;
+}
+
+/** Re-sends a timed-out request whose halves were just served (its values came from the halves). */
+async function timesOutAgain(ctx: CycleContext, request: ReadRequest): Promise<boolean> {
+  if (ctx.learner.knowsShorterThan(request)) return false;
+  try {
+    await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
+  } catch (err) {
+    return err instanceof ModbusTimeoutError;
+  }
+  ctx.learner.answered(request);
   return false;
 }
 

@@ -7,6 +7,7 @@
 import type { DeviceConfig } from './config/site-types.js';
 import type { CompiledDevice } from './config/compile.js';
 import type { Logger } from './log.js';
+import type { LearnedReadLimits } from './modbus/plan.js';
 import { type Clock, type Timers, systemClock, systemTimers } from './time.js';
 import { UnitCoolingDownError } from './modbus/errors.js';
 import { runCycle, type CycleOutcome, type PollBus, type Sample } from './poll-cycle.js';
@@ -138,6 +139,11 @@ export class Poller {
       pointFailures: run.health.failureTransitions(),
       learned: run.learner.limitsLearned(),
     }));
+  }
+
+  /** What polls of `device` learned (cuts, isolated points, lengths), for reads outside the poll. */
+  readLimits(device: string): LearnedReadLimits {
+    return this.runs.find((r) => r.config.name === device)?.learner.readLimits() ?? {};
   }
 
   /** Runs one cycle of a device now and returns its sample (CLI `poll --once`); not emitted. */

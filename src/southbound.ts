@@ -2,11 +2,27 @@
 import type { CompiledSite } from './config/compile.js';
 import type { BusConfig, SiteConfig } from './config/site-types.js';
 import type { LevelWithSilent } from 'pino';
+import { CommandService } from './commands.js';
+import { BusDeviceIo } from './device-io.js';
 import { componentLogger, type Logger } from './log.js';
+import { systemTimers } from './time.js';
 import { Bus } from './modbus/bus.js';
 import { createModbusTransport } from './modbus/transport.js';
 import { Poller, type SampleSink } from './poller.js';
 import type { BusStatus } from './status.js';
+
+/** Per device: the command path of that device, planning its reads with what its poller learned. */
+export function createCommandServices(compiled: CompiledSite, southbound: Southbound, logger: Logger): Map<string, CommandService> {
+  const commands = new Map<string, CommandService>();
+  for (const device of compiled.devices) {
+    const { config } = device;
+    const bus = southbound.buses.get(config.bus);
+    if (!bus) continue;
+    const learned = () => southbound.pollers.get(config.bus)?.readLimits(config.name) ?? {};
+    commands.set(config.name, new CommandService(device, config.commands, new BusDeviceIo(bus, config, systemTimers), logger, learned));
+  }
+  return commands;
+}
 
 export interface Southbound {
   readonly buses: ReadonlyMap<string, Bus>;

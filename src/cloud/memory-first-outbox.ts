@@ -4,7 +4,7 @@
 // then, in one transaction. Acknowledged disk rows are deleted in the same periodic transaction.
 // A spill takes a device's whole memory, so its disk rows are always older than its memory
 // records: a device's order is its disk rows, then its memory records.
-import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, tally } from './outbox-caps.js';
+import { admit, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { OutboxStore } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
@@ -146,12 +146,32 @@ export class MemoryFirstOutbox implements ReportOutbox {
     reportCapDrops(drops, this.options.onDrop);
   }
 
+  /**
+   * Spills memory to disk and closes the store. A spill that fails loses what memory held: it is
+   * reported (onError) and counted as dropped ('write-failed'), and the store is closed all the same.
+   */
   close(): void {
     if (this.closed) return;
-    this.flush();
-    this.closed = true;
-    this.clearTimer();
-    this.store.close();
+    try {
+      this.flush();
+    } catch (err) {
+      this.options.onError?.(err);
+      this.dropMemory();
+    } finally {
+      this.closed = true;
+      this.clearTimer();
+      this.store.close();
+    }
+  }
+
+  private dropMemory(): void {
+    const lost: DropTally = new Map();
+    for (const device of this.memory.devices()) {
+      const gone = this.memory.dropOldestOf(device, Infinity);
+      tally(lost, device, gone.records, gone.bytes);
+      this.counter(device).dropped += gone.records;
+    }
+    reportDrops(lost, 'write-failed', this.options.onDrop);
   }
 
   /** Per device, skipping rows acknowledged but not yet deleted. */

@@ -108,3 +108,8 @@ export class BusStoppedError extends ModbusEngineError {
 
 /** A request had invalid arguments (unit, address, count out of the Modbus ranges). */
 export class InvalidRequestError extends ModbusEngineError {}
+
+/** Exception 2 (illegal data address) and 3 (illegal data value): the request, not the device, is wrong. */
+export function isRefusal(err: unknown): err is ModbusExceptionError {
+  return err instanceof ModbusExceptionError && (err.code === 2 || err.code === 3);
+}

@@ -1,5 +1,5 @@
 // Bounded two-level FIFO: writes and commands ('high') are served before polls ('normal'), but
-// while polls wait, 'high' work may take at most `highShare` of the bus time (a cloud flood must
+// while a poll could start instead, 'high' work may take at most `highShare` of the bus time (a cloud flood must
 // not starve polling). Within a level, arrival order among the items the bus may start now (a
 // unit already served is passed over, keeping its place), so every unit gets its turn.
 
@@ -47,10 +47,10 @@ export class RequestQueue<T> {
   shift(eligible: (item: T) => boolean = () => true): T | undefined {
     const high = this.firstEligible('high', eligible);
     const normal = this.firstEligible('normal', eligible);
-    const normalWaiting = this.normalHead < this.normal.length;
     if (high !== undefined && (normal === undefined || this.balanceMs >= 0)) {
       const item = this.takeAt('high', high);
-      if (normalWaiting && this.highShare < 1 && isWeakKey(item)) this.jumped.add(item);
+      // A jump only when a poll could have started instead (not when every waiting poll's unit is busy).
+      if (normal !== undefined && this.highShare < 1 && isWeakKey(item)) this.jumped.add(item);
       return item;
     }
     if (normal !== undefined) return this.takeAt('normal', normal);

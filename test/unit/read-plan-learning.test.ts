@@ -26,6 +26,10 @@ interface DeviceModel {
   maxCount?: number;
   /** Longer reads get no answer. */
   timeoutAbove?: number;
+  /** These reads ("start+count") get no answer. */
+  timeoutOn?: string[];
+  /** The next this many reads get no answer (a device away for a while). */
+  silentReads?: number;
 }
 
 /** Registers hold address * 3 + 1 (coils: odd addresses set); reads are logged as "start+count". */
@@ -35,7 +39,11 @@ class MapDevice implements PollBus {
   async read(unit: number, table: Table, start: number, count: number): Promise<ReadBlock> {
     this.reads.push(`${start}+${count}`);
     const { holes = [], maxCount = Infinity, timeoutAbove = Infinity } = this.model;
-    if (count > timeoutAbove) throw new ModbusTimeoutError(unit, 100);
+    if ((this.model.silentReads ?? 0) > 0) {
+      this.model.silentReads! -= 1;
+      throw new ModbusTimeoutError(unit, 100);
+    }
+    if (count > timeoutAbove || this.model.timeoutOn?.includes(`${start}+${count}`)) throw new ModbusTimeoutError(unit, 100);
     if (count > maxCount) throw new ModbusExceptionError(unit, 3);
     if (holes.some((h) => h >= start && h < start + count)) throw new ModbusExceptionError(unit, 2);
     if (isBitTable(table)) return { table, start, bits: Array.from({ length: count }, (_, i) => (start + i) % 2 === 1) };
@@ -138,6 +146,8 @@ describe('bisecting refused reads', () => {
     expect(first.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
     expect(first.sample.values).toEqual({});
     const second = await cycle();
+    // Each timed-out half is confirmed once more after its halves were served (5+5 need not be).
+    expect(second.reads).toEqual(['0+10', '0+5', '0+2', '2+3', '0+5', '5+5', '5+2', '7+3']);
     expect(Object.keys(second.sample.values)).toHaveLength(10);
     expect(second.sample.values.i7).toBe(22);
     expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
@@ -177,5 +187,75 @@ describe('bisecting refused reads', () => {
     expect(recovered.reads).toEqual(['0+2', '3+3', '2+1']);
     expect(recovered.sample.values.h2).toBe(7);
     expect((await cycle()).reads).toEqual(['0+6']);
+  });
+});
+
+describe('learned limits never break the plan', () => {
+  const wideAndNarrow = () => [...pointsAt('holding', 0, 5), makePoint({ id: 'text', address: 100, type: 'string', length: 20 })];
+
+  it('a learned shorter length is never below the widest point: a timeout on a shorter request cuts it instead', async () => {
+    const { cycle, learner } = rig(wideAndNarrow(), { timeoutOn: ['0+6'] });
+    await cycle();
+    for (let n = 0; n < 3; n++) {
+      const { sample } = await cycle();
+      expect(Object.keys(sample.values).sort()).toEqual(['h0', 'h5', 'text']);
+      expect(sample.values.h5).toBe(16);
+    }
+    expect(learner.limitsLearned().map((l) => `${l.kind} ${l.address}`)).toEqual(['split 5']);
+    expect((await cycle()).reads).toEqual(['0+1', '5+1', '100+20']);
+  });
+
+  it('learnMaxCount on a request narrower than a point keeps every later learning working', () => {
+    const points = wideAndNarrow();
+    const learner = new ReadPlanLearner(points, LIMITS, silentLogger());
+    const narrow = planReads(points, LIMITS)[0]!;
+    expect(() => learner.learnMaxCount(narrow, 5, 'timeout')).not.toThrow();
+    expect(learner.limitsLearned().filter((l) => l.kind === 'max-count')).toEqual([]);
+    expect(() => learner.isolate(points[0]!, 'exception 2', 0)).not.toThrow();
+    expect(learner.planAt(60_000).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['5+1', '100+20', '0+1']);
+  });
+
+  it('a plan that cannot be built leaves the old state and plan, logged once, and never throws', () => {
+    const points = wideAndNarrow();
+    const errors: unknown[] = [];
+    const log = { ...silentLogger(), error: (obj: unknown) => { errors.push(obj); } } as unknown as ReturnType<typeof silentLogger>;
+    // The compiled plan was made with wider limits than the learner replans with.
+    const learner = new ReadPlanLearner(points, { ...LIMITS, maxRegistersPerRead: 4 }, log, planReads(points, LIMITS));
+    learner.isolate(points[0]!, 'exception 2', 0);
+    learner.learnCut(planReads(points, LIMITS)[0]!, 5, 'exception 2');
+    expect(learner.limitsLearned()).toEqual([]);
+    expect(learner.isIsolated('h0')).toBe(false);
+    expect(learner.planAt(0).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['0+6', '100+20']);
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe('timeouts of a device that is away', () => {
+  it('a dead device costs one timeout per cycle once a split found it silent, and is split again after reprobeFailedMs', async () => {
+    const points = pointsAt('holding', ...range(0, 9));
+    const { cycle, learner, device, advance } = rig(points, { timeoutAbove: 0 });
+    await cycle();
+    expect((await cycle()).reads).toEqual(['0+10', '0+5', '0+2', '0+1']);
+    for (let n = 0; n < 5; n++) expect((await cycle()).reads).toEqual(['0+10']);
+    expect(learner.limitsLearned()).toEqual([]);
+    // Back, but now only short reads answer: split again once the pause (reprobeFailedMs) ran out.
+    device.model = { timeoutAbove: 4 };
+    advance(60_000);
+    await cycle();
+    const split = await cycle();
+    expect(Object.keys(split.sample.values)).toHaveLength(10);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
+  });
+
+  it('a device back during the halves does not shorten requests', async () => {
+    const points = pointsAt('holding', ...range(0, 9));
+    const { cycle, learner, device } = rig(points, { silentReads: 2 });
+    expect((await cycle()).reads).toEqual(['0+10']);
+    const back = await cycle();
+    expect(back.reads).toEqual(['0+10', '0+5', '5+5', '0+10']);
+    expect(Object.keys(back.sample.values)).toHaveLength(10);
+    expect(learner.limitsLearned()).toEqual([]);
+    expect((await cycle()).reads).toEqual(['0+10']);
+    expect(device.reads).toEqual(['0+10']);
   });
 });

@@ -114,4 +114,29 @@ describe('MemoryFirstOutbox', () => {
     expect(text(second.peek('a', 10))).toEqual(['kept']);
     expect(second.peek('a', 10)[0].ts).toBe(7);
   });
+
+  it('a final spill that throws on close still closes the store and reports what memory held as dropped', () => {
+    const drops: unknown[] = [];
+    const errors: unknown[] = [];
+    const outbox = make({ onDrop: (info) => drops.push(info), onError: (err) => errors.push(err) });
+    outbox.append('a', 'a1', 1);
+    outbox.append('a', 'a22', 2);
+    outbox.append('b', 'b1', 3);
+    const write = vi.spyOn(OutboxStore.prototype, 'insertWithSeq').mockImplementation(() => { throw new Error('disk I/O error'); });
+    const closeStore = vi.spyOn(OutboxStore.prototype, 'close');
+    try {
+      expect(() => outbox.close()).not.toThrow();
+      expect(closeStore).toHaveBeenCalledTimes(1);
+      expect(errors).toEqual([expect.objectContaining({ message: 'disk I/O error' })]);
+      expect(drops).toEqual([
+        { device: 'a', records: 2, bytes: 5, reason: 'write-failed' },
+        { device: 'b', records: 1, bytes: 2, reason: 'write-failed' },
+      ]);
+      expect(outbox.stats().devices.a?.dropped).toBe(2);
+    } finally {
+      write.mockRestore();
+      closeStore.mockRestore();
+    }
+    expect(rowsOnDisk()).toBe(0);
+  });
 });

@@ -69,6 +69,22 @@ describe('RequestQueue bus-time share', () => {
     expect(order).toEqual(['w1', 'p1', 'p2', 'p3', 'w2']);
   });
 
+  it('high work that runs while every waiting poll is for a busy unit is not charged as a jump', () => {
+    const queue = new RequestQueue<{ name: string; unit: number }>(100, 0.5);
+    queue.push({ name: 'p1', unit: 1 }, 'normal');
+    queue.push({ name: 'w1', unit: 2 }, 'high');
+    queue.push({ name: 'w2', unit: 2 }, 'high');
+    const unit1Busy = (item: { unit: number }) => item.unit !== 1;
+    for (const expected of ['w1', 'w2']) {
+      const item = queue.shift(unit1Busy)!;
+      expect(item.name).toBe(expected);
+      queue.charge(item, 'high', 30);
+    }
+    // No poll could have run in that time: nothing is owed, the next write still goes first.
+    queue.push({ name: 'w3', unit: 2 }, 'high');
+    expect(queue.shift()?.name).toBe('w3');
+  });
+
   it('a jumped item refused before it runs (never charged) costs nothing and leaks nothing', () => {
     const queue = new RequestQueue<{ name: string }>(100, 0.5);
     queue.push({ name: 'p1' }, 'normal');
