@@ -40,7 +40,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
       warnedFull = true;
     },
     onCommit: wake,
-    onError: (err) => logger.error({ err }, 'outbox commit failed; retrying'),
+    onError: (err) => logger.error({ err }, 'outbox commit failed'),
   });
   const atStart = backlogOf(outbox.stats(), Date.now());
   logger.info({ mode, durableAfterMs, ...atStart }, 'outbox backlog at start');
