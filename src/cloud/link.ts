@@ -6,6 +6,7 @@ import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from '../log.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { subscriptionTopics } from './topics.js';
+import { systemTime, type Time } from '../time.js';
 
 export interface LinkCredentials {
   clientId: string;
@@ -31,6 +32,8 @@ export interface DeviceLinkOptions {
   random?: () => number;
   /** An up period shorter than this does not reset the backoff (stops kick-and-reconnect storms). */
   stableAfterMs?: number;
+  /** Clock and reconnect timer; the system's by default. */
+  time?: Time;
 }
 
 export type LinkEvent =
@@ -58,7 +61,7 @@ export class DeviceLink {
   private stopped = true;
   private attempt = 0;
   private upSince = 0;
-  private reconnectTimer: NodeJS.Timeout | undefined;
+  private cancelReconnect: (() => void) | undefined;
   private lastError: string | undefined;
   private authCode: number | undefined;
   private downLogged = false;
@@ -67,9 +70,11 @@ export class DeviceLink {
   private readonly messageHandlers = new Set<MessageHandler>();
   private readonly eventListeners = new Set<(event: LinkEvent) => void>();
   private readonly random: () => number;
+  private readonly time: Time;
 
   constructor(private readonly options: DeviceLinkOptions) {
     this.random = options.random ?? Math.random;
+    this.time = options.time ?? systemTime;
   }
 
   get isUp(): boolean {
@@ -84,8 +89,8 @@ export class DeviceLink {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
+    this.cancelReconnect?.();
+    this.cancelReconnect = undefined;
     const client = this.client;
     this.client = undefined;
     this.up = false;
@@ -177,7 +182,7 @@ export class DeviceLink {
     }
     if (client !== this.client || this.stopped) return;
     this.up = true;
-    this.upSince = Date.now();
+    this.upSince = this.time.now();
     this.downLogged = false;
     this.refusalLogged = false;
     this.options.log.info({ device: this.options.name }, 'cloud link up');
@@ -194,7 +199,7 @@ export class DeviceLink {
     this.failInFlight('connection lost');
     if (this.stopped) return;
     const reason = this.lastError ?? 'connection closed';
-    if (wasUp && Date.now() - this.upSince >= (this.options.stableAfterMs ?? 5000)) this.attempt = 0;
+    if (wasUp && this.time.now() - this.upSince >= (this.options.stableAfterMs ?? 5000)) this.attempt = 0;
     if (wasUp || !this.downLogged) {
       this.downLogged = true;
       this.options.log.warn({ device: this.options.name, reason }, 'cloud link down');
@@ -220,8 +225,8 @@ export class DeviceLink {
     this.attempt += 1;
     const delay = backoffDelay(this.options.reconnect, this.attempt, this.random);
     this.options.log.debug({ device: this.options.name, delay, attempt: this.attempt }, 'cloud link reconnect scheduled');
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
+    this.cancelReconnect = this.time.setTimer(() => {
+      this.cancelReconnect = undefined;
       void this.connect();
     }, delay);
   }

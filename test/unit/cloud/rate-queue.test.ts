@@ -3,7 +3,7 @@ import {
   CloudHttpError, NetworkError, QueueClosedError, QueueFullError, RateLimitedError,
 } from '../../../src/cloud/errors.js';
 import { RateQueue, type RateQueueOptions } from '../../../src/cloud/rate-queue.js';
-import { eventLoopTurns, ManualClock } from './manual-clock.js';
+import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
