@@ -4,7 +4,8 @@
 import mqtt from 'mqtt';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from '../log.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { backoffDelay } from '../backoff.js';
+import type { BackoffConfig } from '../config/site-types.js';
 import { subscriptionTopics } from './topics.js';
 import { systemTime, type Time } from '../time.js';
 
@@ -25,7 +26,7 @@ export interface DeviceLinkOptions {
   streams: readonly string[];
   keepaliveS: number;
   connectTimeoutMs: number;
-  reconnect: BackoffPolicy;
+  reconnect: BackoffConfig;
   /** CA bundle (PEM) for mqtts; Node's default trust store when absent. */
   ca?: string | Buffer;
   log: Logger;
@@ -223,7 +224,7 @@ export class DeviceLink {
       this.emit({ type: 'down', reason: this.lastError ?? 'not connected' });
     }
     this.attempt += 1;
-    const delay = backoffDelay(this.options.reconnect, this.attempt, this.random);
+    const delay = backoffDelay(this.options.reconnect, this.attempt - 1, this.random);
     this.options.log.debug({ device: this.options.name, delay, attempt: this.attempt }, 'cloud link reconnect scheduled');
     this.cancelReconnect = this.time.setTimer(() => {
       this.cancelReconnect = undefined;
