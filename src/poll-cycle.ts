@@ -4,12 +4,13 @@
 import type { PointConfig } from './config/site-types.js';
 import type { ReadBlock, RequestOptions } from './modbus/bus-request.js';
 import {
-  BusDownError, BusStoppedError, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
+  BusDownError, BusStoppedError, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError,
 } from './modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from './modbus/plan.js';
 import type { PointCodec } from './points/codec.js';
 import type { PointValue, Table } from './points/types.js';
 import type { ReadPlanLearner } from './read-plan-learner.js';
+import { QueueFullError } from './queue-full-error.js';
 
 /** The part of Bus the poller uses (a fake in tests). */
 export interface PollBus {

@@ -3,7 +3,8 @@
 import PQueue from 'p-queue';
 import { backoffDelay } from '../backoff.js';
 import type { BackoffConfig } from '../config/site-types.js';
-import { QueueClosedError, QueueFullError, RateLimitedError, isRetryable } from './errors.js';
+import { QueueClosedError, RateLimitedError, isRetryable } from './errors.js';
+import { QueueFullError } from '../queue-full-error.js';
 import { sleep, systemTime, type Time } from '../time.js';
 
 export interface RateInfo {
@@ -90,7 +91,7 @@ export class RateQueue {
     }
     if (this.outstanding >= this.options.maxPending) {
       this.counters.rejected += 1;
-      return Promise.reject(new QueueFullError(this.options.maxPending));
+      return Promise.reject(new QueueFullError('cloud request', this.options.maxPending));
     }
     this.outstanding += 1;
     const execution = this.execute(task);

@@ -10,10 +10,11 @@ import {
   perform, validateOperation,
 } from './bus-request.js';
 import { type Clock, type Timers, sleep, systemClock, systemTimers } from '../time.js';
+import { QueueFullError } from '../queue-full-error.js';
 import { type Admission, type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import {
   BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
-  QueueFullError, UnitCoolingDownError,
+  UnitCoolingDownError,
 } from './errors.js';
 import type { BusProgress, BusStats } from './bus-stats.js';
 import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
@@ -201,7 +202,7 @@ export class Bus {
           this.queueFullLogged = true;
           this.log.warn({ limit: this.queue.limit }, 'bus queue full');
         }
-        reject(new QueueFullError(this.name, this.queue.limit));
+        reject(new QueueFullError(`bus ${this.name}`, this.queue.limit));
         return;
       }
       this.pump();
