@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ReadBlock } from '../../src/modbus/bus-request.js';
+import type { ReadBlock } from '../../src/points/codec.js';
 import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../src/modbus/errors.js';
 import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/poller.js';
 import type { Table } from '../../src/points/types.js';
