@@ -9,7 +9,7 @@ import type { StreamRelay } from '../streams/relay.js';
 import type { CredentialResolver, DeviceIdentity, ResolvedCredential } from './credentials.js';
 import type { DeviceApi } from './device-api.js';
 import { Forwarder, type Pacer } from './forwarder.js';
-import { DeviceLink } from './link.js';
+import { MqttLink } from './link.js';
 import type { ReportOutbox } from './outbox-types.js';
 import { commandReply, dataTopic, parseInbound, type Inbound } from './topics.js';
 import { repeatEvery, systemTime, type Time } from '../time.js';
@@ -32,7 +32,7 @@ export interface DeviceSessionOptions {
 }
 
 export class DeviceSession {
-  readonly link: DeviceLink;
+  readonly link: MqttLink;
   readonly forwarder: Forwarder;
   private credential: ResolvedCredential | undefined;
   private reconnects = 0;
@@ -53,7 +53,7 @@ export class DeviceSession {
     this.time = options.time ?? systemTime;
     this.log = options.logger.child({ device: device.name });
     this.streamIds = new Set(device.streams.map((s) => s.identifier));
-    this.link = new DeviceLink({
+    this.link = new MqttLink({
       name: device.name,
       url: settings.mqttUrl,
       credentials: async () => {

@@ -15,7 +15,7 @@ export interface LinkCredentials {
   password: string;
 }
 
-export interface DeviceLinkOptions {
+export interface MqttLinkOptions {
   /** Gateway-side device name (logs only). */
   name: string;
   /** mqtt://host:port or mqtts://host:port. */
@@ -56,7 +56,8 @@ interface InFlight {
   reject: (err: Error) => void;
 }
 
-export class DeviceLink {
+/** One device's MQTT connection to the cloud (not the emulator's broker-side device channel). */
+export class MqttLink {
   private client: MqttClient | undefined;
   private up = false;
   private stopped = true;
@@ -73,7 +74,7 @@ export class DeviceLink {
   private readonly random: () => number;
   private readonly time: Time;
 
-  constructor(private readonly options: DeviceLinkOptions) {
+  constructor(private readonly options: MqttLinkOptions) {
     this.random = options.random ?? Math.random;
     this.time = options.time ?? systemTime;
   }

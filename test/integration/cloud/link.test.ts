@@ -1,6 +1,6 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeviceLink, LinkDownError, type DeviceLinkOptions, type LinkEvent } from '../../../src/cloud/link.js';
+import { MqttLink, LinkDownError, type MqttLinkOptions, type LinkEvent } from '../../../src/cloud/link.js';
 import { silentLogger } from '../../../src/log.js';
 import { captureLog } from '../../helpers/capture-log.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
@@ -17,8 +17,8 @@ async function broker(options?: Parameters<typeof Mosquitto.start>[0]): Promise<
   return started;
 }
 
-function link(url: string, options: Partial<DeviceLinkOptions> = {}): { link: DeviceLink; events: LinkEvent[] } {
-  const created = new DeviceLink({
+function link(url: string, options: Partial<MqttLinkOptions> = {}): { link: MqttLink; events: LinkEvent[] } {
+  const created = new MqttLink({
     name: 'pump',
     url,
     credentials: async () => ({ clientId: 'dev-1', username: 'token', password: 'pk' }),
@@ -44,7 +44,7 @@ async function peer(url: string, topics: string[] = []): Promise<{ client: MqttC
   return { client, received };
 }
 
-describe('DeviceLink with mosquitto', () => {
+describe('MqttLink with mosquitto', () => {
   it('connects, subscribes, receives pushes and commands, and publishes with PUBACK', async () => {
     const mq = await broker();
     const { link: device, events } = link(mq.url);
@@ -169,7 +169,7 @@ describe('DeviceLink with mosquitto', () => {
   });
 });
 
-describe('DeviceLink over TLS', () => {
+describe('MqttLink over TLS', () => {
   it('connects with the configured CA and refuses a server it cannot verify', async () => {
     const { makeTestCertificates } = await import('../../helpers/tls-certs.js');
     const { readFileSync, rmSync } = await import('node:fs');
