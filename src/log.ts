@@ -49,7 +49,8 @@ export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
 
-const LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** The one list of log levels (pino's), for the site file, FIELDGATE_LOG_LEVELS and `simulate --log-level`. */
+export const LOG_LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
  * Per-component levels from `FIELDGATE_LOG_LEVELS=bus=debug,cloud=warn` (pure). Unknown levels are
@@ -60,7 +61,7 @@ export function parseComponentLevels(text: string | undefined): { levels: Map<st
   const invalid: string[] = [];
   for (const part of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
     const [component, level] = part.split('=').map((s) => s.trim());
-    if (component && LEVELS.includes(level as LevelWithSilent)) levels.set(component, level as LevelWithSilent);
+    if (component && LOG_LEVELS.includes(level as LevelWithSilent)) levels.set(component, level as LevelWithSilent);
     else invalid.push(part);
   }
   return { levels, invalid };

@@ -2,14 +2,15 @@
 // request the device refuses (exception 2/3, or repeated timeouts of only that request) until the
 // refusal is isolated, so every other point still reports in the same cycle.
 import type { PointConfig } from './config/site-types.js';
-import type { ReadBlock, RequestOptions } from './modbus/bus-request.js';
+import type { RequestOptions } from './modbus/bus-request.js';
 import {
-  BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, QueueFullError, UnitCoolingDownError,
+  BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError,
 } from './modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from './modbus/plan.js';
-import type { PointCodec } from './points/codec.js';
+import type { PointCodec, ReadBlock } from './points/codec.js';
 import type { PointValue, Table } from './points/types.js';
 import type { ReadPlanLearner } from './read-plan-learner.js';
+import { QueueFullError } from './queue-full-error.js';
 
 /** The part of Bus the poller uses (a fake in tests). */
 export interface PollBus {

@@ -49,3 +49,21 @@ export function sleep(timers: Timers, ms: number, signal?: AbortSignal): Promise
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** Runs cb every ms (the first time after ms) until the returned function is called; like setInterval. */
+export function repeatEvery(timers: Timers, ms: number, cb: () => void, options?: TimerOptions): () => void {
+  let stopped = false;
+  let cancel = (): void => undefined;
+  const arm = (): void => {
+    cancel = timers.setTimer(() => {
+      if (stopped) return;
+      arm();
+      cb();
+    }, ms, options);
+  };
+  arm();
+  return () => {
+    stopped = true;
+    cancel();
+  };
+}

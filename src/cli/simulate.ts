@@ -1,7 +1,7 @@
 // fieldgate simulate MAP: serve simulated Modbus devices over TCP, a serial port / pty, or RTU-over-TCP.
 import { parseArgs } from 'node:util';
 import type { LevelWithSilent } from 'pino';
-import { createLogger } from '../log.js';
+import { createLogger, LOG_LEVELS } from '../log.js';
 import {
   SimMapError, DEFAULT_LINE, createPtyPair, lineTiming, loadSimMapFile, startSimulation,
   type LineSettings, type PtyPair, type Simulation,
@@ -23,7 +23,6 @@ const USAGE = `usage: fieldgate simulate MAP [options]
   --log-level LEVEL       trace|debug|info|warn|error|silent (default info; debug logs every request)
 `;
 
-const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 class UsageError extends Error {}
 
@@ -79,7 +78,7 @@ export async function simulateUntil(args: string[], io: CliIo, stop: AbortSignal
     if (parsed.positionals.length !== 1) throw new UsageError('exactly one register map file is needed');
     if (parsed.values.rtu !== undefined && parsed.values.pty === true) throw new UsageError('--rtu and --pty exclude each other');
     const level = parsed.values['log-level'];
-    if (level !== undefined && !LOG_LEVELS.includes(level)) throw new UsageError(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
+    if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level)) throw new UsageError(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
     line = parseLine(parsed.values);
     tcp = parsed.values.tcp === undefined ? undefined : parseEndpoint(parsed.values.tcp, 'tcp');
     rtuOverTcp = parsed.values['rtu-over-tcp'] === undefined ? undefined : parseEndpoint(parsed.values['rtu-over-tcp'], 'rtu-over-tcp');

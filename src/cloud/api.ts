@@ -6,7 +6,8 @@ import { CloudApiError, CloudHttpError } from './errors.js';
 import type { HttpMethod, JsonRequester } from './http-client.js';
 import type { QueueTask } from './rate-queue.js';
 
-export interface RequestQueue {
+/** What the interface A/B clients need of the rate queue (not the bus's RequestQueue). */
+export interface CloudRequestQueue {
   run<T>(task: QueueTask<T>): Promise<T>;
 }
 
@@ -23,7 +24,7 @@ export interface ProjectApiOptions {
   accessKey: string;
   secretKey: string;
   http: JsonRequester;
-  queue: RequestQueue;
+  queue: CloudRequestQueue;
   log: Logger;
   /** Refresh the token this long before it expires. */
   refreshMarginMs?: number;

@@ -2,7 +2,7 @@
 // Both authenticate with the project key header; B puts the device credential in the URL path.
 import { CloudApiError, CloudHttpError } from './errors.js';
 import type { JsonRequester } from './http-client.js';
-import { joinUrl, requireString, type RequestQueue } from './api.js';
+import { joinUrl, requireString, type CloudRequestQueue } from './api.js';
 
 export interface DeviceAccess {
   accessToken: string;
@@ -27,7 +27,7 @@ export interface CertificateByKeyInput {
 export interface DeviceApiOptions {
   baseUrl: string;
   http: JsonRequester;
-  queue: RequestQueue;
+  queue: CloudRequestQueue;
 }
 
 /** `{result: 1, ...}` -> the body; `{result: 0, ...}` -> CloudApiError. */

@@ -9,9 +9,10 @@ import type { StreamRelay } from '../streams/relay.js';
 import type { CredentialResolver, DeviceIdentity, ResolvedCredential } from './credentials.js';
 import type { DeviceApi } from './device-api.js';
 import { Forwarder, type Pacer } from './forwarder.js';
-import { DeviceLink } from './link.js';
+import { MqttLink } from './link.js';
 import type { ReportOutbox } from './outbox-types.js';
 import { commandReply, dataTopic, parseInbound, type Inbound } from './topics.js';
+import { repeatEvery, systemTime, type Time } from '../time.js';
 
 export interface DeviceSessionOptions {
   device: DeviceConfig;
@@ -26,10 +27,12 @@ export interface DeviceSessionOptions {
   pacer: Pacer;
   ca: Buffer | undefined;
   logger: Logger;
+  /** Clock and timers of the link, forwarder and periodic sync; the system's by default. */
+  time?: Time;
 }
 
 export class DeviceSession {
-  readonly link: DeviceLink;
+  readonly link: MqttLink;
   readonly forwarder: Forwarder;
   private credential: ResolvedCredential | undefined;
   private reconnects = 0;
@@ -39,16 +42,18 @@ export class DeviceSession {
   private refusedInEpisode = 0;
   /** Known points of pushes refused while busy: read back once the episode ends. */
   private readonly uncorrected = new Set<string>();
-  private syncTimer: NodeJS.Timeout | undefined;
+  private cancelSync: (() => void) | undefined;
+  private readonly time: Time;
   private readonly log: Logger;
   private readonly streamIds: Set<string>;
   readonly counters = { pushes: 0, commands: 0, invalid: 0, refused: 0, syncs: 0, syncFailures: 0 };
 
   constructor(private readonly options: DeviceSessionOptions) {
     const { device, settings } = options;
+    this.time = options.time ?? systemTime;
     this.log = options.logger.child({ device: device.name });
     this.streamIds = new Set(device.streams.map((s) => s.identifier));
-    this.link = new DeviceLink({
+    this.link = new MqttLink({
       name: device.name,
       url: settings.mqttUrl,
       credentials: async () => {
@@ -63,10 +68,11 @@ export class DeviceSession {
       ...(options.ca ? { ca: options.ca } : {}),
       // The link names the device in its own log fields.
       log: options.logger,
+      time: this.time,
     });
     this.forwarder = new Forwarder({
       device: device.name, outbox: options.outbox, link: this.link, log: this.log,
-      window: settings.publishWindow, pacer: options.pacer,
+      window: settings.publishWindow, pacer: options.pacer, time: this.time,
     });
     this.link.onMessage((topic, payload) => this.receive(topic, payload));
     this.link.onEvent((event) => {
@@ -85,13 +91,13 @@ export class DeviceSession {
     this.link.start();
     this.forwarder.start();
     if (this.options.settings.syncPeriodMs > 0 && this.options.deviceApi) {
-      this.syncTimer = setInterval(() => void this.sync('period'), this.options.settings.syncPeriodMs);
-      this.syncTimer.unref();
+      this.cancelSync = repeatEvery(this.time, this.options.settings.syncPeriodMs, () => void this.sync('period'), { unref: true });
     }
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.syncTimer);
+    this.cancelSync?.();
+    this.cancelSync = undefined;
     this.forwarder.stop();
     await this.link.stop();
   }

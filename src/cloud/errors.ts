@@ -32,13 +32,6 @@ export class NetworkError extends Error {
   }
 }
 
-export class QueueFullError extends Error {
-  override readonly name = 'QueueFullError';
-  constructor(readonly limit: number) {
-    super(`cloud request queue is full (${limit} pending); request rejected`);
-  }
-}
-
 export class QueueClosedError extends Error {
   override readonly name = 'QueueClosedError';
   constructor() {

@@ -4,8 +4,10 @@
 import mqtt from 'mqtt';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import type { Logger } from '../log.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { backoffDelay } from '../backoff.js';
+import type { BackoffConfig } from '../config/site-types.js';
 import { subscriptionTopics } from './topics.js';
+import { systemTime, type Time } from '../time.js';
 
 export interface LinkCredentials {
   clientId: string;
@@ -13,7 +15,7 @@ export interface LinkCredentials {
   password: string;
 }
 
-export interface DeviceLinkOptions {
+export interface MqttLinkOptions {
   /** Gateway-side device name (logs only). */
   name: string;
   /** mqtt://host:port or mqtts://host:port. */
@@ -24,13 +26,15 @@ export interface DeviceLinkOptions {
   streams: readonly string[];
   keepaliveS: number;
   connectTimeoutMs: number;
-  reconnect: BackoffPolicy;
+  reconnect: BackoffConfig;
   /** CA bundle (PEM) for mqtts; Node's default trust store when absent. */
   ca?: string | Buffer;
   log: Logger;
   random?: () => number;
   /** An up period shorter than this does not reset the backoff (stops kick-and-reconnect storms). */
   stableAfterMs?: number;
+  /** Clock and reconnect timer; the system's by default. */
+  time?: Time;
 }
 
 export type LinkEvent =
@@ -52,13 +56,14 @@ interface InFlight {
   reject: (err: Error) => void;
 }
 
-export class DeviceLink {
+/** One device's MQTT connection to the cloud (not the emulator's broker-side device channel). */
+export class MqttLink {
   private client: MqttClient | undefined;
   private up = false;
   private stopped = true;
   private attempt = 0;
   private upSince = 0;
-  private reconnectTimer: NodeJS.Timeout | undefined;
+  private cancelReconnect: (() => void) | undefined;
   private lastError: string | undefined;
   private authCode: number | undefined;
   private downLogged = false;
@@ -67,9 +72,11 @@ export class DeviceLink {
   private readonly messageHandlers = new Set<MessageHandler>();
   private readonly eventListeners = new Set<(event: LinkEvent) => void>();
   private readonly random: () => number;
+  private readonly time: Time;
 
-  constructor(private readonly options: DeviceLinkOptions) {
+  constructor(private readonly options: MqttLinkOptions) {
     this.random = options.random ?? Math.random;
+    this.time = options.time ?? systemTime;
   }
 
   get isUp(): boolean {
@@ -84,8 +91,8 @@ export class DeviceLink {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
+    this.cancelReconnect?.();
+    this.cancelReconnect = undefined;
     const client = this.client;
     this.client = undefined;
     this.up = false;
@@ -177,7 +184,7 @@ export class DeviceLink {
     }
     if (client !== this.client || this.stopped) return;
     this.up = true;
-    this.upSince = Date.now();
+    this.upSince = this.time.now();
     this.downLogged = false;
     this.refusalLogged = false;
     this.options.log.info({ device: this.options.name }, 'cloud link up');
@@ -194,7 +201,7 @@ export class DeviceLink {
     this.failInFlight('connection lost');
     if (this.stopped) return;
     const reason = this.lastError ?? 'connection closed';
-    if (wasUp && Date.now() - this.upSince >= (this.options.stableAfterMs ?? 5000)) this.attempt = 0;
+    if (wasUp && this.time.now() - this.upSince >= (this.options.stableAfterMs ?? 5000)) this.attempt = 0;
     if (wasUp || !this.downLogged) {
       this.downLogged = true;
       this.options.log.warn({ device: this.options.name, reason }, 'cloud link down');
@@ -218,10 +225,10 @@ export class DeviceLink {
       this.emit({ type: 'down', reason: this.lastError ?? 'not connected' });
     }
     this.attempt += 1;
-    const delay = backoffDelay(this.options.reconnect, this.attempt, this.random);
+    const delay = backoffDelay(this.options.reconnect, this.attempt - 1, this.random);
     this.options.log.debug({ device: this.options.name, delay, attempt: this.attempt }, 'cloud link reconnect scheduled');
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
+    this.cancelReconnect = this.time.setTimer(() => {
+      this.cancelReconnect = undefined;
       void this.connect();
     }, delay);
   }

@@ -8,6 +8,7 @@ import { admit, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops,
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { OutboxStore } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
+import { systemTime, type Time } from '../time.js';
 
 export const DEFAULT_DURABLE_AFTER_MS = 1000;
 
@@ -15,20 +16,20 @@ export class MemoryFirstOutbox implements ReportOutbox {
   private readonly store: OutboxStore;
   private readonly memory: MemoryQueue;
   private readonly durableAfterMs: number;
-  private readonly now: () => number;
+  private readonly time: Time;
   /** Rows on disk and not yet acknowledged, per device; `dropped` counts memory drops too. */
   private readonly disk = new Map<string, OutboxDeviceStats>();
   /** Disk rows acknowledged up to this seq, deleted at the next write. */
   private readonly ackedOnDisk = new Map<string, number>();
   private nextSeq: number;
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
   private timerAt = Infinity;
   private readonly notifyPending = new Set<string>();
   private closed = false;
 
   constructor(private readonly options: OutboxOptions) {
     this.durableAfterMs = Math.max(0, options.durableAfterMs ?? DEFAULT_DURABLE_AFTER_MS);
-    this.now = options.now ?? Date.now;
+    this.time = options.time ?? systemTime;
     this.memory = new MemoryQueue(this.durableAfterMs);
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
@@ -41,7 +42,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (this.closed) throw new Error('outbox is closed');
     const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.disk, this.options.onDrop);
     if (bytes === undefined) return;
-    const now = this.now();
+    const now = this.time.now();
     this.memory.push(device, this.nextSeq, ts, bytes, now);
     this.nextSeq += 1;
     this.capMemory(device);
@@ -74,7 +75,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
         disk.bytes -= gone.bytes;
         acked += gone.records;
         this.ackedOnDisk.set(device, upToSeq);
-        this.schedule(this.now(), this.now() + this.durableAfterMs);
+        this.schedule(this.time.now(), this.time.now() + this.durableAfterMs);
       }
     }
     return acked;
@@ -111,7 +112,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (this.closed) return;
     this.clearTimer();
     this.write(this.memory.all());
-    this.schedule(this.now());
+    this.schedule(this.time.now());
   }
 
   private write(batch: readonly MemoryRecord[]): void {
@@ -214,14 +215,13 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (this.closed || at >= this.timerAt) return;
     this.clearTimer();
     this.timerAt = at;
-    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - now));
-    this.timer.unref();
+    this.cancelTimer = this.time.setTimer(() => this.onTimer(), Math.max(0, at - now), { unref: true });
   }
 
   private onTimer(): void {
-    this.timer = undefined;
+    this.cancelTimer = undefined;
     this.timerAt = Infinity;
-    const now = this.now();
+    const now = this.time.now();
     try {
       this.write(this.memory.due(now));
       this.schedule(now);
@@ -232,8 +232,8 @@ export class MemoryFirstOutbox implements ReportOutbox {
   }
 
   private clearTimer(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.timerAt = Infinity;
   }
 

@@ -1,4 +1,5 @@
 // Shapes of the outbox's records, statistics and options, and the interface both modes implement.
+import type { Time } from '../time.js';
 
 export interface OutboxRecord {
   seq: number;
@@ -54,8 +55,8 @@ export interface OutboxOptions {
   onCommit?: (devices: ReadonlySet<string>) => void;
   /** A timed commit failed (disk full, I/O error); the batch is kept and retried. */
   onError?: (err: unknown) => void;
-  /** Clock for deadlines (tests); Date.now by default. */
-  now?: () => number;
+  /** Clock and commit timers; the system's by default. */
+  time?: Time;
 }
 
 /** What the reporter, forwarders and the gateway need from an outbox, whatever its mode. */

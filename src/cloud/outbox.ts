@@ -2,6 +2,7 @@
 // leaves only through ack() after PUBACK. The `write-ahead` mode; see memory-first-outbox.ts.
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, tally, type DropTally } from './outbox-caps.js';
 import { OutboxStore } from './outbox-store.js';
+import { systemTime, type Time } from '../time.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
 
 export type { OutboxDeviceStats, OutboxDropInfo, OutboxMode, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
@@ -18,12 +19,14 @@ export class Outbox implements ReportOutbox {
   private readonly flushRecords: number;
   private readonly counters = new Map<string, OutboxDeviceStats>();
   private pending: Pending[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
+  private readonly time: Time;
   private closed = false;
 
   constructor(private readonly options: OutboxOptions) {
     this.flushIntervalMs = options.flushIntervalMs ?? 50;
     this.flushRecords = options.flushRecords ?? 500;
+    this.time = options.time ?? systemTime;
     this.store = new OutboxStore(options.path, { synchronous: 'NORMAL' });
     for (const row of this.store.totals()) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
   }
@@ -36,17 +39,16 @@ export class Outbox implements ReportOutbox {
     this.pending.push({ device, ts, payload: bytes });
     if (this.pending.length >= this.flushRecords) {
       this.flush();
-    } else if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.flushSafely(), this.flushIntervalMs);
-      this.timer.unref();
+    } else if (this.cancelTimer === undefined) {
+      this.cancelTimer = this.time.setTimer(() => this.flushSafely(), this.flushIntervalMs, { unref: true });
     }
   }
 
   /** Commit every buffered append in one transaction, then enforce the byte caps. */
   flush(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
+    if (this.cancelTimer !== undefined) {
+      this.cancelTimer();
+      this.cancelTimer = undefined;
     }
     if (this.pending.length === 0 || this.closed) return;
     const batch = this.pending;
@@ -117,14 +119,13 @@ export class Outbox implements ReportOutbox {
   }
 
   private flushSafely(): void {
-    this.timer = undefined;
+    this.cancelTimer = undefined;
     try {
       this.flush();
     } catch (err) {
       this.options.onError?.(err);
-      if (!this.closed && this.timer === undefined) {
-        this.timer = setTimeout(() => this.flushSafely(), Math.max(this.flushIntervalMs, 1000));
-        this.timer.unref();
+      if (!this.closed && this.cancelTimer === undefined) {
+        this.cancelTimer = this.time.setTimer(() => this.flushSafely(), Math.max(this.flushIntervalMs, 1000), { unref: true });
       }
     }
   }

@@ -1,8 +1,10 @@
 // One bounded, rate-aware queue for every interface A/B call (the only importer of p-queue).
 // Limits: start rate, concurrency, outstanding requests. Obeys Retry-After and X-RateLimit-*.
 import PQueue from 'p-queue';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import { QueueClosedError, QueueFullError, RateLimitedError, isRetryable } from './errors.js';
+import { backoffDelay } from '../backoff.js';
+import type { BackoffConfig } from '../config/site-types.js';
+import { QueueClosedError, RateLimitedError, isRetryable } from './errors.js';
+import { QueueFullError } from '../queue-full-error.js';
 import { sleep, systemTime, type Time } from '../time.js';
 
 export interface RateInfo {
@@ -21,7 +23,7 @@ export interface RateQueueOptions {
   maxPending: number;
   /** Attempts in total for 5xx / network errors (1 = no retry). */
   attempts: number;
-  backoff: BackoffPolicy;
+  backoff: BackoffConfig;
   /** How many 429 answers one request may meet before its RateLimitedError is returned. */
   max429Retries: number;
   /** Start spacing requests over the rest of the window when X-RateLimit-Remaining drops to this. */
@@ -89,7 +91,7 @@ export class RateQueue {
     }
     if (this.outstanding >= this.options.maxPending) {
       this.counters.rejected += 1;
-      return Promise.reject(new QueueFullError(this.options.maxPending));
+      return Promise.reject(new QueueFullError('cloud request', this.options.maxPending));
     }
     this.outstanding += 1;
     const execution = this.execute(task);
@@ -156,7 +158,7 @@ export class RateQueue {
         failures += 1;
         if (!isRetryable(err) || failures >= this.options.attempts) throw err;
         this.counters.retries += 1;
-        await this.sleep(backoffDelay(this.options.backoff, failures, this.random));
+        await this.sleep(backoffDelay(this.options.backoff, failures - 1, this.random));
       }
     }
   }

@@ -1,4 +1,5 @@
 // One point of a device: where it lives (table, address), how to decode it, and how to report it.
+import { engineeringRange } from '../points/codec.js';
 import { isBitTable, isWritableTable, rawRangeOf, TABLES, VALUE_TYPES, widthOf } from '../points/types.js';
 import type { ByteOrder, ValueType, WordOrder } from '../points/types.js';
 import { Fields } from './fields.js';
@@ -41,15 +42,6 @@ export function show(value: number): string {
   return String(Number(value.toPrecision(12)));
 }
 
-/** The engineering-unit range a numeric type can represent after `raw * scale + offset`. */
-export function engineeringRange(type: ValueType, scale: number, offset: number): { min: number; max: number } | undefined {
-  const raw = rawRangeOf(type);
-  if (!raw) return undefined;
-  const a = raw.min * scale + offset;
-  const b = raw.max * scale + offset;
-  return { min: Math.min(a, b), max: Math.max(a, b) };
-}
-
 function describeScaling(type: ValueType, scale: number, offset: number): string {
   const parts: string[] = [type];
   if (scale !== 1) parts.push(`scale ${show(scale)}`);
@@ -61,7 +53,7 @@ function checkBounds(f: Fields, type: ValueType, scale: number, offset: number):
   const min = f.number('min', { optional: true });
   const max = f.number('max', { optional: true });
   if (min === undefined && max === undefined) return f.has('min') || f.has('max') ? undefined : {};
-  const range = engineeringRange(type, scale, offset);
+  const range = engineeringRange({ type, scale, offset });
   if (!range) {
     for (const key of ['min', 'max'] as const) if (f.has(key)) f.report(key, `only numeric types have bounds (type is ${type})`);
     return undefined;

@@ -3,6 +3,7 @@ import convict from 'convict';
 import { parseDurationMs } from './duration.js';
 import { isMapping, joinPath } from './fields.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
+import { LOG_LEVELS } from '../log.js';
 import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
 
 /** A format that throws with a message phrased to follow "<path>: ". Never echo the value: it may be secret. */
@@ -14,7 +15,6 @@ function check(ok: (value: unknown) => boolean, message: string): Check {
   };
 }
 
-export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export const formats = {
   nonEmptyString: check((v) => typeof v === 'string' && v.length > 0, 'must be a non-empty string'),

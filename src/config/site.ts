@@ -8,7 +8,7 @@ import type { ConfigIssue, SiteConfig } from './site-types.js';
 
 export { BUS_DEFAULTS, defaultInterFrameDelayMs, t35Ms } from './buses.js';
 export { DEVICE_DEFAULTS } from './devices.js';
-export { engineeringRange, REPORT_DEFAULTS } from './points.js';
+export { REPORT_DEFAULTS } from './points.js';
 
 /** Top-level keys of a site file; `gateway` is checked by schema.ts (it needs the environment). */
 export const SITE_SECTIONS = ['gateway', 'buses', 'devices'] as const;

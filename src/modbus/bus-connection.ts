@@ -2,7 +2,7 @@
 // port vanishes or the peer drops, forever, logging "bus down" / "bus up" once per transition.
 import type { BackoffConfig } from '../config/site-types.js';
 import type { Logger } from '../log.js';
-import { backoffDelay } from './backoff.js';
+import { backoffDelay } from '../backoff.js';
 import type { Clock, Timers } from '../time.js';
 import type { ModbusTransport } from './transport.js';
 

@@ -5,16 +5,10 @@ import { InvalidRequestError } from './errors.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 import type { ModbusTransport } from './transport.js';
 import type { Priority } from './request-queue.js';
+import type { ReadBlock } from '../points/codec.js';
 
 export type { Priority };
 
-/** A block of one table as read from a unit: the shape codecs decode from. */
-export interface ReadBlock {
-  table: Table;
-  start: number;
-  words?: Uint16Array;
-  bits?: readonly boolean[];
-}
 
 export interface RequestOptions {
   /** 'high' jumps ahead of queued polls (default for writes); 'normal' for polls (default for reads). */
@@ -37,7 +31,7 @@ export type Operation =
   /** Non-Modbus bytes for a custom data stream sharing the line; addressed to no unit. */
   | { kind: 'raw'; data: Buffer; window: RawReplyWindow };
 
-export type OperationResult = ReadBlock | Buffer | undefined;
+export type OperationResult = ReadBlock<Uint16Array> | Buffer | undefined;
 
 /** Modbus limits: 125 registers / 2000 bits per read, 123 registers / 1968 coils per write. */
 const MAX_READ_REGISTERS = 125;

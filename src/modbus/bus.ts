@@ -6,14 +6,16 @@ import type { Logger } from '../log.js';
 import type { Table } from '../points/types.js';
 import { BusConnection, type ConnectionState } from './bus-connection.js';
 import {
-  type Operation, type OperationResult, type Priority, type ReadBlock, type RequestOptions, type WriteOptions,
+  type Operation, type OperationResult, type Priority, type RequestOptions, type WriteOptions,
   perform, validateOperation,
 } from './bus-request.js';
 import { type Clock, type Timers, sleep, systemClock, systemTimers } from '../time.js';
+import { QueueFullError } from '../queue-full-error.js';
+import type { ReadBlock } from '../points/codec.js';
 import { type Admission, type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import {
   BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
-  QueueFullError, UnitCoolingDownError,
+  UnitCoolingDownError,
 } from './errors.js';
 import type { BusProgress, BusStats } from './bus-stats.js';
 import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
@@ -21,7 +23,7 @@ import type { RawReplyWindow } from './raw-exchange.js';
 import { RequestQueue } from './request-queue.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
-export type { ReadBlock, RequestOptions, WriteOptions, Priority, UnitStateView };
+export type { RequestOptions, WriteOptions, Priority, UnitStateView };
 
 export type BusState = ConnectionState;
 export type { BusProgress, BusStats } from './bus-stats.js';
@@ -127,9 +129,9 @@ export class Bus {
     if (wasActive) this.log.info('bus stopped');
   }
 
-  read(unit: number, table: Table, start: number, count: number, options: RequestOptions = {}): Promise<ReadBlock> {
+  read(unit: number, table: Table, start: number, count: number, options: RequestOptions = {}): Promise<ReadBlock<Uint16Array>> {
     return this.submit(unit, { kind: 'read', table, start, count }, options.priority ?? 'normal', options.timeoutMs)
-      .then((result) => result as ReadBlock);
+      .then((result) => result as ReadBlock<Uint16Array>);
   }
 
   /** FC6 for one register (unless forceMulti), FC16 otherwise. Jumps ahead of polls by default. */
@@ -201,7 +203,7 @@ export class Bus {
           this.queueFullLogged = true;
           this.log.warn({ limit: this.queue.limit }, 'bus queue full');
         }
-        reject(new QueueFullError(this.name, this.queue.limit));
+        reject(new QueueFullError(`bus ${this.name}`, this.queue.limit));
         return;
       }
       this.pump();

@@ -92,13 +92,6 @@ export class BusDownError extends ModbusEngineError {
   }
 }
 
-/** The bus refused the request: its queue is full (overload; the poller skips the cycle). */
-export class QueueFullError extends ModbusEngineError {
-  constructor(readonly bus: string, readonly limit: number) {
-    super(`bus ${bus} queue is full (${limit} requests waiting)`);
-  }
-}
-
 /** The bus refused the request: it was stopped. */
 export class BusStoppedError extends ModbusEngineError {
   constructor(readonly bus: string) {

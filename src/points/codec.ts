@@ -4,11 +4,11 @@ import { encodeNumber, encodeString, parseBoolean, type RawWords } from './codec
 import { isBitTable, isWritableTable, rawRangeOf, widthOf, type PointValue, type Table } from './types.js';
 import { registersToBytes, shortestFloat32 } from './word-order.js';
 
-/** The result of one read: registers (holding/input) or bits (coil/discrete) from `start`. */
-export interface ReadBlock {
+/** The result of one read: registers (holding/input) or bits (coil/discrete) from `start`; the bus's words are a Uint16Array. */
+export interface ReadBlock<Words extends ArrayLike<number> = ArrayLike<number>> {
   table: Table;
   start: number;
-  words?: ArrayLike<number>;
+  words?: Words;
   bits?: readonly boolean[];
 }
 
@@ -36,8 +36,8 @@ export function isIdentityScale(point: Pick<PointConfig, 'scale' | 'offset'>): b
   return point.scale === 1 && point.offset === 0;
 }
 
-/** Engineering values the point's type can represent after scale and offset; undefined if not numeric. */
-export function engineeringRange(point: PointConfig): { min: number; max: number } | undefined {
+/** Engineering values the point's type can represent after `raw * scale + offset`; undefined if not numeric. */
+export function engineeringRange(point: Pick<PointConfig, 'type' | 'scale' | 'offset'>): { min: number; max: number } | undefined {
   const raw = rawRangeOf(point.type);
   if (!raw) return undefined;
   const a = raw.min * point.scale + point.offset;

@@ -3,7 +3,7 @@
 import type { StreamConfig } from '../config/command-types.js';
 import type { BackoffConfig } from '../config/site-types.js';
 import type { Logger } from '../log.js';
-import { backoffDelay } from '../modbus/backoff.js';
+import { backoffDelay } from '../backoff.js';
 import type { Timers } from '../time.js';
 import type { ByteEndpoint } from './endpoint.js';
 

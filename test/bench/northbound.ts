@@ -11,7 +11,7 @@ import { startGateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
 import { Forwarder, TokenBucket } from '../../src/cloud/forwarder.js';
-import { DeviceLink } from '../../src/cloud/link.js';
+import { MqttLink } from '../../src/cloud/link.js';
 import { Outbox } from '../../src/cloud/outbox.js';
 import { Reporter } from '../../src/reporter.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
@@ -93,7 +93,7 @@ export async function measureNorthboundOnly(seconds: number, points = 100): Prom
     let forwarder: Forwarder | undefined;
     const outbox = new Outbox({ path: join(dir, 'outbox.sqlite'), flushIntervalMs: 20, onCommit: () => forwarder?.notify() });
     const reporter = new Reporter([dev], outbox, silentLogger());
-    const link = new DeviceLink({
+    const link = new MqttLink({
       name: dev.name, url: broker.url, credentials: async () => ({ clientId: 'nb', username: 't', password: 'p' }), streams: [],
       keepaliveS: 60, connectTimeoutMs: 5000, reconnect: { initialMs: 100, maxMs: 1000, jitter: 0 }, log: silentLogger(),
     });

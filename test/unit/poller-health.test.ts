@@ -1,7 +1,7 @@
 // Poller: overruns logged per transition with no timer per skipped cycle, continuous polling,
 // point health transitions, and a device none of whose points reads is not online.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ReadBlock } from '../../src/modbus/bus-request.js';
+import type { ReadBlock } from '../../src/points/codec.js';
 import type { Timers } from '../../src/time.js';
 import { BusDownError, ModbusExceptionError } from '../../src/modbus/errors.js';
 import { Poller, type PollBus, type Sample } from '../../src/poller.js';

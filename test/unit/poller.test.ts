@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ReadBlock } from '../../src/modbus/bus-request.js';
+import type { ReadBlock } from '../../src/points/codec.js';
 import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../src/modbus/errors.js';
 import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/poller.js';
 import type { Table } from '../../src/points/types.js';
@@ -174,6 +174,19 @@ describe('Poller cycle', () => {
     expect((await once).values.voltage).toBe(1);
     expect(sink.samples).toHaveLength(0);
     await expect(poller.pollOnce('nope')).rejects.toThrow('unknown device "nope"');
+  });
+
+  it('polls the compiled plan it is given, not one of its own', async () => {
+    const compiled = compileDevice(meter);
+    // The same points read one register at a time: a plan the planner would never make.
+    const plan = meter.points.map((point) => ({ table: point.table, start: point.address, count: point.type === 'uint32' ? 2 : 1, points: [point] }));
+    const bus = new FakeBus();
+    const poller = new Poller({ bus, devices: [{ ...compiled, plan }], sink: new RecordingSink(), logger: silentLogger() });
+    const once = poller.pollOnce('meter');
+    await vi.advanceTimersByTimeAsync(200);
+    const sample = await once;
+    expect(bus.reads.map((r) => [r.table, r.start, r.count])).toEqual(plan.map((r) => [r.table, r.start, r.count]));
+    expect(sample.values).toMatchObject({ voltage: 1, energy: 12 * 65536 + 13, status: 200, relay: true });
   });
 
   it('names the device when its points cannot be planned (compiling it, before any poller exists)', () => {

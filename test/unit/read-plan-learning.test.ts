@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceLimits, PointConfig } from '../../src/config/site-types.js';
 import { silentLogger } from '../../src/log.js';
-import type { ReadBlock } from '../../src/modbus/bus-request.js';
+import type { ReadBlock } from '../../src/points/codec.js';
 import { ModbusExceptionError, ModbusTimeoutError } from '../../src/modbus/errors.js';
 import { planReads, splitRequest, type ReadRequest } from '../../src/modbus/plan.js';
 import { runCycle, type PollBus, type Sample } from '../../src/poll-cycle.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Forwarder, TokenBucket } from '../../../src/cloud/forwarder.js';
-import { DeviceLink } from '../../../src/cloud/link.js';
+import { MqttLink } from '../../../src/cloud/link.js';
 import { Outbox } from '../../../src/cloud/outbox.js';
 import { silentLogger } from '../../../src/log.js';
 import { Mosquitto } from '../../helpers/mosquitto.js';
@@ -43,7 +43,7 @@ describe('Forwarder with mosquitto', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const cloud = await subscriber(broker.url);
 
-    const link = new DeviceLink({
+    const link = new MqttLink({
       name: 'pump', url: broker.url, streams: [], keepaliveS: 30, connectTimeoutMs: 5000,
       reconnect: { initialMs: 50, maxMs: 300, jitter: 0.2 }, log: silentLogger(),
       credentials: async () => ({ clientId: 'dev-1', username: 'u', password: 'p' }),
@@ -97,7 +97,7 @@ describe('Forwarder with mosquitto', () => {
     const outbox = new Outbox({ path });
     cleanups.push(() => outbox.close());
     expect(outbox.devicesWithBacklog()).toEqual(['pump']);
-    const link = new DeviceLink({
+    const link = new MqttLink({
       name: 'pump', url: broker.url, streams: [], keepaliveS: 30, connectTimeoutMs: 5000,
       reconnect: { initialMs: 50, maxMs: 300, jitter: 0 }, log: silentLogger(),
       credentials: async () => ({ clientId: 'dev-1', username: 'u', password: 'p' }),

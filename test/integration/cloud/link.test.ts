@@ -1,8 +1,9 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeviceLink, LinkDownError, type DeviceLinkOptions, type LinkEvent } from '../../../src/cloud/link.js';
+import { MqttLink, LinkDownError, type MqttLinkOptions, type LinkEvent } from '../../../src/cloud/link.js';
 import { silentLogger } from '../../../src/log.js';
 import { captureLog } from '../../helpers/capture-log.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 import { Mosquitto } from '../../helpers/mosquitto.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -16,8 +17,8 @@ async function broker(options?: Parameters<typeof Mosquitto.start>[0]): Promise<
   return started;
 }
 
-function link(url: string, options: Partial<DeviceLinkOptions> = {}): { link: DeviceLink; events: LinkEvent[] } {
-  const created = new DeviceLink({
+function link(url: string, options: Partial<MqttLinkOptions> = {}): { link: MqttLink; events: LinkEvent[] } {
+  const created = new MqttLink({
     name: 'pump',
     url,
     credentials: async () => ({ clientId: 'dev-1', username: 'token', password: 'pk' }),
@@ -43,7 +44,7 @@ async function peer(url: string, topics: string[] = []): Promise<{ client: MqttC
   return { client, received };
 }
 
-describe('DeviceLink with mosquitto', () => {
+describe('MqttLink with mosquitto', () => {
   it('connects, subscribes, receives pushes and commands, and publishes with PUBACK', async () => {
     const mq = await broker();
     const { link: device, events } = link(mq.url);
@@ -119,31 +120,56 @@ describe('DeviceLink with mosquitto', () => {
   it('keeps retrying while the credential cannot be obtained', async () => {
     const mq = await broker();
     let calls = 0;
+    const clock = new ManualClock();
     const { link: device, events } = link(mq.url, {
       credentials: async () => {
         calls += 1;
         if (calls < 3) throw new Error('cloud API unreachable');
         return { clientId: 'dev-1', username: 'u', password: 'p' };
       },
+      time: clock,
+      random: () => 0.5,
     });
     device.start();
+    // Each failed attempt waits its backoff on the fake clock: nothing happens until it is advanced.
+    for (const attempt of [1, 2]) {
+      await expect.poll(() => clock.sleeping).toBe(1);
+      expect(calls).toBe(attempt);
+      clock.advance(400);
+    }
     await expect.poll(() => device.isUp, { timeout: 10_000 }).toBe(true);
+    expect(calls).toBe(3);
+    expect(clock.delays).toHaveLength(2);
     expect(events[0]).toEqual({ type: 'down', reason: 'no credential: cloud API unreachable' });
   });
 
   it('stops reconnecting after stop()', async () => {
     const mq = await broker();
-    const { link: device } = link(mq.url);
+    const clock = new ManualClock();
+    let calls = 0;
+    const { link: device } = link(mq.url, {
+      time: clock,
+      credentials: async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('cloud API unreachable');
+        return { clientId: 'dev-1', username: 'token', password: 'pk' };
+      },
+    });
     device.start();
+    await expect.poll(() => clock.sleeping).toBe(1);
+    clock.advance(400);
     await expect.poll(() => device.isUp, { timeout: 10_000 }).toBe(true);
     await device.stop();
     expect(device.isUp).toBe(false);
-    await new Promise((r) => setTimeout(r, 300));
+    // No reconnect is left pending: however far time moves, nothing connects again.
+    expect(clock.sleeping).toBe(0);
+    clock.advance(60_000);
+    expect(calls).toBe(2);
     expect(device.isUp).toBe(false);
   });
 });
 
-describe('DeviceLink over TLS', () => {
+describe('MqttLink over TLS', () => {
   it('connects with the configured CA and refuses a server it cannot verify', async () => {
     const { makeTestCertificates } = await import('../../helpers/tls-certs.js');
     const { readFileSync, rmSync } = await import('node:fs');

@@ -4,7 +4,7 @@ import { LinkDownError, type LinkEvent } from '../../../src/cloud/link.js';
 import type { OutboxRecord } from '../../../src/cloud/outbox.js';
 import { silentLogger } from '../../../src/log.js';
 import type { Time } from '../../../src/time.js';
-import { eventLoopTurns, ManualClock } from './manual-clock.js';
+import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 
 class FakeOutbox implements ForwarderOutbox {
   records: OutboxRecord[] = [];

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { unwrapProjectResult } from '../../../src/cloud/api.js';
-import { backoffDelay } from '../../../src/cloud/backoff.js';
 import { unwrapDeviceResult } from '../../../src/cloud/device-api.js';
 import { CloudApiError, CloudHttpError, NetworkError, RateLimitedError, isRetryable } from '../../../src/cloud/errors.js';
 import { parseRateInfo, parseRetryAfter } from '../../../src/cloud/http-client.js';
@@ -66,10 +65,5 @@ describe('retry policy', () => {
   ])('%s retryable=%s', (err, expected) => {
     expect(isRetryable(err)).toBe(expected);
   });
-
-  it.each([
-    [1, 0.5, 80], [2, 0.5, 160], [3, 0.5, 320], [5, 0.5, 800], [50, 0.5, 800], [1, 0, 60], [1, 1, 100], [0, 1, 100],
-  ])('attempt %d random %d -> %d ms (initial 100, max 1000, jitter 0.4: never above the cap)', (attempt, random, expected) => {
-    expect(backoffDelay({ initialMs: 100, maxMs: 1000, jitter: 0.4 }, attempt, () => random)).toBe(expected);
-  });
+  // backoffDelay's table is in test/unit/backoff.test.ts (one backoff for bus and cloud).
 });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CloudHttpError, NetworkError, QueueClosedError, QueueFullError, RateLimitedError,
+  CloudHttpError, NetworkError, QueueClosedError, RateLimitedError,
 } from '../../../src/cloud/errors.js';
+import { QueueFullError } from '../../../src/queue-full-error.js';
 import { RateQueue, type RateQueueOptions } from '../../../src/cloud/rate-queue.js';
-import { eventLoopTurns, ManualClock } from './manual-clock.js';
+import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 
 function deferred<T>() {
   let resolve!: (value: T) => void;

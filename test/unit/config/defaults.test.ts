@@ -1,6 +1,7 @@
 // Defaults and normalisation of validateSite: what an omitted key becomes, table-driven.
 import { describe, expect, it } from 'vitest';
-import { defaultInterFrameDelayMs, engineeringRange, t35Ms, validateSite } from '../../../src/config/site.js';
+import { defaultInterFrameDelayMs, t35Ms, validateSite } from '../../../src/config/site.js';
+import { engineeringRange } from '../../../src/points/codec.js';
 import type { DeviceConfig, PointConfig, SiteConfig } from '../../../src/config/site-types.js';
 import type { Parity } from '../../../src/config/site-types.js';
 import type { ValueType } from '../../../src/points/types.js';
@@ -128,7 +129,7 @@ describe('engineeringRange', () => {
     ['bool', 1, 0, undefined],
     ['string', 1, 0, undefined],
   ])('%s scale %d offset %d', (type, scale, offset, expected) => {
-    const range = engineeringRange(type, scale, offset);
+    const range = engineeringRange({ type, scale, offset });
     if (!expected) return expect(range).toBeUndefined();
     expect(range!.min).toBeCloseTo(expected.min, 6);
     expect(range!.max).toBeCloseTo(expected.max, 6);

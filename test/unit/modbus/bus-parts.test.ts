@@ -1,27 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../../src/modbus/backoff.js';
 import { UnitHealthTracker } from '../../../src/modbus/cooldown.js';
 import { RequestQueue } from '../../../src/modbus/request-queue.js';
 import { mapLibraryError } from '../../../src/modbus/transport.js';
 import {
   ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
 } from '../../../src/modbus/errors.js';
-
-describe('backoffDelay', () => {
-  const config = { initialMs: 250, maxMs: 30_000, jitter: 0.2 };
-  it.each([
-    [0, 0, 250],
-    [1, 0, 500],
-    [6, 0, 16_000],
-    [7, 0, 30_000],
-    [100, 0, 30_000],
-    [0, 1, 200],
-    [7, 1, 24_000],
-    [7, 0.5, 27_000],
-  ])('attempt %i with random %f waits %i ms', (attempt, random, expected) => {
-    expect(backoffDelay(config, attempt, () => random)).toBe(expected);
-  });
-});
 
 describe('RequestQueue', () => {
   it('serves high before normal, FIFO within each, and refuses beyond the limit', () => {

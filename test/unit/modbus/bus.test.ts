@@ -2,8 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BusConfig } from '../../../src/config/site-types.js';
 import { Bus, type BusOptions } from '../../../src/modbus/bus.js';
 import {
-  BusStoppedError, InvalidRequestError, ModbusExceptionError, QueueFullError,
+  BusStoppedError, InvalidRequestError, ModbusExceptionError,
 } from '../../../src/modbus/errors.js';
+import { QueueFullError } from '../../../src/queue-full-error.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';

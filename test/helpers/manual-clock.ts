@@ -1,10 +1,9 @@
 // A clock for unit tests: time moves only when the test advances it; timers fire in due order.
-import type { Time } from '../../../src/time.js';
+import type { Time } from '../../src/time.js';
 
 interface Pending {
   at: number;
   order: number;
-  ms: number;
   cb: () => void;
 }
 
@@ -24,7 +23,7 @@ export class ManualClock implements Time {
   }
 
   setTimer(cb: () => void, ms: number): () => void {
-    const entry: Pending = { at: this.time + Math.max(0, ms), order: this.order++, ms, cb };
+    const entry: Pending = { at: this.time + Math.max(0, ms), order: this.order++, cb };
     this.pending.push(entry);
     this.delays.push(ms);
     return () => {
@@ -37,14 +36,17 @@ export class ManualClock implements Time {
     return this.pending.length;
   }
 
+  /** Moves time forward, firing each due timer at its own instant (timers it sets count from there). */
   advance(ms: number): void {
-    this.time += ms;
+    const target = this.time + ms;
     for (;;) {
-      const due = this.pending.filter((p) => p.at <= this.time).sort((a, b) => a.at - b.at || a.order - b.order);
-      if (due.length === 0) return;
-      this.pending = this.pending.filter((p) => p !== due[0]);
-      due[0].cb();
+      const next = this.pending.filter((p) => p.at <= target).sort((a, b) => a.at - b.at || a.order - b.order)[0];
+      if (!next) break;
+      this.pending = this.pending.filter((p) => p !== next);
+      this.time = Math.max(this.time, next.at);
+      next.cb();
     }
+    this.time = target;
   }
 }
 
