@@ -77,7 +77,7 @@ export async function runCycle(ctx: CycleContext, sample: Sample): Promise<Cycle
 /** Runs one request (bisecting it when refused); true when every one of its points decoded. */
 async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOutcome, sample: Sample, splitTimeouts = false): Promise<boolean> {
   if (out.abort !== undefined) {
-    sample.errors.push(describeError(request, out.abort));
+    sample.errors.push(sampleErrorOf(request, out.abort));
     return false;
   }
   let block: ReadBlock;
@@ -114,7 +114,7 @@ async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, ou
     }
     return false;
   }
-  sample.errors.push(describeError(request, err));
+  sample.errors.push(sampleErrorOf(request, err));
   if (ABORTS_CYCLE.some((type) => err instanceof type)) {
     out.abort = err;
     return false;
@@ -145,7 +145,7 @@ function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, o
       sample.values[point.id] = (ctx.codecs.get(point.id) as PointCodec).decode(block);
     } catch (err) {
       all = false;
-      sample.errors.push({ ...describeError(request, err), points: [point.id] });
+      sample.errors.push({ ...sampleErrorOf(request, err), points: [point.id] });
       out.failures.push(failureOf(point, err));
     }
   }
@@ -167,7 +167,7 @@ function failureOf(point: PointConfig, err: unknown): PointFailure {
   };
 }
 
-export function describeError(request: ReadRequest, err: unknown): SampleError {
+function sampleErrorOf(request: ReadRequest, err: unknown): SampleError {
   return {
     points: request.points.map((p) => p.id),
     table: request.table,

@@ -11,7 +11,6 @@ import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from './reply-check.js';
 import { TcpReplyGuard } from './tcp-reply-guard.js';
 
-export { mapLibraryError } from './library-errors.js';
 export { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
 
 const ModbusRTU = ModbusPkg.default;

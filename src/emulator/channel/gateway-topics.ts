@@ -1,7 +1,8 @@
 // Pure part of the gateway sub-device protocol (device-channel.md section 3): which `gateway/*`
 // topics a gateway may publish, where each is answered, and the shape of each payload.
 import type { CommandMessage } from '../channel.js';
-import { BadRequest, commandReply, isPlainObject, reportAttributes, requestedKeys, requireMethod, requireObject } from './payload-shapes.js';
+import { isPlainObject } from '../http/validate.js';
+import { BadRequest, commandReply, reportAttributes, requestedKeys, requireMethod, requireObject } from './payload-shapes.js';
 
 export type GatewayUplinkKind = 'report' | 'connect' | 'disconnect' | 'event' | 'attributesGet' | 'commandReply';
 

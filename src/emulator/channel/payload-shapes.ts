@@ -1,12 +1,9 @@
 // Pure shape checks of device payloads (sections 2 and 3 of device-channel.md), shared by the
 // direct and the gateway topics. A BadRequest is answered with errcode 400, connection kept.
 import type { CommandMessage } from '../channel.js';
+import { isPlainObject } from '../http/validate.js';
 
 export class BadRequest extends Error {}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function requireObject(value: unknown, what: string): Record<string, unknown> {
   if (!isPlainObject(value)) throw new BadRequest(`${what} must be a JSON object`);

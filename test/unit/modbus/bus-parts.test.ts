@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UnitHealthTracker } from '../../../src/modbus/cooldown.js';
 import { RequestQueue } from '../../../src/modbus/request-queue.js';
-import { mapLibraryError } from '../../../src/modbus/transport.js';
+import { mapLibraryError } from '../../../src/modbus/library-errors.js';
 import {
   ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
 } from '../../../src/modbus/errors.js';
