@@ -9,10 +9,10 @@ import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedEr
 import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from './reply-check.js';
+import { RtuReceiveTally } from './rtu-receive-tally.js';
 import { TcpReplyGuard } from './tcp-reply-guard.js';
 
 export { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
-
 const ModbusRTU = ModbusPkg.default;
 type ModbusClient = InstanceType<typeof ModbusRTU>;
 
@@ -30,6 +30,7 @@ class ModbusSerialTransport implements ModbusTransport {
   private readonly discardListeners: Array<(reason: string) => void> = [];
   /** Modbus TCP only: matches replies to requests in place of modbus-serial's MBAP parsing. */
   private guard: TcpReplyGuard | undefined;
+  private tally: RtuReceiveTally | undefined;
   /** Why the session ended, when fieldgate knows better than the library. */
   private closeReason = '';
 
@@ -87,6 +88,7 @@ class ModbusSerialTransport implements ModbusTransport {
       });
     }
     this.guard = this.config.kind === 'tcp' ? this.installGuard(client) : undefined;
+    this.tally = this.config.kind === 'tcp' ? undefined : RtuReceiveTally.install(client);
     client.on('close', () => {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
@@ -167,6 +169,7 @@ class ModbusSerialTransport implements ModbusTransport {
     if (!guard) {
       const stale = takeUnmatchedInput(client);
       if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+      this.tally?.reset();
     }
     client.setID(expected.unit);
     client.setTimeout(timeoutMs);
@@ -193,6 +196,8 @@ class ModbusSerialTransport implements ModbusTransport {
       await sleep(systemTimers, this.config.interFrameDelayMs);
       const extra = takeUnmatchedInput(client);
       if (extra > 0) return this.reject(expected.unit, `${extra} bytes after the reply (duplicate or foreign frame)`);
+      const skipped = this.tally?.skipped() ?? 0; // RTU framing: what the library skipped silently
+      if (skipped > 0) return this.reject(expected.unit, `${skipped} bytes before the reply (late or foreign frame)`);
     }
     const problem = check(reply);
     if (problem !== undefined) return this.reject(expected.unit, problem);

@@ -13,6 +13,7 @@ export const TCP_ATTACKS = [
 ] as const;
 export const RTU_ATTACKS = [
   'truncated', 'oversized', 'short-count', 'wrong-unit', 'wrong-function', 'wrong-crc', 'late', 'duplicate', 'noise', 'slow',
+  'foreign-ahead',
 ] as const;
 export type Attack = (typeof TCP_ATTACKS)[number] | (typeof RTU_ATTACKS)[number];
 export type PeerMode = Attack | 'good';
@@ -138,6 +139,8 @@ function rtuReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send): void
     case 'noise':
       send(Buffer.concat([noise(7), encodeRtuFrame(unit, good(req))]));
       return send(noise(9), 1);
+    case 'foreign-ahead': // another unit's frame (a late reply) just ahead of the right one
+      return send(Buffer.concat([encodeRtuFrame(setup.healthyUnit, bad(req)), encodeRtuFrame(unit, good(req))]));
     case 'slow': {
       const frame = encodeRtuFrame(unit, good(req));
       const delay = Math.floor(setup.timeoutMs * 0.4);
