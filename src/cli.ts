@@ -1,7 +1,7 @@
 // fieldgate command line: dispatches to one module per sub-command.
 import type { CliCommand, CliIo } from './cli/io.js';
 import { EXIT_USAGE, wantsHelp } from './cli/io.js';
-import { FIELDGATE_VERSION } from './version.js';
+import { FIELDGATE_VERSION } from './core/version.js';
 
 type Loader = () => Promise<CliCommand>;
 

@@ -1,10 +1,10 @@
 // What starting the gateway gives back, and what it needs from the process around it.
 import type { LevelWithSilent } from 'pino';
-import type { Logger } from './log.js';
-import type { PointValue } from './points/types.js';
-import type { SecretValues } from './redact.js';
-import type { GatewayStatus } from './status.js';
-import type { Notifier } from './systemd.js';
+import type { Logger } from './ops/log.js';
+import type { PointValue } from './core/points/types.js';
+import type { SecretValues } from './core/redact.js';
+import type { GatewayStatus } from './ops/status.js';
+import type { Notifier } from './ops/systemd.js';
 
 export interface GatewayDeps {
   logger: Logger;

@@ -1,20 +1,20 @@
 // startGateway: wires the site's buses, pollers, outbox, cloud sessions, health endpoint and
 // systemd notifications. Readiness never waits on the network.
 import { mkdirSync } from 'node:fs';
-import type { Config } from './config/site-types.js';
+import type { Config } from './core/config/site-types.js';
 import type { GatewayDeps, GatewayHandle } from './gateway-types.js';
-import { openGatewayOutbox } from './gateway-outbox.js';
-import { startHealthServer, type HealthServer } from './health.js';
-import { componentLogger } from './log.js';
+import { openGatewayOutbox } from './ops/gateway-outbox.js';
+import { startHealthServer, type HealthServer } from './ops/health.js';
+import { componentLogger } from './ops/log.js';
 import { createNorthbound } from './northbound.js';
-import { Reporter } from './reporter.js';
+import { Reporter } from './device/reporter.js';
 import { createCommandServices, createSouthbound } from './southbound.js';
-import type { GatewayStatus } from './status.js';
-import { createNotifier, watchdogIntervalMs } from './systemd.js';
-import { FIELDGATE_VERSION } from './version.js';
-import { TransitionLog } from './transitions.js';
-import { busProgress, linkProgress, ProgressWatch } from './watchdog.js';
-import { DEFAULT_REOPEN_AFTER_SILENCE_MS } from './modbus/bus-supervision.js';
+import type { GatewayStatus } from './ops/status.js';
+import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
+import { FIELDGATE_VERSION } from './core/version.js';
+import { TransitionLog } from './core/transitions.js';
+import { busProgress, linkProgress, ProgressWatch } from './ops/watchdog.js';
+import { DEFAULT_REOPEN_AFTER_SILENCE_MS } from './field/modbus/bus-supervision.js';
 
 export async function startGateway(config: Config, deps: GatewayDeps): Promise<GatewayHandle> {
   const { site, gateway } = config;

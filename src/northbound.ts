@@ -1,29 +1,29 @@
 // The cloud side of a site: credentials, the rate-aware HTTP queue, and one DeviceSession per
 // field device that has a `cloud` block; plus the stream relays of every device.
-import type { SecretValues } from './redact.js';
+import type { SecretValues } from './core/redact.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CommandService } from './commands.js';
+import type { CommandService } from './device/commands.js';
 import { ProjectApi } from './cloud/api.js';
 import { CredentialResolver, CredentialStore, type DeviceIdentity } from './cloud/credentials.js';
 import { DeviceApi } from './cloud/device-api.js';
-import { DeviceSession } from './cloud/device-session.js';
+import { DeviceSession } from './device/device-session.js';
 import { TokenBucket } from './cloud/forwarder.js';
 import { HttpClient } from './cloud/http-client.js';
 import type { ReportOutbox } from './cloud/outbox-types.js';
 import { RateQueue } from './cloud/rate-queue.js';
-import type { StreamConfig } from './config/command-types.js';
-import type { CloudSettings, DeviceConfig, SiteConfig } from './config/site-types.js';
+import type { StreamConfig } from './core/config/command-types.js';
+import type { CloudSettings, DeviceConfig, SiteConfig } from './core/config/site-types.js';
 import type { LevelWithSilent } from 'pino';
-import { componentLogger, type Logger } from './log.js';
-import { systemTimers } from './time.js';
-import type { Reporter } from './reporter.js';
-import { BusLineEndpoint, type RawLine } from './streams/bus-endpoint.js';
-import type { ByteEndpoint } from './streams/endpoint.js';
-import { SerialEndpoint } from './streams/serial-endpoint.js';
-import { StreamRelay } from './streams/relay.js';
-import { TcpEndpoint } from './streams/tcp-endpoint.js';
-import type { LinkStatus, RateQueueStatus } from './status.js';
+import { componentLogger, type Logger } from './ops/log.js';
+import { systemTimers } from './core/time.js';
+import type { Reporter } from './device/reporter.js';
+import { BusLineEndpoint, type RawLine } from './field/streams/bus-endpoint.js';
+import type { ByteEndpoint } from './field/streams/endpoint.js';
+import { SerialEndpoint } from './field/streams/serial-endpoint.js';
+import { StreamRelay } from './field/streams/relay.js';
+import { TcpEndpoint } from './field/streams/tcp-endpoint.js';
+import type { LinkStatus, RateQueueStatus } from './ops/status.js';
 
 export interface Northbound {
   readonly sessions: ReadonlyMap<string, DeviceSession>;

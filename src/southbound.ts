@@ -1,15 +1,15 @@
 // Buses and pollers for a site: one Bus per line, one Poller per bus with that bus's devices.
-import type { CompiledSite } from './config/compile.js';
-import type { BusConfig, SiteConfig } from './config/site-types.js';
+import type { CompiledSite } from './core/config/compile.js';
+import type { BusConfig, SiteConfig } from './core/config/site-types.js';
 import type { LevelWithSilent } from 'pino';
-import { CommandService } from './commands.js';
-import { BusDeviceIo } from './device-io.js';
-import { componentLogger, type Logger } from './log.js';
-import { systemTimers } from './time.js';
-import { Bus } from './modbus/bus.js';
-import { createModbusTransport } from './modbus/transport.js';
-import { Poller, type SampleSink } from './poller.js';
-import type { BusStatus } from './status.js';
+import { CommandService } from './device/commands.js';
+import { BusDeviceIo } from './device/device-io.js';
+import { componentLogger, type Logger } from './ops/log.js';
+import { systemTimers } from './core/time.js';
+import { Bus } from './field/modbus/bus.js';
+import { createModbusTransport } from './field/modbus/transport.js';
+import { Poller, type SampleSink } from './device/poller.js';
+import type { BusStatus } from './ops/status.js';
 
 /** Per device: the command path of that device, planning its reads with what its poller learned. */
 export function createCommandServices(compiled: CompiledSite, southbound: Southbound, logger: Logger): Map<string, CommandService> {

@@ -1,6 +1,6 @@
 // Command-line options that name one bus for the commissioning tools (read, write, scan).
-import type { BusConfig, Parity } from '../config/site-types.js';
-import { BUS_DEFAULTS, defaultInterFrameDelayMs } from '../config/buses.js';
+import type { BusConfig, Parity } from '../core/config/site-types.js';
+import { BUS_DEFAULTS, defaultInterFrameDelayMs } from '../core/config/buses.js';
 
 export const BUS_OPTIONS = {
   bus: { type: 'string' },

@@ -1,7 +1,7 @@
 // `fieldgate emulator`: the local device cloud in the foreground until SIGINT/SIGTERM.
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createLogger } from '../log.js';
+import { createLogger } from '../ops/log.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import type { GatewayPushShape } from '../emulator/channel/gateway-topics.js';
 import { checkRateLimit, DEFAULT_RATE_LIMIT } from '../emulator/http/rate-limit.js';

@@ -1,7 +1,7 @@
 // Turns engine errors into the one-line explanations an integrator on site needs.
 import {
   ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusTimeoutError, PortClosedError, PortOpenError,
-} from '../modbus/errors.js';
+} from '../field/modbus/errors.js';
 
 export function explainFieldError(err: unknown): string {
   if (err instanceof ModbusTimeoutError) {

@@ -1,6 +1,6 @@
 // Command-line options that describe one point (table, address, type, orders, scale) for read/write.
-import type { PointConfig } from '../config/site-types.js';
-import { TABLES, VALUE_TYPES, widthOf, type Table, type ValueType } from '../points/types.js';
+import type { PointConfig } from '../core/config/site-types.js';
+import { TABLES, VALUE_TYPES, widthOf, type Table, type ValueType } from '../core/points/types.js';
 import { UsageError, integerOption } from './bus-options.js';
 
 export const POINT_OPTIONS = {

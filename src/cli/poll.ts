@@ -1,9 +1,9 @@
 // `fieldgate poll SITE --once`: one cycle of every device, printed as a table (no cloud needed).
 import { parseArgs } from 'node:util';
-import { silentLogger } from '../log.js';
-import { Bus } from '../modbus/bus.js';
-import { createModbusTransport } from '../modbus/transport.js';
-import { Poller, type SampleSink } from '../poller.js';
+import { silentLogger } from '../ops/log.js';
+import { Bus } from '../field/modbus/bus.js';
+import { createModbusTransport } from '../field/modbus/transport.js';
+import { Poller, type SampleSink } from '../device/poller.js';
 import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { loadSiteOrReport } from './site-loading.js';
 import { formatTable } from './status.js';

@@ -1,9 +1,9 @@
 // `fieldgate run --config SITE`: the daemon. Stops cleanly on SIGINT/SIGTERM (ordered drain).
 import { parseArgs } from 'node:util';
 import { startGateway } from '../gateway.js';
-import { configSecrets } from '../config/secret-values.js';
-import { createLogger, parseComponentLevels } from '../log.js';
-import { SecretValues } from '../redact.js';
+import { configSecrets } from '../core/config/secret-values.js';
+import { createLogger, parseComponentLevels } from '../ops/log.js';
+import { SecretValues } from '../core/redact.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { untilSignal } from './signals.js';
 import { loadSiteOrReport } from './site-loading.js';

@@ -1,8 +1,8 @@
 // `fieldgate scan`: which unit ids answer on a line, and at which baud rate (commissioning on site).
 import { parseArgs } from 'node:util';
-import type { BusConfig } from '../config/site-types.js';
-import { ModbusExceptionError, PortOpenError } from '../modbus/errors.js';
-import { createModbusTransport } from '../modbus/transport.js';
+import type { BusConfig } from '../core/config/site-types.js';
+import { ModbusExceptionError, PortOpenError } from '../field/modbus/errors.js';
+import { createModbusTransport } from '../field/modbus/transport.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';

@@ -1,7 +1,7 @@
 // fieldgate simulate MAP: serve simulated Modbus devices over TCP, a serial port / pty, or RTU-over-TCP.
 import { parseArgs } from 'node:util';
 import type { LevelWithSilent } from 'pino';
-import { createLogger, LOG_LEVELS } from '../log.js';
+import { createLogger, LOG_LEVELS } from '../ops/log.js';
 import {
   SimMapError, DEFAULT_LINE, createPtyPair, lineTiming, loadSimMapFile, startSimulation,
   type LineSettings, type PtyPair, type Simulation,

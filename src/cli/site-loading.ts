@@ -1,8 +1,8 @@
 // Loading a site file for the commands that run it (run, poll): issues printed, exit 78.
-import { checkHost } from '../config/host-checks.js';
-import { ConfigError, loadConfig } from '../config/load.js';
-import { formatIssue } from '../config/issues.js';
-import type { Config } from '../config/site-types.js';
+import { checkHost } from '../ops/host-checks.js';
+import { ConfigError, loadConfig } from '../ops/site-file.js';
+import { formatIssue } from '../core/config/issues.js';
+import type { Config } from '../core/config/site-types.js';
 import type { CliIo } from './io.js';
 
 /** The config, or undefined after printing every issue to stderr. `host`: also check the CA file and state directory. */

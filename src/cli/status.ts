@@ -1,6 +1,6 @@
 // `fieldgate status`: the running daemon's /status endpoint as tables, for someone on the box.
 import { parseArgs } from 'node:util';
-import type { GatewayStatus, LearnedLimit } from '../status.js';
+import type { GatewayStatus, LearnedLimit } from '../ops/status.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
 export const DEFAULT_HEALTH_PORT = 9180;

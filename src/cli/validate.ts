@@ -1,10 +1,10 @@
 // `fieldgate validate SITE`: every problem of a site file at once (exit 78), or each device's read plan.
 import { parseArgs } from 'node:util';
-import { checkHost } from '../config/host-checks.js';
-import { ConfigError, loadConfig } from '../config/load.js';
-import { formatIssue } from '../config/issues.js';
-import { formatPlanSummary, summarisePlan } from '../modbus/plan.js';
-import type { Config } from '../config/site-types.js';
+import { checkHost } from '../ops/host-checks.js';
+import { ConfigError, loadConfig } from '../ops/site-file.js';
+import { formatIssue } from '../core/config/issues.js';
+import { formatPlanSummary, summarisePlan } from '../core/modbus/plan.js';
+import type { Config } from '../core/config/site-types.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
 const USAGE = 'usage: fieldgate validate SITE.yaml\n';

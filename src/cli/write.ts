@@ -1,8 +1,8 @@
 // `fieldgate write`: encode one value and write it, then read it back (commissioning on site).
 import { parseArgs } from 'node:util';
-import { perform } from '../modbus/bus-request.js';
-import { createModbusTransport, type ModbusTransport } from '../modbus/transport.js';
-import { compilePoint, type WriteOp } from '../points/codec.js';
+import { perform } from '../field/modbus/bus-request.js';
+import { createModbusTransport, type ModbusTransport } from '../field/modbus/transport.js';
+import { compilePoint, type WriteOp } from '../core/points/codec.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';

@@ -3,11 +3,11 @@
 // (it may have been refreshed after a refusal) and subscribe again after every connect.
 import mqtt from 'mqtt';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import type { Logger } from '../log.js';
-import { backoffDelay } from '../backoff.js';
-import type { BackoffConfig } from '../config/site-types.js';
+import type { Logger } from '../ops/log.js';
+import { backoffDelay } from '../core/backoff.js';
+import type { BackoffConfig } from '../core/config/site-types.js';
 import { subscriptionTopics } from './topics.js';
-import { systemTime, type Time } from '../time.js';
+import { systemTime, type Time } from '../core/time.js';
 
 export interface LinkCredentials {
   clientId: string;

@@ -8,7 +8,7 @@ import { admit, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops,
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { OutboxStore } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
-import { systemTime, type Time } from '../time.js';
+import { systemTime, type Time } from '../core/time.js';
 
 export const DEFAULT_DURABLE_AFTER_MS = 1000;
 

@@ -2,7 +2,7 @@
 // keep their rows here; everything else about them (order, bytes, deadlines) lives in memory.
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
-import type { SqliteDatabase, Statement } from '../types/sqlite.js';
+import type { SqliteDatabase, Statement } from './sqlite-types.js';
 import type { OutboxRecord } from './outbox-types.js';
 
 /** A row as libsql returns it: BLOBs arrive as ArrayBuffer. */

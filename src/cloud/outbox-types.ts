@@ -1,5 +1,5 @@
 // Shapes of the outbox's records, statistics and options, and the interface both modes implement.
-import type { Time } from '../time.js';
+import type { Time } from '../core/time.js';
 
 export interface OutboxRecord {
   seq: number;

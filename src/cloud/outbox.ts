@@ -2,7 +2,7 @@
 // leaves only through ack() after PUBACK. The `write-ahead` mode; see memory-first-outbox.ts.
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, tally, type DropTally } from './outbox-caps.js';
 import { OutboxStore } from './outbox-store.js';
-import { systemTime, type Time } from '../time.js';
+import { systemTime, type Time } from '../core/time.js';
 import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
 
 export type { OutboxDeviceStats, OutboxDropInfo, OutboxMode, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';

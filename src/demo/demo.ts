@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../cli/io.js';
-import { checkConfig, parseSiteText } from '../config/load.js';
-import { formatIssue } from '../config/issues.js';
-import type { Config } from '../config/site-types.js';
+import { checkConfig, parseSiteText } from '../ops/site-file.js';
+import { formatIssue } from '../core/config/issues.js';
+import type { Config } from '../core/config/site-types.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { loadSeedFile } from '../emulator/state/seed.js';
 import { startGateway } from '../gateway.js';
 import type { GatewayHandle } from '../gateway-types.js';
-import { createLogger, silentLogger } from '../log.js';
+import { createLogger, silentLogger } from '../ops/log.js';
 import { createPtyPair, loadSimMapFile, startSimulation, type PtyPair, type Simulation } from '../simulator/index.js';
 import { renderFrame, type DemoFrame, type RoundTrip } from './view.js';
 

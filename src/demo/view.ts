@@ -1,6 +1,6 @@
 // The demo's live view as text (pure): per device the gateway's values next to the cloud's.
 import { formatTable } from '../cli/status.js';
-import type { GatewayStatus } from '../status.js';
+import type { GatewayStatus } from '../ops/status.js';
 
 export interface RoundTrip {
   label: string;

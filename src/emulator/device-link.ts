@@ -1,5 +1,5 @@
 // The state's side of the device channel: who may connect, what devices say, what they receive.
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory, GatewayEvents } from './channel.js';
 import {
   GATEWAY_COMMAND_TOPIC, GATEWAY_PUSH_TOPIC, gatewayCommandPayload, gatewayPushPayload, type GatewayPushShape,

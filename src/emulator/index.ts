@@ -1,6 +1,6 @@
 // startEmulator: the local device cloud (HTTP interfaces A and B + the device channel) in one call.
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import type { DeviceChannel, DeviceChannelOptions } from './channel.js';
 import type { GatewayPushShape } from './channel/gateway-topics.js';
 import { startDeviceChannel } from './channel/index.js';

@@ -1,5 +1,5 @@
 // Injectable unit faults and the pure decision of what a faulty unit does with one request.
-import { TABLES, type Table } from '../points/types.js';
+import { TABLES, type Table } from '../core/points/types.js';
 import type { InjectedException } from './pdu.js';
 
 export interface DisappearFault {

@@ -1,5 +1,5 @@
 // Pure Modbus slave core: one request PDU against a unit's memory -> one response PDU.
-import type { Table } from '../points/types.js';
+import type { Table } from '../core/points/types.js';
 import type { UnitMemory } from './memory.js';
 
 export const EXCEPTION = {

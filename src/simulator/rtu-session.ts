@@ -1,6 +1,6 @@
 // One RTU line (a serial port, or one TCP connection carrying RTU frames): assemble requests,
 // let the simulator answer, and send replies in order, optionally paced like a real line.
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 import { corruptCrc, encodeRtuFrame } from './frames.js';
 import { PreciseQueue, hrtimeMicros, type MicroClock } from './precise-queue.js';
 import { RtuAssembler, type AssembledFrame } from './rtu-assembler.js';

@@ -1,7 +1,7 @@
 // The simulated devices: units with memory, dynamic registers, faults and counters. Transport-free:
 // servers hand it (unit, PDU) and get back what to do; time and randomness come from outside.
-import type { Logger } from '../log.js';
-import { isBitTable, type Table } from '../points/types.js';
+import type { Logger } from '../ops/log.js';
+import { isBitTable, type Table } from '../core/points/types.js';
 import { dynamicWords, type DynamicRegister } from './dynamics.js';
 import { encodeTyped, type TypedValue } from './encode.js';
 import { decideFault, isDisappeared, validateFault, type ActiveFault, type UnitFault } from './faults.js';

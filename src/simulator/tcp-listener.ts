@@ -1,6 +1,6 @@
 // A TCP listener that remembers its sockets so close() really ends every connection.
 import net from 'node:net';
-import type { Logger } from '../log.js';
+import type { Logger } from '../ops/log.js';
 
 export interface TcpListener {
   host: string;

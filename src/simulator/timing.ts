@@ -1,5 +1,5 @@
 // Wire time of Modbus RTU on a real serial line (pure). Used by the baud-accurate simulator and the bench.
-import type { Parity } from '../config/site-types.js';
+import type { Parity } from '../core/config/site-types.js';
 
 export interface LineSettings {
   baud: number;

@@ -2,13 +2,13 @@
 // the bus (parse, key cap, validation, one log line, planned read-backs), with an in-memory device.
 import { performance } from 'node:perf_hooks';
 import { parseInbound } from '../../src/cloud/topics.js';
-import { CommandService, type DeviceIo } from '../../src/commands.js';
-import type { DeviceConfig } from '../../src/config/site-types.js';
-import { createLogger } from '../../src/log.js';
-import type { ReadBlock } from '../../src/points/codec.js';
-import type { Table } from '../../src/points/types.js';
+import { CommandService, type DeviceIo } from '../../src/device/commands.js';
+import type { DeviceConfig } from '../../src/core/config/site-types.js';
+import { createLogger } from '../../src/ops/log.js';
+import type { ReadBlock } from '../../src/core/points/codec.js';
+import type { Table } from '../../src/core/points/types.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
-import { compileDevice } from '../../src/config/compile.js';
+import { compileDevice } from '../../src/core/config/compile.js';
 
 /** Answers every read with zeros and counts the requests. */
 class CountingIo implements DeviceIo {

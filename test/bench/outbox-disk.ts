@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { OutboxMode } from '../../src/cloud/outbox-types.js';
 import { startGateway } from '../../src/gateway.js';
 import type { GatewayHandle } from '../../src/gateway-types.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 import { config, device, simulator } from './northbound.js';
 

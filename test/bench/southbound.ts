@@ -1,12 +1,12 @@
 // Southbound benchmark: registers/s on a baud-accurate simulated RS-485 line, fieldgate's planned
 // reads vs the theoretical line limit and vs a naive one-request-per-point poller, same run.
-import type { DeviceConfig, PointConfig, RtuBusConfig } from '../../src/config/site-types.js';
-import { defaultInterFrameDelayMs } from '../../src/config/buses.js';
-import { silentLogger } from '../../src/log.js';
-import { Bus } from '../../src/modbus/bus.js';
-import { planReads, type ReadRequest } from '../../src/modbus/plan.js';
-import { createModbusTransport } from '../../src/modbus/transport.js';
-import { widthOf, type Table, type ValueType } from '../../src/points/types.js';
+import type { DeviceConfig, PointConfig, RtuBusConfig } from '../../src/core/config/site-types.js';
+import { defaultInterFrameDelayMs } from '../../src/core/config/buses.js';
+import { silentLogger } from '../../src/ops/log.js';
+import { Bus } from '../../src/field/modbus/bus.js';
+import { planReads, type ReadRequest } from '../../src/core/modbus/plan.js';
+import { createModbusTransport } from '../../src/field/modbus/transport.js';
+import { widthOf, type Table, type ValueType } from '../../src/core/points/types.js';
 import { createPtyPair, lineTiming, parseSimMap, startSimulation, type SimMap } from '../../src/simulator/index.js';
 
 export interface LineCase {

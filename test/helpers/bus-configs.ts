@@ -1,5 +1,5 @@
-// Bus configs for tests, with every default filled in as config/load.ts would.
-import type { RtuBusConfig, TcpBusConfig } from '../../src/config/site-types.js';
+// Bus configs for tests, with every default filled in as ops/site-file.ts would.
+import type { RtuBusConfig, TcpBusConfig } from '../../src/core/config/site-types.js';
 
 export function rtuBusConfig(overrides: Partial<RtuBusConfig> = {}): RtuBusConfig {
   return {

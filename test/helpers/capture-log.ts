@@ -1,5 +1,5 @@
 // A pino logger whose lines are kept in memory (asserting on transitions and redaction).
-import { createLogger, type Logger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/ops/log.js';
 
 export interface CapturedLog {
   log: Logger;

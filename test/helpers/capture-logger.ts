@@ -1,6 +1,6 @@
 // A real pino logger whose lines are kept in memory, to assert "logged once per transition".
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/ops/log.js';
 
 export interface CapturedLog {
   logger: Logger;

@@ -1,5 +1,5 @@
-// Device and point configs for engine tests, with every default filled in as config/load.ts would.
-import type { DeviceConfig, PointConfig } from '../../src/config/site-types.js';
+// Device and point configs for engine tests, with every default filled in as ops/site-file.ts would.
+import type { DeviceConfig, PointConfig } from '../../src/core/config/site-types.js';
 
 export function pointConfig(overrides: Partial<PointConfig> & Pick<PointConfig, 'id' | 'address'>): PointConfig {
   return {

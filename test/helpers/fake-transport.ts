@@ -1,8 +1,8 @@
 // A scriptable in-memory ModbusTransport for bus tests: per-unit behaviour, latency on (fake)
 // timers, and a record of every transaction with its start/end time and concurrency.
-import { ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from '../../src/modbus/errors.js';
-import type { RawReplyWindow } from '../../src/modbus/raw-exchange.js';
-import type { ModbusTransport } from '../../src/modbus/transport.js';
+import { ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from '../../src/field/modbus/errors.js';
+import type { RawReplyWindow } from '../../src/field/modbus/raw-exchange.js';
+import type { ModbusTransport } from '../../src/field/modbus/transport.js';
 
 export type Reply = 'ok' | 'timeout' | 'silent-close' | { exception: number };
 

@@ -1,17 +1,17 @@
 // One hostile run, shared by the integration tests and the `hostile` benchmark: a Bus and a Poller
 // against a hostile peer with a healthy unit (1) and a hostile unit (2) on the same line. The peer
 // misbehaves for `attackMs`, then turns good; the run ends when the hostile unit reports the truth.
-import type { BusConfig } from '../../src/config/site-types.js';
-import { type Logger, silentLogger } from '../../src/log.js';
-import { Bus, type BusStats } from '../../src/modbus/bus.js';
-import { createModbusTransport } from '../../src/modbus/transport.js';
-import { Poller, type Sample } from '../../src/poller.js';
+import type { BusConfig } from '../../src/core/config/site-types.js';
+import { type Logger, silentLogger } from '../../src/ops/log.js';
+import { Bus, type BusStats } from '../../src/field/modbus/bus.js';
+import { createModbusTransport } from '../../src/field/modbus/transport.js';
+import { Poller, type Sample } from '../../src/device/poller.js';
 import { rtuBusConfig, tcpBusConfig } from './bus-configs.js';
 import { deviceConfig, pointConfig } from './device-configs.js';
 import { type HostilePeer, type PeerMode, startHostileRtuPeer, startHostileTcpPeer, truth } from './hostile-modbus.js';
 import { startPtyPair } from './socat.js';
 import { waitFor } from './wait.js';
-import { compileDevice } from '../../src/config/compile.js';
+import { compileDevice } from '../../src/core/config/compile.js';
 
 export const HEALTHY_UNIT = 1;
 export const HOSTILE_UNIT = 2;

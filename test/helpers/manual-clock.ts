@@ -1,5 +1,5 @@
 // A clock for unit tests: time moves only when the test advances it; timers fire in due order.
-import type { Time } from '../../src/time.js';
+import type { Time } from '../../src/core/time.js';
 
 interface Pending {
   at: number;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway.js';
 import type { GatewayHandle } from '../../src/gateway-types.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
 
 async function deadPort(): Promise<number> {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'libsql';
 import mqtt from 'mqtt';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 

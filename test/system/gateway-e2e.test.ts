@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway.js';
 import type { GatewayHandle } from '../../src/gateway-types.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
 
 const TOKEN = 'demo-meter-1-token';

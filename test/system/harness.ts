@@ -2,12 +2,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CommandConfig } from '../../src/config/command-types.js';
-import type { Config, DeviceConfig, PointConfig } from '../../src/config/site-types.js';
-import { compiledConfig } from '../../src/config/load.js';
+import type { CommandConfig } from '../../src/core/config/command-types.js';
+import type { Config, DeviceConfig, PointConfig } from '../../src/core/config/site-types.js';
+import { compiledConfig } from '../../src/ops/site-file.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { parseSeed } from '../../src/emulator/state/seed.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
 
 export const PROJECT_KEY = 'demo-project-key';

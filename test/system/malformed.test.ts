@@ -7,7 +7,7 @@ import mqtt from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway.js';
 import type { GatewayHandle } from '../../src/gateway-types.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { captureLog } from '../helpers/capture-log.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';

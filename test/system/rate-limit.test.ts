@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway.js';
 import type { GatewayHandle } from '../../src/gateway-types.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { meterDevice, startSite, waitFor, type Site } from './harness.js';
 
 interface Seen {

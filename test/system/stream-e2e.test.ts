@@ -2,11 +2,11 @@
 // shared with a polled Modbus unit (socat pty pair), and its reply comes back to the cloud on
 // `data/<identifier>`, while the unit's values keep reaching the cloud.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RtuBusConfig } from '../../src/config/site-types.js';
-import { compiledConfig } from '../../src/config/load.js';
+import type { RtuBusConfig } from '../../src/core/config/site-types.js';
+import { compiledConfig } from '../../src/ops/site-file.js';
 import { startGateway } from '../../src/gateway.js';
 import type { GatewayHandle } from '../../src/gateway-types.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { startMixedLinePeer, type MixedLinePeer } from '../helpers/mixed-line-peer.js';
 import { startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';

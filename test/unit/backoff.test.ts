@@ -1,6 +1,6 @@
 // The one backoff: retry counted from 0, capped, reduced by up to `jitter` of itself.
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/backoff.js';
+import { backoffDelay } from '../../src/core/backoff.js';
 
 describe('backoffDelay', () => {
   // Bus reopens (initial 250, max 30 s, jitter 0.2).

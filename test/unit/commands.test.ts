@@ -1,13 +1,13 @@
 // CommandService with a fake device: validation before the bus, write then read back, commands.
 import { describe, expect, it } from 'vitest';
-import { CommandService, type DeviceIo } from '../../src/commands.js';
-import type { CommandConfig } from '../../src/config/command-types.js';
-import type { DeviceConfig, PointConfig } from '../../src/config/site-types.js';
-import { silentLogger, type Logger } from '../../src/log.js';
+import { CommandService, type DeviceIo } from '../../src/device/commands.js';
+import type { CommandConfig } from '../../src/core/config/command-types.js';
+import type { DeviceConfig, PointConfig } from '../../src/core/config/site-types.js';
+import { silentLogger, type Logger } from '../../src/ops/log.js';
 import { captureLogger } from '../helpers/capture-logger.js';
-import type { ReadBlock, WriteOp } from '../../src/points/codec.js';
-import type { Table } from '../../src/points/types.js';
-import { compileDevice } from '../../src/config/compile.js';
+import type { ReadBlock, WriteOp } from '../../src/core/points/codec.js';
+import type { Table } from '../../src/core/points/types.js';
+import { compileDevice } from '../../src/core/config/compile.js';
 
 function point(p: Partial<PointConfig> & Pick<PointConfig, 'id' | 'address'>): PointConfig {
   return {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { componentLogger, createLogger, parseComponentLevels } from '../../src/log.js';
+import { componentLogger, createLogger, parseComponentLevels } from '../../src/ops/log.js';
 
 function capture() {
   const lines: string[] = [];

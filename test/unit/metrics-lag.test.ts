@@ -1,8 +1,8 @@
 // fieldgate_nodejs_eventloop_lag_min_seconds: never Node's "no sample" sentinel (2^63 ns).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createMetricsRegistry } from '../../src/metrics.js';
-import type { GatewayStatus } from '../../src/status.js';
+import { createMetricsRegistry } from '../../src/ops/metrics.js';
+import type { GatewayStatus } from '../../src/ops/status.js';
 
 const EMPTY: GatewayStatus = { version: 't', startedAt: '', uptimeS: 0, buses: [], devices: [], links: [], outbox: null, rateQueue: null };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxStats } from '../../src/cloud/outbox-types.js';
-import { backlogOf, ReplayProgress, type BacklogFigures } from '../../src/outbox-backlog.js';
+import { backlogOf, ReplayProgress, type BacklogFigures } from '../../src/core/outbox-backlog.js';
 
 function stats(partial: Partial<OutboxStats>): OutboxStats {
   return { devices: {}, depth: 0, bytes: 0, dropped: 0, buffered: 0, onDisk: 0, diskBytes: 0, oldestTs: undefined, ...partial };

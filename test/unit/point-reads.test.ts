@@ -1,12 +1,12 @@
 // readPoints (the command path's reads) against a fake device map with a hole: planned with the
 // poller's learned limits, a refused merged request read point by point, decode errors per point.
 import { describe, expect, it } from 'vitest';
-import type { DeviceLimits, PointConfig } from '../../src/config/site-types.js';
-import type { DeviceIo } from '../../src/device-write-types.js';
-import { ModbusExceptionError, ModbusTimeoutError } from '../../src/modbus/errors.js';
-import { readPoints } from '../../src/point-reads.js';
-import { compilePoint, type ReadBlock } from '../../src/points/codec.js';
-import type { Table } from '../../src/points/types.js';
+import type { DeviceLimits, PointConfig } from '../../src/core/config/site-types.js';
+import type { DeviceIo } from '../../src/core/device-write-types.js';
+import { ModbusExceptionError, ModbusTimeoutError } from '../../src/field/modbus/errors.js';
+import { readPoints } from '../../src/device/point-reads.js';
+import { compilePoint, type ReadBlock } from '../../src/core/points/codec.js';
+import type { Table } from '../../src/core/points/types.js';
 import { makePoint } from './points/make-point.js';
 
 const LIMITS: DeviceLimits = { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false };

@@ -1,14 +1,14 @@
 // Poller: overruns logged per transition with no timer per skipped cycle, continuous polling,
 // point health transitions, and a device none of whose points reads is not online.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ReadBlock } from '../../src/points/codec.js';
-import type { Timers } from '../../src/time.js';
-import { BusDownError, ModbusExceptionError } from '../../src/modbus/errors.js';
-import { Poller, type PollBus, type Sample } from '../../src/poller.js';
-import type { Table } from '../../src/points/types.js';
+import type { ReadBlock } from '../../src/core/points/codec.js';
+import type { Timers } from '../../src/core/time.js';
+import { BusDownError, ModbusExceptionError } from '../../src/field/modbus/errors.js';
+import { Poller, type PollBus, type Sample } from '../../src/device/poller.js';
+import type { Table } from '../../src/core/points/types.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
-import { compileDevice } from '../../src/config/compile.js';
+import { compileDevice } from '../../src/core/config/compile.js';
 
 const T0 = 1_700_000_000_000;
 beforeEach(() => {

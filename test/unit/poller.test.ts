@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ReadBlock } from '../../src/points/codec.js';
-import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../src/modbus/errors.js';
-import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/poller.js';
-import type { Table } from '../../src/points/types.js';
-import { silentLogger } from '../../src/log.js';
+import type { ReadBlock } from '../../src/core/points/codec.js';
+import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../src/field/modbus/errors.js';
+import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/device/poller.js';
+import type { Table } from '../../src/core/points/types.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
-import { compileDevice } from '../../src/config/compile.js';
+import { compileDevice } from '../../src/core/config/compile.js';
 
 const T0 = 1_700_000_000_000;
 

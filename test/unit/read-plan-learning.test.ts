@@ -1,15 +1,15 @@
 // Bisection of refused requests: a fake device map (holes, a length limit, long requests that
 // time out) against the learner and one poll cycle at a time, without timers.
 import { describe, expect, it } from 'vitest';
-import type { DeviceLimits, PointConfig } from '../../src/config/site-types.js';
-import { silentLogger } from '../../src/log.js';
-import type { ReadBlock } from '../../src/points/codec.js';
-import { ModbusExceptionError, ModbusTimeoutError } from '../../src/modbus/errors.js';
-import { planReads, splitRequest, type ReadRequest } from '../../src/modbus/plan.js';
-import { runCycle, type PollBus, type Sample } from '../../src/poll-cycle.js';
-import { compilePoint } from '../../src/points/codec.js';
-import { isBitTable, type Table } from '../../src/points/types.js';
-import { ReadPlanLearner } from '../../src/read-plan-learner.js';
+import type { DeviceLimits, PointConfig } from '../../src/core/config/site-types.js';
+import { silentLogger } from '../../src/ops/log.js';
+import type { ReadBlock } from '../../src/core/points/codec.js';
+import { ModbusExceptionError, ModbusTimeoutError } from '../../src/field/modbus/errors.js';
+import { planReads, splitRequest, type ReadRequest } from '../../src/core/modbus/plan.js';
+import { runCycle, type PollBus, type Sample } from '../../src/device/poll-cycle.js';
+import { compilePoint } from '../../src/core/points/codec.js';
+import { isBitTable, type Table } from '../../src/core/points/types.js';
+import { ReadPlanLearner } from '../../src/device/read-plan-learner.js';
 import { makePoint } from './points/make-point.js';
 
 const LIMITS: DeviceLimits = { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 8, forceMultiWrite: false, reprobeFailedMs: 60_000 };

@@ -1,7 +1,7 @@
 // The README stays true: its site-file snippet validates, and the commands it names exist.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkConfig, parseSiteText } from '../../src/config/load.js';
+import { checkConfig, parseSiteText } from '../../src/ops/site-file.js';
 
 const readme = readFileSync('README.md', 'utf8');
 

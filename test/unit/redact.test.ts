@@ -1,10 +1,10 @@
 // Secrets inside free text: URL credentials and known values, in redact() and in every log line.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { configSecrets } from '../../src/config/secret-values.js';
-import type { Config } from '../../src/config/site-types.js';
-import { createLogger } from '../../src/log.js';
-import { redactUrlCredentials, SecretValues, urlSecrets } from '../../src/redact.js';
+import { configSecrets } from '../../src/core/config/secret-values.js';
+import type { Config } from '../../src/core/config/site-types.js';
+import { createLogger } from '../../src/ops/log.js';
+import { redactUrlCredentials, SecretValues, urlSecrets } from '../../src/core/redact.js';
 
 describe('redactUrlCredentials', () => {
   it.each([

@@ -1,6 +1,6 @@
 // The one clock module: sleep and repeatEvery on fake time; the system timers on real ones.
 import { describe, expect, it } from 'vitest';
-import { repeatEvery, sleep, systemTime } from '../../src/time.js';
+import { repeatEvery, sleep, systemTime } from '../../src/core/time.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 describe('sleep', () => {

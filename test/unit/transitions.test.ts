@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TransitionLog } from '../../src/transitions.js';
-import type { Logger } from '../../src/log.js';
+import { TransitionLog } from '../../src/core/transitions.js';
+import type { Logger } from '../../src/ops/log.js';
 
 function recorder() {
   const lines: string[] = [];

@@ -1,6 +1,6 @@
 // Stall detection for the systemd watchdog and /healthz: pollers and links that stop moving.
 import { describe, expect, it } from 'vitest';
-import { busProgress, linkProgress, ProgressWatch, type LoopProgress } from '../../src/watchdog.js';
+import { busProgress, linkProgress, ProgressWatch, type LoopProgress } from '../../src/ops/watchdog.js';
 
 describe('ProgressWatch', () => {
   it('flags a loop whose counter has not moved for longer than expected, and clears it when it moves', () => {

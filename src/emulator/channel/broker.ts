@@ -19,7 +19,7 @@ import {
   type PublishPacket,
   type Subscription,
 } from 'aedes';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../ops/log.js';
 import type { DeviceDirectory } from '../channel.js';
 import { deliverAtMaxQos } from './delivery-qos.js';
 import type { Presence } from './presence.js';

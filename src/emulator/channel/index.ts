@@ -1,7 +1,7 @@
 // The emulator's device channel: the scoped MQTT broker and TCP stream access, wired to the
 // cloud state through the contract in ../channel.ts.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../ops/log.js';
 import type { DeviceChannel, DeviceChannelOptions } from '../channel.js';
 import { ScopedBroker } from './broker.js';
 import { Presence, type PresenceListener } from './presence.js';

@@ -1,6 +1,6 @@
 // What the cloud does with a device's publish: hand it to the state (ChannelEvents) and answer
 // on the response topic with the decided shapes of device-channel.md section 2.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../ops/log.js';
 import type { ChannelEvents, GatewayEvents } from '../channel.js';
 import { DEFAULT_JSON_LIMITS, parseBoundedJson, type BoundedJson, type JsonLimits } from '../json-limits.js';
 import { GatewayUplinks } from './gateway-uplink.js';

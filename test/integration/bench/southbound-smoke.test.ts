@@ -1,7 +1,7 @@
 // Keeps the southbound bench working: a very short run checked for correctness only, never speed.
 import { describe, expect, it } from 'vitest';
 import { benchDevice, measureSouthbound } from '../../bench/southbound.js';
-import { planReads } from '../../../src/modbus/plan.js';
+import { planReads } from '../../../src/core/modbus/plan.js';
 
 describe('southbound bench', () => {
   it('plans the bench device into few requests covering all 50 points', () => {

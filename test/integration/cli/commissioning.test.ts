@@ -1,6 +1,6 @@
 // read / write / scan against the simulator, over Modbus TCP and over RTU on a socat pty pair.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { runCli } from '../../helpers/run-cli.js';
 import { createPtyPair, parseSimMap, startSimulation, type PtyPair, type Simulation } from '../../../src/simulator/index.js';
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Forwarder, TokenBucket } from '../../../src/cloud/forwarder.js';
 import { MqttLink } from '../../../src/cloud/link.js';
 import { Outbox } from '../../../src/cloud/outbox.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { Mosquitto } from '../../helpers/mosquitto.js';
 
 const cleanups: (() => unknown)[] = [];

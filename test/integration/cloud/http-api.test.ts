@@ -5,7 +5,7 @@ import { DeviceApi } from '../../../src/cloud/device-api.js';
 import { CloudApiError, CloudHttpError, NetworkError } from '../../../src/cloud/errors.js';
 import { HttpClient, type HttpClientOptions } from '../../../src/cloud/http-client.js';
 import { RateQueue, type RateInfo } from '../../../src/cloud/rate-queue.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { FakeHttpServer, type SeenRequest } from './fake-http.js';
 
 let server: FakeHttpServer;

@@ -7,7 +7,7 @@ import { DeviceApi } from '../../../src/cloud/device-api.js';
 import { CloudHttpError, NetworkError } from '../../../src/cloud/errors.js';
 import { HttpClient } from '../../../src/cloud/http-client.js';
 import { RateQueue } from '../../../src/cloud/rate-queue.js';
-import { SecretValues } from '../../../src/redact.js';
+import { SecretValues } from '../../../src/core/redact.js';
 import { makeTestCertificates, type TestCertificates } from '../../helpers/tls-certs.js';
 
 const TOKEN = 'device-token-7f3a9c';

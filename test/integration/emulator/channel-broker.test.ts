@@ -2,7 +2,7 @@
 // (packets pipelined in one TCP chunk with the CONNECT).
 import { createServer, connect as tcpConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { ScopedBroker } from '../../../src/emulator/channel/broker.js';
 import { Presence } from '../../../src/emulator/channel/presence.js';
 import { closeQuietly, connectDevice, fakeDirectory, PROJECT_KEY, waitFor, type Device } from './channel-fixtures.js';

@@ -1,6 +1,6 @@
 // Shared fakes and helpers for the device-channel integration tests.
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory } from '../../../src/emulator/channel.js';
 import { startDeviceChannel } from '../../../src/emulator/channel/index.js';
 

@@ -1,7 +1,7 @@
 // Start and stop of the device channel: ports, errors, closing with live connections.
 import { connect as tcpConnect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { startDeviceChannel } from '../../../src/emulator/channel/index.js';
 import {
   connectDevice, fakeDirectory, PROJECT_KEY, RecordingEvents, startHarness, waitFor,

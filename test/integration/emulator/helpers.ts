@@ -6,7 +6,7 @@ import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import type { RateLimitConfig } from '../../../src/emulator/http/rate-limit.js';
 import type { JsonLimits } from '../../../src/emulator/json-limits.js';
 import { parseSeed } from '../../../src/emulator/state/seed.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 
 export const SEED_PATH = new URL('../../../config/emulator-seed.yaml', import.meta.url);
 export const PROJECT_KEY = 'demo-project-key';

@@ -2,17 +2,17 @@
 // (through the command service, as cloud pushes do) must all land. A read-modify-write split
 // over two bus jobs lets the reads of all of them run before any write: all but one bit lost.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CommandService } from '../../../src/commands.js';
-import { BusDeviceIo } from '../../../src/device-io.js';
-import { silentLogger } from '../../../src/log.js';
-import { Bus } from '../../../src/modbus/bus.js';
-import { systemTimers } from '../../../src/time.js';
-import { createModbusTransport } from '../../../src/modbus/transport.js';
+import { CommandService } from '../../../src/device/commands.js';
+import { BusDeviceIo } from '../../../src/device/device-io.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
+import { systemTimers } from '../../../src/core/time.js';
+import { createModbusTransport } from '../../../src/field/modbus/transport.js';
 import { tcpBusConfig } from '../../helpers/bus-configs.js';
 import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
 import { startPymodbus } from '../../helpers/pymodbus.js';
 import { waitFor } from '../../helpers/wait.js';
-import { compileDevice } from '../../../src/config/compile.js';
+import { compileDevice } from '../../../src/core/config/compile.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -1,9 +1,9 @@
 // Modbus RTU through a socat pty pair with the real serialport binding, pymodbus as the slave.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Bus } from '../../../src/modbus/bus.js';
-import { ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../../src/modbus/errors.js';
-import { createModbusTransport } from '../../../src/modbus/transport.js';
-import { silentLogger } from '../../../src/log.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
+import { ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../../src/field/modbus/errors.js';
+import { createModbusTransport } from '../../../src/field/modbus/transport.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { startPymodbus, type SlaveOptions } from '../../helpers/pymodbus.js';
 import { ptyLinks, startPtyPair } from '../../helpers/socat.js';

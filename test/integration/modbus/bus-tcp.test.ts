@@ -1,12 +1,12 @@
 // The Bus and the modbus-serial transport against pymodbus over loopback TCP.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BusConfig } from '../../../src/config/site-types.js';
-import { Bus } from '../../../src/modbus/bus.js';
+import type { BusConfig } from '../../../src/core/config/site-types.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
 import {
   BusDownError, ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, PortClosedError, UnitCoolingDownError,
-} from '../../../src/modbus/errors.js';
-import { createModbusTransport } from '../../../src/modbus/transport.js';
-import { silentLogger } from '../../../src/log.js';
+} from '../../../src/field/modbus/errors.js';
+import { createModbusTransport } from '../../../src/field/modbus/transport.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { tcpBusConfig } from '../../helpers/bus-configs.js';
 import { startPymodbus, type PymodbusSlave } from '../../helpers/pymodbus.js';
 import { waitFor } from '../../helpers/wait.js';

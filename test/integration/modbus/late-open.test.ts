@@ -2,8 +2,8 @@
 // reopen would then fail with "Cannot lock port" (seen under a heavily loaded CPU).
 import ModbusPkg from 'modbus-serial';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PortOpenError } from '../../../src/modbus/errors.js';
-import { createModbusTransport } from '../../../src/modbus/transport.js';
+import { PortOpenError } from '../../../src/field/modbus/errors.js';
+import { createModbusTransport } from '../../../src/field/modbus/transport.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { startPtyPair } from '../../helpers/socat.js';
 import { waitFor } from '../../helpers/wait.js';

@@ -1,16 +1,16 @@
 // Poller + Bus + real transport on an RTU pty line with pymodbus: decoded samples for two devices,
 // while a third (absent) device goes offline without starving them.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Bus } from '../../../src/modbus/bus.js';
-import { createModbusTransport } from '../../../src/modbus/transport.js';
-import { Poller, type Sample } from '../../../src/poller.js';
-import { silentLogger } from '../../../src/log.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
+import { createModbusTransport } from '../../../src/field/modbus/transport.js';
+import { Poller, type Sample } from '../../../src/device/poller.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
 import { startPymodbus } from '../../helpers/pymodbus.js';
 import { startPtyPair } from '../../helpers/socat.js';
 import { waitFor } from '../../helpers/wait.js';
-import { compileDevice } from '../../../src/config/compile.js';
+import { compileDevice } from '../../../src/core/config/compile.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHealthServer, type HealthServer } from '../../../src/health.js';
-import { silentLogger } from '../../../src/log.js';
-import { unhealthyReasons, type GatewayStatus } from '../../../src/status.js';
+import { startHealthServer, type HealthServer } from '../../../src/ops/health.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import { unhealthyReasons, type GatewayStatus } from '../../../src/ops/status.js';
 
 function status(overrides: Partial<GatewayStatus> = {}): GatewayStatus {
   return {

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/log.js';
-import { createNotifier, statusLine, unixSocketAddress, watchdogIntervalMs } from '../../../src/systemd.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import { createNotifier, statusLine, unixSocketAddress, watchdogIntervalMs } from '../../../src/ops/systemd.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 
 interface Datagram {

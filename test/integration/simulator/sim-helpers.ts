@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { SerialPort } from 'serialport';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { parseSimMap, type SimMap } from '../../../src/simulator/map-file.js';
 
 export function mapFrom(yaml: string): SimMap {

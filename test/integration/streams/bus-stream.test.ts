@@ -2,15 +2,15 @@
 // modbus-serial): raw exchanges take turns with polls, replies are collected until the line goes
 // quiet, and no frame ever overlaps another on the wire.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StreamConfig } from '../../../src/config/command-types.js';
-import { silentLogger } from '../../../src/log.js';
-import { Bus } from '../../../src/modbus/bus.js';
-import { systemTimers } from '../../../src/time.js';
-import { createModbusTransport } from '../../../src/modbus/transport.js';
+import type { StreamConfig } from '../../../src/core/config/command-types.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
+import { systemTimers } from '../../../src/core/time.js';
+import { createModbusTransport } from '../../../src/field/modbus/transport.js';
 import { parseSimMap } from '../../../src/simulator/index.js';
 import { Simulator } from '../../../src/simulator/simulator.js';
-import { BusLineEndpoint } from '../../../src/streams/bus-endpoint.js';
-import { StreamRelay } from '../../../src/streams/relay.js';
+import { BusLineEndpoint } from '../../../src/field/streams/bus-endpoint.js';
+import { StreamRelay } from '../../../src/field/streams/relay.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { startMixedLinePeer, type MixedLinePeer } from '../../helpers/mixed-line-peer.js';
 import { startPtyPair, type PtyPair } from '../../helpers/socat.js';

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StreamConfig } from '../../../src/config/command-types.js';
-import { silentLogger } from '../../../src/log.js';
-import { systemTimers } from '../../../src/time.js';
-import { SerialEndpoint } from '../../../src/streams/serial-endpoint.js';
-import { StreamRelay } from '../../../src/streams/relay.js';
-import { TcpEndpoint } from '../../../src/streams/tcp-endpoint.js';
+import type { StreamConfig } from '../../../src/core/config/command-types.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import { systemTimers } from '../../../src/core/time.js';
+import { SerialEndpoint } from '../../../src/field/streams/serial-endpoint.js';
+import { StreamRelay } from '../../../src/field/streams/relay.js';
+import { TcpEndpoint } from '../../../src/field/streams/tcp-endpoint.js';
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;

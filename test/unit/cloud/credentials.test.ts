@@ -9,8 +9,8 @@ import {
 } from '../../../src/cloud/credentials.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from '../../../src/cloud/device-api.js';
 import { CloudApiError } from '../../../src/cloud/errors.js';
-import { createLogger, silentLogger } from '../../../src/log.js';
-import { SecretValues } from '../../../src/redact.js';
+import { createLogger, silentLogger } from '../../../src/ops/log.js';
+import { SecretValues } from '../../../src/core/redact.js';
 
 let dir: string;
 let path: string;

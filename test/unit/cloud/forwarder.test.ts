@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Forwarder, TokenBucket, type ForwarderLink, type ForwarderOutbox } from '../../../src/cloud/forwarder.js';
 import { LinkDownError, type LinkEvent } from '../../../src/cloud/link.js';
 import type { OutboxRecord } from '../../../src/cloud/outbox.js';
-import { silentLogger } from '../../../src/log.js';
-import type { Time } from '../../../src/time.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import type { Time } from '../../../src/core/time.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 
 class FakeOutbox implements ForwarderOutbox {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CloudHttpError, NetworkError, QueueClosedError, RateLimitedError,
 } from '../../../src/cloud/errors.js';
-import { QueueFullError } from '../../../src/queue-full-error.js';
+import { QueueFullError } from '../../../src/core/queue-full-error.js';
 import { RateQueue, type RateQueueOptions } from '../../../src/cloud/rate-queue.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 

@@ -1,12 +1,12 @@
 // compileSite: codecs and starting read plans built once and frozen; a device that cannot be
 // compiled is a config issue with its path (exit 78 through ConfigError), never a throw.
 import { describe, expect, it } from 'vitest';
-import { compileDevice, compileSite } from '../../../src/config/compile.js';
-import { ConfigError, formatIssue } from '../../../src/config/issues.js';
-import { checkConfig } from '../../../src/config/load.js';
-import { DEVICE_DEFAULTS } from '../../../src/config/devices.js';
-import type { DeviceConfig, SiteConfig } from '../../../src/config/site-types.js';
-import { planReads } from '../../../src/modbus/plan.js';
+import { compileDevice, compileSite } from '../../../src/core/config/compile.js';
+import { ConfigError, formatIssue } from '../../../src/core/config/issues.js';
+import { checkConfig } from '../../../src/ops/site-file.js';
+import { DEVICE_DEFAULTS } from '../../../src/core/config/devices.js';
+import type { DeviceConfig, SiteConfig } from '../../../src/core/config/site-types.js';
+import { planReads } from '../../../src/core/modbus/plan.js';
 import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
 
 function site(...devices: DeviceConfig[]): SiteConfig {

@@ -1,10 +1,10 @@
 // Defaults and normalisation of validateSite: what an omitted key becomes, table-driven.
 import { describe, expect, it } from 'vitest';
-import { defaultInterFrameDelayMs, t35Ms, validateSite } from '../../../src/config/site.js';
-import { engineeringRange } from '../../../src/points/codec.js';
-import type { DeviceConfig, PointConfig, SiteConfig } from '../../../src/config/site-types.js';
-import type { Parity } from '../../../src/config/site-types.js';
-import type { ValueType } from '../../../src/points/types.js';
+import { defaultInterFrameDelayMs, t35Ms, validateSite } from '../../../src/core/config/site.js';
+import { engineeringRange } from '../../../src/core/points/codec.js';
+import type { DeviceConfig, PointConfig, SiteConfig } from '../../../src/core/config/site-types.js';
+import type { Parity } from '../../../src/core/config/site-types.js';
+import type { ValueType } from '../../../src/core/points/types.js';
 
 const TCP = { name: 'plc', kind: 'tcp', host: '127.0.0.1' };
 

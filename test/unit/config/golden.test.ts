@@ -3,9 +3,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkHost } from '../../../src/config/host-checks.js';
-import { ConfigError, loadConfig } from '../../../src/config/load.js';
-import { formatIssue } from '../../../src/config/issues.js';
+import { checkHost } from '../../../src/ops/host-checks.js';
+import { ConfigError, loadConfig } from '../../../src/ops/site-file.js';
+import { formatIssue } from '../../../src/core/config/issues.js';
 
 const INVALID = fileURLToPath(new URL('../../fixtures/config/invalid/', import.meta.url));
 const cases = readdirSync(INVALID).filter((name) => /\.(ya?ml|json)$/.test(name)).sort();

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { caFileProblem, checkHost, stateDirProblem } from '../../../src/config/host-checks.js';
-import { ConfigError, loadConfig } from '../../../src/config/load.js';
-import { decodeSiteBytes, estimateDepth, SITE_TEXT_DEFAULTS } from '../../../src/config/text-guards.js';
+import { caFileProblem, checkHost, stateDirProblem } from '../../../src/ops/host-checks.js';
+import { ConfigError, loadConfig } from '../../../src/ops/site-file.js';
+import { decodeSiteBytes, estimateDepth, SITE_TEXT_DEFAULTS } from '../../../src/core/config/text-guards.js';
 import { makeTestCertificates } from '../../helpers/tls-certs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fg-hostile-'));

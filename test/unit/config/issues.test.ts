@@ -1,10 +1,10 @@
 // Wording helpers: key suggestions, issue order, duration parsing, overlap detection.
 import { describe, expect, it } from 'vitest';
-import { parseDurationMs } from '../../../src/config/duration.js';
-import { ConfigError, formatIssue, sortIssues, suggestKey } from '../../../src/config/issues.js';
-import { findOverlaps } from '../../../src/config/overlap.js';
-import type { PointConfig } from '../../../src/config/site-types.js';
-import type { Table, ValueType } from '../../../src/points/types.js';
+import { parseDurationMs } from '../../../src/core/config/duration.js';
+import { ConfigError, formatIssue, sortIssues, suggestKey } from '../../../src/core/config/issues.js';
+import { findOverlaps } from '../../../src/core/config/overlap.js';
+import type { PointConfig } from '../../../src/core/config/site-types.js';
+import type { Table, ValueType } from '../../../src/core/points/types.js';
 
 describe('suggestKey', () => {
   const pointKeys = ['id', 'table', 'address', 'type', 'bit', 'length', 'wordOrder', 'byteOrder', 'scale', 'offset', 'writable', 'min', 'max', 'report'];

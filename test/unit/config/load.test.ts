@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkConfig, ConfigError, loadConfig, parseSiteText } from '../../../src/config/load.js';
-import type { ConfigIssue } from '../../../src/config/site-types.js';
+import { checkConfig, ConfigError, loadConfig, parseSiteText } from '../../../src/ops/site-file.js';
+import type { ConfigIssue } from '../../../src/core/config/site-types.js';
 import { CLOUD_DEFAULTS } from './cloud-defaults.js';
 
 const fixture = (path: string) => fileURLToPath(new URL(`../../fixtures/config/${path}`, import.meta.url));

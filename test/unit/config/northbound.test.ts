@@ -2,10 +2,10 @@
 // per-device cloud identities, commands and streams, and the cross-checks between them.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkConfig, loadConfig } from '../../../src/config/load.js';
-import { validateGateway } from '../../../src/config/schema.js';
-import { validateSite } from '../../../src/config/site.js';
-import type { CloudSettings, ConfigIssue, DeviceConfig } from '../../../src/config/site-types.js';
+import { checkConfig, loadConfig } from '../../../src/ops/site-file.js';
+import { validateGateway } from '../../../src/core/config/schema.js';
+import { validateSite } from '../../../src/core/config/site.js';
+import type { CloudSettings, ConfigIssue, DeviceConfig } from '../../../src/core/config/site-types.js';
 import { CLOUD_DEFAULTS } from './cloud-defaults.js';
 
 const northbound = fileURLToPath(new URL('../../fixtures/config/valid/northbound.yaml', import.meta.url));

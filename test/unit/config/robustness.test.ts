@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkConfig } from '../../../src/config/load.js';
-import { validateSite } from '../../../src/config/site.js';
+import { checkConfig } from '../../../src/ops/site-file.js';
+import { validateSite } from '../../../src/core/config/site.js';
 
 const full = JSON.parse(readFileSync(fileURLToPath(new URL('../../fixtures/config/valid/full.json', import.meta.url)), 'utf8')) as unknown;
 const WRONG: unknown[] = [null, [], {}, 'x', '', -1, 0, 1.5, 1e308, true, [1, 2], { a: { b: { c: 1 } } }, '__proto__'];

@@ -1,7 +1,7 @@
 // The gateway section: convict defaults, environment overrides, strictness and secrets kept out of messages.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { convictIssues, validateGateway } from '../../../src/config/schema.js';
-import { formatIssue } from '../../../src/config/issues.js';
+import { convictIssues, validateGateway } from '../../../src/core/config/schema.js';
+import { formatIssue } from '../../../src/core/config/issues.js';
 import { CLOUD_DEFAULTS } from './cloud-defaults.js';
 
 

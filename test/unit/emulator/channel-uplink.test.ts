@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import type { ChannelEvents } from '../../../src/emulator/channel.js';
 import { UplinkHandler } from '../../../src/emulator/channel/uplink.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../../src/emulator/json-limits.js';

@@ -6,7 +6,7 @@ import { ManualClock } from '../../../src/emulator/clock.js';
 import { DeviceLink } from '../../../src/emulator/device-link.js';
 import { parseSeed } from '../../../src/emulator/state/seed.js';
 import { EmulatorState } from '../../../src/emulator/state/state.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const seed = readFileSync(new URL('../../integration/emulator/fixtures/gateway-seed.yaml', import.meta.url), 'utf8');

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { BusConfig } from '../../../src/config/site-types.js';
-import { Bus } from '../../../src/modbus/bus.js';
-import { ModbusTimeoutError, UnitCoolingDownError } from '../../../src/modbus/errors.js';
+import type { BusConfig } from '../../../src/core/config/site-types.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
+import { ModbusTimeoutError, UnitCoolingDownError } from '../../../src/field/modbus/errors.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { UnitHealthTracker } from '../../../src/modbus/cooldown.js';
-import { RequestQueue } from '../../../src/modbus/request-queue.js';
-import { mapLibraryError } from '../../../src/modbus/library-errors.js';
+import { UnitHealthTracker } from '../../../src/field/modbus/cooldown.js';
+import { RequestQueue } from '../../../src/field/modbus/request-queue.js';
+import { mapLibraryError } from '../../../src/field/modbus/library-errors.js';
 import {
   ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
-} from '../../../src/modbus/errors.js';
+} from '../../../src/field/modbus/errors.js';
 
 describe('RequestQueue', () => {
   it('serves high before normal, FIFO within each, and refuses beyond the limit', () => {

@@ -1,8 +1,8 @@
 // The Bus with a fake line: cloud ('high') work bounded to its share of bus time while polls
 // wait, and a bit write done as one job (no request between its read and its write).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Bus } from '../../../src/modbus/bus.js';
-import { silentLogger } from '../../../src/log.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
 

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { BusConfig } from '../../../src/config/site-types.js';
-import { Bus, type BusOptions } from '../../../src/modbus/bus.js';
+import type { BusConfig } from '../../../src/core/config/site-types.js';
+import { Bus, type BusOptions } from '../../../src/field/modbus/bus.js';
 import {
   BusStoppedError, InvalidRequestError, ModbusExceptionError,
-} from '../../../src/modbus/errors.js';
-import { QueueFullError } from '../../../src/queue-full-error.js';
+} from '../../../src/field/modbus/errors.js';
+import { QueueFullError } from '../../../src/core/queue-full-error.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';

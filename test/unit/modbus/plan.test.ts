@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { DeviceLimits, PointConfig } from '../../../src/config/site-types.js';
+import type { DeviceLimits, PointConfig } from '../../../src/core/config/site-types.js';
 import {
   formatPlanSummary, planReads, pointWidth, summarisePlan, type ReadRequest,
-} from '../../../src/modbus/plan.js';
-import type { Table, ValueType } from '../../../src/points/types.js';
+} from '../../../src/core/modbus/plan.js';
+import type { Table, ValueType } from '../../../src/core/points/types.js';
 import { makePoint } from '../points/make-point.js';
 
 const LIMITS: DeviceLimits = { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 0, forceMultiWrite: false };

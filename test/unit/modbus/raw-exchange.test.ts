@@ -1,8 +1,8 @@
 // The raw exchange of a stream on a shared line: when a reply ends, table-driven on a scripted port.
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { systemTimers } from '../../../src/time.js';
-import { exchangeRaw, type RawPort } from '../../../src/modbus/raw-exchange.js';
+import { systemTimers } from '../../../src/core/time.js';
+import { exchangeRaw, type RawPort } from '../../../src/field/modbus/raw-exchange.js';
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -1,7 +1,7 @@
 // Exact reply matching (pure): PDU lengths, byte counts, write echoes, and MBAP framing.
 import { describe, expect, it } from 'vitest';
-import { MbapFramer } from '../../../src/modbus/mbap-framer.js';
-import { pduMismatch, readReplyMismatch, writeEchoMismatch } from '../../../src/modbus/reply-check.js';
+import { MbapFramer } from '../../../src/core/modbus/mbap-framer.js';
+import { pduMismatch, readReplyMismatch, writeEchoMismatch } from '../../../src/core/modbus/reply-check.js';
 
 const read3 = { unit: 1, functionCode: 3, quantity: 2, address: 10 };
 

@@ -1,7 +1,7 @@
 // RequestQueue's bound on the bus time 'high' (cloud) work takes while polls wait: a simulated
 // line serving one item at a time, each charged its duration.
 import { describe, expect, it } from 'vitest';
-import { type Priority, RequestQueue } from '../../../src/modbus/request-queue.js';
+import { type Priority, RequestQueue } from '../../../src/field/modbus/request-queue.js';
 
 interface Item { priority: Priority; ms: number }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ReportConfig } from '../../../src/config/site-types.js';
-import { ChangeFilter } from '../../../src/points/change-filter.js';
-import type { PointValue } from '../../../src/points/types.js';
+import type { ReportConfig } from '../../../src/core/config/site-types.js';
+import { ChangeFilter } from '../../../src/core/points/change-filter.js';
+import type { PointValue } from '../../../src/core/points/types.js';
 
 const CHANGE: ReportConfig = { mode: 'change', deadband: 0, deadbandKind: 'absolute', maxSilenceMs: 0 };
 

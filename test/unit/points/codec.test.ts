@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compilePoint, engineeringRange } from '../../../src/points/codec.js';
-import type { ByteOrder, ValueType, WordOrder } from '../../../src/points/types.js';
+import { compilePoint, engineeringRange } from '../../../src/core/points/codec.js';
+import type { ByteOrder, ValueType, WordOrder } from '../../../src/core/points/types.js';
 import { makePoint } from './make-point.js';
 
 // Wire byte order of each (wordOrder, byteOrder), written out independently of the implementation.

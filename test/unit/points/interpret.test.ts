@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInterpretations, interpretRegisters, type InterpretationRow } from '../../../src/points/interpret.js';
+import { formatInterpretations, interpretRegisters, type InterpretationRow } from '../../../src/core/points/interpret.js';
 
 function valuesOf(row: InterpretationRow | undefined): Record<string, string> {
   return Object.fromEntries((row?.values ?? []).map((v) => [v.type, v.text]));

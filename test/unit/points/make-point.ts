@@ -1,5 +1,5 @@
 // Test helper: a fully defaulted PointConfig with overrides.
-import type { PointConfig } from '../../../src/config/site-types.js';
+import type { PointConfig } from '../../../src/core/config/site-types.js';
 
 export function makePoint(overrides: Partial<PointConfig> = {}): PointConfig {
   return {

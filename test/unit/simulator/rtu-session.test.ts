@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { decodeRtuFrame, encodeRtuFrame } from '../../../src/simulator/frames.js';
 import { parseSimMap } from '../../../src/simulator/map-file.js';
 import { RtuSession, type ReplyScheduler } from '../../../src/simulator/rtu-session.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { parseSimMap } from '../../../src/simulator/map-file.js';
 import { Simulator } from '../../../src/simulator/simulator.js';
 

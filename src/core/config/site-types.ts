@@ -1,0 +1,230 @@
+// The validated, normalised shape of a site file. Produced by ops/site-file.ts; every default filled in.
+import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
+import type { CommandConfig, StreamConfig } from './command-types.js';
+import type { CompiledSite } from './compile.js';
+
+export type Parity = 'none' | 'even' | 'odd';
+
+export interface RtuBusConfig {
+  kind: 'rtu';
+  name: string;
+  path: string;
+  baudRate: number;
+  parity: Parity;
+  dataBits: 7 | 8;
+  stopBits: 1 | 2;
+  timeoutMs: number;
+  /** Silence kept between the end of one reply and the next request (t3.5 at least). */
+  interFrameDelayMs: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+export interface TcpBusConfig {
+  kind: 'tcp';
+  name: string;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  /** Concurrent transactions allowed on the socket (Modbus TCP transaction ids). */
+  maxInFlight: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+/** RTU framing carried through a TCP serial server (one transaction at a time, like a real line). */
+export interface RtuOverTcpBusConfig {
+  kind: 'rtu-over-tcp';
+  name: string;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  interFrameDelayMs: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+export type BusConfig = (RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig) & SharedBusSettings;
+
+/** Settings every bus kind shares; the loader fills them, hand-built configs (tests, CLI) may omit the optional ones. */
+interface SharedBusSettings {
+  /** Reopen the port when no unit gave a good reply for this long while requests failed. */
+  reopenAfterSilenceMs?: number;
+}
+
+export interface BackoffConfig {
+  initialMs: number;
+  maxMs: number;
+  /** 0..1: fraction of the delay randomised. */
+  jitter: number;
+}
+
+export interface CooldownConfig {
+  /** Consecutive timeouts before a unit is put in cool-down. */
+  afterTimeouts: number;
+  initialMs: number;
+  maxMs: number;
+}
+
+export interface ReportConfig {
+  /** change: send when the value moved beyond the deadband; always: every poll. */
+  mode: 'change' | 'always';
+  deadband: number;
+  deadbandKind: 'absolute' | 'percent';
+  /** Send the value even if unchanged after this long (heartbeat); 0 = never. */
+  maxSilenceMs: number;
+}
+
+export interface PointConfig {
+  /** Cloud attribute identifier. */
+  id: string;
+  table: Table;
+  address: number;
+  type: ValueType;
+  /** Bit index 0..15 for type 'bit'. */
+  bit: number;
+  /** Registers for type 'string'. */
+  length: number;
+  wordOrder: WordOrder;
+  byteOrder: ByteOrder;
+  scale: number;
+  offset: number;
+  writable: boolean;
+  /** Engineering-unit bounds for writes (after scale/offset). */
+  min?: number;
+  max?: number;
+  report: ReportConfig;
+}
+
+export interface DeviceLimits {
+  maxRegistersPerRead: number;
+  maxBitsPerRead: number;
+  /** Unused registers (or bits) that may be read to merge two requests. */
+  maxGap: number;
+  /** Always write with FC16/FC15 even for a single register/coil. */
+  forceMultiWrite: boolean;
+  /** Pause before a point whose own read was refused is read again (default 60 s). */
+  reprobeFailedMs?: number;
+  /** Serves several requests at once on a TCP connection (else one at a time); filled by the loader. */
+  concurrent?: boolean;
+}
+
+export interface DeviceConfig {
+  name: string;
+  bus: string;
+  unitId: number;
+  pollIntervalMs: number;
+  limits: DeviceLimits;
+  points: PointConfig[];
+  /** How this field device gets its cloud identity; absent = not connected to the cloud. */
+  cloud?: DeviceCloudConfig;
+  commands: CommandConfig[];
+  streams: StreamConfig[];
+}
+
+/**
+ * A field device's cloud identity. Sources, in order: accessToken (+ projectKey or the gateway's),
+ * the credential store, interface A by deviceId (or create by deviceKey when allowCreate), then
+ * `POST /device/v1/certificate` by deviceKey (+ typeKey).
+ */
+export interface DeviceCloudConfig {
+  deviceId?: string;
+  deviceKey?: string;
+  typeKey?: string;
+  allowCreate: boolean;
+  /** Secret: the device credential. Better set via env or the credentials file than here. */
+  accessToken?: string;
+  projectKey?: string;
+  /** Adds the poll time (Unix ms) of each report as this attribute; absent = not added. */
+  timestampAttribute?: string;
+}
+
+export interface SiteConfig {
+  buses: BusConfig[];
+  devices: DeviceConfig[];
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface HealthSettings {
+  enabled: boolean;
+  /** Always 127.0.0.1: the health endpoint is never exposed beyond the box. */
+  host: '127.0.0.1';
+  port: number;
+}
+
+/** Device-cloud connection. Optional fields are absent when not configured. */
+export interface CloudSettings {
+  mqttUrl?: string;
+  apiBaseUrl?: string;
+  projectKey?: string;
+  appId?: string;
+  accessKey?: string;
+  secretKey?: string;
+  /** PEM file with the CA that signs the broker certificate (mqtts://). */
+  caFile?: string;
+  keepaliveS: number;
+  /** An MQTT connect attempt without CONNACK within this long fails and is retried with backoff. */
+  connectTimeoutMs: number;
+  /** A cloud HTTP request (interface A or B) without a complete answer within this long fails. */
+  httpTimeoutMs: number;
+  /** Period of the interface-B read of writable points' cloud values; 0 = only at start/reconnect. */
+  syncPeriodMs: number;
+  /** Publishes in flight per device link before waiting for PUBACKs. */
+  publishWindow: number;
+  /** Backlog replay pace per device (reports/s), so live reports still get through. */
+  replayRatePerS: number;
+  reconnect: BackoffConfig;
+  outbox: {
+    maxBytes: number;
+    /** Write-ahead mode's group-commit window. */
+    commitIntervalMs: number;
+    // Always set from the site file; optional for configs built in code (defaults apply).
+    mode?: 'memory-first' | 'write-ahead';
+    /** Memory-first: the longest a report lives in memory only (the kill -9 window). */
+    durableAfterMs?: number;
+    /** Replay progress is logged at most this often. */
+    progressLogMs?: number;
+  };
+  rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
+  /** Payloads larger than this from the cloud are refused unread. */
+  maxInboundBytes: number;
+  inbound: InboundLimits;
+  /** On stop, how long connected links may keep sending what is left in the outbox. */
+  drainMs: number;
+}
+
+/** Bounds on what one cloud message may cost the gateway. */
+export interface InboundLimits {
+  /** Keys of one push or command (a `read` list counts by entries); more refuse the message. */
+  maxKeys: number;
+  /** Messages handled at once per device; more are refused and commands answered busy. */
+  maxPending: number;
+  /** Share of a bus's time that cloud-originated work may take while polls are waiting, (0, 1]. */
+  busShare: number;
+}
+
+/** The `gateway` section of the site file, after defaults and environment overrides. */
+export interface GatewaySettings {
+  stateDir: string;
+  logLevel: LogLevel;
+  health: HealthSettings;
+  cloud: CloudSettings;
+}
+
+/** Everything one site file configures; deeply frozen by ops/site-file.ts. */
+export interface Config {
+  gateway: GatewaySettings;
+  site: SiteConfig;
+  /** `site` compiled once (core/config/compile.ts): codecs and starting read plans. */
+  compiled: CompiledSite;
+}
+
+/** One problem in a config file: where (`devices[1].points[3].type`) and what. */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}

@@ -1,0 +1,176 @@
+// Cloud-to-device commands: the built-in `read` and `write` and the site file's commands, checked
+// against the point map before the bus is touched, run with write priority, never throwing.
+import { applyAttributes, type CheckResult } from './attribute-writes.js';
+import type { CommandConfig, CommandStep } from '../core/config/command-types.js';
+import type { CompiledDevice } from '../core/config/compile.js';
+import type { DeviceConfig } from '../core/config/site-types.js';
+import {
+  type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, firstNames,
+} from '../core/device-write-types.js';
+import type { Logger } from '../ops/log.js';
+import type { LearnedReadLimits } from '../core/modbus/plan.js';
+import { type PointReadResult, readPoints } from './point-reads.js';
+import type { PointCodec } from '../core/points/codec.js';
+
+export type { ApplyResult, CommandError, CommandOutcome, DeviceIo } from '../core/device-write-types.js';
+export { COMMAND_ERRORS } from '../core/device-write-types.js';
+
+export class CommandService {
+  private readonly device: DeviceConfig;
+  private readonly codecs: ReadonlyMap<string, PointCodec>;
+  private readonly commands = new Map<string, CommandConfig>();
+
+  constructor(
+    compiled: CompiledDevice,
+    commands: readonly CommandConfig[],
+    private readonly io: DeviceIo,
+    private readonly logger: Logger,
+    /** The poller's learned limits for this device, now (read-plan-learner.ts), so commands plan like polls. */
+    private readonly learned: () => LearnedReadLimits = () => ({}),
+  ) {
+    this.device = compiled.config;
+    this.codecs = compiled.codecs;
+    for (const command of commands) this.commands.set(command.method, command);
+  }
+
+  /** Checks one key/value against the point map without touching the bus (pure). */
+  check(id: string, value: unknown): CheckResult {
+    const codec = this.codecs.get(id);
+    if (!codec) return { ok: false, reason: `unknown attribute "${id}" for device ${this.device.name}` };
+    if (!codec.point.writable) return { ok: false, reason: `attribute "${id}" is not writable` };
+    const encoded = codec.encode(value);
+    return encoded.ok ? { ok: true, codec, write: encoded.write } : { ok: false, reason: encoded.error };
+  }
+
+  /** Writes every valid key (in the order given), then reads back written and refused points. */
+  applyAttributes(values: Record<string, unknown>, source: string): Promise<ApplyResult> {
+    return applyAttributes(
+      { device: this.device, codecs: this.codecs, io: this.io, logger: this.logger, learned: this.learned, check: (id, v) => this.check(id, v) },
+      values, source,
+    );
+  }
+
+  /** Reads the known points among `ids` (planned like a poll), e.g. to correct the cloud. */
+  readBack(ids: Iterable<string>): Promise<PointReadResult> {
+    return readPoints(this.io, this.codecs, ids, this.device.limits, this.learned());
+  }
+
+  knows(id: string): boolean {
+    return this.codecs.has(id);
+  }
+
+  /** Runs `read`, `write` or a site-file command; never throws. */
+  async runCommand(method: string, params: unknown): Promise<CommandOutcome> {
+    try {
+      if (method === 'read') return await this.builtinRead(params);
+      if (method === 'write') return await this.builtinWrite(params);
+      const command = this.commands.get(method);
+      if (!command) {
+        const known = ['read', 'write', ...this.commands.keys()].join(', ');
+        return fail(COMMAND_ERRORS.unknownMethod, `unknown method "${method}" (known: ${known})`);
+      }
+      return await this.runSteps(command, params);
+    } catch (err) {
+      this.logger.error({ device: this.device.name, method, err }, 'command failed unexpectedly');
+      return fail(COMMAND_ERRORS.internal, describeError(err));
+    }
+  }
+
+  private async builtinRead(params: unknown): Promise<CommandOutcome> {
+    const keys = isObject(params) && Array.isArray(params.keys) ? params.keys : undefined;
+    if (!keys || !keys.every((k): k is string => typeof k === 'string')) {
+      return fail(COMMAND_ERRORS.badParams, 'read needs params {"keys": ["<attribute>", ...]}');
+    }
+    const unique = [...new Set(keys)];
+    const unknown = unique.filter((k) => !this.codecs.has(k));
+    if (unknown.length > 0) return fail(COMMAND_ERRORS.invalidValue, `unknown attribute(s): ${firstNames(unknown)}`);
+    // A key listed many times is read once, and neighbours share a request, as in a poll.
+    const read = await readPoints(this.io, this.codecs, unique, this.device.limits, this.learned());
+    const failed = Object.entries(read.failed);
+    if (failed.length > 0) return fail(COMMAND_ERRORS.deviceFailed, failed.map(([id, why]) => `${id}: ${why}`).slice(0, 5).join('; '));
+    return { ok: true, result: read.values };
+  }
+
+  private async builtinWrite(params: unknown): Promise<CommandOutcome> {
+    if (!isObject(params) || Object.keys(params).length === 0) {
+      return fail(COMMAND_ERRORS.badParams, 'write needs params {"<attribute>": value, ...}');
+    }
+    // All or nothing at validation time: a half-applied write command surprises operators.
+    const problems: string[] = [];
+    for (const [id, value] of Object.entries(params)) {
+      const checked = this.check(id, value);
+      if (!checked.ok) problems.push(checked.reason);
+    }
+    if (problems.length > 0) {
+      const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
+      return fail(COMMAND_ERRORS.invalidValue, problems.slice(0, 5).join('; ') + more);
+    }
+    const applied = await this.applyAttributes(params, 'command');
+    const failures = Object.entries(applied.failed);
+    if (failures.length > 0) return fail(COMMAND_ERRORS.deviceFailed, failures.map(([id, why]) => `${id}: ${why}`).join('; '));
+    return { ok: true, result: applied.applied };
+  }
+
+  private resolveValue(step: { value: unknown } | { param: string }, params: Record<string, unknown>): unknown {
+    return 'param' in step ? params[step.param] : step.value;
+  }
+
+  private async runSteps(command: CommandConfig, rawParams: unknown): Promise<CommandOutcome> {
+    const params = isObject(rawParams) ? rawParams : {};
+    const missing = command.requiredParams.filter((p) => !(p in params));
+    if (missing.length > 0) return fail(COMMAND_ERRORS.badParams, `missing params: ${missing.join(', ')}`);
+    // Validate every write before the first one, so a bad value never leaves a half-run sequence.
+    for (const step of command.steps) {
+      if (step.kind !== 'write' && step.kind !== 'pulse') continue;
+      const checked = this.check(step.point, this.resolveValue(step, params));
+      if (!checked.ok) return fail(COMMAND_ERRORS.invalidValue, checked.reason);
+      if (step.kind === 'pulse') {
+        const restore = this.check(step.point, step.restore);
+        if (!restore.ok) return fail(COMMAND_ERRORS.invalidValue, restore.reason);
+      }
+    }
+    const result: Record<string, unknown> = {};
+    try {
+      for (const step of command.steps) await this.runStep(step, params, result);
+    } catch (err) {
+      return fail(COMMAND_ERRORS.deviceFailed, describeError(err));
+    }
+    return { ok: true, result };
+  }
+
+  private async runStep(step: CommandStep, params: Record<string, unknown>, result: Record<string, unknown>): Promise<void> {
+    switch (step.kind) {
+      case 'write':
+      case 'pulse': {
+        const checked = this.check(step.point, this.resolveValue(step, params));
+        if (!checked.ok) throw new Error(checked.reason);
+        await this.io.write(checked.write);
+        if (step.kind === 'pulse') {
+          await this.io.sleep(step.ms);
+          const restore = this.check(step.point, step.restore);
+          if (!restore.ok) throw new Error(restore.reason);
+          await this.io.write(restore.write);
+        }
+        return;
+      }
+      case 'read': {
+        const read = await readPoints(this.io, this.codecs, step.points, this.device.limits, this.learned());
+        const failed = Object.entries(read.failed)[0];
+        if (failed) throw new Error(`${failed[0]}: ${failed[1]}`);
+        Object.assign(result, read.values);
+        return;
+      }
+      case 'delay':
+        await this.io.sleep(step.ms);
+        return;
+    }
+  }
+}
+
+function fail(code: number, message: string): CommandOutcome {
+  return { ok: false, error: { code, message } };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

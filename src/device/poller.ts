@@ -1,0 +1,265 @@
+// One Poller per bus: each device on its own drift-free period (next = start + k * period, first run
+// jittered within one period), its read plan run through the Bus (poll-cycle.ts), point health
+// tracked, and one sample per cycle handed to a sink. A cycle still running when the next is due
+// makes that next one skip (counted; the timer is set for the first slot after the cycle ends, so
+// skipping costs no timer ticks), so overload never queues work or grows memory. A period of 0
+// polls continuously: the next cycle starts as soon as the last one ends.
+import type { DeviceConfig } from '../core/config/site-types.js';
+import type { CompiledDevice } from '../core/config/compile.js';
+import type { Logger } from '../ops/log.js';
+import type { LearnedReadLimits } from '../core/modbus/plan.js';
+import { type Clock, type Timers, systemClock, systemTimers } from '../core/time.js';
+import { UnitCoolingDownError } from '../field/modbus/errors.js';
+import { runCycle, type CycleOutcome, type PollBus, type Sample } from './poll-cycle.js';
+import { PointHealth, type FailingPointStatus } from './point-health.js';
+import type { PointCodec } from '../core/points/codec.js';
+import { ReadPlanLearner, type LearnedLimit } from './read-plan-learner.js';
+
+export type { PollBus, Sample, SampleError } from './poll-cycle.js';
+
+export type DeviceState = 'online' | 'offline';
+
+export interface SampleSink {
+  /** One per cycle that decoded at least one value. */
+  onSample(sample: Sample): void;
+  /** Once per transition. */
+  onDeviceState(device: string, state: DeviceState, reason: string): void;
+}
+
+export interface DevicePollStats {
+  device: string;
+  state: DeviceState | 'unknown';
+  cycles: number;
+  failedCycles: number;
+  skippedCycles: number;
+  lastCycleMs: number;
+  lastError?: string;
+  /** True while cycles take longer than the period (cycles are being skipped). */
+  overrunning: boolean;
+  /** Points the device answers for without a value, now. */
+  failingPoints: FailingPointStatus[];
+  /** Times any point started failing since start. */
+  pointFailures: number;
+  /** Splits and isolated points learned from the device's refusals. */
+  learned: LearnedLimit[];
+}
+
+export interface PollerOptions {
+  bus: PollBus;
+  devices: readonly CompiledDevice[];
+  sink: SampleSink;
+  logger: Logger;
+  clock?: Clock;
+  timers?: Timers;
+  random?: () => number;
+  /** Consecutive cycles without any value before a device is reported offline. */
+  offlineAfterFailedCycles?: number;
+  /** Pause after a continuous device's cycle that read nothing (so a dead bus does not spin). */
+  continuousRetryMs?: number;
+}
+
+interface Overrun {
+  since: number;
+  skippedBefore: number;
+}
+
+interface DeviceRun {
+  config: DeviceConfig;
+  learner: ReadPlanLearner;
+  health: PointHealth;
+  codecs: ReadonlyMap<string, PointCodec>;
+  log: Logger;
+  startAt: number;
+  /** Index of the next slot: its due time is startAt + k * period. */
+  k: number;
+  running: Promise<void> | undefined;
+  cancelTimer: (() => void) | undefined;
+  consecutiveFailures: number;
+  overrun: Overrun | undefined;
+  lastCycleRead: boolean;
+  stats: Omit<DevicePollStats, 'overrunning' | 'failingPoints' | 'pointFailures' | 'learned'>;
+}
+
+export const DEFAULT_CONTINUOUS_RETRY_MS = 1000;
+
+export class Poller {
+  private readonly runs: DeviceRun[];
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private readonly random: () => number;
+  private readonly offlineAfter: number;
+  private readonly continuousRetryMs: number;
+  private started = false;
+
+  constructor(private readonly options: PollerOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
+    this.random = options.random ?? Math.random;
+    this.offlineAfter = Math.max(1, options.offlineAfterFailedCycles ?? 3);
+    this.continuousRetryMs = options.continuousRetryMs ?? DEFAULT_CONTINUOUS_RETRY_MS;
+    this.runs = options.devices.map((device) => this.prepare(device));
+  }
+
+  private prepare({ config, codecs, plan }: CompiledDevice): DeviceRun {
+    const log = this.options.logger.child({ device: config.name, unit: config.unitId });
+    const learner = new ReadPlanLearner(config.points, config.limits, log, plan);
+    return {
+      config, learner, codecs, log, health: new PointHealth(log),
+      startAt: 0, k: 0, running: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false,
+      stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, skippedCycles: 0, lastCycleMs: 0 },
+    };
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    const now = this.clock.now();
+    for (const run of this.runs) {
+      run.startAt = now + Math.floor(this.random() * run.config.pollIntervalMs);
+      run.k = 0;
+      this.schedule(run);
+    }
+  }
+
+  /** Stops scheduling and waits for cycles in progress (stop the bus to cut them short). */
+  async stop(): Promise<void> {
+    this.started = false;
+    for (const run of this.runs) {
+      run.cancelTimer?.();
+      run.cancelTimer = undefined;
+    }
+    await Promise.all(this.runs.map((run) => run.running));
+  }
+
+  stats(): DevicePollStats[] {
+    return this.runs.map((run) => ({
+      ...run.stats,
+      overrunning: run.overrun !== undefined,
+      failingPoints: run.health.status(),
+      pointFailures: run.health.failureTransitions(),
+      learned: run.learner.limitsLearned(),
+    }));
+  }
+
+  /** What polls of `device` learned (cuts, isolated points, lengths), for reads outside the poll. */
+  readLimits(device: string): LearnedReadLimits {
+    return this.runs.find((r) => r.config.name === device)?.learner.readLimits() ?? {};
+  }
+
+  /** Runs one cycle of a device now and returns its sample (CLI `poll --once`); not emitted. */
+  async pollOnce(device: string): Promise<Sample> {
+    const run = this.runs.find((r) => r.config.name === device);
+    if (!run) throw new Error(`unknown device "${device}"`);
+    return this.readDevice(run);
+  }
+
+  private schedule(run: DeviceRun): void {
+    const due = run.startAt + run.k * run.config.pollIntervalMs;
+    run.cancelTimer = this.timers.setTimer(() => this.tick(run), due - this.clock.now());
+  }
+
+  private tick(run: DeviceRun): void {
+    run.cancelTimer = undefined;
+    if (!this.started || run.running) return;
+    const period = run.config.pollIntervalMs;
+    if (period > 0) {
+      // A timer that fired more than a period late (event loop stalled, clock jumped) lost slots.
+      const slot = Math.max(run.k, Math.floor((this.clock.now() - run.startAt) / period));
+      run.stats.skippedCycles += slot - run.k;
+      run.k = slot + 1;
+    }
+    run.running = this.cycle(run).finally(() => {
+      run.running = undefined;
+      this.afterCycle(run);
+    });
+  }
+
+  /** Sets the timer for the first slot not yet past; the slots the cycle overran are skipped. */
+  private afterCycle(run: DeviceRun): void {
+    if (!this.started) return;
+    const period = run.config.pollIntervalMs;
+    const now = this.clock.now();
+    if (period === 0) {
+      // Continuous: straight on while the device reads (each cycle waits on the line, so the
+      // event loop runs in between); pause after a cycle that read nothing.
+      if (run.lastCycleRead) this.tick(run);
+      else run.cancelTimer = this.timers.setTimer(() => this.tick(run), this.continuousRetryMs);
+      return;
+    }
+    const firstDue = Math.ceil((now - run.startAt) / period);
+    const missed = Math.max(0, firstDue - run.k);
+    run.stats.skippedCycles += missed;
+    run.k += missed;
+    this.trackOverrun(run, missed > 0, now);
+    this.schedule(run);
+  }
+
+  private trackOverrun(run: DeviceRun, overran: boolean, now: number): void {
+    const fields = () => ({ periodMs: run.config.pollIntervalMs, lastCycleMs: run.stats.lastCycleMs });
+    if (overran && !run.overrun) {
+      run.overrun = { since: now, skippedBefore: run.stats.skippedCycles };
+      run.log.warn(fields(), 'poll cycle overrun, skipping');
+    } else if (!overran && run.overrun) {
+      const skipped = run.stats.skippedCycles - run.overrun.skippedBefore;
+      run.log.info({ ...fields(), overrunForMs: now - run.overrun.since, skipped }, 'poll cycles back on time');
+      run.overrun = undefined;
+    }
+  }
+
+  private async cycle(run: DeviceRun): Promise<void> {
+    try {
+      const sample = await this.readDevice(run);
+      run.lastCycleRead = Object.keys(sample.values).length > 0;
+      if (run.lastCycleRead) this.options.sink.onSample(sample);
+    } catch (err) {
+      run.log.error({ err }, 'poll cycle failed');
+    }
+  }
+
+  private async readDevice(run: DeviceRun): Promise<Sample> {
+    const started = this.clock.now();
+    const sample: Sample = { device: run.config.name, ts: started, values: {}, errors: [] };
+    run.lastCycleRead = false;
+    const outcome = await runCycle({
+      bus: this.options.bus, unitId: run.config.unitId, codecs: run.codecs, learner: run.learner, now: () => this.clock.now(),
+    }, sample);
+    const read = Object.keys(sample.values);
+    run.health.update(read, outcome.failures, this.clock.now());
+    run.stats.cycles += 1;
+    run.stats.lastCycleMs = this.clock.now() - started;
+    run.stats.lastError = sample.errors[0]?.message;
+    this.updateState(run, read.length > 0, outcome, sample);
+    return sample;
+  }
+
+  private updateState(run: DeviceRun, gotValues: boolean, outcome: CycleOutcome, sample: Sample): void {
+    if (gotValues) {
+      run.consecutiveFailures = 0;
+      this.transition(run, 'online', 'answering');
+      return;
+    }
+    if (run.config.points.length === 0) return;
+    run.stats.failedCycles += 1;
+    run.consecutiveFailures += 1;
+    const abort = outcome.abort;
+    const detail = abort instanceof Error ? abort.message : (sample.errors[0]?.message ?? 'no answer');
+    // The device answers, but for none of its points: not online, and no need to wait for it.
+    const noPointReads = run.health.failingCount() >= run.config.points.length;
+    const reason = noPointReads ? `no point reads (${detail})` : detail;
+    if (noPointReads || outcome.abort instanceof UnitCoolingDownError || run.consecutiveFailures >= this.offlineAfter) {
+      this.transition(run, 'offline', reason);
+    }
+  }
+
+  private transition(run: DeviceRun, state: DeviceState, reason: string): void {
+    if (run.stats.state === state) return;
+    run.stats.state = state;
+    if (state === 'online') run.log.info('device online');
+    else run.log.warn({ reason }, 'device offline');
+    try {
+      this.options.sink.onDeviceState(run.config.name, state, reason);
+    } catch (err) {
+      run.log.error({ err }, 'sample sink failed');
+    }
+  }
+}

@@ -1,0 +1,233 @@
+// What the poller learned about one device's read map, for the life of the process: cuts (no
+// request may cross them) and points whose own read is refused (read alone, re-probed rarely).
+// Time is passed in; the poller owns one learner per device.
+import type { DeviceLimits, PointConfig } from '../core/config/site-types.js';
+import type { Logger } from '../ops/log.js';
+import { planReads, pointWidth, type LearnedReadLimits, type ReadRequest } from '../core/modbus/plan.js';
+import type { Table } from '../core/points/types.js';
+
+/** Default pause before an isolated point's read is tried again. */
+export const DEFAULT_REPROBE_FAILED_MS = 60_000;
+/** Timeouts in a row of the same merged request before it is split (one may be noise). */
+const TIMEOUTS_BEFORE_SPLIT = 2;
+
+export interface LearnedLimit {
+  table: Table;
+  /**
+   * `split`: no request crosses `address`; `isolated`: the point at `address` is refused alone;
+   * `max-count`: requests in this table are at most `count` registers (or bits) long.
+   */
+  kind: 'split' | 'isolated' | 'max-count';
+  address?: number;
+  count?: number;
+  point?: string;
+  reason: string;
+}
+
+export interface CyclePlan {
+  /** Requests to run now: the regular plan, then the isolated points whose probe is due. */
+  requests: ReadRequest[];
+  /** Isolated points not probed this cycle, with why they were isolated. */
+  waiting: Array<{ point: PointConfig; reason: string }>;
+}
+
+interface Isolated {
+  point: PointConfig;
+  reason: string;
+  nextProbeAt: number;
+}
+
+/** The learned state a plan is built from; replaced whole, only once its plan was built. */
+interface LearnedState {
+  cuts: ReadonlyMap<Table, ReadonlySet<number>>;
+  maxCount: ReadonlyMap<Table, number>;
+  isolated: ReadonlyMap<string, Isolated>;
+}
+
+export class ReadPlanLearner {
+  private state: LearnedState = { cuts: new Map(), maxCount: new Map(), isolated: new Map() };
+  private readonly learned: LearnedLimit[] = [];
+  private readonly timeoutStrikes = new Map<string, number>();
+  private readonly planFailuresLogged = new Set<string>();
+  /**
+   * Set when a timed-out request's halves got no answer either (the device is away, not
+   * length-limited): no timeout split before this time, unless the device answers first.
+   */
+  private timeoutSplitsPausedUntil = -Infinity;
+  private answerCount = 0;
+  private plan: readonly ReadRequest[];
+
+  /** `plan`: the device's compiled plan (core/config/compile.ts), planned here when not given. */
+  constructor(
+    private readonly points: readonly PointConfig[],
+    private readonly limits: DeviceLimits,
+    private readonly log: Logger,
+    plan?: readonly ReadRequest[],
+  ) {
+    this.plan = plan ?? planReads(points, limits);
+  }
+
+  private get reprobeMs(): number {
+    return this.limits.reprobeFailedMs ?? DEFAULT_REPROBE_FAILED_MS;
+  }
+
+  planAt(now: number): CyclePlan {
+    const requests = [...this.plan];
+    const waiting: CyclePlan['waiting'] = [];
+    for (const entry of this.state.isolated.values()) {
+      if (entry.nextProbeAt <= now) {
+        entry.nextProbeAt = now + this.reprobeMs;
+        requests.push(singleRead(entry.point));
+      } else {
+        waiting.push({ point: entry.point, reason: entry.reason });
+      }
+    }
+    return { requests, waiting };
+  }
+
+  isIsolated(pointId: string): boolean {
+    return this.state.isolated.has(pointId);
+  }
+
+  /**
+   * A merged request timed out: true once it did so often enough in a row to be split. Not while
+   * the device is away (a split found it silent, tried again every `reprobeFailedMs`), so a dead
+   * device costs one timeout per cycle.
+   */
+  timedOut(request: ReadRequest, now: number): boolean {
+    if (now < this.timeoutSplitsPausedUntil) return false;
+    const key = requestKey(request);
+    const strikes = (this.timeoutStrikes.get(key) ?? 0) + 1;
+    this.timeoutStrikes.set(key, strikes);
+    return strikes >= TIMEOUTS_BEFORE_SPLIT;
+  }
+
+  answered(request: ReadRequest): void {
+    this.answerCount += 1;
+    this.timeoutSplitsPausedUntil = -Infinity;
+    if (this.timeoutStrikes.size > 0) this.timeoutStrikes.delete(requestKey(request));
+  }
+
+  /** Requests the device answered so far (to tell whether it answered anything during a split). */
+  answers(): number {
+    return this.answerCount;
+  }
+
+  /** A timed-out request's halves got no answer either: forget the strikes, pause splitting until it answers. */
+  deviceSilent(now: number): void {
+    this.timeoutStrikes.clear();
+    this.timeoutSplitsPausedUntil = now + this.reprobeMs;
+  }
+
+  /** True when a shorter length already learned for its table rules `request` out of future plans. */
+  knowsShorterThan(request: ReadRequest): boolean {
+    return (this.state.maxCount.get(request.table) ?? Infinity) < request.count;
+  }
+
+  /** `request` was refused while both its halves (split at `cut`) were served. */
+  learnCut(request: ReadRequest, cut: number, reason: string): void {
+    const tableCuts = this.state.cuts.get(request.table);
+    if (tableCuts?.has(cut)) return;
+    const cuts = new Map(this.state.cuts).set(request.table, new Set(tableCuts).add(cut));
+    if (!this.replan({ ...this.state, cuts })) return;
+    this.learned.push({ table: request.table, kind: 'split', address: cut, reason });
+    this.log.warn({ table: request.table, start: request.start, count: request.count, splitAt: cut, reason }, 'read plan learned: request split');
+  }
+
+  /**
+   * `request` timed out repeatedly while both its halves (split at `cut`) were served: requests
+   * must be shorter. Never shorter than the table's widest point (which the device reads alone):
+   * when that leaves `request` as long as it is, the length is not the trouble and `request` is cut.
+   */
+  learnMaxCount(request: ReadRequest, cut: number, reason: string): void {
+    const count = Math.max(request.count - 1, this.widestPoint(request.table));
+    if (count >= request.count) {
+      this.learnCut(request, cut, reason);
+      return;
+    }
+    const known = this.state.maxCount.get(request.table);
+    if (known !== undefined && known <= count) return;
+    if (!this.replan({ ...this.state, maxCount: new Map(this.state.maxCount).set(request.table, count) })) return;
+    const index = this.learned.findIndex((l) => l.kind === 'max-count' && l.table === request.table);
+    if (index >= 0) this.learned.splice(index, 1);
+    this.learned.push({ table: request.table, kind: 'max-count', count, reason });
+    this.log.warn({ table: request.table, start: request.start, count: request.count, maxCount: count, reason }, 'read plan learned: shorter requests');
+  }
+
+  /** The point's own read was refused: it leaves the plan and is re-probed every `reprobeFailedMs`. */
+  isolate(point: PointConfig, reason: string, now: number): void {
+    if (this.state.isolated.has(point.id)) return;
+    const isolated = new Map(this.state.isolated).set(point.id, { point, reason, nextProbeAt: now + this.reprobeMs });
+    if (!this.replan({ ...this.state, isolated })) return;
+    this.learned.push({ table: point.table, kind: 'isolated', address: point.address, point: point.id, reason });
+    this.log.warn({ table: point.table, address: point.address, count: pointWidth(point), point: point.id, reason, reprobeMs: this.reprobeMs }, 'read plan learned: point isolated');
+  }
+
+  /** An isolated point read again: it rejoins the plan (the device's map was broken for a while). */
+  recovered(pointId: string): void {
+    if (!this.state.isolated.has(pointId)) return;
+    const isolated = new Map(this.state.isolated);
+    isolated.delete(pointId);
+    if (!this.replan({ ...this.state, isolated })) return;
+    const index = this.learned.findIndex((l) => l.kind === 'isolated' && l.point === pointId);
+    if (index >= 0) this.learned.splice(index, 1);
+  }
+
+  limitsLearned(): LearnedLimit[] {
+    return this.learned.map((l) => ({ ...l }));
+  }
+
+  /** What the command path plans with: the same cuts (isolated points included) and lengths as polls. */
+  readLimits(): LearnedReadLimits {
+    return { cuts: cutsOf(this.state), maxCount: this.state.maxCount };
+  }
+
+  private widestPoint(table: Table): number {
+    let widest = 1;
+    for (const point of this.points) if (point.table === table) widest = Math.max(widest, pointWidth(point));
+    return widest;
+  }
+
+  /**
+   * Builds the plan for `next` and only then commits it; a plan that cannot be built (a bug, or
+   * limits below a point's width) leaves the old state and plan, logged once, so polling goes on.
+   */
+  private replan(next: LearnedState): boolean {
+    let plan: ReadRequest[];
+    try {
+      plan = planReads(this.points.filter((p) => !next.isolated.has(p.id)), this.limits, { cuts: cutsOf(next), maxCount: next.maxCount });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (!this.planFailuresLogged.has(message)) {
+        this.planFailuresLogged.add(message);
+        this.log.error({ err }, 'read plan not updated: planning failed');
+      }
+      return false;
+    }
+    this.timeoutStrikes.clear();
+    this.state = next;
+    this.plan = plan;
+    return true;
+  }
+}
+
+/** The learned cuts, plus both ends of every isolated point: no request may span one. */
+function cutsOf(state: LearnedState): Map<Table, Set<number>> {
+  const cuts = new Map<Table, Set<number>>();
+  for (const [table, set] of state.cuts) cuts.set(table, new Set(set));
+  for (const { point } of state.isolated.values()) {
+    const set = cuts.get(point.table) ?? new Set<number>();
+    set.add(point.address);
+    set.add(point.address + pointWidth(point));
+    cuts.set(point.table, set);
+  }
+  return cuts;
+}
+
+function singleRead(point: PointConfig): ReadRequest {
+  return { table: point.table, start: point.address, count: pointWidth(point), points: [point] };
+}
+
+function requestKey(request: ReadRequest): string {
+  return `${request.table}:${request.start}:${request.count}`;
+}

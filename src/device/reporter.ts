@@ -1,0 +1,132 @@
+// Poll samples -> change filter -> one outbox record per device per cycle. Also the device's own
+// `online` attribute, and values confirmed by cloud writes. Never re-sends a stale value as fresh:
+// an offline device reports only `online: false`, and its filter forgets the old values.
+// Devices without a `cloud` block keep their latest values here and write nothing to the outbox.
+import type { ReportOutbox } from '../cloud/outbox-types.js';
+import { attributesReport, type ReportValue } from '../cloud/topics.js';
+import type { DeviceConfig } from '../core/config/site-types.js';
+import type { Logger } from '../ops/log.js';
+import { ChangeFilter } from '../core/points/change-filter.js';
+import type { PointValue } from '../core/points/types.js';
+import type { DeviceState, Sample, SampleSink } from './poller.js';
+
+/** The attribute carrying the field device's own reachability. */
+export const ONLINE_ATTRIBUTE = 'online';
+
+interface DeviceReportState {
+  filter: ChangeFilter;
+  pointIds: string[];
+  online: boolean | undefined;
+  lastSampleAt: number | undefined;
+  latest: Record<string, PointValue>;
+  /** Scratch list of the point ids that passed the filter in the current sample. */
+  kept: string[];
+  /** Only devices with a cloud identity have reports to send. */
+  toCloud: boolean;
+  /** Attribute carrying the poll time (Unix ms), if configured. */
+  timestampAttribute: string | undefined;
+}
+
+export class Reporter implements SampleSink {
+  private readonly devices = new Map<string, DeviceReportState>();
+
+  constructor(
+    devices: readonly DeviceConfig[],
+    private readonly outbox: ReportOutbox,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const d of devices) {
+      this.devices.set(d.name, {
+        filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {}, kept: [],
+        toCloud: d.cloud !== undefined, timestampAttribute: d.cloud?.timestampAttribute,
+      });
+    }
+  }
+
+  onSample(sample: Sample): void {
+    const state = this.devices.get(sample.device);
+    if (!state) return;
+    state.lastSampleAt = sample.ts;
+    const values = sample.values;
+    const kept = state.kept;
+    kept.length = 0;
+    let count = 0;
+    for (const id in values) {
+      const value = values[id];
+      state.latest[id] = value;
+      count += 1;
+      if (state.filter.offer(id, value, sample.ts)) kept.push(id);
+    }
+    // Every value passed (the usual case for busy points): report the sample as it is.
+    if (kept.length === count) {
+      this.append(sample.device, values, sample.ts);
+      return;
+    }
+    const report: Record<string, ReportValue> = {};
+    for (const id of kept) report[id] = values[id];
+    this.append(sample.device, report, sample.ts);
+  }
+
+  onDeviceState(device: string, deviceState: DeviceState, _reason: string): void {
+    const state = this.devices.get(device);
+    if (!state) return;
+    const online = deviceState === 'online';
+    if (state.online === online) return;
+    state.online = online;
+    if (!online) {
+      for (const id of state.pointIds) state.filter.forget(id);
+      state.latest = {};
+    }
+    // The poller logs the transition itself; here it only becomes an `online` report.
+    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.now());
+  }
+
+  /** Values read back after a cloud write: what the device really holds now. */
+  onConfirmedValues(device: string, values: Record<string, PointValue>): void {
+    const state = this.devices.get(device);
+    if (!state) return;
+    const ts = this.now();
+    for (const [id, value] of Object.entries(values)) {
+      state.latest[id] = value;
+      state.filter.offer(id, value, ts);
+    }
+    this.append(device, values, ts);
+  }
+
+  /** After a link reconnect: the next poll of every point is sent, plus the online state. */
+  snapshotNext(device: string): void {
+    const state = this.devices.get(device);
+    if (!state) return;
+    state.filter.forceSnapshot();
+    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.now());
+  }
+
+  lastSampleAt(device: string): number | undefined {
+    return this.devices.get(device)?.lastSampleAt;
+  }
+
+  isOnline(device: string): boolean {
+    return this.devices.get(device)?.online === true;
+  }
+
+  latest(device: string): Readonly<Record<string, PointValue>> {
+    return this.devices.get(device)?.latest ?? {};
+  }
+
+  private append(device: string, values: Readonly<Record<string, ReportValue>>, ts: number): void {
+    const state = this.devices.get(device);
+    if (!state?.toCloud || isEmpty(values)) return;
+    const report = state.timestampAttribute === undefined ? values : { ...values, [state.timestampAttribute]: ts };
+    try {
+      this.outbox.append(device, attributesReport(report), ts);
+    } catch (err) {
+      this.logger.error({ device, err }, 'outbox append failed');
+    }
+  }
+}
+
+function isEmpty(values: Readonly<Record<string, unknown>>): boolean {
+  for (const _ in values) return false;
+  return true;
+}

@@ -1,0 +1,132 @@
+// What the bus learns from each finished request: counters, unit health (cool-down), whether the
+// line still gives good replies (reopen after too long without), and discarded replies. Logged
+// once per transition; discards at debug within a budget.
+import type { Logger } from '../../ops/log.js';
+import { DEFAULT_REOPEN_AFTER_SILENCE_MS, LogBudget, SilenceWatch } from './bus-supervision.js';
+import type { BusProgress } from './bus-stats.js';
+import type { Clock } from '../../core/time.js';
+import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
+import { ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
+
+export type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
+  | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies';
+
+export function zeroCounters(): Record<Counter, number> {
+  return {
+    transactions: 0, timeouts: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
+    cooldownRejects: 0, downRejects: 0, queueRejects: 0, discardedReplies: 0,
+  };
+}
+
+export interface OutcomeContext {
+  log: Logger;
+  clock: Clock;
+  health: UnitHealthTracker;
+  counters: Record<Counter, number>;
+  reopenAfterSilenceMs: number | undefined;
+  isUp(): boolean;
+  /** The port is gone (a request found it closed). */
+  lost(reason: string): void;
+  /** The port is open but no good reply came for too long. */
+  reopen(reason: string): void;
+}
+
+export class BusOutcomes {
+  private readonly silence: SilenceWatch;
+  private readonly discardLog = new LogBudget();
+  private readonly limitMs: number;
+  /** Units this bus has been asked about: all in cool-down means the bus may legitimately be idle. */
+  private readonly unitsSeen = new Set<number>();
+
+  constructor(private readonly ctx: OutcomeContext) {
+    this.limitMs = ctx.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS;
+    this.silence = new SilenceWatch(this.limitMs);
+  }
+
+  get goodReplies(): number {
+    return this.silence.goodReplies;
+  }
+
+  get silenceReopens(): number {
+    return this.silence.reopens;
+  }
+
+  seen(unit: number): void {
+    this.unitsSeen.add(unit);
+  }
+
+  opened(): void {
+    this.silence.onOpen(this.ctx.clock.now());
+  }
+
+  progress(): BusProgress {
+    const allCoolingDown = this.unitsSeen.size > 0 && this.ctx.health.coolingDownCount() >= this.unitsSeen.size;
+    return { goodReplies: this.silence.goodReplies, expected: this.ctx.isUp() && this.silence.failing && !allCoolingDown };
+  }
+
+  answered(unit: number): void {
+    this.good();
+    this.transition(unit, this.ctx.health.onAnswer(unit, this.ctx.clock.now()));
+  }
+
+  failed(unit: number, isRaw: boolean, err: unknown, isProbe: boolean): void {
+    const { health, counters, clock } = this.ctx;
+    const now = clock.now();
+    if (err instanceof ModbusTimeoutError) {
+      counters.timeouts += 1;
+      this.silent();
+      this.transition(unit, health.onNoAnswer(unit, now, isProbe));
+    } else if (err instanceof ModbusExceptionError) {
+      counters.exceptions += 1;
+      this.good(); // a matched exception reply: the line works
+      // A gateway answering "target did not respond" is a timeout seen through the gateway.
+      this.transition(unit, err.isGatewayNoResponse ? health.onNoAnswer(unit, now, isProbe) : health.onAnswer(unit, now));
+    } else if (err instanceof ModbusFrameError && !isRaw) {
+      // A reply that cannot be trusted is no answer: a unit that only sends garbage cools down too.
+      counters.frameErrors += 1;
+      this.silent();
+      this.transition(unit, health.onNoAnswer(unit, now, isProbe));
+    } else {
+      counters[err instanceof ModbusFrameError ? 'frameErrors' : 'otherErrors'] += 1;
+      if (!isRaw) health.onInconclusive(unit, isProbe);
+      if (err instanceof PortClosedError && this.ctx.isUp()) this.ctx.lost(err.reason);
+    }
+  }
+
+  discarded(reason: string): void {
+    this.ctx.counters.discardedReplies += 1;
+    if (this.discardLog.take(this.ctx.clock.now())) {
+      this.ctx.log.debug({ reason, discarded: this.ctx.counters.discardedReplies }, 'reply discarded');
+    }
+  }
+
+  private good(): void {
+    if (this.silence.onGood(this.ctx.clock.now())) this.ctx.log.info('bus answering again');
+  }
+
+  /** A failed exchange: after too long without any good reply, reopen the port. */
+  private silent(): void {
+    if (!this.ctx.isUp()) return;
+    const verdict = this.silence.onFailure(this.ctx.clock.now());
+    if (verdict === 'ok') return;
+    if (verdict === 'reopen-first') this.ctx.log.warn({ limitMs: this.limitMs }, 'bus silent, reopening');
+    else this.ctx.log.debug({ limitMs: this.limitMs, reopens: this.silence.reopens }, 'bus still silent, reopening');
+    this.ctx.reopen(`no good reply for ${this.limitMs} ms`);
+  }
+
+  private transition(unit: number, transition: HealthTransition | undefined): void {
+    if (!transition) return;
+    const log = this.ctx.log;
+    switch (transition.kind) {
+      case 'cooldown-started':
+        log.warn({ unit, timeouts: transition.timeouts, cooldownMs: transition.delayMs }, 'unit cooling down');
+        break;
+      case 'cooldown-extended':
+        log.debug({ unit, cooldownMs: transition.delayMs, level: transition.level }, 'unit still not answering');
+        break;
+      case 'recovered':
+        log.info({ unit, silentForMs: transition.cooledForMs }, 'unit answering again');
+        break;
+    }
+  }
+}

@@ -1,0 +1,128 @@
+// What a Bus is asked to do, its results, and the argument checks done before anything is queued.
+import type { Table } from '../../core/points/types.js';
+import { isBitTable } from '../../core/points/types.js';
+import { InvalidRequestError } from './errors.js';
+import type { RawReplyWindow } from './raw-exchange.js';
+import type { ModbusTransport } from './transport.js';
+import type { Priority } from './request-queue.js';
+import type { ReadBlock } from '../../core/points/codec.js';
+
+export type { Priority };
+
+
+export interface RequestOptions {
+  /** 'high' jumps ahead of queued polls (default for writes); 'normal' for polls (default for reads). */
+  priority?: Priority;
+  /** Overrides the bus timeout for this request. */
+  timeoutMs?: number;
+}
+
+export interface WriteOptions extends RequestOptions {
+  /** Use FC16/FC15 even for a single register/coil (devices that lack FC6/FC5). */
+  forceMulti?: boolean;
+}
+
+export type Operation =
+  | { kind: 'read'; table: Table; start: number; count: number }
+  | { kind: 'write-registers'; address: number; values: readonly number[]; forceMulti: boolean }
+  | { kind: 'write-coils'; address: number; values: readonly boolean[]; forceMulti: boolean }
+  /** Read-modify-write of one bit of a holding register, in one job (no other request between). */
+  | { kind: 'write-bit'; address: number; bit: number; value: boolean; forceMulti: boolean }
+  /** Non-Modbus bytes for a custom data stream sharing the line; addressed to no unit. */
+  | { kind: 'raw'; data: Buffer; window: RawReplyWindow };
+
+export type OperationResult = ReadBlock<Uint16Array> | Buffer | undefined;
+
+/** Modbus limits: 125 registers / 2000 bits per read, 123 registers / 1968 coils per write. */
+const MAX_READ_REGISTERS = 125;
+const MAX_READ_BITS = 2000;
+const MAX_WRITE_REGISTERS = 123;
+const MAX_WRITE_COILS = 1968;
+
+function checkInteger(name: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidRequestError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+}
+
+/** Raw stream bytes: within what one exchange may put on the line. */
+const MAX_RAW_REQUEST_BYTES = 65536;
+
+export function validateOperation(unit: number, op: Operation): void {
+  checkInteger('unit', unit, 0, 255);
+  if (op.kind === 'raw') {
+    checkInteger('raw request bytes', op.data.length, 1, MAX_RAW_REQUEST_BYTES);
+    return;
+  }
+  if (op.kind === 'read') {
+    const max = isBitTable(op.table) ? MAX_READ_BITS : MAX_READ_REGISTERS;
+    checkInteger('start address', op.start, 0, 65535);
+    checkInteger(`count (${op.table})`, op.count, 1, max);
+    if (op.start + op.count > 65536) throw new InvalidRequestError('read runs past address 65535');
+    return;
+  }
+  checkInteger('address', op.address, 0, 65535);
+  if (op.kind === 'write-bit') {
+    checkInteger('bit', op.bit, 0, 15);
+    return;
+  }
+  const max = op.kind === 'write-registers' ? MAX_WRITE_REGISTERS : MAX_WRITE_COILS;
+  checkInteger('number of values', op.values.length, 1, max);
+  if (op.address + op.values.length > 65536) throw new InvalidRequestError('write runs past address 65535');
+  if (op.kind === 'write-registers') {
+    op.values.forEach((value, index) => checkInteger(`register value [${index}]`, value, 0, 65535));
+  }
+}
+
+/** Performs one operation on the transport (one Modbus transaction). */
+export async function perform(
+  transport: ModbusTransport, unit: number, op: Operation, timeoutMs: number,
+): Promise<OperationResult> {
+  switch (op.kind) {
+    case 'read':
+      switch (op.table) {
+        case 'coil':
+          return { table: op.table, start: op.start, bits: await transport.readCoils(unit, op.start, op.count, timeoutMs) };
+        case 'discrete':
+          return {
+            table: op.table, start: op.start,
+            bits: await transport.readDiscreteInputs(unit, op.start, op.count, timeoutMs),
+          };
+        case 'holding':
+          return {
+            table: op.table, start: op.start,
+            words: await transport.readHoldingRegisters(unit, op.start, op.count, timeoutMs),
+          };
+        case 'input':
+          return {
+            table: op.table, start: op.start,
+            words: await transport.readInputRegisters(unit, op.start, op.count, timeoutMs),
+          };
+      }
+      break;
+    case 'write-registers':
+      if (op.values.length === 1 && !op.forceMulti) {
+        await transport.writeRegister(unit, op.address, op.values[0] as number, timeoutMs);
+      } else {
+        await transport.writeRegisters(unit, op.address, op.values, timeoutMs);
+      }
+      return undefined;
+    case 'write-coils':
+      if (op.values.length === 1 && !op.forceMulti) {
+        await transport.writeCoil(unit, op.address, op.values[0] as boolean, timeoutMs);
+      } else {
+        await transport.writeCoils(unit, op.address, op.values, timeoutMs);
+      }
+      return undefined;
+    case 'write-bit': {
+      const [current = 0] = await transport.readHoldingRegisters(unit, op.address, 1, timeoutMs);
+      const next = op.value ? (current | (1 << op.bit)) & 0xffff : current & ~(1 << op.bit) & 0xffff;
+      if (op.forceMulti) await transport.writeRegisters(unit, op.address, [next], timeoutMs);
+      else await transport.writeRegister(unit, op.address, next, timeoutMs);
+      return undefined;
+    }
+    case 'raw':
+      return transport.exchangeRaw(op.data, op.window);
+  }
+  return undefined;
+}

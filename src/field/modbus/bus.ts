@@ -1,0 +1,297 @@
+// One Bus per physical line (or TCP connection): a bounded priority queue in front of the transport.
+// RTU lines run exactly one transaction at a time with the inter-frame silence kept between them;
+// slow or dead units cool down instead of stealing the line; the port is reopened by itself.
+import type { BusConfig } from '../../core/config/site-types.js';
+import type { Logger } from '../../ops/log.js';
+import type { Table } from '../../core/points/types.js';
+import { BusConnection, type ConnectionState } from './bus-connection.js';
+import {
+  type Operation, type OperationResult, type Priority, type RequestOptions, type WriteOptions,
+  perform, validateOperation,
+} from './bus-request.js';
+import { type Clock, type Timers, sleep, systemClock, systemTimers } from '../../core/time.js';
+import { QueueFullError } from '../../core/queue-full-error.js';
+import type { ReadBlock } from '../../core/points/codec.js';
+import { type Admission, type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
+import {
+  BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
+  UnitCoolingDownError,
+} from './errors.js';
+import type { BusProgress, BusStats } from './bus-stats.js';
+import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
+import type { RawReplyWindow } from './raw-exchange.js';
+import { RequestQueue } from './request-queue.js';
+import type { ModbusTransport, TransportFactory } from './transport.js';
+
+export type { RequestOptions, WriteOptions, Priority, UnitStateView };
+
+export type BusState = ConnectionState;
+export type { BusProgress, BusStats } from './bus-stats.js';
+
+export interface BusOptions {
+  config: BusConfig;
+  transportFactory: TransportFactory;
+  logger: Logger;
+  clock?: Clock;
+  timers?: Timers;
+  random?: () => number;
+  /** Requests allowed to wait; beyond it requests are rejected with QueueFullError. */
+  queueLimit?: number;
+  /** Pause before repeating a request answered with "slave device busy" (grows linearly). */
+  busyBackoffMs?: number;
+  /** Share of bus time 'high' (cloud) work may take while polls wait, (0, 1]; 1 = always first. */
+  highShare?: number;
+  /** Units that serve several requests at once (device `limits.concurrent`); others get one at a time. */
+  concurrentUnits?: ReadonlySet<number>;
+}
+
+interface Job {
+  unit: number;
+  op: Operation;
+  priority: Priority;
+  timeoutMs: number;
+  resolve: (result: OperationResult) => void;
+  reject: (err: unknown) => void;
+}
+
+export const DEFAULT_QUEUE_LIMIT = 1000;
+const DEFAULT_BUSY_BACKOFF_MS = 50;
+
+export class Bus {
+  readonly name: string;
+  private readonly config: BusConfig;
+  private readonly transport: ModbusTransport;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private readonly random: () => number;
+  private readonly queue: RequestQueue<Job>;
+  private readonly health: UnitHealthTracker;
+  private readonly maxInFlight: number;
+  private readonly interFrameDelayMs: number;
+  private readonly busyBackoffMs: number;
+  private readonly counters = zeroCounters();
+  private readonly outcomes: BusOutcomes;
+  private readonly concurrentUnits: ReadonlySet<number>;
+  /** Requests in flight per unit: a unit not listed as concurrent gets one at a time. */
+  private readonly unitsInFlight = new Map<number, number>();
+  private readonly connection: BusConnection;
+  private inFlight = 0;
+  private busyTimeMs = 0;
+  private lineFreeAt = 0;
+  private cancelGapTimer: (() => void) | undefined;
+  private queueFullLogged = false;
+
+  constructor(options: BusOptions) {
+    this.config = options.config;
+    this.name = options.config.name;
+    this.log = options.logger.child({ bus: options.config.name });
+    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
+    this.random = options.random ?? Math.random;
+    this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT), options.highShare ?? 1);
+    this.health = new UnitHealthTracker(options.config.cooldown);
+    this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
+    this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
+    this.busyBackoffMs = options.busyBackoffMs ?? DEFAULT_BUSY_BACKOFF_MS;
+    this.concurrentUnits = options.concurrentUnits ?? new Set();
+    this.transport = options.transportFactory(options.config);
+    this.connection = new BusConnection(
+      this.transport, options.config.reconnect,
+      { onUp: () => this.onUp(), onDown: (reason) => this.onDown(reason) },
+      this.log, this.clock, this.timers, this.random,
+    );
+    this.outcomes = new BusOutcomes({
+      log: this.log, clock: this.clock, health: this.health, counters: this.counters,
+      reopenAfterSilenceMs: options.config.reopenAfterSilenceMs, isUp: () => this.state === 'up',
+      lost: (reason) => this.connection.lost(reason), reopen: (reason) => void this.connection.reopen(reason),
+    });
+    this.transport.onDiscard((reason) => this.outcomes.discarded(reason));
+  }
+
+  private get state(): BusState {
+    return this.connection.state;
+  }
+
+  /** Opens the port; requests made before it is open wait in the queue. */
+  start(): void {
+    this.connection.start();
+  }
+
+  /** Fails everything queued, closes the port (requests in flight fail with PortClosedError). */
+  async stop(): Promise<void> {
+    const wasActive = this.state !== 'idle' && this.state !== 'stopped';
+    this.cancelGapTimer?.();
+    this.cancelGapTimer = undefined;
+    const waiting = this.queue.drain();
+    await this.connection.stop();
+    for (const job of waiting) job.reject(new BusStoppedError(this.name));
+    if (wasActive) this.log.info('bus stopped');
+  }
+
+  read(unit: number, table: Table, start: number, count: number, options: RequestOptions = {}): Promise<ReadBlock<Uint16Array>> {
+    return this.submit(unit, { kind: 'read', table, start, count }, options.priority ?? 'normal', options.timeoutMs)
+      .then((result) => result as ReadBlock<Uint16Array>);
+  }
+
+  /** FC6 for one register (unless forceMulti), FC16 otherwise. Jumps ahead of polls by default. */
+  async writeRegisters(unit: number, address: number, values: readonly number[], options: WriteOptions = {}): Promise<void> {
+    const op: Operation = { kind: 'write-registers', address, values, forceMulti: options.forceMulti ?? false };
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+  }
+
+  /** FC5 for one coil (unless forceMulti), FC15 otherwise. Jumps ahead of polls by default. */
+  async writeCoils(unit: number, address: number, values: readonly boolean[], options: WriteOptions = {}): Promise<void> {
+    const op: Operation = { kind: 'write-coils', address, values, forceMulti: options.forceMulti ?? false };
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+  }
+
+  /** One bit of a holding register, read and written in one job: no concurrent bit write is lost. */
+  async writeBit(unit: number, address: number, bit: number, value: boolean, options: WriteOptions = {}): Promise<void> {
+    const op: Operation = { kind: 'write-bit', address, bit, value, forceMulti: options.forceMulti ?? false };
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+  }
+
+  /** Raw bytes of a custom data stream sharing this RTU line, in its turn; resolves with the reply. */
+  async exchangeRaw(data: Buffer, window: RawReplyWindow, options: RequestOptions = {}): Promise<Buffer> {
+    const reply = await this.submit(0, { kind: 'raw', data, window }, options.priority ?? 'high');
+    return reply as Buffer;
+  }
+
+  stats(): BusStats {
+    return {
+      bus: this.name,
+      state: this.state,
+      queueDepth: this.queue.size,
+      inFlight: this.inFlight,
+      ...this.counters,
+      reconnects: this.connection.reconnects,
+      busyTimeMs: this.busyTimeMs,
+      unitsCoolingDown: this.health.coolingDownCount(),
+      goodReplies: this.outcomes.goodReplies,
+      silenceReopens: this.outcomes.silenceReopens,
+      ...(this.state === 'down' ? { downReason: this.connection.downReason } : {}),
+    };
+  }
+
+  /** For the watchdog: good replies so far, and whether the bus is expected to produce more now. */
+  progress(): BusProgress {
+    return this.outcomes.progress();
+  }
+
+  unitState(unit: number): UnitStateView {
+    return this.health.view(unit);
+  }
+
+  private submit(unit: number, op: Operation, priority: Priority, timeoutMs?: number): Promise<OperationResult> {
+    try {
+      validateOperation(unit, op);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.state === 'stopped' || this.state === 'idle') return Promise.reject(new BusStoppedError(this.name));
+    if (this.state === 'down') {
+      this.counters.downRejects += 1;
+      return Promise.reject(new BusDownError(this.name, this.connection.downReason));
+    }
+    return new Promise<OperationResult>((resolve, reject) => {
+      if (op.kind !== 'raw') this.outcomes.seen(unit);
+      const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
+      if (!this.queue.push(job, priority)) {
+        this.counters.queueRejects += 1;
+        if (!this.queueFullLogged) {
+          this.queueFullLogged = true;
+          this.log.warn({ limit: this.queue.limit }, 'bus queue full');
+        }
+        reject(new QueueFullError(`bus ${this.name}`, this.queue.limit));
+        return;
+      }
+      this.pump();
+    });
+  }
+
+  /** Starts as many queued requests as the line allows now. */
+  private pump(): void {
+    if (this.queueFullLogged && this.queue.size <= this.queue.limit / 2) this.queueFullLogged = false;
+    if (this.state !== 'up' || this.cancelGapTimer) return;
+    while (this.inFlight < this.maxInFlight && this.queue.size > 0) {
+      const wait = this.lineFreeAt - this.clock.now();
+      if (this.interFrameDelayMs > 0 && wait > 0) {
+        this.cancelGapTimer = this.timers.setTimer(() => {
+          this.cancelGapTimer = undefined;
+          this.pump();
+        }, wait);
+        return;
+      }
+      const job = this.queue.shift((j) => this.mayStart(j));
+      if (!job) return; // every waiting request is for a unit that is busy: a completion pumps again
+      // Raw stream bytes address no unit: no cool-down applies to them.
+      const admission: Admission = job.op.kind === 'raw' ? { kind: 'go' } : this.health.admit(job.unit, this.clock.now());
+      if (admission.kind === 'reject') {
+        this.counters.cooldownRejects += 1;
+        job.reject(new UnitCoolingDownError(job.unit, admission.retryInMs));
+        continue;
+      }
+      void this.execute(job, admission.kind === 'probe');
+    }
+  }
+
+  /** One request at a time per unit on a TCP connection, unless the device says it serves several. */
+  private mayStart(job: Job): boolean {
+    return job.op.kind === 'raw' || this.concurrentUnits.has(job.unit) || !this.unitsInFlight.has(job.unit);
+  }
+
+  private async execute(job: Job, isProbe: boolean): Promise<void> {
+    this.inFlight += 1;
+    this.unitsInFlight.set(job.unit, (this.unitsInFlight.get(job.unit) ?? 0) + 1);
+    const started = this.clock.now();
+    let silenceKept = false;
+    try {
+      const result = await this.performWithBusyRetry(job);
+      // The transport already listened through t3.5 after the reply: no second gap needed.
+      silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
+      if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
+      job.resolve(result);
+    } catch (err) {
+      this.outcomes.failed(job.unit, job.op.kind === 'raw', err, isProbe);
+      job.reject(err);
+    } finally {
+      const now = this.clock.now();
+      this.inFlight -= 1;
+      const left = (this.unitsInFlight.get(job.unit) ?? 1) - 1;
+      if (left > 0) this.unitsInFlight.set(job.unit, left);
+      else this.unitsInFlight.delete(job.unit);
+      this.busyTimeMs += now - started;
+      this.queue.charge(job, job.priority, now - started);
+      this.lineFreeAt = now + (silenceKept ? 0 : this.interFrameDelayMs);
+      this.pump();
+    }
+  }
+
+  private async performWithBusyRetry(job: Job): Promise<OperationResult> {
+    for (let attempt = 0; ; attempt += 1) {
+      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1; // a bit write: read + write
+      try {
+        return await perform(this.transport, job.unit, job.op, job.timeoutMs);
+      } catch (err) {
+        const busy = err instanceof ModbusExceptionError && err.isBusy;
+        if (!busy || attempt >= this.config.busyRetries || this.state !== 'up') throw err;
+        this.counters.busyRetries += 1;
+        await sleep(this.timers, Math.max(this.interFrameDelayMs, this.busyBackoffMs * (attempt + 1)));
+      }
+    }
+  }
+
+  private onUp(): void {
+    this.outcomes.opened();
+    this.lineFreeAt = this.clock.now() + this.interFrameDelayMs;
+    this.pump();
+  }
+
+  /** Port lost or open failed: everything waiting fails fast (pollers skip the cycle). */
+  private onDown(reason: string): void {
+    this.cancelGapTimer?.();
+    this.cancelGapTimer = undefined;
+    for (const job of this.queue.drain()) job.reject(new BusDownError(this.name, reason));
+  }
+}

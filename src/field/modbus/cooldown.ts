@@ -1,0 +1,121 @@
+// Per-unit health on one bus (pure: time passed in). After `afterTimeouts` consecutive timeouts a
+// unit cools down: its requests fail fast, except one probe per cool-down period, so a dead unit
+// costs at most one timeout per period while the other units on the line keep their schedule.
+import type { CooldownConfig } from '../../core/config/site-types.js';
+
+export type Admission =
+  | { kind: 'go' }
+  /** The unit is cooling down and this request is its one probe for the period. */
+  | { kind: 'probe' }
+  | { kind: 'reject'; retryInMs: number };
+
+export type HealthTransition =
+  | { kind: 'cooldown-started'; delayMs: number; timeouts: number }
+  | { kind: 'cooldown-extended'; delayMs: number; level: number }
+  | { kind: 'recovered'; cooledForMs: number };
+
+export interface UnitStateView {
+  unit: number;
+  state: 'ok' | 'cooling-down';
+  consecutiveTimeouts: number;
+  /** Epoch ms when the next probe is allowed (cooling-down only). */
+  nextProbeAt?: number;
+  /** How many cool-down periods in a row (0 = first). */
+  cooldownLevel: number;
+}
+
+interface UnitHealth {
+  consecutiveTimeouts: number;
+  /** 0 = not cooling down. */
+  cooldownUntil: number;
+  cooldownSince: number;
+  level: number;
+  probing: boolean;
+}
+
+export class UnitHealthTracker {
+  private readonly units = new Map<number, UnitHealth>();
+
+  constructor(private readonly config: CooldownConfig) {}
+
+  private get(unit: number): UnitHealth {
+    let health = this.units.get(unit);
+    if (!health) {
+      health = { consecutiveTimeouts: 0, cooldownUntil: 0, cooldownSince: 0, level: 0, probing: false };
+      this.units.set(unit, health);
+    }
+    return health;
+  }
+
+  /** Decides whether a request for `unit` may use the line now. */
+  admit(unit: number, now: number): Admission {
+    const health = this.units.get(unit);
+    if (!health || health.cooldownUntil === 0) return { kind: 'go' };
+    if (now < health.cooldownUntil) return { kind: 'reject', retryInMs: health.cooldownUntil - now };
+    if (health.probing) return { kind: 'reject', retryInMs: 0 };
+    health.probing = true;
+    return { kind: 'probe' };
+  }
+
+  /** The unit answered (a value or a Modbus exception: either way it is alive). */
+  onAnswer(unit: number, now: number): HealthTransition | undefined {
+    const health = this.units.get(unit);
+    if (!health) return undefined;
+    health.consecutiveTimeouts = 0;
+    if (health.cooldownUntil === 0) return undefined;
+    const cooledForMs = now - health.cooldownSince;
+    this.units.delete(unit);
+    return { kind: 'recovered', cooledForMs };
+  }
+
+  /** The unit did not answer (timeout, or a gateway reporting it unreachable). */
+  onNoAnswer(unit: number, now: number, wasProbe: boolean): HealthTransition | undefined {
+    const health = this.get(unit);
+    if (health.cooldownUntil !== 0) {
+      // A late timeout of a request admitted before the cool-down started changes nothing.
+      if (!wasProbe) return undefined;
+      health.probing = false;
+      health.level += 1;
+      const delayMs = this.delayFor(health.level);
+      health.cooldownUntil = now + delayMs;
+      return { kind: 'cooldown-extended', delayMs, level: health.level };
+    }
+    health.consecutiveTimeouts += 1;
+    if (health.consecutiveTimeouts < Math.max(1, this.config.afterTimeouts)) return undefined;
+    health.level = 0;
+    health.cooldownSince = now;
+    const delayMs = this.delayFor(0);
+    health.cooldownUntil = now + delayMs;
+    return { kind: 'cooldown-started', delayMs, timeouts: health.consecutiveTimeouts };
+  }
+
+  /** The request ended without telling anything about the unit (port closed, garbled frame). */
+  onInconclusive(unit: number, wasProbe: boolean): void {
+    const health = this.units.get(unit);
+    if (health && wasProbe) health.probing = false;
+  }
+
+  private delayFor(level: number): number {
+    return Math.min(this.config.maxMs, this.config.initialMs * 2 ** Math.min(level, 30));
+  }
+
+  view(unit: number): UnitStateView {
+    const health = this.units.get(unit);
+    if (!health || health.cooldownUntil === 0) {
+      return { unit, state: 'ok', consecutiveTimeouts: health?.consecutiveTimeouts ?? 0, cooldownLevel: 0 };
+    }
+    return {
+      unit,
+      state: 'cooling-down',
+      consecutiveTimeouts: health.consecutiveTimeouts,
+      nextProbeAt: health.cooldownUntil,
+      cooldownLevel: health.level,
+    };
+  }
+
+  coolingDownCount(): number {
+    let count = 0;
+    for (const health of this.units.values()) if (health.cooldownUntil !== 0) count += 1;
+    return count;
+  }
+}

@@ -1,0 +1,65 @@
+// The gateway's outbox: opened in the configured mode, its backlog logged at start, replay
+// progress logged at a bounded rate, and its figures for /status and metrics.
+import { join } from 'node:path';
+import { openOutbox } from '../cloud/open-outbox.js';
+import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { CloudSettings } from '../core/config/site-types.js';
+import type { Logger } from './log.js';
+import { backlogOf, ReplayProgress } from '../core/outbox-backlog.js';
+import type { OutboxStatus } from './status.js';
+
+export interface GatewayOutbox {
+  readonly outbox: ReportOutbox;
+  status(now: number): OutboxStatus;
+  /** Called from the gateway's ticker: logs backlog transitions and replay progress. */
+  tick(now: number, ackedTotal: number): void;
+  /** Full above 80 %, clear again below 70 % (hysteresis), for the gateway's transition log. */
+  fill(): number;
+  resetFullWarning(): void;
+}
+
+export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger: Logger, wake: (devices: ReadonlySet<string>) => void): GatewayOutbox {
+  const settings = cloud.outbox;
+  const mode = settings.mode ?? 'memory-first';
+  const durableAfterMs = settings.durableAfterMs ?? 1000;
+  let warnedFull = false;
+  let warnedLost = false;
+  const outbox = openOutbox(mode, {
+    path: join(stateDir, 'outbox.sqlite'),
+    flushIntervalMs: settings.commitIntervalMs,
+    durableAfterMs,
+    maxBytesTotal: settings.maxBytes,
+    onDrop: (info) => {
+      // Reports lost to a failing disk (also the last spill on close): its own line, once.
+      if (info.reason === 'write-failed') {
+        if (!warnedLost) logger.error({ ...info }, 'outbox reports lost: write failed');
+        warnedLost = true;
+        return;
+      }
+      if (!warnedFull) logger.warn({ ...info }, 'outbox full: dropping oldest reports');
+      warnedFull = true;
+    },
+    onCommit: wake,
+    onError: (err) => logger.error({ err }, 'outbox commit failed'),
+  });
+  const atStart = backlogOf(outbox.stats(), Date.now());
+  logger.info({ mode, durableAfterMs, ...atStart }, 'outbox backlog at start');
+  // A report held longer than the crash window (or the group commit) was not acknowledged in time.
+  const progress = new ReplayProgress(settings.progressLogMs ?? 10_000, Math.max(durableAfterMs, settings.commitIntervalMs, 1000));
+  return {
+    outbox,
+    status(now) {
+      const s = outbox.stats();
+      const b = backlogOf(s, now);
+      return { depth: b.reports, bytes: s.bytes, maxBytes: settings.maxBytes, dropped: s.dropped, mode, onDisk: b.onDisk, inMemory: b.inMemory, oldestAgeMs: b.oldestAgeMs };
+    },
+    tick(now, ackedTotal) {
+      const event = progress.next(now, backlogOf(outbox.stats(), now), ackedTotal);
+      if (event) logger[event.level](event.fields, event.message);
+    },
+    fill: () => outbox.stats().bytes / settings.maxBytes,
+    resetFullWarning: () => {
+      warnedFull = false;
+    },
+  };
+}

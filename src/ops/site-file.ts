@@ -1,0 +1,165 @@
+// Site file (YAML or JSON) + environment -> deeply frozen Config, or a ConfigError with every issue.
+import { checkCloudIdentities } from '../core/config/cloud-checks.js';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { extname } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { ConfigError, sortIssues } from '../core/config/issues.js';
+import { validateGateway } from '../core/config/schema.js';
+import { validateSite } from '../core/config/site.js';
+import { compileSite } from '../core/config/compile.js';
+import type { Config, ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
+import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from '../core/config/text-guards.js';
+
+export { ConfigError };
+
+export interface Parsed {
+  raw?: unknown;
+  issues: ConfigIssue[];
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `${before.length}:${before[before.length - 1].length + 1}`;
+}
+
+/** V8 gives "... at position N" for most errors but only a text snippet for an unexpected token. */
+function jsonIssue(text: string, file: string, message: string): ConfigIssue {
+  const position = /at position (\d+)/.exec(message);
+  if (position) {
+    const reason = message.replace(/ in JSON at position \d+.*$/s, '');
+    return { path: `${file}:${lineAndColumn(text, Number(position[1]))}`, message: `JSON syntax error: ${reason}` };
+  }
+  const token = /^Unexpected token '(.)'/.exec(message);
+  const trailingComma = token && (token[1] === ']' || token[1] === '}') ? /,\s*[\]}]/.exec(text) : null;
+  if (trailingComma) {
+    return { path: `${file}:${lineAndColumn(text, trailingComma.index)}`, message: 'JSON syntax error: trailing comma' };
+  }
+  return { path: file, message: `JSON syntax error: ${token ? token[0] : message.split('\n')[0]}` };
+}
+
+function parseJson(text: string, file: string): Parsed {
+  try {
+    return { raw: JSON.parse(text) as unknown, issues: [] };
+  } catch (err) {
+    return { issues: [jsonIssue(text, file, err instanceof Error ? err.message : String(err))] };
+  }
+}
+
+function parseYaml(text: string, file: string): Parsed {
+  const lineCounter = new LineCounter();
+  // merge: lets a site reuse point lists with "<<: *meter"; aliases stay bounded by toJS's maxAliasCount.
+  const doc = parseDocument(text, { merge: true, prettyErrors: false, lineCounter });
+  if (doc.errors.length > 0) {
+    return {
+      issues: doc.errors.map((error) => {
+        const { line, col } = lineCounter.linePos(error.pos[0]);
+        return { path: `${file}:${line}:${col}`, message: `YAML syntax error: ${error.message.split('\n')[0]}` };
+      }),
+    };
+  }
+  try {
+    return { raw: doc.toJS({ maxAliasCount: 1000 }) as unknown, issues: [] };
+  } catch (err) {
+    return { issues: [{ path: file, message: `YAML error: ${err instanceof Error ? err.message : String(err)}` }] };
+  }
+}
+
+/** JSON when the file ends in .json or its text starts with "{", YAML otherwise. Too deep a text is refused unparsed. */
+export function parseSiteText(text: string, file: string, limits: SiteTextLimits = SITE_TEXT_DEFAULTS): Parsed {
+  const body = text.replace(/^\uFEFF/, '');
+  const tooDeep = depthIssue(body, file, limits);
+  if (tooDeep) return { issues: [tooDeep] };
+  const isJson = extname(file).toLowerCase() === '.json' || body.trimStart().startsWith('{');
+  try {
+    return isJson ? parseJson(body, file) : parseYaml(body, file);
+  } catch (err) {
+    // The depth estimate missed a construct and a parser ran out of stack.
+    if (err instanceof RangeError) return { issues: [{ path: file, message: 'nested too deeply to parse' }] };
+    throw err;
+  }
+}
+
+/** At most limits.maxBytes + 1 bytes: a huge file (or /dev/zero) is never read whole. */
+function readBounded(file: string, maxBytes: number): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    if (fstatSync(fd).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    const buffer = Buffer.alloc(Math.min(maxBytes + 1, 1 << 20));
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), null);
+      if (read === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, read)));
+      total += read;
+      if (total > maxBytes) break;
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readText(file: string, limits: SiteTextLimits): { text?: string; issues: ConfigIssue[] } {
+  try {
+    const decoded = decodeSiteBytes(readBounded(file, limits.maxBytes), file, limits);
+    return decoded.issue ? { issues: [decoded.issue] } : { text: decoded.text, issues: [] };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'file not found'
+      : code === 'EISDIR' ? 'is a directory, not a site file'
+        : code === 'EACCES' ? 'permission denied'
+          : `cannot read (${err instanceof Error ? err.message : String(err)})`;
+    return { issues: [{ path: file, message: reason }] };
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/** Checks of the machine a config will run on (files, directories); see host-checks.ts. */
+export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
+
+/** Pure unless given a host check: a parsed site file and an environment -> Config, or every issue. */
+export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config?: Config; issues: ConfigIssue[] } {
+  const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
+  const gateway = validateGateway(gatewayRaw, env);
+  const site = validateSite(raw);
+  const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
+  const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
+  const issues = sortIssues([...gateway.issues, ...host, ...site.issues, ...cross]);
+  if (issues.length > 0 || !gateway.gateway || !site.site || !site.compiled) return { issues };
+  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site, compiled: site.compiled }), issues };
+}
+
+/** Reads and validates a site file; throws ConfigError listing every problem. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): Config {
+  const limitIssues: ConfigIssue[] = [];
+  const limits = siteTextLimits(env, limitIssues);
+  if (limitIssues.length > 0) throw new ConfigError(limitIssues);
+  const read = readText(file, limits);
+  if (read.text === undefined) throw new ConfigError(read.issues);
+  const parsed = parseSiteText(read.text, file, limits);
+  if (parsed.issues.length > 0) throw new ConfigError(parsed.issues);
+  let checked: ReturnType<typeof checkConfig>;
+  try {
+    checked = checkConfig(parsed.raw, env, hostCheck);
+  } catch (err) {
+    if (err instanceof RangeError) throw new ConfigError([{ path: file, message: 'nested too deeply to check' }]);
+    throw err;
+  }
+  if (!checked.config) throw new ConfigError(checked.issues);
+  return checked.config;
+}
+
+/** A Config from settings already normalised (tests, benches): compiles the site; throws ConfigError. */
+export function compiledConfig(gateway: GatewaySettings, site: SiteConfig): Config {
+  const { compiled, issues } = compileSite(site);
+  if (!compiled) throw new ConfigError(issues);
+  return { gateway, site, compiled };
+}

@@ -1,0 +1,91 @@
+// A point-in-time picture of the gateway: what /status, /metrics, /healthz and `fieldgate status` show.
+import type { FailingPointStatus } from '../device/point-health.js';
+import type { LearnedLimit } from '../device/read-plan-learner.js';
+
+export type { FailingPointStatus } from '../device/point-health.js';
+export type { LearnedLimit } from '../device/read-plan-learner.js';
+
+export interface BusStatus {
+  name: string;
+  kind: string;
+  up: boolean;
+  transactions: number;
+  timeouts: number;
+  exceptions: number;
+  /** Received frames that were not exactly the awaited reply (never decoded). */
+  discardedReplies?: number;
+  /** Reopens after `reopenAfterSilenceMs` without a good reply. */
+  silenceReopens?: number;
+  queueDepth: number;
+  /** Fraction of wall time the line was busy with transactions since start (0..1). */
+  utilisation: number;
+}
+
+export interface DeviceStatus {
+  name: string;
+  bus: string;
+  online: boolean;
+  points: number;
+  /** Milliseconds since the last successful poll; null before the first one. */
+  lastPollAgeMs: number | null;
+  skippedCycles: number;
+  /** True while poll cycles take longer than the period and are being skipped. */
+  overrunning?: boolean;
+  /** Points the device answers for without a value (refused or undecodable), now. */
+  failingPoints?: FailingPointStatus[];
+  /** Times any point started failing since start. */
+  pointFailures?: number;
+  /** What the read plan learned from the device's refusals (splits, isolated points). */
+  learned?: LearnedLimit[];
+}
+
+export interface LinkStatus {
+  device: string;
+  state: 'up' | 'down' | 'connecting' | 'stopped';
+  reconnects: number;
+  publishes: number;
+}
+
+export interface OutboxStatus {
+  depth: number;
+  bytes: number;
+  maxBytes: number;
+  dropped: number;
+  /** Outbox mode; absent in statuses from older versions. */
+  mode?: 'memory-first' | 'write-ahead';
+  /** Reports on disk, and held in memory only (memory-first) or awaiting commit (write-ahead). */
+  onDisk?: number;
+  inMemory?: number;
+  /** Age of the oldest report held, by its poll time; null when empty. */
+  oldestAgeMs?: number | null;
+}
+
+export interface RateQueueStatus {
+  pending: number;
+  rateLimited: number;
+  waits: number;
+  rejected: number;
+}
+
+export interface GatewayStatus {
+  version: string;
+  startedAt: string;
+  uptimeS: number;
+  buses: BusStatus[];
+  devices: DeviceStatus[];
+  links: LinkStatus[];
+  outbox: OutboxStatus | null;
+  rateQueue: RateQueueStatus | null;
+}
+
+/** Why the gateway is not healthy; empty when it is (pure). */
+export function unhealthyReasons(status: GatewayStatus, stalledLoops: readonly string[]): string[] {
+  const reasons: string[] = [];
+  for (const bus of status.buses) if (!bus.up) reasons.push(`bus ${bus.name} is down`);
+  if (status.devices.length > 0 && status.devices.every((d) => !d.online)) reasons.push('no device is online');
+  for (const loop of stalledLoops) reasons.push(`${loop} made no progress`);
+  if (status.outbox && status.outbox.maxBytes > 0 && status.outbox.bytes >= status.outbox.maxBytes) {
+    reasons.push('outbox is full and dropping reports');
+  }
+  return reasons;
+}
