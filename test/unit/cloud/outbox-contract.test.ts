@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openOutbox } from '../../../src/cloud/open-outbox.js';
 import type { OutboxDropInfo, OutboxOptions, ReportOutbox } from '../../../src/cloud/outbox-types.js';
 import { FAKE_OUTBOX_CAPABILITIES, FakeOutbox, type OutboxCapabilities } from '../../helpers/fake-outbox.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 let dir: string;
 const open: ReportOutbox[] = [];
@@ -38,7 +39,7 @@ const implementations: Implementation[] = [
 
 describe.each(implementations)('outbox contract: $name', ({ name, capabilities, open: openImplementation }) => {
   function make(options: Partial<OutboxOptions> = {}): ReportOutbox {
-    const outbox = openImplementation({ path: join(dir, 'outbox.db'), flushIntervalMs: 10_000, flushRecords: 1000, durableAfterMs: 10_000, ...options });
+    const outbox = openImplementation({ path: join(dir, 'outbox.db'), flushIntervalMs: 10_000, flushRecords: 1000, durableAfterMs: 10_000, time: new ManualClock(), ...options });
     open.push(outbox);
     return outbox;
   }
