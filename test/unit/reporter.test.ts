@@ -16,7 +16,7 @@ const points = [pointConfig({ id: 'v', address: 0, report: always })];
 describe('Reporter', () => {
   it('writes nothing to the outbox for a device without a cloud identity, but keeps its values', () => {
     const outbox = new FakeOutbox();
-    const reporter = new Reporter([deviceConfig({ name: 'local', points })], outbox, silentLogger(), () => 5);
+    const reporter = new Reporter([deviceConfig({ name: 'local', points })], outbox, silentLogger(), { now: () => 5 });
     reporter.onDeviceState('local', 'online', 'ok');
     reporter.onSample({ device: 'local', ts: 100, values: { v: 7 }, errors: [] });
     reporter.onConfirmedValues('local', { v: 8 });
@@ -32,7 +32,7 @@ describe('Reporter', () => {
       deviceConfig({ name: 'plain', points, cloud: { accessToken: 't', allowCreate: false } }),
       deviceConfig({ name: 'stamped', points, cloud: { accessToken: 't', allowCreate: false, timestampAttribute: 'ts' } }),
     ];
-    const reporter = new Reporter(devices, outbox, silentLogger(), () => 999);
+    const reporter = new Reporter(devices, outbox, silentLogger(), { now: () => 999 });
     reporter.onSample({ device: 'plain', ts: 100, values: { v: 1 }, errors: [] });
     reporter.onSample({ device: 'stamped', ts: 200, values: { v: 2 }, errors: [] });
     reporter.onDeviceState('stamped', 'offline', 'timeout');
