@@ -5,6 +5,7 @@ import type { Logger } from '../ops/log.js';
 import { CloudApiError, CloudHttpError } from './errors.js';
 import type { HttpMethod, JsonRequester } from './http-client.js';
 import type { QueueTask } from './rate-queue.js';
+import { systemClock, type Clock } from '../core/time.js';
 
 /** What the interface A/B clients need of the rate queue (not the bus's RequestQueue). */
 export interface CloudRequestQueue {
@@ -33,7 +34,8 @@ export interface ProjectApiOptions {
    * The cloud does not document the codes, so by default any refusal is tried once more.
    */
   tokenErrorCodes?: 'any' | readonly number[];
-  now?: () => number;
+  /** The time stamps and expiry checks read; the system's by default. */
+  clock?: Clock;
 }
 
 export interface CreateDeviceInput {
@@ -79,16 +81,16 @@ function field(info: unknown, name: string): unknown {
 export class ProjectApi {
   private token: CachedToken | undefined;
   private tokenRequest: Promise<CachedToken> | undefined;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: ProjectApiOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** A valid API token: cached, refreshed before expiry, one request at a time. */
   async accessToken(): Promise<string> {
     const margin = this.options.refreshMarginMs ?? 10 * 60_000;
-    if (this.token && this.now() < this.token.expiresAt - margin) return this.token.value;
+    if (this.token && this.clock.now() < this.token.expiresAt - margin) return this.token.value;
     this.tokenRequest ??= this.fetchToken().finally(() => {
       this.tokenRequest = undefined;
     });
@@ -133,7 +135,7 @@ export class ProjectApi {
     const value = requireString(field(info, 'access_token'), 'access_token', operation);
     const expiresIn = field(info, 'expires_in');
     const seconds = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : DEFAULT_EXPIRES_S;
-    this.token = { value, expiresAt: this.now() + seconds * 1000 };
+    this.token = { value, expiresAt: this.clock.now() + seconds * 1000 };
     this.options.log.info({ expiresInS: seconds }, 'cloud API token obtained');
     return this.token;
   }

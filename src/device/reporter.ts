@@ -9,6 +9,7 @@ import type { Logger } from '../ops/log.js';
 import { ChangeFilter } from '../core/points/change-filter.js';
 import type { PointValue } from '../core/points/types.js';
 import type { DeviceState, Sample, SampleSink } from './poller.js';
+import { systemClock, type Clock } from '../core/time.js';
 
 /** The attribute carrying the field device's own reachability. */
 export const ONLINE_ATTRIBUTE = 'online';
@@ -34,7 +35,7 @@ export class Reporter implements SampleSink {
     devices: readonly DeviceConfig[],
     private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {
     for (const d of devices) {
       this.devices.set(d.name, {
@@ -79,14 +80,14 @@ export class Reporter implements SampleSink {
       state.latest = {};
     }
     // The poller logs the transition itself; here it only becomes an `online` report.
-    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.now());
+    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.now());
   }
 
   /** Values read back after a cloud write: what the device really holds now. */
   onConfirmedValues(device: string, values: Record<string, PointValue>): void {
     const state = this.devices.get(device);
     if (!state) return;
-    const ts = this.now();
+    const ts = this.clock.now();
     for (const [id, value] of Object.entries(values)) {
       state.latest[id] = value;
       state.filter.offer(id, value, ts);
@@ -99,7 +100,7 @@ export class Reporter implements SampleSink {
     const state = this.devices.get(device);
     if (!state) return;
     state.filter.forceSnapshot();
-    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.now());
+    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.clock.now());
   }
 
   lastSampleAt(device: string): number | undefined {

@@ -88,7 +88,7 @@ describe('interface A client', () => {
   it('refreshes the token before it expires', async () => {
     projectCloud({ expiresIn: 100 });
     let now = 1_000_000;
-    const api = makeApi({ now: () => now, refreshMarginMs: 10_000 });
+    const api = makeApi({ clock: { now: () => now }, refreshMarginMs: 10_000 });
     await api.deviceCertificate('dev 1');
     now += 89_000;
     await api.deviceCertificate('dev 1');

@@ -99,7 +99,7 @@ describe('CredentialResolver', () => {
     const keyApi = new FakeKeyApi();
     let now = 1000;
     const resolver = new CredentialResolver({
-      store, log: silentLogger(), now: () => now++,
+      store, log: silentLogger(), clock: { now: () => now++ },
       projectApi: options.projectApi === false ? undefined : projectApi,
       deviceKeyApi: options.keyApi === false ? undefined : keyApi,
       projectKey: options.projectKey,
