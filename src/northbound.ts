@@ -10,7 +10,7 @@ import { DeviceApi } from './cloud/device-api.js';
 import { DeviceSession } from './device/device-session.js';
 import { TokenBucket } from './cloud/forwarder.js';
 import { HttpClient } from './cloud/http-client.js';
-import type { ReportOutbox } from './cloud/outbox-types.js';
+import type { ReportOutbox } from './core/outbox-types.js';
 import { RateQueue } from './cloud/rate-queue.js';
 import type { StreamConfig } from './core/config/command-types.js';
 import type { CloudSettings, DeviceConfig, SiteConfig } from './core/config/site-types.js';

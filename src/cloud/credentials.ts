@@ -1,7 +1,7 @@
 // Where a device's cloud identity comes from, in order: the site file, the credential store,
 // interface A (certificate by device id, or create by device key), then the device-key endpoint.
 // Fetched credentials are stored so the next start needs no API. Secrets are never logged.
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { SecretValues } from '../core/redact.js';
 import type { CreateDeviceInput, DeviceCertificate } from './api.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from './device-api.js';

@@ -4,7 +4,7 @@
 import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
 import type { DeviceApi } from '../cloud/device-api.js';
 import { repeatEvery, type Timers } from '../core/time.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { CloudValues } from './cloud-values.js';
 
 export interface CloudValueSyncOptions {

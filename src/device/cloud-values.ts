@@ -3,7 +3,7 @@
 // never took are corrected from the device.
 import type { CommandService } from './commands.js';
 import { firstNames } from '../core/device-write-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { Reporter } from './reporter.js';
 
 export class CloudValues {

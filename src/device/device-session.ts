@@ -5,14 +5,14 @@ import { CloudValues } from './cloud-values.js';
 import { CloudValueSync } from './cloud-value-sync.js';
 import { InboundDispatch, type CommandReplier, type InboundCounters } from './inbound-dispatch.js';
 import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { Reporter } from './reporter.js';
 import type { StreamRelay } from '../field/streams/relay.js';
 import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
 import type { DeviceApi } from '../cloud/device-api.js';
 import { Forwarder, type Pacer } from '../cloud/forwarder.js';
 import { MqttLink } from '../cloud/link.js';
-import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { ReportOutbox } from '../core/outbox-types.js';
 import { commandReply, dataTopic, parseInbound } from '../cloud/topics.js';
 import { systemTime, type Time } from '../core/time.js';
 

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openOutbox } from '../../../src/cloud/open-outbox.js';
-import type { OutboxDropInfo, OutboxMode, OutboxOptions, ReportOutbox } from '../../../src/cloud/outbox-types.js';
+import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
+import type { OutboxMode, OutboxOptions } from '../../../src/cloud/outbox-options.js';
 
 let dir: string;
 const open: ReportOutbox[] = [];
