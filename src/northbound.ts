@@ -4,9 +4,9 @@ import type { SecretValues } from './core/redact.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CommandService } from './device/commands.js';
-import { ProjectApi } from './cloud/api.js';
+import { ProjectApiClient } from './cloud/project-api.js';
 import { CredentialResolver, CredentialStore, type DeviceIdentity } from './cloud/credentials.js';
-import { DeviceApi } from './cloud/device-api.js';
+import { DeviceApiClient } from './cloud/device-api.js';
 import { DeviceSession } from './device/device-session.js';
 import { TokenBucket } from './cloud/forwarder.js';
 import { HttpClient } from './cloud/http-client.js';
@@ -82,9 +82,9 @@ export async function createNorthbound(options: NorthboundOptions): Promise<Nort
   const ca = cloud.caFile ? await readFile(cloud.caFile) : undefined;
   const http = new HttpClient({ timeoutMs: cloud.httpTimeoutMs, onRateInfo: (info) => queue.observe(info), ...(ca ? { ca } : {}), ...(options.secrets ? { secrets: options.secrets } : {}) });
   const projectApi = cloud.apiBaseUrl && cloud.appId && cloud.accessKey && cloud.secretKey
-    ? new ProjectApi({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
+    ? new ProjectApiClient({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
     : undefined;
-  const deviceApi = cloud.apiBaseUrl ? new DeviceApi({ baseUrl: cloud.apiBaseUrl, http, queue }) : undefined;
+  const deviceApi = cloud.apiBaseUrl ? new DeviceApiClient({ baseUrl: cloud.apiBaseUrl, http, queue }) : undefined;
   const store = new CredentialStore(join(options.stateDir, 'credentials.json'));
   const { skipped } = await store.load();
   if (skipped.length > 0) log.warn({ skipped }, 'credential store entries skipped');

@@ -2,7 +2,7 @@
 // ones the device does not already hold. The credential comes from the credential service, so a
 // sync needs no MQTT connection (it can run before the first connect or while the broker is down).
 import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
-import type { DeviceApi } from '../cloud/device-api.js';
+import type { DeviceApiClient } from '../cloud/device-api.js';
 import { repeatEvery, type Timers } from '../core/time.js';
 import type { Logger } from '../core/logger.js';
 import type { CloudValues } from './cloud-values.js';
@@ -10,7 +10,7 @@ import type { CloudValues } from './cloud-values.js';
 export interface CloudValueSyncOptions {
   identity: DeviceIdentity;
   credentials: Pick<CredentialResolver, 'resolve'>;
-  deviceApi: Pick<DeviceApi, 'readAttributes'>;
+  deviceApi: Pick<DeviceApiClient, 'readAttributes'>;
   /** Ids of the device's writable points: the only keys asked for and applied. */
   writable: readonly string[];
   values: Pick<CloudValues, 'apply' | 'held'>;

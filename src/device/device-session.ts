@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.js';
 import type { Reporter } from './reporter.js';
 import type { StreamRelay } from '../field/streams/relay.js';
 import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
-import type { DeviceApi } from '../cloud/device-api.js';
+import type { DeviceApiClient } from '../cloud/device-api.js';
 import { Forwarder, type Pacer } from '../cloud/forwarder.js';
 import { MqttLink } from '../cloud/link.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
@@ -25,7 +25,7 @@ export interface DeviceSessionOptions {
   reporter: Reporter;
   commands: CommandService;
   streams: ReadonlyMap<string, StreamRelay>;
-  deviceApi: DeviceApi | undefined;
+  deviceApi: DeviceApiClient | undefined;
   pacer: Pacer;
   ca: Buffer | undefined;
   logger: Logger;

@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ProjectApi } from '../../../src/cloud/api.js';
+import { ProjectApiClient } from '../../../src/cloud/project-api.js';
 import { CredentialResolver, CredentialStore } from '../../../src/cloud/credentials.js';
-import { DeviceApi } from '../../../src/cloud/device-api.js';
+import { DeviceApiClient } from '../../../src/cloud/device-api.js';
 import { HttpClient } from '../../../src/cloud/http-client.js';
 import { RateQueue } from '../../../src/cloud/rate-queue.js';
 import { systemTimers } from '../../../src/core/time.js';
@@ -51,11 +51,11 @@ describe('interface-B sync with no MQTT link', () => {
 
   function syncFor(baseUrl: string, values: RecordingValues, log = silentLogger()) {
     const http = new HttpClient({ timeoutMs: 5000 });
-    const projectApi = new ProjectApi({ baseUrl, appId: 'demo-app', accessKey: 'demo-access-key', secretKey: 'demo-secret-key', http, queue, log });
+    const projectApi = new ProjectApiClient({ baseUrl, appId: 'demo-app', accessKey: 'demo-access-key', secretKey: 'demo-secret-key', http, queue, log });
     const store = new CredentialStore(join(stateDir, 'credentials.json'));
     const credentials = new CredentialResolver({ store, log, projectApi });
     return new CloudValueSync({
-      identity: { name: 'meter-3', deviceId: 'dev-meter-3' }, credentials, deviceApi: new DeviceApi({ baseUrl, http, queue }),
+      identity: { name: 'meter-3', deviceId: 'dev-meter-3' }, credentials, deviceApi: new DeviceApiClient({ baseUrl, http, queue }),
       writable: ['setpoint', 'pump', 'speed'], values, periodMs: 0, timers: systemTimers, log,
     });
   }
