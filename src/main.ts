@@ -5,9 +5,9 @@ import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LevelWithSilent } from 'pino';
-import { ProjectApi } from './cloud/api.js';
+import { ProjectApiClient } from './cloud/project-api.js';
 import { CredentialResolver, CredentialStore, deviceIdentity } from './cloud/credentials.js';
-import { DeviceApi } from './cloud/device-api.js';
+import { DeviceApiClient } from './cloud/device-api.js';
 import { TokenBucket } from './cloud/forwarder.js';
 import { HttpClient } from './cloud/http-client.js';
 import { RateQueue } from './cloud/rate-queue.js';
@@ -34,7 +34,7 @@ import type { GatewayStatus, LinkStatus, RateQueueStatus } from './ops/status.js
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
-import type { ReportOutbox } from './cloud/outbox-types.js';
+import type { ReportOutbox } from './core/outbox-types.js';
 import type { CloudSettings } from './core/config/site-types.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
@@ -122,9 +122,9 @@ async function createCloudSide(options: CloudSideOptions): Promise<CloudSide> {
   const ca = cloud.caFile ? await readFile(cloud.caFile) : undefined;
   const http = new HttpClient({ timeoutMs: cloud.httpTimeoutMs, onRateInfo: (info) => queue.observe(info), ...(ca ? { ca } : {}), ...(options.secrets ? { secrets: options.secrets } : {}) });
   const projectApi = cloud.apiBaseUrl && cloud.appId && cloud.accessKey && cloud.secretKey
-    ? new ProjectApi({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
+    ? new ProjectApiClient({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
     : undefined;
-  const deviceApi = cloud.apiBaseUrl ? new DeviceApi({ baseUrl: cloud.apiBaseUrl, http, queue }) : undefined;
+  const deviceApi = cloud.apiBaseUrl ? new DeviceApiClient({ baseUrl: cloud.apiBaseUrl, http, queue }) : undefined;
   const store = new CredentialStore(join(options.stateDir, 'credentials.json'));
   const { skipped } = await store.load();
   if (skipped.length > 0) log.warn({ skipped }, 'credential store entries skipped');

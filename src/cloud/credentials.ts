@@ -1,10 +1,10 @@
 // Where a device's cloud identity comes from, in order: the site file, the credential store,
 // interface A (certificate by device id, or create by device key), then the device-key endpoint.
 // Fetched credentials are stored so the next start needs no API. Secrets are never logged.
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
 import type { SecretValues } from '../core/redact.js';
-import type { CreateDeviceInput, DeviceCertificate } from './api.js';
+import type { CreateDeviceInput, DeviceCertificate } from './project-api.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from './device-api.js';
 import type { CredentialSource, CredentialStore, StoredCredential } from './credential-store.js';
 import { systemClock, type Clock } from '../core/time.js';
@@ -45,13 +45,13 @@ export interface ResolvedCredential {
   source: CredentialSource | 'stored';
 }
 
-/** Interface A as the resolver needs it (ProjectApi fits). */
+/** Interface A as the resolver needs it (ProjectApiClient fits). */
 export interface CertificateProvider {
   deviceCertificate(deviceId: string): Promise<DeviceCertificate>;
   createDevice(input: CreateDeviceInput): Promise<{ id: string; name: string }>;
 }
 
-/** The device-key endpoint (DeviceApi fits). */
+/** The device-key endpoint (DeviceApiClient fits). */
 export interface DeviceKeyProvider {
   certificateByDeviceKey(input: CertificateByKeyInput): Promise<DeviceKeyCertificate>;
 }

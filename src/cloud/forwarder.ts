@@ -1,7 +1,7 @@
 // Drains one device's outbox into its link: in order, a window of publishes in flight, ack only
 // after PUBACK, paced so a replayed backlog does not flood the cloud. On link down everything
 // not yet acked is sent again after the next up (at least once, in order).
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { LinkEvent } from './link.js';
 import type { OutboxRecord } from './outbox.js';
 import type { Pacer } from './pacer.js';

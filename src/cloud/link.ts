@@ -3,7 +3,7 @@
 // (it may have been refreshed after a refusal) and subscribe again after every connect.
 import mqtt from 'mqtt';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { backoffDelay } from '../core/backoff.js';
 import type { BackoffConfig } from '../core/config/site-types.js';
 import { subscriptionTopics } from './topics.js';

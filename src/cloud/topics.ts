@@ -1,4 +1,4 @@
-// Topic names and payload shapes of the device channel (device-channel.md section 2). Pure.
+// Topic names and payload shapes of the device channel (docs/protocol.md §3). Pure.
 // The broker scopes every topic to the logged-in device, so topics carry no device prefix.
 
 export const TOPIC = {

@@ -2,10 +2,10 @@
 // `online` attribute, and values confirmed by cloud writes. Never re-sends a stale value as fresh:
 // an offline device reports only `online: false`, and its filter forgets the old values.
 // Devices without a `cloud` block keep their latest values here and write nothing to the outbox.
-import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { ReportOutbox } from '../core/outbox-types.js';
 import { attributesReport, type ReportValue } from '../cloud/topics.js';
 import type { DeviceConfig } from '../core/config/site-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { ChangeFilter } from '../core/points/change-filter.js';
 import type { PointValue } from '../core/points/types.js';
 import type { DeviceState, Sample, SampleSink } from './poller.js';

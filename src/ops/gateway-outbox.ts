@@ -2,7 +2,7 @@
 // progress logged at a bounded rate, and its figures for /status and metrics.
 import { join } from 'node:path';
 import { openOutbox } from '../cloud/open-outbox.js';
-import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { ReportOutbox } from '../core/outbox-types.js';
 import type { CloudSettings } from '../core/config/site-types.js';
 import type { Logger } from './log.js';
 import { backlogOf, ReplayProgress } from '../core/outbox-backlog.js';

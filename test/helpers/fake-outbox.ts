@@ -2,7 +2,7 @@
 // per-device FIFOs and seqs like the real modes and records what was appended and acknowledged.
 // It passes the outbox contract (test/unit/cloud/outbox-contract.test.ts) except the clauses
 // listed in FAKE_OUTBOX_CAPABILITIES: it has no byte caps and nothing survives a close.
-import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../src/cloud/outbox-types.js';
+import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../src/core/outbox-types.js';
 
 export interface AppendedReport {
   device: string;

@@ -1,5 +1,6 @@
 // The reporter against the shared outbox fake (the outbox itself has its own tests).
 import { describe, expect, it } from 'vitest';
+import type { OutboxRecord, OutboxStats, ReportOutbox } from '../../src/core/outbox-types.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { Reporter } from '../../src/device/reporter.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';

@@ -3,7 +3,7 @@ import convict from 'convict';
 import { parseDurationMs } from './duration.js';
 import { isMapping, joinPath } from './fields.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
-import { LOG_LEVELS } from '../../ops/log.js';
+import { LOG_LEVELS } from '../logger.js';
 import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
 
 /** A format that throws with a message phrased to follow "<path>: ". Never echo the value: it may be secret. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryFirstOutbox } from '../../../src/cloud/memory-first-outbox.js';
 import { OutboxStore } from '../../../src/cloud/outbox-store.js';
-import type { OutboxOptions } from '../../../src/cloud/outbox-types.js';
+import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 let dir: string;

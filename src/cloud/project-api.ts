@@ -1,16 +1,11 @@
 // Interface A client (project API): API token, device certificate, device creation.
 // Every request goes through the shared rate queue; the token is fetched outside any queued task
 // so a queue of concurrency 1 cannot deadlock on it.
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { CloudApiError, CloudHttpError } from './errors.js';
 import type { HttpMethod, JsonRequester } from './http-client.js';
-import type { QueueTask } from './rate-queue.js';
 import { systemClock, type Clock } from '../core/time.js';
-
-/** What the interface A/B clients need of the rate queue (not the bus's RequestQueue). */
-export interface CloudRequestQueue {
-  run<T>(task: QueueTask<T>): Promise<T>;
-}
+import { joinUrl, requireString, type CloudRequestQueue } from './api-common.js';
 
 export interface DeviceCertificate {
   deviceId: string;
@@ -19,7 +14,7 @@ export interface DeviceCertificate {
   projectKey: string;
 }
 
-export interface ProjectApiOptions {
+export interface ProjectApiClientOptions {
   baseUrl: string;
   appId: string;
   accessKey: string;
@@ -52,10 +47,6 @@ interface CachedToken {
 
 const DEFAULT_EXPIRES_S = 86_400;
 
-export function joinUrl(baseUrl: string, path: string): string {
-  return baseUrl.replace(/\/+$/, '') + path;
-}
-
 /** `{result: true, info}` -> info; `{result: false, ...}` -> CloudApiError. */
 export function unwrapProjectResult(body: unknown, operation: string): unknown {
   if (typeof body !== 'object' || body === null || !('result' in body)) {
@@ -67,23 +58,16 @@ export function unwrapProjectResult(body: unknown, operation: string): unknown {
   throw new CloudApiError(errcode, typeof record.message === 'string' ? record.message : '', operation);
 }
 
-export function requireString(value: unknown, field: string, operation: string): string {
-  if (typeof value !== 'string' || value === '') {
-    throw new CloudHttpError(200, operation, `response field ${field} is missing or not a string`);
-  }
-  return value;
-}
-
 function field(info: unknown, name: string): unknown {
   return typeof info === 'object' && info !== null ? (info as Record<string, unknown>)[name] : undefined;
 }
 
-export class ProjectApi {
+export class ProjectApiClient {
   private token: CachedToken | undefined;
   private tokenRequest: Promise<CachedToken> | undefined;
   private readonly clock: Clock;
 
-  constructor(private readonly options: ProjectApiOptions) {
+  constructor(private readonly options: ProjectApiClientOptions) {
     this.clock = options.clock ?? systemClock;
   }
 
