@@ -14,6 +14,9 @@ import type { ReportOutbox } from '../cloud/outbox-types.js';
 import { commandReply, dataTopic, parseInbound, type Inbound } from '../cloud/topics.js';
 import { repeatEvery, systemTime, type Time } from '../core/time.js';
 
+/** Answers one command the way it came (the device's own link or its gateway's). */
+export type Replier = (command: { id: number; method: string }, result: Parameters<typeof commandReply>[1]) => void;
+
 export interface DeviceSessionOptions {
   device: DeviceConfig;
   identity: DeviceIdentity;
@@ -114,10 +117,11 @@ export class DeviceSession {
   /** Reads the cloud's values of the writable points (interface B) and applies them like pushes. */
   async sync(reason: string): Promise<void> {
     const api = this.options.deviceApi;
-    const credential = this.credential;
     const keys = this.options.device.points.filter((p) => p.writable).map((p) => p.id);
-    if (!api || !credential || keys.length === 0) return;
+    if (!api || keys.length === 0) return;
     try {
+      // A sub-device has no link that fetched its credential: the credential service has it.
+      const credential = this.credential ?? await this.options.resolver.resolve(this.options.identity);
       const values = await api.readAttributes({ accessToken: credential.accessToken, projectKey: credential.projectKey }, keys);
       this.counters.syncs += 1;
       // Only values the device does not already hold: a periodic sync must not rewrite registers.
@@ -134,20 +138,34 @@ export class DeviceSession {
   private receive(topic: string, payload: Buffer): void {
     const { maxInboundBytes, inbound: limits } = this.options.settings;
     const inbound = parseInbound(topic, payload, { streams: this.streamIds, maxPayloadBytes: maxInboundBytes, maxKeys: limits.maxKeys });
-    if (this.inboundPending >= limits.maxPending) {
-      this.refuseBusy(inbound, topic, limits.maxPending);
+    this.accept(inbound, (command, result) => this.reply(command, result));
+  }
+
+  /** One parsed message, from this device's link or a gateway's; `reply` answers a command the way it came. */
+  accept(inbound: Inbound, reply: Replier): void {
+    const topic = inbound.kind === 'invalid' ? inbound.topic : inbound.kind;
+    const limit = this.options.settings.inbound.maxPending;
+    if (this.inboundPending >= limit) {
+      this.refuseBusy(inbound, topic, limit, reply);
       return;
     }
-    this.track(this.handle(inbound), topic);
+    this.track(this.handle(inbound, reply), topic);
+  }
+
+  /** Gateway mode: no link of its own, only the periodic interface-B sync. */
+  startWithoutLink(): void {
+    if (this.options.settings.syncPeriodMs > 0 && this.options.deviceApi) {
+      this.cancelSync = repeatEvery(this.time, this.options.settings.syncPeriodMs, () => void this.sync('period'), { unref: true });
+    }
   }
 
   /** Over the pending limit: every command (malformed ones too) is answered busy at once. */
-  private refuseBusy(inbound: Inbound, topic: string, limit: number): void {
+  private refuseBusy(inbound: Inbound, topic: string, limit: number, reply: Replier): void {
     this.counters.refused += 1;
     if (this.refusedInEpisode === 0) this.log.warn({ topic, pending: this.inboundPending, limit }, 'inbound messages refused: too many pending');
     this.refusedInEpisode += 1;
     const command = inbound.kind === 'command' ? inbound : inbound.kind === 'invalid' ? inbound.command : undefined;
-    if (command) this.reply(command, { error: { code: COMMAND_ERRORS.busy, message: `gateway busy: more than ${limit} messages pending for this device` } });
+    if (command) reply(command, { error: { code: COMMAND_ERRORS.busy, message: `gateway busy: more than ${limit} messages pending for this device` } });
     const pushed = inbound.kind === 'attributes-push' ? Object.keys(inbound.attributes) : inbound.kind === 'invalid' ? inbound.pushKeys : undefined;
     for (const id of pushed ?? []) if (this.options.commands.knows(id)) this.uncorrected.add(id);
   }
@@ -179,7 +197,7 @@ export class DeviceSession {
     this.log.warn({ reason, corrected: points.length, points: firstNames(points), ...(unread.length > 0 ? { unread: firstNames(unread) } : {}) }, 'cloud values corrected from device');
   }
 
-  private async handle(inbound: Inbound): Promise<void> {
+  private async handle(inbound: Inbound, reply: Replier): Promise<void> {
     switch (inbound.kind) {
       case 'attributes-push':
         this.counters.pushes += 1;
@@ -188,7 +206,7 @@ export class DeviceSession {
       case 'command': {
         this.counters.commands += 1;
         const outcome = await this.options.commands.runCommand(inbound.method, inbound.params);
-        this.reply(inbound, outcome.ok ? { params: outcome.result } : { error: outcome.error });
+        reply(inbound, outcome.ok ? { params: outcome.result } : { error: outcome.error });
         return;
       }
       case 'data-set': {
@@ -202,7 +220,7 @@ export class DeviceSession {
       case 'invalid':
         this.counters.invalid += 1;
         this.log.warn({ topic: inbound.topic, reason: inbound.reason }, 'invalid inbound message');
-        if (inbound.command) this.reply(inbound.command, { error: { code: COMMAND_ERRORS.badParams, message: inbound.reason } });
+        if (inbound.command) reply(inbound.command, { error: { code: COMMAND_ERRORS.badParams, message: inbound.reason } });
         if (inbound.pushKeys) {
           const known = inbound.pushKeys.filter((id) => this.options.commands.knows(id));
           if (known.length > 0) await this.correct(known, 'push refused: too many keys');
