@@ -10,6 +10,7 @@ import { packBatch, type BatchCandidate } from './gateway-batch.js';
 import { GATEWAY_TOPIC } from './gateway-topics.js';
 import type { OutboxRecord } from './outbox.js';
 import { sleep, systemTime, type Time } from '../core/time.js';
+import { WakeSignal } from './wake-signal.js';
 
 export interface GatewayForwarderOptions {
   /** Sub-device name -> its address. */
@@ -62,7 +63,7 @@ export class GatewayForwarder {
   private again = false;
   private stopped = true;
   private failing = false;
-  private wake: (() => void) | undefined;
+  private readonly wakeSignal = new WakeSignal();
   private unsubscribe: (() => void) | undefined;
   private readonly ackUpTo = new Map<string, number>();
   private ackScheduled = false;
@@ -106,7 +107,7 @@ export class GatewayForwarder {
     if (this.stopped || !this.options.link.isUp) return;
     if (this.pumping) {
       this.again = true;
-      this.wakeUp();
+      this.wakeSignal.fire();
       return;
     }
     void this.pump();
@@ -126,7 +127,7 @@ export class GatewayForwarder {
       queue.lastPeekedSeq = 0;
       queue.dirty = true;
     }
-    this.wakeUp();
+    this.wakeSignal.fire();
   }
 
   private async pump(): Promise<void> {
@@ -134,7 +135,7 @@ export class GatewayForwarder {
     try {
       while (!this.stopped && this.options.link.isUp) {
         if (this.inFlight.length >= this.window) {
-          await this.waitForWake();
+          await this.wakeSignal.wait();
           continue;
         }
         this.again = false;
@@ -221,7 +222,7 @@ export class GatewayForwarder {
       this.ackScheduled = true;
       this.clock.setTimer(() => this.flushAck(), Math.max(0, this.options.ackDelayMs ?? 10), { unref: true });
     }
-    this.wakeUp();
+    this.wakeSignal.fire();
     if (!this.pumping) this.notify();
   }
 
@@ -237,15 +238,4 @@ export class GatewayForwarder {
     this.ackUpTo.clear();
   }
 
-  private waitForWake(): Promise<void> {
-    return new Promise((resolve) => {
-      this.wake = resolve;
-    });
-  }
-
-  private wakeUp(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
 }
