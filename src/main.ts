@@ -18,6 +18,8 @@ import { systemTime, systemTimers } from './core/time.js';
 import { CommandService } from './device/commands.js';
 import { BusDeviceIo } from './device/device-io.js';
 import { DeviceSession } from './device/device-session.js';
+import type { GatewaySession } from './device/gateway-session.js';
+import { createGatewaySession, IDENTITY_NAME } from './device/gateway-wiring.js';
 import { Poller, type SampleSink } from './device/poller.js';
 import { Reporter } from './device/reporter.js';
 import { Bus } from './field/modbus/bus.js';
@@ -107,6 +109,10 @@ interface CloudSideOptions {
 
 interface CloudSide {
   readonly sessions: ReadonlyMap<string, DeviceSession>;
+  /** fieldgate's own identity, carrying the sub-devices (gateway mode). */
+  readonly gateway: GatewaySession | undefined;
+  /** Devices whose session has no link of its own. */
+  readonly subDevices: ReadonlySet<string>;
   readonly relays: readonly StreamRelay[];
   readonly queue: RateQueue;
 }
@@ -158,11 +164,16 @@ async function createCloudSide(options: CloudSideOptions): Promise<CloudSide> {
     });
     sessions.set(device.name, session);
   }
-  return { sessions, relays, queue };
+  const gateway = cloud.mqttUrl
+    ? createGatewaySession({ site, cloud: { ...cloud, mqttUrl: cloud.mqttUrl }, sessions, resolver, outbox: options.outbox, presence: options.reporter, pacer, ca, log })
+    : { session: undefined, subDevices: new Set<string>() };
+  return { sessions, relays, queue, gateway: gateway.session, subDevices: gateway.subDevices };
 }
 
-function linkStatusOf(sessions: ReadonlyMap<string, DeviceSession>): LinkStatus[] {
-  return [...sessions.entries()].map(([device, s]) => ({ device, state: s.linkState(), reconnects: s.reconnectCount, publishes: s.forwarder.stats().acked }));
+function linkStatusOf({ sessions, gateway, subDevices }: CloudSide): LinkStatus[] {
+  const own = [...sessions.entries()].filter(([device]) => !subDevices.has(device))
+    .map(([device, s]) => ({ device, state: s.linkState(), reconnects: s.reconnectCount, publishes: s.forwarder.stats().acked }));
+  return gateway ? [...own, { device: IDENTITY_NAME, state: gateway.linkState(), reconnects: gateway.reconnectCount, publishes: gateway.forwarder.stats().acked }] : own;
 }
 
 function rateQueueStatusOf(queue: RateQueue): RateQueueStatus {
@@ -189,9 +200,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, buses: southbound.buses,
     log: componentLogger(logger, 'cloud', levels), ...(deps.secrets ? { secrets: deps.secrets } : {}),
   });
-  const { sessions, relays, queue } = cloudSide;
-  wakeSessions = (devices) => { for (const device of devices) sessions.get(device)?.notify(); };
-  const links = () => linkStatusOf(sessions);
+  const { sessions, relays, queue, gateway: identitySession, subDevices } = cloudSide;
+  wakeSessions = (devices) => {
+    for (const device of devices) if (!identitySession?.notify(device)) sessions.get(device)?.notify();
+  };
+  const links = () => linkStatusOf(cloudSide);
 
   const status = (): GatewayStatus => assembleStatus({
     startedAt, devices: site.devices,
@@ -205,7 +218,8 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
 
   southbound.start();
   for (const relay of relays) relay.start();
-  for (const session of sessions.values()) session.start();
+  for (const [device, session] of sessions) if (subDevices.has(device)) session.startWithoutLink(); else session.start();
+  identitySession?.start();
 
   const progress = new ProgressWatch(siteProgress(site, { pollers: southbound.pollers, buses: southbound.buses.values(), links, outbox, keepaliveS: gateway.cloud.keepaliveS }));
   let health: HealthServer | undefined;
@@ -239,6 +253,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         await drainOutbox(outbox, () => links().some((l) => l.state === 'up'), gateway.cloud.drainMs, time);
         queue.close();
         await Promise.all([...sessions.values()].map((s) => s.stop()));
+        await identitySession?.stop();
         await Promise.all(relays.map((r) => r.stop()));
         await health?.close();
         outbox.close();

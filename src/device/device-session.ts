@@ -13,8 +13,11 @@ import type { DeviceApiClient } from '../cloud/device-api.js';
 import { Forwarder, type Pacer } from '../cloud/forwarder.js';
 import { MqttLink } from '../cloud/link.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
-import { commandReply, dataTopic, parseInbound } from '../cloud/topics.js';
+import { commandReply, dataTopic, parseInbound, type Inbound } from '../cloud/topics.js';
 import { systemTime, type Time } from '../core/time.js';
+
+/** Answers one command the way it came (the device's own link or its gateway's). */
+export type Replier = CommandReplier;
 
 export interface DeviceSessionOptions {
   device: DeviceConfig;
@@ -100,6 +103,11 @@ export class DeviceSession {
     this.valueSync?.start();
   }
 
+  /** Gateway mode: no link of its own; pushes and commands arrive through accept(), the sync runs on its period. */
+  startWithoutLink(): void {
+    this.valueSync?.start();
+  }
+
   async stop(): Promise<void> {
     this.valueSync?.stop();
     this.forwarder.stop();
@@ -128,7 +136,12 @@ export class DeviceSession {
   private receive(topic: string, payload: Buffer): void {
     const { maxInboundBytes, inbound: limits } = this.options.settings;
     const message = parseInbound(topic, payload, { streams: this.streamIds, maxPayloadBytes: maxInboundBytes, maxKeys: limits.maxKeys });
-    this.dispatch.dispatch(this.options.device.name, message, this.reply);
+    this.accept(message, this.reply);
+  }
+
+  /** One parsed message, from this device's link or a gateway's; `reply` answers a command the way it came. */
+  accept(message: Inbound, reply: Replier): void {
+    this.dispatch.dispatch(this.options.device.name, message, reply);
   }
 
   private readonly reply: CommandReplier = (command, result) => {

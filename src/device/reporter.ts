@@ -30,6 +30,7 @@ interface DeviceReportState {
 
 export class Reporter implements SampleSink {
   private readonly devices = new Map<string, DeviceReportState>();
+  private readonly onlineListeners = new Set<(device: string, online: boolean) => void>();
 
   constructor(
     devices: readonly DeviceConfig[],
@@ -81,6 +82,13 @@ export class Reporter implements SampleSink {
     }
     // The poller logs the transition itself; here it only becomes an `online` report.
     this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.now());
+    for (const listener of this.onlineListeners) listener(device, online);
+  }
+
+  /** Called on each online/offline transition of a device (gateway mode announces it). */
+  onOnlineChange(listener: (device: string, online: boolean) => void): () => void {
+    this.onlineListeners.add(listener);
+    return () => this.onlineListeners.delete(listener);
   }
 
   /** Values read back after a cloud write: what the device really holds now. */
