@@ -3,7 +3,7 @@
 import type { CommandService } from './commands.js';
 import { CloudValues } from './cloud-values.js';
 import { CloudValueSync } from './cloud-value-sync.js';
-import { InboundDispatch, type CommandReplier, type InboundCounters } from './inbound-dispatch.js';
+import { InboundDispatch, type CommandReplier } from './inbound-dispatch.js';
 import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
 import type { Reporter } from './reporter.js';
@@ -116,11 +116,6 @@ export class DeviceSession {
 
   get reconnectCount(): number {
     return this.reconnects;
-  }
-
-  get counters(): InboundCounters & CloudValueSync['counters'] {
-    const inbound = this.dispatch.counters(this.options.device.name) ?? { pushes: 0, commands: 0, invalid: 0, refused: 0 };
-    return { ...inbound, ...(this.valueSync?.counters ?? { syncs: 0, syncFailures: 0 }) };
   }
 
   /** Wakes the forwarder after new outbox records were committed. */
