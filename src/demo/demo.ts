@@ -9,12 +9,11 @@ import type { CliIo } from '../cli/io.js';
 import { checkConfig, parseSiteText } from '../config/load.js';
 import { formatIssue } from '../config/issues.js';
 import type { Config } from '../config/site-types.js';
-import { startEmulator, type Emulator } from '../emulator/index.js';
-import { loadSeedFile } from '../emulator/state/seed.js';
+import { loadSeedFile, startEmulator, type Emulator } from '@fieldgate/emulator';
 import { startGateway } from '../gateway.js';
 import type { GatewayHandle } from '../gateway-types.js';
 import { createLogger, silentLogger } from '../log.js';
-import { createPtyPair, loadSimMapFile, startSimulation, type PtyPair, type Simulation } from '../simulator/index.js';
+import { createPtyPair, loadSimMapFile, startSimulation, type PtyPair, type Simulation } from '@fieldgate/simulator';
 import { renderFrame, type DemoFrame, type RoundTrip } from './view.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'libsql';
 import mqtt from 'mqtt';
 import { silentLogger } from '../../src/log.js';
-import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
+import { parseSimMap, startSimulation, type Simulation } from '../../packages/simulator/src/index.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 
 // 100 counts/s read every 50 ms: each report carries a value ~5 above the previous one.

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkConfig } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/log.js';
 import type { Sample } from '../../../src/poller.js';
-import { parseSimMap, startSimulation } from '../../../src/simulator/index.js';
+import { parseSimMap, startSimulation } from '../../../packages/simulator/src/index.js';
 import { createCommandServices, createSouthbound } from '../../../src/southbound.js';
 import { waitFor } from '../../helpers/wait.js';
 

@@ -11,7 +11,7 @@ import { startGateway } from '../../../src/gateway.js';
 import { createNotifier } from '../../../src/systemd.js';
 import type { GatewayHandle } from '../../../src/gateway-types.js';
 import { silentLogger } from '../../../src/log.js';
-import { parseSimMap, startSimulation, type Simulation } from '../../../src/simulator/index.js';
+import { parseSimMap, startSimulation, type Simulation } from '../../../packages/simulator/src/index.js';
 import type { GatewayStatus } from '../../../src/status.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { freePort } from '../../helpers/mosquitto.js';

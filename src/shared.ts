@@ -1,0 +1,11 @@
+// `fieldgate/shared`: the daemon's code that the emulator and simulator packages use too, so each
+// concept has one definition (one clock, one register table model, one RTU framing, one logger
+// factory, one CLI contract). The packages depend on the daemon, never the other way round.
+export { systemClock, systemTimers, systemTime, sleep, repeatEvery, type Clock, type Timers, type Time } from './time.js';
+export { createLogger, silentLogger, LOG_LEVELS, type Logger } from './log.js';
+export type { LevelWithSilent } from 'pino';
+export { TABLES, isBitTable, type Table, type ByteOrder, type WordOrder } from './points/types.js';
+export type { Parity } from './config/site-types.js';
+export { crc16, encodeRtuFrame, decodeRtuFrame, type RtuDecodeResult } from './modbus/rtu-frame.js';
+export { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './cli/io.js';
+export { untilSignal } from './cli/signals.js';
