@@ -1,21 +1,21 @@
 // fieldgate command line: dispatches to one module per sub-command.
 import type { CliCommand, CliIo } from './cli/io.js';
-import { loadDevCommand } from './cli/dev-packages.js';
+import { devCommand } from './cli/dev-packages.js';
 import { EXIT_USAGE, wantsHelp } from './cli/io.js';
 import { FIELDGATE_VERSION } from './version.js';
 
 type Loader = () => Promise<CliCommand>;
 
 const COMMANDS: Record<string, { summary: string; load: Loader }> = {
-  demo: { summary: 'the embedded demo: cloud emulator + simulated devices + gateway (npm start)', load: () => loadDevCommand('demo', async () => (await import('./cli/demo.js')).runDemo) },
+  demo: { summary: 'the embedded demo: cloud emulator + simulated devices + gateway (npm start)', load: async () => (await import('./cli/demo.js')).runDemo },
   run: { summary: 'run the gateway daemon for a site file', load: async () => (await import('./cli/run.js')).runRun },
   poll: { summary: 'poll every device of a site once and print a table', load: async () => (await import('./cli/poll.js')).runPoll },
   validate: { summary: 'check a site file; print every problem, or each device\'s read plan', load: async () => (await import('./cli/validate.js')).runValidate },
   read: { summary: 'read registers or bits from a unit, decoded', load: async () => (await import('./cli/read.js')).runRead },
   write: { summary: 'write one value to a unit and read it back', load: async () => (await import('./cli/write.js')).runWrite },
   scan: { summary: 'find answering unit ids (and baud rates) on a line', load: async () => (await import('./cli/scan.js')).runScan },
-  simulate: { summary: 'run simulated Modbus devices from a register map', load: () => loadDevCommand('simulate', async () => (await import('@fieldgate/simulator/cli')).runSimulate) },
-  emulator: { summary: 'run the local device-cloud emulator (HTTP A/B, MQTT, TCP streams)', load: () => loadDevCommand('emulator', async () => (await import('@fieldgate/emulator/cli')).runEmulator) },
+  simulate: { summary: 'run simulated Modbus devices from a register map', load: async () => devCommand('simulate', async () => (await import('@fieldgate/simulator/cli')).runSimulate) },
+  emulator: { summary: 'run the local device-cloud emulator (HTTP A/B, MQTT, TCP streams)', load: async () => devCommand('emulator', async () => (await import('@fieldgate/emulator/cli')).runEmulator) },
   status: { summary: 'show the running daemon\'s status as tables', load: async () => (await import('./cli/status.js')).runStatus },
 };
 

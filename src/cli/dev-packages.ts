@@ -1,6 +1,6 @@
 // The emulator and the simulator are development packages (npm workspaces): the service install
 // (`npm ci --omit=dev --workspaces=false`) leaves them out, so their commands say so in one line.
-import { EXIT_UNAVAILABLE, type CliCommand } from './io.js';
+import { EXIT_UNAVAILABLE, type CliCommand, type CliIo } from './io.js';
 
 export const DEV_PACKAGES = ['@fieldgate/emulator', '@fieldgate/simulator'] as const;
 
@@ -10,16 +10,25 @@ export function missingDevPackage(err: unknown): string | undefined {
   return DEV_PACKAGES.find((name) => err.message.includes(`'${name}'`) || err.message.includes(`'${name}/`));
 }
 
-/** Loads a command that needs development packages; without them, a command that explains. */
-export async function loadDevCommand(command: string, load: () => Promise<CliCommand>): Promise<CliCommand> {
+/**
+ * Imports a module that needs development packages. Without them: writes one line saying so and
+ * returns undefined; any other failure is rethrown.
+ */
+export async function importDevModule<T>(command: string, io: CliIo, load: () => Promise<T>): Promise<T | undefined> {
   try {
     return await load();
   } catch (err) {
     const missing = missingDevPackage(err);
     if (missing === undefined) throw err;
-    return async (_args, io) => {
-      io.stderr.write(`fieldgate ${command}: ${missing} is a development package, not part of the service install: install with npm ci (without --omit=dev)\n`);
-      return EXIT_UNAVAILABLE;
-    };
+    io.stderr.write(`fieldgate ${command}: ${missing} is a development package, not part of the service install: install with npm ci (without --omit=dev)\n`);
+    return undefined;
   }
+}
+
+/** A command whose module needs development packages (loaded when it runs). */
+export function devCommand(command: string, load: () => Promise<CliCommand>): CliCommand {
+  return async (args, io) => {
+    const run = await importDevModule(command, io, load);
+    return run === undefined ? EXIT_UNAVAILABLE : run(args, io);
+  };
 }

@@ -1,6 +1,6 @@
 // End to end with the daemon as its own process (arm64 under qemu, or native for comparison):
 // the cloud emulator and two simulated RTU meters on a socat pty run here, natively, as peers.
-//   node --import tsx test/arm64/e2e.ts --node NODE --app DIR [--seconds 60]
+//   node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node NODE --app DIR [--seconds 60]
 // Exits 1 with the failed checks listed. Prints the daemon's CPU per 1,000 points polled.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
