@@ -141,5 +141,5 @@ npm_ci --omit=dev --workspaces=false
 omit_dev_seconds=$seconds
 check_service_install
 
-printf 'test-install: OK, commit %s: npm ci took %d s (fresh HOME, empty npm cache, no toolchain), then npm ci --omit=dev %d s (warm cache); prebuilt packages: %s\n' \
+printf 'test-install: OK, commit %s: npm ci took %d s (fresh HOME, empty npm cache, no toolchain), then npm ci --omit=dev --workspaces=false %d s (warm cache); prebuilt packages: %s\n' \
   "${commit:0:7}" "$ci_seconds" "$omit_dev_seconds" "$native"
