@@ -1,6 +1,7 @@
 // `fieldgate/shared`: the daemon's code that the emulator and simulator packages use too, so each
 // concept has one definition (one clock, one register table model, one RTU framing, one logger
-// factory, one CLI contract). The packages depend on the daemon, never the other way round.
+// factory, one CLI contract). The daemon runs without the packages: only its development commands
+// (emulator, simulate, the embedded demo) load them.
 export { systemClock, systemTimers, systemTime, sleep, repeatEvery, type Clock, type Timers, type Time } from './time.js';
 export { createLogger, silentLogger, LOG_LEVELS, type Logger } from './log.js';
 export type { LevelWithSilent } from 'pino';
