@@ -3,8 +3,11 @@
 # into a fresh directory and runs `npm ci` with a fresh HOME (no ~/.npmrc, empty npm cache) and an
 # environment holding only PATH, HOME, LANG and TMPDIR (so no npm_config_*/NPM_CONFIG_*,
 # NODE_OPTIONS, ...), with every C/C++ toolchain entry point on PATH replaced by a trap that fails
-# and records the call. Then `fieldgate --help` and `fieldgate emulator`, which must answer; then
-# the same after the service install (`npm ci --omit=dev` on the dist/ just built).
+# and records the call. Then `fieldgate --help` and `fieldgate emulator`, which must answer. Then
+# the service install (`npm ci --omit=dev --workspaces=false` on the dist/ just built): node_modules
+# must hold neither the workspace packages (@fieldgate/emulator, @fieldgate/simulator) nor aedes,
+# `fieldgate validate` and the daemon must run, and `fieldgate emulator`, `simulate` and `demo`
+# must answer one line and a non-zero exit.
 # Prints the time `npm ci` took. Exit 0 only if all of it worked and nothing reached for a compiler.
 set -euo pipefail
 repo="$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)"
@@ -85,17 +88,58 @@ run_fieldgate() {
   emulator_pid=""
 }
 
+# The service install holds the daemon only: no TypeScript, no workspace package, no aedes; the
+# daemon validates and runs a site (loopback, nothing listening); the dev commands say what is missing.
+check_service_install() {
+  local unwanted out code
+  unwanted="$(cd node_modules && ls -d typescript aedes @fieldgate fieldgate 2>/dev/null | tr '\n' ' ' || true)"
+  [ -z "$unwanted" ] || fail "the service install holds $unwanted"
+  "${clean_env[@]}" node bin/fieldgate.js --help > /dev/null || fail "fieldgate --help failed"
+  mkdir -p "$work/state"
+  cat > "$work/site.yaml" <<SITE
+gateway:
+  stateDir: $work/state
+  health: { enabled: false }
+  cloud: { mqttUrl: "mqtt://127.0.0.1:9", apiBaseUrl: "http://127.0.0.1:9", projectKey: install-check }
+buses:
+  - { name: plc-net, kind: tcp, host: 127.0.0.1, port: 9 }
+devices:
+  - name: plc
+    bus: plc-net
+    unitId: 1
+    cloud: { accessToken: install-check-token }
+    points:
+      - { id: level, table: input, address: 1, type: int16 }
+SITE
+  out="$("${clean_env[@]}" node bin/fieldgate.js validate "$work/site.yaml" 2>&1)" || fail "fieldgate validate failed: $out"
+  echo "test-install: service install: fieldgate validate: ${out%%$'\n'*}"
+  # The daemon for 3 s: it must start, stay up and stop cleanly on SIGTERM.
+  "${clean_env[@]}" timeout -s TERM 3 node bin/fieldgate.js run --config "$work/site.yaml" > "$work/run.out" 2>&1 && code=0 || code=$?
+  grep -q '"msg":"gateway started"' "$work/run.out" || fail "the daemon did not start: $(head -c 2000 "$work/run.out")"
+  grep -q '"msg":"gateway stopped"' "$work/run.out" || fail "the daemon did not run until SIGTERM (exit $code): $(head -c 2000 "$work/run.out")"
+  echo "test-install: service install: the daemon started and stopped on SIGTERM"
+  for command in emulator simulate demo; do
+    out="$("${clean_env[@]}" node bin/fieldgate.js "$command" 2>&1)" && code=0 || code=$?
+    [ "$code" -ne 0 ] || fail "fieldgate $command exited 0 in the service install"
+    case "$out" in
+      *$'\n'*) fail "fieldgate $command printed more than one line: $out" ;;
+      "fieldgate $command: @fieldgate/"*" is a development package"*) ;;
+      *) fail "fieldgate $command printed: $out" ;;
+    esac
+    echo "test-install: service install: fieldgate $command (exit $code): $out"
+  done
+}
+
 # 1. The README's set-up: `npm ci` with the dev dependencies (builds dist/).
 npm_ci
 ci_seconds=$seconds
 run_fieldgate
 native="$(cd node_modules && ls -d @libsql/linux-* @koromix/koffi-linux-* 2>/dev/null | tr '\n' ' ')"
 
-# 2. The README's service install: `npm ci --omit=dev` on the dist/ built in step 1.
-npm_ci --omit=dev
+# 2. The README's service install: `npm ci --omit=dev --workspaces=false` on the dist/ built in step 1.
+npm_ci --omit=dev --workspaces=false
 omit_dev_seconds=$seconds
-[ ! -e node_modules/typescript ] || fail "npm ci --omit=dev installed typescript"
-run_fieldgate
+check_service_install
 
-printf 'test-install: OK, commit %s: npm ci took %d s (fresh HOME, empty npm cache, no toolchain), then npm ci --omit=dev %d s (warm cache); prebuilt packages: %s\n' \
+printf 'test-install: OK, commit %s: npm ci took %d s (fresh HOME, empty npm cache, no toolchain), then npm ci --omit=dev --workspaces=false %d s (warm cache); prebuilt packages: %s\n' \
   "${commit:0:7}" "$ci_seconds" "$omit_dev_seconds" "$native"

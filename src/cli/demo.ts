@@ -1,7 +1,7 @@
 // `fieldgate demo` (what `npm start` runs): the embedded demo, or a real site with --config.
 import { parseArgs } from 'node:util';
-import { runDemoSession } from '../demo/demo.js';
-import { EXIT_USAGE, type CliCommand } from './io.js';
+import { importDevModule } from './dev-packages.js';
+import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
 import { runRun } from './run.js';
 
 const USAGE = `usage: fieldgate demo [--once] [--duration S]     the embedded demo (npm start)
@@ -27,12 +27,14 @@ export const runDemo: CliCommand = async (args, io) => {
     io.stderr.write(`fieldgate demo: --duration must be a number of seconds\n${USAGE}`);
     return EXIT_USAGE;
   }
+  const demo = await importDevModule('demo', io, () => import('../demo/demo.js'));
+  if (demo === undefined) return EXIT_UNAVAILABLE;
   const abort = new AbortController();
   const stop = () => abort.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    return await runDemoSession({ io, once: values.once ?? false, durationS, signal: abort.signal });
+    return await demo.runDemoSession({ io, once: values.once ?? false, durationS, signal: abort.signal });
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -1,4 +1,4 @@
-// The gateway sub-device topics seen from fieldgate (device-channel.md section 3). Pure.
+// The gateway sub-device topics seen from fieldgate (docs/protocol.md §3, gateway mode). Pure.
 // Inbound messages are split by sub-device address into the same `Inbound` shapes a device's own
 // link produces, so one validation and write/read-back path serves both.
 import {

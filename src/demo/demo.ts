@@ -10,12 +10,11 @@ import { checkConfig, parseSiteText } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
 import type { Config } from '../core/config/site-types.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
-import { startEmulator, type Emulator } from '../emulator/index.js';
-import { loadSeedFile } from '../emulator/state/seed.js';
+import { loadSeedFile, startEmulator, type Emulator } from '@fieldgate/emulator';
 import { startGateway } from '../main.js';
 import type { GatewayHandle } from '../ops/gateway-handle.js';
 import { createLogger, silentLogger } from '../ops/log.js';
-import { createPtyPair, loadSimMapFile, startSimulation, type PtyPair, type Simulation } from '../simulator/index.js';
+import { createPtyPair, loadSimMapFile, startSimulation, type PtyPair, type Simulation } from '@fieldgate/simulator';
 import { renderFrame, type DemoFrame, type RoundTrip } from './view.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../../src/ops/log.js';
 import type { GatewayStatus } from '../../src/ops/status.js';
-import { createPtyPair, parseSimMap, startSimulation } from '../../src/simulator/index.js';
+import { createPtyPair, parseSimMap, startSimulation } from '../../packages/simulator/src/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { startTestEmulator, type TestEmulator } from '../integration/emulator/helpers.js';
 import { startNotifyListener } from './notify.js';

@@ -86,16 +86,16 @@ run_unit() {
 
 run_e2e() {
   say "end to end: the arm64 daemon with the emulator and a simulated RTU device over a socat pty, $1 s"
-  (cd "$REPO" && node --import tsx test/arm64/e2e.ts --node "$STAGE/bin/node-arm64" --app "$STAGE/app" --seconds "$1")
+  (cd "$REPO" && node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$STAGE/bin/node-arm64" --app "$STAGE/app" --seconds "$1")
 }
 
 run_bench() {
   (cd "$REPO" && npm run build --silent)
   say "southbound benchmark, native then under qemu"
-  (cd "$REPO" && node --optimize-for-size --v8-pool-size=1 --import tsx test/bench/run.ts southbound)
-  (cd "$STAGE/app" && ESBUILD_BINARY_PATH="$STAGE/bin/esbuild-arm64" "$STAGE/bin/node-arm64" --optimize-for-size --v8-pool-size=1 --import tsx test/bench/run.ts southbound)
+  (cd "$REPO" && node --optimize-for-size --v8-pool-size=1 --conditions=fieldgate-source --import tsx test/bench/run.ts southbound)
+  (cd "$STAGE/app" && ESBUILD_BINARY_PATH="$STAGE/bin/esbuild-arm64" "$STAGE/bin/node-arm64" --optimize-for-size --v8-pool-size=1 --conditions=fieldgate-source --import tsx test/bench/run.ts southbound)
   say "daemon CPU per 1,000 points polled, native then under qemu"
-  (cd "$REPO" && node --import tsx test/arm64/e2e.ts --node "$(command -v node)" --app "$REPO" --seconds 60)
+  (cd "$REPO" && node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$(command -v node)" --app "$REPO" --seconds 60)
   run_e2e 60
 }
 

@@ -9,7 +9,7 @@ import type { Config, DeviceConfig, PointConfig } from '../../src/core/config/si
 import { compiledConfig } from '../../src/ops/site-file.js';
 import { startGateway } from '../../src/main.js';
 import { silentLogger } from '../../src/ops/log.js';
-import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
+import { parseSimMap, startSimulation, type Simulation } from '../../packages/simulator/src/index.js';
 import { Forwarder, TokenBucket } from '../../src/cloud/forwarder.js';
 import { MqttLink } from '../../src/cloud/link.js';
 import { Outbox } from '../../src/cloud/outbox.js';

@@ -7,7 +7,7 @@ import { Bus } from '../../src/field/modbus/bus.js';
 import { planReads, type ReadRequest } from '../../src/core/modbus/plan.js';
 import { createModbusTransport } from '../../src/field/modbus/transport.js';
 import { widthOf, type Table, type ValueType } from '../../src/core/points/types.js';
-import { createPtyPair, lineTiming, parseSimMap, startSimulation, type SimMap } from '../../src/simulator/index.js';
+import { createPtyPair, lineTiming, parseSimMap, startSimulation, type SimMap } from '../../packages/simulator/src/index.js';
 
 export interface LineCase {
   baud: number;

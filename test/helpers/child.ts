@@ -1,6 +1,12 @@
 // Starts a helper process and stops it for sure (SIGTERM, then SIGKILL), collecting its output.
 import { spawn, type ChildProcess } from 'node:child_process';
 
+/**
+ * Node arguments for a TypeScript child process run from source: tsx, and the "fieldgate-source"
+ * export condition so the workspace packages and `fieldgate/shared` load their sources, not dist/.
+ */
+export const TSX_FROM_SOURCE = ['--conditions=fieldgate-source', '--import', 'tsx'];
+
 export interface Child {
   proc: ChildProcess;
   output(): string;

@@ -4,8 +4,8 @@
 // in the current mode. Every wrong value they send is 0xBAD0, so a value that is not the truth
 // reached the master only if the master decoded a reply it should have discarded.
 import { createServer, type Server, type Socket } from 'node:net';
-import { crc16, encodeRtuFrame } from '../../src/simulator/frames.js';
-import { openSerialLine, type SerialLine } from '../../src/simulator/serial-line.js';
+import { crc16, encodeRtuFrame } from '../../src/core/modbus/rtu-frame.js';
+import { openSerialLine, type SerialLine } from '../../packages/simulator/src/serial-line.js';
 
 export const TCP_ATTACKS = [
   'truncated', 'oversized', 'short-count', 'wrong-unit', 'wrong-function', 'wrong-protocol', 'wrong-transaction',

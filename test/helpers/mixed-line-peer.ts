@@ -2,9 +2,10 @@
 // barcode printer): Modbus requests are answered by the simulator, text lines ending in "\n" by
 // `ECHO:<line>\r\n`, sent in two chunks a few ms apart as a slow device would. Anything else is
 // recorded as garbage, which a test can assert never happens (no frames overlapping).
-import { openSerialLine, type SerialLine } from '../../src/simulator/serial-line.js';
-import { decodeRtuFrame, encodeRtuFrame, expectedRequestLength } from '../../src/simulator/frames.js';
-import type { Simulator } from '../../src/simulator/simulator.js';
+import { openSerialLine, type SerialLine } from '../../packages/simulator/src/serial-line.js';
+import { decodeRtuFrame, encodeRtuFrame } from '../../src/core/modbus/rtu-frame.js';
+import { expectedRequestLength } from '../../packages/simulator/src/frames.js';
+import type { Simulator } from '../../packages/simulator/src/simulator.js';
 
 export interface MixedLinePeer {
   readonly textLines: string[];

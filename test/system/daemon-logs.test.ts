@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deviceApi, startSite, waitFor, type Site } from './harness.js';
+import { TSX_FROM_SOURCE } from '../helpers/child.js';
 
 const SECRETS = ['demo-meter-1-token', 'demo-meter-2-token', 'demo-project-key', 'demo-access-key', 'demo-secret-key'];
 
@@ -43,7 +44,7 @@ devices:
     points:
       - { id: setpoint, table: holding, address: 0, type: int16, scale: 0.1 }
 `.replace('health: { port: 0 }', 'health: { enabled: false }'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/system/fixtures/cli.ts', 'run', '--config', file], {
+    const child = spawn(process.execPath, [...TSX_FROM_SOURCE, 'test/system/fixtures/cli.ts', 'run', '--config', file], {
       env: {
         PATH: process.env.PATH, LOG_LEVEL: 'trace', FIELDGATE_PROJECT_KEY: 'demo-project-key',
         FIELDGATE_ACCESS_KEY: 'demo-access-key', FIELDGATE_SECRET_KEY: 'demo-secret-key',

@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import Database from 'libsql';
 import mqtt from 'mqtt';
 import { silentLogger } from '../../src/ops/log.js';
-import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
+import { parseSimMap, startSimulation, type Simulation } from '../../packages/simulator/src/index.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
+import { TSX_FROM_SOURCE } from '../helpers/child.js';
 
 // 100 counts/s read every 50 ms: each report carries a value ~5 above the previous one.
 const MAP = `
@@ -237,7 +238,7 @@ export class DeliveryRig {
 
   /** `fieldgate run --config site.yaml` from source, as a daemon would run it. */
   startGateway(): GatewayProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/system/fixtures/cli.ts', 'run', '--config', this.site], {
+    const child = spawn(process.execPath, [...TSX_FROM_SOURCE, 'test/system/fixtures/cli.ts', 'run', '--config', this.site], {
       stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH },
     });
     this.children.push(child);

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import type { CommandConfig } from '../../src/core/config/command-types.js';
 import type { Config, DeviceConfig, PointConfig } from '../../src/core/config/site-types.js';
 import { compiledConfig } from '../../src/ops/site-file.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { parseSeed } from '../../src/emulator/state/seed.js';
+import { startEmulator, type Emulator } from '../../packages/emulator/src/index.js';
+import { parseSeed } from '../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../src/ops/log.js';
-import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
+import { parseSimMap, startSimulation, type Simulation } from '../../packages/simulator/src/index.js';
 
 export const PROJECT_KEY = 'demo-project-key';
 

@@ -67,3 +67,21 @@ describe('native dependencies install from prebuilt packages', () => {
     expect(readFileSync('Dockerfile.arm64', 'utf8')).not.toMatch(/\b(g\+\+|gcc|make|python3|build-essential)\b/);
   });
 });
+
+describe('the service install leaves the development packages out', () => {
+  // npm installs workspaces even with --omit=dev; only --workspaces=false keeps them (and aedes) out.
+  const serviceInstalls = (text: string) => [...text.matchAll(/npm ci --omit=dev[^\n`]*/g)].map((m) => m[0]);
+
+  it.each(['README.md', 'docs/install.md', 'Dockerfile.arm64', 'scripts/test-install.sh'])('%s installs with --workspaces=false wherever it omits dev', (file) => {
+    const installs = serviceInstalls(readFileSync(file, 'utf8'));
+    expect(installs.length).toBeGreaterThan(0);
+    for (const install of installs) expect(install, `${file}: ${install}`).toContain('--workspaces=false');
+  });
+
+  it('records aedes as the emulator package\'s dependency only, and both packages as workspace links', () => {
+    expect(lock.packages[''] as unknown).not.toHaveProperty('dependencies.aedes');
+    expect(lock.packages['packages/emulator'] as unknown).toHaveProperty('dependencies.aedes');
+    expect(lock.packages['node_modules/@fieldgate/emulator'] as unknown).toEqual({ resolved: 'packages/emulator', link: true });
+    expect(lock.packages['node_modules/@fieldgate/simulator'] as unknown).toEqual({ resolved: 'packages/simulator', link: true });
+  });
+});

@@ -4,7 +4,7 @@
 // exception, exact PDU length) is handed to modbus-serial; anything else is discarded and reported.
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
-import { encodeRtuFrame } from '../../simulator/frames.js';
+import { encodeRtuFrame } from '../../core/modbus/rtu-frame.js';
 import { type MbapFrame, MbapFramer } from '../../core/modbus/mbap-framer.js';
 import { type ExpectedReply, pduMismatch } from '../../core/modbus/reply-check.js';
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
 import { runCli } from '../../helpers/run-cli.js';
-import { createPtyPair, parseSimMap, startSimulation, type PtyPair, type Simulation } from '../../../src/simulator/index.js';
+import { createPtyPair, parseSimMap, startSimulation, type PtyPair, type Simulation } from '../../../packages/simulator/src/index.js';
 
 const MAP = `
 units:

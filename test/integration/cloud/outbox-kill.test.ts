@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../../src/cloud/outbox.js';
+import { TSX_FROM_SOURCE } from '../../helpers/child.js';
 
 const writer = fileURLToPath(new URL('./fixtures/outbox-writer.ts', import.meta.url));
 let dir: string | undefined;
@@ -17,7 +18,7 @@ describe('Outbox after kill -9', () => {
   it('keeps every record committed before the kill, in order', async () => {
     dir = mkdtempSync(join(tmpdir(), 'outbox-kill-'));
     const path = join(dir, 'outbox.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...TSX_FROM_SOURCE, writer, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     let committed = 0;
     let buffer = '';
     child.stdout.on('data', (chunk: Buffer) => {

@@ -11,8 +11,8 @@ import { HttpClient } from '../../../src/cloud/http-client.js';
 import { RateQueue } from '../../../src/cloud/rate-queue.js';
 import { systemTimers } from '../../../src/core/time.js';
 import { CloudValueSync } from '../../../src/device/cloud-value-sync.js';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
-import { parseSeed } from '../../../src/emulator/state/seed.js';
+import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
+import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 

@@ -1,6 +1,6 @@
 // Interface A: tokens (A1), project / statistics / admin (A2), types and groups (A3), generic errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/emulator/clock.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 import { APP, request, startTestEmulator, type TestEmulator } from './helpers.js';
 
 const T0 = Date.UTC(2026, 5, 15, 12, 0, 0);

@@ -2,8 +2,8 @@
 // flags, repeated list parameters, BOMs, other Content-Types, unknown fields. Each looser form
 // the spec allows is accepted (docs/emulator.md lists the choices); hostile variants are refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/emulator/clock.js';
-import { parseSeed, SeedError } from '../../../src/emulator/state/seed.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
+import { parseSeed, SeedError } from '../../../packages/emulator/src/state/seed.js';
 import { APP, PROJECT_KEY, request, startTestEmulator, type TestEmulator } from './helpers.js';
 
 const NOW = Date.UTC(2026, 9, 20, 8, 27, 5, 165);

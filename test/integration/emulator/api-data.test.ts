@@ -1,6 +1,6 @@
 // Interface A6: attributes, metadata, series windows and paging, aggregates with known answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/emulator/clock.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 import { startTestEmulator, type TestEmulator } from './helpers.js';
 
 const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);

@@ -3,8 +3,8 @@
 import { createServer, connect as tcpConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
-import { ScopedBroker } from '../../../src/emulator/channel/broker.js';
-import { Presence } from '../../../src/emulator/channel/presence.js';
+import { ScopedBroker } from '../../../packages/emulator/src/channel/broker.js';
+import { Presence } from '../../../packages/emulator/src/channel/presence.js';
 import { closeQuietly, connectDevice, fakeDirectory, PROJECT_KEY, waitFor, type Device } from './channel-fixtures.js';
 
 let broker: ScopedBroker;

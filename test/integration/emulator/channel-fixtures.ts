@@ -1,8 +1,8 @@
 // Shared fakes and helpers for the device-channel integration tests.
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { silentLogger } from '../../../src/ops/log.js';
-import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory } from '../../../src/emulator/channel.js';
-import { startDeviceChannel } from '../../../src/emulator/channel/index.js';
+import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory } from '../../../packages/emulator/src/channel.js';
+import { startDeviceChannel } from '../../../packages/emulator/src/channel/index.js';
 
 export const PROJECT_KEY = 'pk-test';
 export const TOKENS: Record<string, string> = { 'tok-a': 'dev-A', 'tok-b': 'dev-B', 'tok-c': 'dev/C+#' };

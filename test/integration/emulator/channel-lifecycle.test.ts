@@ -2,7 +2,7 @@
 import { connect as tcpConnect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
-import { startDeviceChannel } from '../../../src/emulator/channel/index.js';
+import { startDeviceChannel } from '../../../packages/emulator/src/channel/index.js';
 import {
   connectDevice, fakeDirectory, PROJECT_KEY, RecordingEvents, startHarness, waitFor,
 } from './channel-fixtures.js';

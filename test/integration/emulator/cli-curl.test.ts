@@ -7,12 +7,13 @@ import { promisify } from 'node:util';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP, PROJECT_KEY, waitFor } from './helpers.js';
+import { TSX_FROM_SOURCE } from '../../helpers/child.js';
 
 const run = promisify(execFile);
 const CLI = new URL('./fixtures/run-emulator-cli.ts', import.meta.url).pathname;
 
 function startCli(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...TSX_FROM_SOURCE, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
   child.stderr?.on('data', (c: Buffer) => { out += c.toString(); });

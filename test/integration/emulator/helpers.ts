@@ -1,11 +1,11 @@
 // Shared set-up for the emulator's HTTP tests: a seeded emulator on loopback, a fake or real channel.
 import { readFileSync } from 'node:fs';
-import type { DeviceChannel, DeviceChannelOptions } from '../../../src/emulator/channel.js';
-import type { Clock } from '../../../src/emulator/clock.js';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
-import type { RateLimitConfig } from '../../../src/emulator/http/rate-limit.js';
-import type { JsonLimits } from '../../../src/emulator/json-limits.js';
-import { parseSeed } from '../../../src/emulator/state/seed.js';
+import type { DeviceChannel, DeviceChannelOptions } from '../../../packages/emulator/src/channel.js';
+import type { Clock } from '../../../src/core/time.js';
+import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
+import type { RateLimitConfig } from '../../../packages/emulator/src/http/rate-limit.js';
+import type { JsonLimits } from '../../../packages/emulator/src/json-limits.js';
+import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
 
 export const SEED_PATH = new URL('../../../config/emulator-seed.yaml', import.meta.url);

@@ -4,7 +4,7 @@
 // one, and a 5,000-deep one, each HTTP call under a client timeout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { DEFAULT_JSON_LIMITS } from '../../../src/emulator/json-limits.js';
+import { DEFAULT_JSON_LIMITS } from '../../../packages/emulator/src/json-limits.js';
 import { APP, PROJECT_KEY, startTestEmulator, waitFor, type TestEmulator } from './helpers.js';
 
 const DEVICE = 'dev-meter-1';

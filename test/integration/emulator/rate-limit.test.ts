@@ -1,6 +1,6 @@
 // Interface A rate limiting: headers on every response, 429 with Retry-After, recovery, run-time change.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/emulator/clock.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 import { startTestEmulator, type TestEmulator } from './helpers.js';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0); // a window boundary for windows of whole seconds

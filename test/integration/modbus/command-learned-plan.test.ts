@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkConfig } from '../../../src/ops/site-file.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import type { Sample } from '../../../src/device/poller.js';
-import { parseSimMap, startSimulation } from '../../../src/simulator/index.js';
+import { parseSimMap, startSimulation } from '../../../packages/simulator/src/index.js';
 import { createCommandServices, createSouthbound } from '../../../src/main.js';
 import { waitFor } from '../../helpers/wait.js';
 

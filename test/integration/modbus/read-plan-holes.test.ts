@@ -11,7 +11,7 @@ import { startGateway } from '../../../src/main.js';
 import { createNotifier } from '../../../src/ops/systemd.js';
 import type { GatewayHandle } from '../../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../../src/ops/log.js';
-import { parseSimMap, startSimulation, type Simulation } from '../../../src/simulator/index.js';
+import { parseSimMap, startSimulation, type Simulation } from '../../../packages/simulator/src/index.js';
 import type { GatewayStatus } from '../../../src/ops/status.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { freePort } from '../../helpers/mosquitto.js';

@@ -1,8 +1,8 @@
 // Baud-accurate mode: replies never come sooner than a real line would allow. Lower bounds only:
 // a loaded machine may always be slower, never faster.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeRtuFrame, encodeRtuFrame } from '../../../src/simulator/frames.js';
-import { createPtyPair, lineTiming, startSimulation, type PtyPair, type Simulation } from '../../../src/simulator/index.js';
+import { decodeRtuFrame, encodeRtuFrame } from '../../../src/core/modbus/rtu-frame.js';
+import { createPtyPair, lineTiming, startSimulation, type PtyPair, type Simulation } from '../../../packages/simulator/src/index.js';
 import { waitFor } from '../../helpers/wait.js';
 import { RawSerialMaster, RawTcpClient, logger, mapFrom, mbpoll, nowMicros } from './sim-helpers.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEndpoint, simulateUntil } from '../../../src/cli/simulate.js';
+import { parseEndpoint, simulateUntil } from '../../../packages/simulator/src/cli.js';
 import { waitFor } from '../../helpers/wait.js';
 import { mbpoll } from './sim-helpers.js';
 

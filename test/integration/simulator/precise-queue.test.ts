@@ -1,6 +1,6 @@
 // Real timers: jobs run in order and never before their target (no upper bound is asserted).
 import { describe, expect, it } from 'vitest';
-import { PreciseQueue, hrtimeMicros } from '../../../src/simulator/precise-queue.js';
+import { PreciseQueue, hrtimeMicros } from '../../../packages/simulator/src/precise-queue.js';
 import { waitFor } from '../../helpers/wait.js';
 
 describe('PreciseQueue', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeRtuFrame, encodeRtuFrame } from '../../../src/simulator/frames.js';
-import { createPtyPair, startSimulation, type PtyPair, type Simulation } from '../../../src/simulator/index.js';
+import { decodeRtuFrame, encodeRtuFrame } from '../../../src/core/modbus/rtu-frame.js';
+import { createPtyPair, startSimulation, type PtyPair, type Simulation } from '../../../packages/simulator/src/index.js';
 import { waitFor } from '../../helpers/wait.js';
 import { RawSerialMaster, logger, mapFrom, mbpoll } from './sim-helpers.js';
 

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { SerialPort } from 'serialport';
 import { silentLogger } from '../../../src/ops/log.js';
-import { parseSimMap, type SimMap } from '../../../src/simulator/map-file.js';
+import { parseSimMap, type SimMap } from '../../../packages/simulator/src/map-file.js';
 
 export function mapFrom(yaml: string): SimMap {
   const parsed = parseSimMap(yaml);

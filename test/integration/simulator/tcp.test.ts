@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeMbapFrame, splitMbapFrame } from '../../../src/simulator/frames.js';
-import { startSimulation, type Simulation } from '../../../src/simulator/index.js';
+import { encodeMbapFrame, splitMbapFrame } from '../../../packages/simulator/src/frames.js';
+import { startSimulation, type Simulation } from '../../../packages/simulator/src/index.js';
 import { waitFor } from '../../helpers/wait.js';
 import { RawTcpClient, logger, mapFrom, mbpoll } from './sim-helpers.js';
 

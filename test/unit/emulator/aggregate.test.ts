@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   FUNCTIONS, TIME_RANGES, WINDOWS, aggregate, applyFunction, resolveTimeRange, windowSeconds, windowStart,
   type AggregateFunction, type TimeRangeName, type WindowName,
-} from '../../../src/emulator/aggregate.js';
+} from '../../../packages/emulator/src/aggregate.js';
 
 // Wednesday 2026-06-17 15:30:00 UTC
 const NOW = Date.UTC(2026, 5, 17, 15, 30, 0);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   MAX_REGISTRATION_BYTES, parseRegistration, TerminatorFilter,
-} from '../../../src/emulator/channel/registration.js';
-import { Presence, type Via } from '../../../src/emulator/channel/presence.js';
+} from '../../../packages/emulator/src/channel/registration.js';
+import { Presence, type Via } from '../../../packages/emulator/src/channel/presence.js';
 
 const tokens: Record<string, string> = { 'tok-a': 'dev-A', 'tok-ab': 'dev-AB' };
 const authenticate = (token: string, key: string) => (key === 'pk' ? tokens[token] : undefined);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   classifyUplink, responseTopic, scopeDownlink, scopeSubscription, scopeUnsubscription, scopeUplink, topicProblem,
   unscopeForDevice,
-} from '../../../src/emulator/channel/scoping.js';
+} from '../../../packages/emulator/src/channel/scoping.js';
 
 describe('scopeSubscription', () => {
   it.each([

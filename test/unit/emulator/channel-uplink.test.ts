@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
-import type { ChannelEvents } from '../../../src/emulator/channel.js';
-import { UplinkHandler } from '../../../src/emulator/channel/uplink.js';
-import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../../src/emulator/json-limits.js';
-import type { UplinkTopic } from '../../../src/emulator/channel/scoping.js';
+import type { ChannelEvents } from '../../../packages/emulator/src/channel.js';
+import { UplinkHandler } from '../../../packages/emulator/src/channel/uplink.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../../packages/emulator/src/json-limits.js';
+import type { UplinkTopic } from '../../../packages/emulator/src/channel/scoping.js';
 
 function setup(overrides: Partial<ChannelEvents> = {}, limits: JsonLimits = DEFAULT_JSON_LIMITS) {
   const calls: unknown[][] = [];

@@ -1,11 +1,11 @@
 // DeviceLink's gateway side with a fake channel: scope, online state through the gateway, routing.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { DeviceChannel } from '../../../src/emulator/channel.js';
-import { ManualClock } from '../../../src/emulator/clock.js';
-import { DeviceLink } from '../../../src/emulator/device-link.js';
-import { parseSeed } from '../../../src/emulator/state/seed.js';
-import { EmulatorState } from '../../../src/emulator/state/state.js';
+import type { DeviceChannel } from '../../../packages/emulator/src/channel.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
+import { DeviceLink } from '../../../packages/emulator/src/device-link.js';
+import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
+import { EmulatorState } from '../../../packages/emulator/src/state/state.js';
 import { silentLogger } from '../../../src/ops/log.js';
 
 const NOW = Date.UTC(2026, 0, 1);

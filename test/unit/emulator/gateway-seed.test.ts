@@ -1,7 +1,7 @@
 // Seed rules for gateway and sub-device types and the bindings between them.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSeed } from '../../../src/emulator/state/seed.js';
+import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { seedProblems } from './seed-problems.js';
 
 const NOW = Date.UTC(2026, 0, 1);

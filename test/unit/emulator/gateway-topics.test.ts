@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   duplicateTopLevelKey, gatewayCommandPayload, gatewayPushPayload, parseGatewayMessage, type GatewayUplinkKind,
-} from '../../../src/emulator/channel/gateway-topics.js';
-import { BadRequest } from '../../../src/emulator/channel/payload-shapes.js';
+} from '../../../packages/emulator/src/channel/gateway-topics.js';
+import { BadRequest } from '../../../packages/emulator/src/channel/payload-shapes.js';
 
 function parse(kind: GatewayUplinkKind, text: string) {
   return parseGatewayMessage(kind, JSON.parse(text), text);

@@ -1,7 +1,7 @@
 // The gateway uplink path with fakes for the state: scoping, partial batches, answers, bounds.
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ChannelEvents, CommandMessage, GatewayEvents } from '../../../src/emulator/channel.js';
-import { UplinkHandler } from '../../../src/emulator/channel/uplink.js';
+import type { ChannelEvents, CommandMessage, GatewayEvents } from '../../../packages/emulator/src/channel.js';
+import { UplinkHandler } from '../../../packages/emulator/src/channel/uplink.js';
 import { captureLogger, type CapturedLog } from '../../helpers/capture-logger.js';
 
 const NOW = 1_800_000_000_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/emulator/http/errors.js';
-import { errorResult, internalErrorResult } from '../../../src/emulator/http/server.js';
+import { ApiError } from '../../../packages/emulator/src/http/errors.js';
+import { errorResult, internalErrorResult } from '../../../packages/emulator/src/http/server.js';
 
 describe('failure bodies per interface', () => {
   it('A: result false with errcode, message and errors (always an array)', () => {

@@ -1,11 +1,11 @@
 // Pure parts of the emulator's input handling: JSON bounds, query parameters in their looser
 // forms, MQTT topic matching for delivery QoS, device codes. Hostile values in every table.
 import { describe, expect, it } from 'vitest';
-import { maxMatchingQos, topicMatches } from '../../../src/emulator/channel/delivery-qos.js';
-import { ApiError, type FieldError } from '../../../src/emulator/http/errors.js';
-import { MAX_TIME_MS, readFlag, readList, readPage, readTimeMs } from '../../../src/emulator/http/validate.js';
-import { checkJsonLimits, jsonDepth, parseBoundedJson, type JsonLimits } from '../../../src/emulator/json-limits.js';
-import { deviceCodeFor, DEVICE_CODE_LENGTH } from '../../../src/emulator/state/device-code.js';
+import { maxMatchingQos, topicMatches } from '../../../packages/emulator/src/channel/delivery-qos.js';
+import { ApiError, type FieldError } from '../../../packages/emulator/src/http/errors.js';
+import { MAX_TIME_MS, readFlag, readList, readPage, readTimeMs } from '../../../packages/emulator/src/http/validate.js';
+import { checkJsonLimits, jsonDepth, parseBoundedJson, type JsonLimits } from '../../../packages/emulator/src/json-limits.js';
+import { deviceCodeFor, DEVICE_CODE_LENGTH } from '../../../packages/emulator/src/state/device-code.js';
 
 const LIMITS: JsonLimits = { maxDepth: 3, maxBytes: 64 };
 const parse = (text: string) => parseBoundedJson(text, Buffer.byteLength(text), LIMITS);

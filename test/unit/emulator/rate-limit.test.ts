@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/emulator/clock.js';
-import { RateLimiter, checkRateLimit } from '../../../src/emulator/http/rate-limit.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
+import { RateLimiter, checkRateLimit } from '../../../packages/emulator/src/http/rate-limit.js';
 
 describe('RateLimiter', () => {
   it('counts down within an epoch-aligned window and resets at its end', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/emulator/http/errors.js';
-import { Router, ok } from '../../../src/emulator/http/router.js';
-import { BodyReader, paginate, readKeys, readList, readPage } from '../../../src/emulator/http/validate.js';
+import { ApiError } from '../../../packages/emulator/src/http/errors.js';
+import { Router, ok } from '../../../packages/emulator/src/http/router.js';
+import { BodyReader, paginate, readKeys, readList, readPage } from '../../../packages/emulator/src/http/validate.js';
 
 describe('Router', () => {
   const r = new Router<null>()

@@ -1,5 +1,5 @@
 // The problems a seed text is refused with, or [] when it is accepted.
-import { parseSeed, SeedError } from '../../../src/emulator/state/seed.js';
+import { parseSeed, SeedError } from '../../../packages/emulator/src/state/seed.js';
 
 export function seedProblems(text: string, now: number): string[] {
   try {

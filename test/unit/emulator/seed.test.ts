@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSeed } from '../../../src/emulator/state/seed.js';
+import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { seedProblems } from './seed-problems.js';
-import { parseDuration } from '../../../src/emulator/state/seed-reader.js';
+import { parseDuration } from '../../../packages/emulator/src/state/seed-reader.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const sample = readFileSync(new URL('../../../config/emulator-seed.yaml', import.meta.url), 'utf8');

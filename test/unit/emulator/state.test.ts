@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/emulator/clock.js';
-import { ApiError } from '../../../src/emulator/http/errors.js';
-import { parseSeed } from '../../../src/emulator/state/seed.js';
-import { EmulatorState, HISTORY_CAP } from '../../../src/emulator/state/state.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
+import { ApiError } from '../../../packages/emulator/src/http/errors.js';
+import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
+import { EmulatorState, HISTORY_CAP } from '../../../packages/emulator/src/state/state.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const sample = readFileSync(new URL('../../../config/emulator-seed.yaml', import.meta.url), 'utf8');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/emulator/http/errors.js';
-import { encodeStreamMessage } from '../../../src/emulator/stream-framing.js';
+import { ApiError } from '../../../packages/emulator/src/http/errors.js';
+import { encodeStreamMessage } from '../../../packages/emulator/src/stream-framing.js';
 
 describe('encodeStreamMessage', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/emulator/clock.js';
-import { ApiError } from '../../../src/emulator/http/errors.js';
-import { EXPIRED_TOKEN_MEMORY, TokenStore } from '../../../src/emulator/http/tokens.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
+import { ApiError } from '../../../packages/emulator/src/http/errors.js';
+import { EXPIRED_TOKEN_MEMORY, TokenStore } from '../../../packages/emulator/src/http/tokens.js';
 
 function failure(fn: () => unknown): string {
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dynamicValue, dynamicWords, type DynamicRegister } from '../../../src/simulator/dynamics.js';
+import { dynamicValue, dynamicWords, type DynamicRegister } from '../../../packages/simulator/src/dynamics.js';
 
 describe('dynamic registers', () => {
   it.each<[string, DynamicRegister, number, number]>([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeTyped, registersOf, type TypedValue } from '../../../src/simulator/encode.js';
+import { encodeTyped, registersOf, type TypedValue } from '../../../packages/simulator/src/encode.js';
 
 const words = (...w: number[]) => ({ ok: true, words: w });
 

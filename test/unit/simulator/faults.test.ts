@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideFault, isDisappeared, validateFault, type UnitFault } from '../../../src/simulator/faults.js';
+import { decideFault, isDisappeared, validateFault, type UnitFault } from '../../../packages/simulator/src/faults.js';
 
 const at = (fault: UnitFault, sinceMs = 1000) => ({ fault, sinceMs });
 

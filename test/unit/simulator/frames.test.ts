@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  corruptCrc, crc16, decodeRtuFrame, encodeMbapFrame, encodeRtuFrame, expectedRequestLength, splitMbapFrame,
-} from '../../../src/simulator/frames.js';
+import { crc16, decodeRtuFrame, encodeRtuFrame } from '../../../src/core/modbus/rtu-frame.js';
+import { corruptCrc, encodeMbapFrame, expectedRequestLength, splitMbapFrame } from '../../../packages/simulator/src/frames.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSimMap } from '../../../src/simulator/map-file.js';
+import { parseSimMap } from '../../../packages/simulator/src/map-file.js';
 
 describe('parseSimMap', () => {
   it('reads plain, range, short-form and typed entries', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UnitMemory } from '../../../src/simulator/memory.js';
-import { describeRequest, handlePdu, type InjectedException } from '../../../src/simulator/pdu.js';
+import { UnitMemory } from '../../../packages/simulator/src/memory.js';
+import { describeRequest, handlePdu, type InjectedException } from '../../../packages/simulator/src/pdu.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 

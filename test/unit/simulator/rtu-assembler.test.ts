@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeRtuFrame } from '../../../src/simulator/frames.js';
-import { RtuAssembler } from '../../../src/simulator/rtu-assembler.js';
+import { encodeRtuFrame } from '../../../src/core/modbus/rtu-frame.js';
+import { RtuAssembler } from '../../../packages/simulator/src/rtu-assembler.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const read = encodeRtuFrame(1, hex('03 0000 000A'));

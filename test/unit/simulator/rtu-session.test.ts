@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
-import { decodeRtuFrame, encodeRtuFrame } from '../../../src/simulator/frames.js';
-import { parseSimMap } from '../../../src/simulator/map-file.js';
-import { RtuSession, type ReplyScheduler } from '../../../src/simulator/rtu-session.js';
-import { Simulator } from '../../../src/simulator/simulator.js';
-import { lineTiming } from '../../../src/simulator/timing.js';
+import { decodeRtuFrame, encodeRtuFrame } from '../../../src/core/modbus/rtu-frame.js';
+import { parseSimMap } from '../../../packages/simulator/src/map-file.js';
+import { RtuSession, type ReplyScheduler } from '../../../packages/simulator/src/rtu-session.js';
+import { Simulator } from '../../../packages/simulator/src/simulator.js';
+import { lineTiming } from '../../../packages/simulator/src/timing.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
-import { parseSimMap } from '../../../src/simulator/map-file.js';
-import { Simulator } from '../../../src/simulator/simulator.js';
+import { parseSimMap } from '../../../packages/simulator/src/map-file.js';
+import { Simulator } from '../../../packages/simulator/src/simulator.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lineTiming, transactionMicros, validateLineSettings } from '../../../src/simulator/timing.js';
+import { lineTiming, transactionMicros, validateLineSettings } from '../../../packages/simulator/src/timing.js';
 
 describe('lineTiming', () => {
   it.each([

@@ -1,0 +1,114 @@
+// `fieldgate emulator`: the local device cloud in the foreground until SIGINT/SIGTERM.
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createLogger, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, untilSignal } from 'fieldgate/shared';
+import { startEmulator, type Emulator } from './index.js';
+import type { GatewayPushShape } from './channel/gateway-topics.js';
+import { checkRateLimit, DEFAULT_RATE_LIMIT } from './http/rate-limit.js';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS } from './json-limits.js';
+import { loadSeedFile, SeedError } from './state/seed.js';
+
+export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../../config/emulator-seed.yaml', import.meta.url));
+export const DEFAULT_PORTS = { http: 18080, mqtt: 11883, tcp: 18266 };
+
+const USAGE = `usage: fieldgate emulator [--seed FILE] [--http-port N] [--mqtt-port N] [--tcp-port N]
+                          [--host ADDR] [--rate-limit N] [--rate-window SECONDS]
+                          [--json-max-depth N] [--json-max-bytes N] [--gateway-push-shape keyed|device]
+                          [--verbose]
+  Ports: 0 picks a free one (printed at start). Defaults: http ${DEFAULT_PORTS.http}, mqtt ${DEFAULT_PORTS.mqtt}, tcp ${DEFAULT_PORTS.tcp}.
+`;
+
+function port(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new RangeError(`--${name} must be a port number from 0 to 65535`);
+  return n;
+}
+
+function positive(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new RangeError(`--${name} must be a positive number`);
+  return n;
+}
+
+/** Both shapes of `gateway/attributes/push` are documented; a gateway must accept either. */
+function pushShape(value: string | undefined): GatewayPushShape {
+  if (value === undefined || value === 'keyed' || value === 'device') return value ?? 'keyed';
+  throw new RangeError('--gateway-push-shape must be keyed or device');
+}
+
+export const runEmulator: CliCommand = async (args, io) => {
+  let opts;
+  try {
+    const { values } = parseArgs({
+      args,
+      options: {
+        seed: { type: 'string' }, 'http-port': { type: 'string' }, 'mqtt-port': { type: 'string' },
+        'tcp-port': { type: 'string' }, host: { type: 'string' }, 'rate-limit': { type: 'string' },
+        'rate-window': { type: 'string' }, 'json-max-depth': { type: 'string' }, 'json-max-bytes': { type: 'string' },
+        'gateway-push-shape': { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean' },
+      },
+      strict: true,
+    });
+    if (values.help) {
+      io.stdout.write(USAGE);
+      return 0;
+    }
+    opts = {
+      seed: values.seed ?? DEFAULT_SEED_PATH,
+      host: values.host ?? '127.0.0.1',
+      httpPort: port(values['http-port'], DEFAULT_PORTS.http, 'http-port'),
+      mqttPort: port(values['mqtt-port'], DEFAULT_PORTS.mqtt, 'mqtt-port'),
+      tcpPort: port(values['tcp-port'], DEFAULT_PORTS.tcp, 'tcp-port'),
+      rateLimit: {
+        limit: Math.floor(positive(values['rate-limit'], DEFAULT_RATE_LIMIT.limit, 'rate-limit')),
+        windowS: positive(values['rate-window'], DEFAULT_RATE_LIMIT.windowS, 'rate-window'),
+      },
+      jsonLimits: {
+        maxDepth: positive(values['json-max-depth'], DEFAULT_JSON_LIMITS.maxDepth, 'json-max-depth'),
+        maxBytes: positive(values['json-max-bytes'], DEFAULT_JSON_LIMITS.maxBytes, 'json-max-bytes'),
+      },
+      gatewayPushShape: pushShape(values['gateway-push-shape']),
+      verbose: values.verbose ?? false,
+    };
+    const problem = checkRateLimit(opts.rateLimit) ?? checkJsonLimits(opts.jsonLimits);
+    if (problem) throw new RangeError(problem);
+  } catch (err) {
+    io.stderr.write(`fieldgate emulator: ${(err as Error).message}\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+
+  const logger = createLogger({ level: opts.verbose ? 'debug' : (io.env.LOG_LEVEL === 'debug' ? 'debug' : 'info'), destination: io.stdout });
+  let seed;
+  try {
+    seed = await loadSeedFile(opts.seed, Date.now());
+  } catch (err) {
+    io.stderr.write(`fieldgate emulator: ${err instanceof SeedError ? err.message : String(err)}\n`);
+    return EXIT_CONFIG;
+  }
+
+  let emulator: Emulator;
+  try {
+    emulator = await startEmulator({ ...opts, seed, logger });
+  } catch (err) {
+    io.stderr.write(`fieldgate emulator: cannot start: ${(err as Error).message}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  const summary = emulator.state.summary();
+  io.stdout.write([
+    'fieldgate emulator running',
+    `  http  http://${opts.host}:${emulator.httpPort}  (interface A /api/v1, interface B /app/device/v1)`,
+    `  mqtt  mqtt://${opts.host}:${emulator.mqttPort}`,
+    `  tcp   ${opts.host}:${emulator.tcpPort}`,
+    `  seed  ${opts.seed}: ${Object.entries(summary).map(([k, v]) => `${v} ${k}`).join(', ')}`,
+    `  rate  ${opts.rateLimit.limit} requests / ${opts.rateLimit.windowS} s on interface A`,
+    '',
+  ].join('\n'));
+  logger.info({ httpPort: emulator.httpPort, mqttPort: emulator.mqttPort, tcpPort: emulator.tcpPort, seed: summary }, 'emulator started');
+
+  const signal = await untilSignal();
+  logger.info({ signal }, 'emulator stopping');
+  await emulator.close();
+  return 0;
+};

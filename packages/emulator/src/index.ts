@@ -1,0 +1,101 @@
+// startEmulator: the local device cloud (HTTP interfaces A and B + the device channel) in one call.
+import type { AddressInfo } from 'node:net';
+import { type Logger, systemClock, type Clock } from 'fieldgate/shared';
+import type { DeviceChannel, DeviceChannelOptions } from './channel.js';
+import type { GatewayPushShape } from './channel/gateway-topics.js';
+import { startDeviceChannel } from './channel/index.js';
+import { DeviceLink, SYNC_REPLY_TIMEOUT_MS } from './device-link.js';
+import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from './http/rate-limit.js';
+import { buildApiRouter, buildAppRouter } from './http/routes.js';
+import { createHttpServer } from './http/server.js';
+import { TokenStore } from './http/tokens.js';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS, type JsonLimits } from './json-limits.js';
+import type { SeedData } from './state/model.js';
+import { EmulatorState } from './state/state.js';
+
+export { loadSeedFile, SeedError } from './state/seed.js';
+
+export type StartDeviceChannel = (options: DeviceChannelOptions, logger: Logger) => Promise<DeviceChannel>;
+
+export interface EmulatorOptions {
+  /** 0 = ephemeral for each port. */
+  httpPort: number;
+  mqttPort: number;
+  tcpPort: number;
+  host?: string;
+  seed: SeedData;
+  logger: Logger;
+  clock?: Clock;
+  rateLimit?: RateLimitConfig;
+  syncReplyTimeoutMs?: number;
+  tcpRegisterTimeoutS?: number;
+  /** Bounds on every JSON input (HTTP bodies, device payloads); default DEFAULT_JSON_LIMITS. */
+  jsonLimits?: Partial<JsonLimits>;
+  /** Shape of `gateway/attributes/push` (both are documented); default `keyed` (`{"<addr>":{...}}`). */
+  gatewayPushShape?: GatewayPushShape;
+  /** Tests may pass a fake channel; default is the real broker + TCP stream server. */
+  startChannel?: StartDeviceChannel;
+}
+
+export interface Emulator {
+  readonly httpPort: number;
+  readonly mqttPort: number;
+  readonly tcpPort: number;
+  readonly state: EmulatorState;
+  readonly link: DeviceLink;
+  setRateLimit(config: RateLimitConfig): void;
+  close(): Promise<void>;
+}
+
+export async function startEmulator(options: EmulatorOptions): Promise<Emulator> {
+  const host = options.host ?? '127.0.0.1';
+  const clock = options.clock ?? systemClock;
+  const log = options.logger;
+  const jsonLimits: JsonLimits = { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits };
+  const limitProblem = checkJsonLimits(jsonLimits);
+  if (limitProblem) throw new RangeError(limitProblem);
+  const state = new EmulatorState(options.seed, clock);
+  const link = new DeviceLink(state, log.child({ part: 'device-link' }), options.syncReplyTimeoutMs ?? SYNC_REPLY_TIMEOUT_MS, options.gatewayPushShape);
+  const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT, clock);
+  const tokens = new TokenStore(clock);
+
+  const channel = await (options.startChannel ?? startDeviceChannel)({
+    mqttPort: options.mqttPort, tcpPort: options.tcpPort, host, directory: link, events: link, gateways: link,
+    tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits,
+  }, log.child({ part: 'channel' }));
+  link.attach(channel);
+
+  const server = createHttpServer({
+    state, link, tokens, limiter, apiRouter: buildApiRouter(), appRouter: buildAppRouter(), log: log.child({ part: 'http' }), jsonLimits,
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.httpPort, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await channel.close();
+    throw err;
+  }
+  const httpPort = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | undefined;
+  return {
+    httpPort, mqttPort: channel.mqttPort, tcpPort: channel.tcpPort, state, link,
+    setRateLimit: (config) => limiter.set(config),
+    close() {
+      closing ??= (async () => {
+        link.cancelWaiters();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await channel.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,12 @@
+// `fieldgate/shared`: the daemon's code that the emulator and simulator packages use too, so each
+// concept has one definition (one clock, one register table model, one RTU framing, one logger
+// factory, one CLI contract). The daemon runs without the packages: only its development commands
+// (emulator, simulate, the embedded demo) load them.
+export { systemClock, systemTimers, systemTime, sleep, repeatEvery, type Clock, type Timers, type Time } from './core/time.js';
+export { createLogger, silentLogger, LOG_LEVELS, type Logger } from './ops/log.js';
+export type { LevelWithSilent } from 'pino';
+export { TABLES, isBitTable, type Table, type ByteOrder, type WordOrder } from './core/points/types.js';
+export type { Parity } from './core/config/site-types.js';
+export { crc16, encodeRtuFrame, decodeRtuFrame, type RtuDecodeResult } from './core/modbus/rtu-frame.js';
+export { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './cli/io.js';
+export { untilSignal } from './cli/signals.js';
