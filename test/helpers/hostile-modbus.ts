@@ -13,7 +13,7 @@ export const TCP_ATTACKS = [
 ] as const;
 export const RTU_ATTACKS = [
   'truncated', 'oversized', 'short-count', 'wrong-unit', 'wrong-function', 'wrong-crc', 'late', 'duplicate', 'noise', 'slow',
-  'foreign-ahead',
+  'foreign-ahead', 'duplicate-late',
 ] as const;
 export type Attack = (typeof TCP_ATTACKS)[number] | (typeof RTU_ATTACKS)[number];
 export type PeerMode = Attack | 'good';
@@ -139,6 +139,9 @@ function rtuReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send): void
     case 'noise':
       send(Buffer.concat([noise(7), encodeRtuFrame(unit, good(req))]));
       return send(noise(9), 1);
+    case 'duplicate-late': // the copy comes after the master's quiet window, between exchanges
+      send(encodeRtuFrame(unit, good(req)));
+      return send(encodeRtuFrame(unit, bad(req)), 15);
     case 'foreign-ahead': // another unit's frame (a late reply) just ahead of the right one
       return send(Buffer.concat([encodeRtuFrame(setup.healthyUnit, bad(req)), encodeRtuFrame(unit, good(req))]));
     case 'slow': {

@@ -79,16 +79,11 @@ class ModbusSerialTransport implements ModbusTransport {
       cancelOpenTimeout();
     }
     this.client = client;
-    // modbus-serial drops its port error listener when the port closes; a write error the port
-    // reports after that (EIO from an unplugged adapter) must not become an uncaught exception.
+    // modbus-serial drops its port error listener on close; a later write error (EIO from an
+    // unplugged adapter) must not become an uncaught exception.
     const port = libraryPortOf(client);
-    if (port instanceof EventEmitter) {
-      port.on('error', (err: unknown) => {
-        this.closeReason = err instanceof Error ? err.message : String(err);
-      });
-    }
-    this.guard = this.config.kind === 'tcp' ? this.installGuard(client) : undefined;
-    this.tally = this.config.kind === 'tcp' ? undefined : RtuReceiveTally.install(client);
+    if (port instanceof EventEmitter) port.on('error', (err: unknown) => { this.closeReason = err instanceof Error ? err.message : String(err); });
+    this.installChecks(client);
     client.on('close', () => {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
@@ -98,13 +93,15 @@ class ModbusSerialTransport implements ModbusTransport {
     });
   }
 
-  private installGuard(client: ModbusClient): TcpReplyGuard {
-    const guard = TcpReplyGuard.install(libraryPortOf(client), {
+  /** The reply checks of this framing: our MBAP guard on Modbus TCP, the receive tally on RTU framing. */
+  private installChecks(client: ModbusClient): void {
+    const tcp = this.config.kind === 'tcp';
+    this.guard = tcp ? TcpReplyGuard.install(libraryPortOf(client), {
       onDiscard: (reason) => this.discarded(reason),
       onDesync: (reason) => this.resync(client, reason),
-    });
-    if (!guard) throw new PortOpenError(this.target, 'unsupported modbus-serial TCP port (cannot check replies)');
-    return guard;
+    }) : undefined;
+    this.tally = tcp ? undefined : RtuReceiveTally.install(client);
+    if (!this.guard && !this.tally) throw new PortOpenError(this.target, `unsupported modbus-serial ${this.config.kind} port (cannot check replies)`);
   }
 
   /** Replies no longer line up with requests: drop the connection (the bus reopens it). */
@@ -156,21 +153,23 @@ class ModbusSerialTransport implements ModbusTransport {
     this.pending.clear();
   }
 
-  /**
-   * Runs one transaction; rejects with a typed error. The reply must be exactly the awaited one:
-   * `check` names what is wrong with a parsed reply, and on RTU framing a second frame or stray
-   * bytes right after the reply make the exchange ambiguous, so it is discarded too.
-   */
+  /** One transaction, rejected with a typed error unless the reply is exactly the awaited one (`check`). */
   private async transact<T>(expected: ExpectedReply, timeoutMs: number,
+    call: (client: ModbusClient) => Promise<T>, check: (reply: T) => string | undefined): Promise<T> {
+    try {
+      return await this.exchange(expected, timeoutMs, call, check);
+    } finally {
+      this.tally?.end();
+    }
+  }
+
+  private async exchange<T>(expected: ExpectedReply, timeoutMs: number,
     call: (client: ModbusClient) => Promise<T>, check: (reply: T) => string | undefined): Promise<T> {
     const client = this.client;
     if (!client || !client.isOpen) throw new PortClosedError('port not open');
     const guard = this.guard;
-    if (!guard) {
-      const stale = takeUnmatchedInput(client);
-      if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
-      this.tally?.reset();
-    }
+    const stale = this.tally?.begin(client) ?? 0;
+    if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     client.setID(expected.unit);
     client.setTimeout(timeoutMs);
     const transactionId = guard?.expect(expected);
@@ -191,13 +190,11 @@ class ModbusSerialTransport implements ModbusTransport {
     } finally {
       if (transactionId !== undefined) guard?.settle(transactionId);
     }
-    if (!guard && this.config.kind !== 'tcp') {
+    if (this.tally && this.config.kind !== 'tcp') {
       // Listen for one inter-frame silence more: a reply is only unambiguous if nothing follows it.
       await sleep(this.timers, this.config.interFrameDelayMs);
-      const extra = takeUnmatchedInput(client);
-      if (extra > 0) return this.reject(expected.unit, `${extra} bytes after the reply (duplicate or foreign frame)`);
-      const skipped = this.tally?.skipped() ?? 0; // RTU framing: what the library skipped silently
-      if (skipped > 0) return this.reject(expected.unit, `${skipped} bytes before the reply (late or foreign frame)`);
+      const ambiguity = this.tally.ambiguity(client);
+      if (ambiguity !== undefined) return this.reject(expected.unit, ambiguity);
     }
     const problem = check(reply);
     if (problem !== undefined) return this.reject(expected.unit, problem);
@@ -278,7 +275,8 @@ class ModbusSerialTransport implements ModbusTransport {
     const client = this.client;
     const port = client && client.isOpen ? serialPortOf(client) : undefined;
     if (!client || !port) throw new PortClosedError('port not open');
-    // The reply also lands in modbus-serial's frame buffer; transact() flushes it before the next request.
+    const stale = this.tally?.begin(client) ?? 0;
+    if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {
       fail = reject;
@@ -292,7 +290,8 @@ class ModbusSerialTransport implements ModbusTransport {
       throw new PortClosedError(`write failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       this.pending.delete(fail);
-      takeUnmatchedInput(client); // the stream's reply, also collected by modbus-serial: not a Modbus discard
+      takeUnmatchedInput(client); // the stream's reply, also in modbus-serial's buffer: not a Modbus discard
+      this.tally?.end();
     }
   }
 }
