@@ -68,6 +68,7 @@ export function createSouthbound(
         return {
           name: bus.name, kind: kinds.get(bus.name) ?? 'rtu', up: s.state === 'up',
           transactions: s.transactions, timeouts: s.timeouts, exceptions: s.exceptions, queueDepth: s.queueDepth,
+          failures: s.timeouts + s.exceptions + s.frameErrors + s.otherErrors,
           discardedReplies: s.discardedReplies, silenceReopens: s.silenceReopens,
           utilisation: uptimeMs > 0 ? Math.min(1, s.busyTimeMs / uptimeMs) : 0,
         };

@@ -5,6 +5,7 @@ import { isMapping, joinPath } from './fields.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
 import { LOG_LEVELS } from '../../ops/log.js';
 import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
+import { SELF_IDENTITY_DURATION_KEYS, selfIdentitySchema } from './self-identity.js';
 
 /** A format that throws with a message phrased to follow "<path>: ". Never echo the value: it may be secret. */
 type Check = (value: unknown) => void;
@@ -91,12 +92,14 @@ export const GATEWAY_SCHEMA = {
       maxPending: cloudNumber('Cloud HTTP requests waiting at most; more are refused and counted.', 200, 1, 100_000),
       retries: cloudNumber('Retries of a request after a 5xx or network error.', 3, 0, 20),
     },
+    identity: selfIdentitySchema(cloudNumber),
   },
 };
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
   'gateway.cloud.syncPeriodMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs',
+  ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';
 

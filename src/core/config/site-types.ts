@@ -1,4 +1,5 @@
 // The validated, normalised shape of a site file. Produced by ops/site-file.ts; every default filled in.
+import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
 import type { CompiledSite } from './compile.js';
@@ -195,6 +196,8 @@ export interface CloudSettings {
   inbound: InboundLimits;
   /** On stop, how long connected links may keep sending what is left in the outbox. */
   drainMs: number;
+  /** fieldgate's own cloud identity (always set from the site file; defaults apply when absent). */
+  identity?: SelfIdentitySettings;
 }
 
 /** Bounds on what one cloud message may cost the gateway. */
