@@ -65,12 +65,6 @@ export interface PointSelection {
   values: number;
 }
 
-/** The `index`-th value of a selection: the same point, moved along by its width. */
-export function nthPoint(point: PointConfig, index: number): PointConfig {
-  const step = point.table === 'coil' || point.table === 'discrete' ? 1 : widthOf(point.type, point.length);
-  return { ...point, address: point.address + index * step };
-}
-
 export function pointFromOptions(values: PointOptionValues): PointSelection {
   const unit = integerOption('unit', values.unit, undefined, 0, 255);
   const table = choice('table', values.table, TABLES, 'holding');

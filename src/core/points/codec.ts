@@ -45,6 +45,12 @@ export function engineeringRange(point: Pick<PointConfig, 'type' | 'scale' | 'of
   return { min: Math.min(a, b), max: Math.max(a, b) };
 }
 
+/** The `index`-th of consecutive values of one type: the same point, moved along by its width. */
+export function nthPoint(point: PointConfig, index: number): PointConfig {
+  const step = isBitTable(point.table) ? 1 : widthOf(point.type, point.length);
+  return { ...point, address: point.address + index * step };
+}
+
 /** Throws an Error naming the point when its config cannot be coded (normally caught by validation). */
 export function compilePoint(point: PointConfig): PointCodec {
   checkCodable(point);
