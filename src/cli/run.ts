@@ -1,6 +1,6 @@
 // `fieldgate run --config SITE`: the daemon. Stops cleanly on SIGINT/SIGTERM (ordered drain).
 import { parseArgs } from 'node:util';
-import { startGateway } from '../gateway.js';
+import { startGateway } from '../main.js';
 import { configSecrets } from '../core/config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../ops/log.js';
 import { SecretValues } from '../core/redact.js';

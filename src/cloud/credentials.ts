@@ -2,6 +2,7 @@
 // interface A (certificate by device id, or create by device key), then the device-key endpoint.
 // Fetched credentials are stored so the next start needs no API. Secrets are never logged.
 import type { Logger } from '../ops/log.js';
+import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
 import type { SecretValues } from '../core/redact.js';
 import type { CreateDeviceInput, DeviceCertificate } from './api.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from './device-api.js';
@@ -24,6 +25,16 @@ export interface DeviceIdentity {
   typeId?: string;
   /** Create the device through interface A when it has no id yet. */
   createIfMissing?: boolean;
+}
+
+/** A field device's identity as its site file entry gives it. */
+export function deviceIdentity(device: DeviceConfig, cloud: CloudSettings): DeviceIdentity {
+  const c = device.cloud ?? { allowCreate: false };
+  return {
+    // A device's own project key wins; otherwise the project's (the same for every device).
+    name: device.name, deviceId: c.deviceId, accessToken: c.accessToken, projectKey: c.projectKey ?? cloud.projectKey,
+    deviceKey: c.deviceKey, typeKey: c.typeKey, createIfMissing: c.allowCreate,
+  };
 }
 
 export interface ResolvedCredential {

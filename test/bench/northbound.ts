@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import type { Config, DeviceConfig, PointConfig } from '../../src/core/config/site-types.js';
 import { compiledConfig } from '../../src/ops/site-file.js';
-import { startGateway } from '../../src/gateway.js';
+import { startGateway } from '../../src/main.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
 import { Forwarder, TokenBucket } from '../../src/cloud/forwarder.js';

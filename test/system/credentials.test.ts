@@ -4,8 +4,8 @@ import { statSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway } from '../../src/gateway.js';
-import type { GatewayHandle } from '../../src/gateway-types.js';
+import { startGateway } from '../../src/main.js';
+import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
 

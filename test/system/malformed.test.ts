@@ -5,8 +5,8 @@
 // pending limit (every one answered, the other device keeps polling).
 import mqtt from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway } from '../../src/gateway.js';
-import type { GatewayHandle } from '../../src/gateway-types.js';
+import { startGateway } from '../../src/main.js';
+import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { captureLog } from '../helpers/capture-log.js';
 import { Mosquitto } from '../helpers/mosquitto.js';

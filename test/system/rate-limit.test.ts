@@ -2,8 +2,8 @@
 // reaches the cloud before its Retry-After has passed. A logging proxy sits in front of the emulator.
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway } from '../../src/gateway.js';
-import type { GatewayHandle } from '../../src/gateway-types.js';
+import { startGateway } from '../../src/main.js';
+import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { meterDevice, startSite, waitFor, type Site } from './harness.js';
 

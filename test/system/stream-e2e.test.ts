@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RtuBusConfig } from '../../src/core/config/site-types.js';
 import { compiledConfig } from '../../src/ops/site-file.js';
-import { startGateway } from '../../src/gateway.js';
-import type { GatewayHandle } from '../../src/gateway-types.js';
+import { startGateway } from '../../src/main.js';
+import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { startMixedLinePeer, type MixedLinePeer } from '../helpers/mixed-line-peer.js';
 import { startPtyPair, type PtyPair } from '../helpers/socat.js';

@@ -10,7 +10,7 @@ import { checkConfig } from '../../../src/ops/site-file.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import type { Sample } from '../../../src/device/poller.js';
 import { parseSimMap, startSimulation } from '../../../src/simulator/index.js';
-import { createCommandServices, createSouthbound } from '../../../src/southbound.js';
+import { createCommandServices, createSouthbound } from '../../../src/main.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const VALUES = Array.from({ length: 40 }, (_, i) => i * 7 + 3);

@@ -1,10 +1,11 @@
 // What starting the gateway gives back, and what it needs from the process around it.
 import type { LevelWithSilent } from 'pino';
-import type { Logger } from './ops/log.js';
-import type { PointValue } from './core/points/types.js';
-import type { SecretValues } from './core/redact.js';
-import type { GatewayStatus } from './ops/status.js';
-import type { Notifier } from './ops/systemd.js';
+import type { Logger } from './log.js';
+import type { PointValue } from '../core/points/types.js';
+import type { SecretValues } from '../core/redact.js';
+import type { GatewayStatus } from './status.js';
+import type { Notifier } from './systemd.js';
+import type { Time } from '../core/time.js';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -15,6 +16,8 @@ export interface GatewayDeps {
   notifier?: Notifier;
   /** Known secret values (the logger redacts them); fetched credentials are added. */
   secrets?: SecretValues;
+  /** Clock and timers of the gateway's own loops (tick, drain); the system's by default. */
+  time?: Time;
 }
 
 export interface GatewayHandle {

@@ -1,0 +1,60 @@
+// The gateway's status picture assembled from what each part reports (pure: time passed in), and
+// the one-line summary systemd shows. /status, /metrics, /healthz and `fieldgate status` read it.
+import type { DeviceConfig } from '../core/config/site-types.js';
+import { FIELDGATE_VERSION } from '../core/version.js';
+import type { DevicePollStats } from '../device/poller.js';
+import type { BusStats } from '../field/modbus/bus-stats.js';
+import type { BusStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus } from './status.js';
+
+export interface StatusSources {
+  startedAt: number;
+  devices: readonly DeviceConfig[];
+  pollStats(): DevicePollStats[];
+  busStatus(uptimeMs: number): BusStatus[];
+  lastSampleAt(device: string): number | undefined;
+  isOnline(device: string): boolean;
+  links(): LinkStatus[];
+  outbox(now: number): OutboxStatus;
+  /** Null when no device talks to the cloud (the queue is idle by construction). */
+  rateQueue(): RateQueueStatus | null;
+}
+
+export function assembleStatus(sources: StatusSources, now: number): GatewayStatus {
+  const pollStats = new Map(sources.pollStats().map((s) => [s.device, s]));
+  return {
+    version: FIELDGATE_VERSION,
+    startedAt: new Date(sources.startedAt).toISOString(),
+    uptimeS: (now - sources.startedAt) / 1000,
+    buses: sources.busStatus(now - sources.startedAt),
+    devices: sources.devices.map((d) => {
+      const last = sources.lastSampleAt(d.name);
+      const poll = pollStats.get(d.name);
+      return {
+        name: d.name, bus: d.bus, online: sources.isOnline(d.name), points: d.points.length,
+        lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: poll?.skippedCycles ?? 0,
+        ...(poll ? { overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
+      };
+    }),
+    links: sources.links(),
+    outbox: sources.outbox(now),
+    rateQueue: sources.rateQueue(),
+  };
+}
+
+/** One bus's figures as /status shows them; utilisation is busy time over the gateway's uptime. */
+export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): BusStatus {
+  return {
+    name: stats.bus, kind, up: stats.state === 'up',
+    transactions: stats.transactions, timeouts: stats.timeouts, exceptions: stats.exceptions, queueDepth: stats.queueDepth,
+    failures: stats.timeouts + stats.exceptions + stats.frameErrors + stats.otherErrors,
+    discardedReplies: stats.discardedReplies, silenceReopens: stats.silenceReopens,
+    utilisation: uptimeMs > 0 ? Math.min(1, stats.busyTimeMs / uptimeMs) : 0,
+  };
+}
+
+/** The line systemd shows in `systemctl status`. */
+export function statusSummary(status: GatewayStatus): string {
+  const online = status.devices.filter((d) => d.online).length;
+  const up = status.links.filter((l) => l.state === 'up').length;
+  return `${online}/${status.devices.length} devices online, ${up}/${status.links.length} links up, outbox ${status.outbox?.depth ?? 0}`;
+}
