@@ -32,7 +32,8 @@ export class TemporaryLogLevel {
     this.cancel?.();
     const revertsAt = this.time.now() + durationMs;
     // Logged at warn before the change and after the revert, so both lines pass either level.
-    this.log.warn({ level, previous, original: this.original, durationMs }, 'log level changed temporarily');
+    // Field names other than `level`, which is pino's own.
+    this.log.warn({ logLevel: level, previousLevel: previous, originalLevel: this.original, durationMs }, 'log level changed temporarily');
     this.control.set(level);
     this.cancel = this.time.setTimer(() => this.revert('expired'), durationMs, { unref: true });
     return { level, previous, revertsAt };
@@ -47,6 +48,6 @@ export class TemporaryLogLevel {
     this.original = undefined;
     const temporary = this.control.get();
     this.control.set(original);
-    this.log.warn({ level: original, temporary, reason }, 'log level restored');
+    this.log.warn({ logLevel: original, temporaryLevel: temporary, reason }, 'log level restored');
   }
 }

@@ -29,7 +29,7 @@ const ORDERS = ['big', 'little'] as const;
 class ParamError extends Error {}
 
 function integer(params: Record<string, unknown>, name: string, min: number, max: number, fallback?: number): number {
-  const value = params[name] ?? fallback;
+  const value = params[name] === undefined ? fallback : params[name];
   if (value === undefined) throw new ParamError(`${name} is required (an integer ${min}..${max})`);
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new ParamError(`${name} must be an integer ${min}..${max} (got ${describeValue(value)})`);
