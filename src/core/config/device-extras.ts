@@ -18,10 +18,12 @@ export function readDeviceCloud(device: Fields): DeviceCloudConfig | undefined {
   const f = device.section('cloud');
   if (!f) return undefined;
   const cloud: DeviceCloudConfig = { allowCreate: f.boolean('allowCreate', { default: false }) ?? false };
-  for (const key of ['deviceId', 'deviceKey', 'typeKey', 'accessToken', 'projectKey', 'timestampAttribute'] as const) {
+  for (const key of ['deviceId', 'deviceKey', 'typeKey', 'accessToken', 'projectKey', 'timestampAttribute', 'subDeviceAddress'] as const) {
     const value = f.string(key, { optional: true });
     if (value !== undefined) cloud[key] = value;
   }
+  const mode = f.choice('mode', ['direct', 'gateway'] as const, { optional: true });
+  if (mode !== undefined) cloud.mode = mode;
   f.rejectUnknownKeys();
   if (cloud.accessToken === undefined && cloud.deviceId === undefined && cloud.deviceKey === undefined) {
     device.report('cloud', 'needs accessToken, deviceId or deviceKey to know the device\'s cloud identity');

@@ -61,6 +61,16 @@ export const GATEWAY_SCHEMA = {
     accessKey: cloudString('Access key for interface A.', { env: 'FIELDGATE_ACCESS_KEY', sensitive: true }),
     secretKey: cloudString('Secret key for interface A.', { env: 'FIELDGATE_SECRET_KEY', sensitive: true }),
     caFile: cloudString('PEM file with the CA of the broker certificate.', { env: 'FIELDGATE_CA_FILE' }),
+    mode: { doc: 'How devices reach the cloud unless their cloud block says otherwise: direct (own link) or gateway (through the identity).', default: 'direct', format: check((v) => v === 'direct' || v === 'gateway', 'must be direct or gateway') },
+    identity: {
+      deviceId: cloudString('fieldgate\'s own cloud device id (interface A).'),
+      deviceKey: cloudString('fieldgate\'s own device key (certificate endpoint).'),
+      typeKey: cloudString('Device type key for the certificate endpoint.'),
+      allowCreate: { doc: 'Create fieldgate\'s cloud device by deviceKey through interface A when missing.', default: false, format: formats.boolean },
+      accessToken: cloudString('fieldgate\'s own device credential.', { env: 'FIELDGATE_IDENTITY_ACCESS_TOKEN', sensitive: true }),
+      projectKey: cloudString('Project key of the identity when not the gateway\'s.', { sensitive: true }),
+    },
+    gatewayBatchMaxBytes: cloudNumber('Gateway mode: largest gateway/attributes message (bytes); one larger report goes alone.', 65_536, 1024, 16_777_216),
     keepaliveS: cloudNumber('MQTT keepalive in seconds.', 120, 10, 3600),
     connectTimeoutMs: cloudNumber('An MQTT connect attempt without CONNACK within this long fails (ms).', 10_000, 1000, 300_000),
     httpTimeoutMs: cloudNumber('A cloud HTTP request without a complete answer within this long fails (ms).', 10_000, 1000, 300_000),
@@ -73,6 +83,7 @@ export const GATEWAY_SCHEMA = {
       maxKeys: cloudNumber('Keys of one push or command (a read list counts by entries); more refuse the whole message.', 1000, 1, 1_000_000),
       maxPending: cloudNumber('Cloud messages handled at once per device; more are refused, commands answered busy.', 64, 1, 100_000),
       busShare: cloudNumber('Share of bus time cloud writes, reads and read-backs may take while polls are waiting (0.05..1).', 0.5, 0.05, 1),
+      unknownAddressesLogged: cloudNumber('Gateway mode: distinct unknown sub-device addresses logged (once each); more are only counted.', 256, 1, 100_000),
     },
     reconnect: {
       initialMs: cloudNumber('First MQTT reconnect delay (ms).', 1000, 10, 600_000, 'FIELDGATE_RECONNECT_INITIAL_MS'),
@@ -198,12 +209,23 @@ type RawGateway = {
   cloud: CloudSettings;
 };
 
+/** The identity block with unset strings left out; absent when it names no identity at all. */
+function identityFrom(raw: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!raw) return undefined;
+  const identity = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== ''));
+  const named = ['deviceId', 'deviceKey', 'accessToken', 'typeKey', 'projectKey'].some((key) => key in identity);
+  return named || identity.allowCreate === true ? identity : undefined;
+}
+
 function gatewayFrom(raw: RawGateway): GatewaySettings {
   // Unset strings ('') are left out so "not configured" reads as an absent key.
   const cloud: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw.cloud)) {
     if (value !== '') cloud[key] = value;
   }
+  const identity = identityFrom(raw.cloud.identity as unknown as Record<string, unknown> | undefined);
+  if (identity) cloud.identity = identity;
+  else delete cloud.identity;
   return {
     stateDir: raw.stateDir,
     logLevel: raw.logLevel,

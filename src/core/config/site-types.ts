@@ -132,6 +132,10 @@ export interface DeviceConfig {
  * `POST /device/v1/certificate` by deviceKey (+ typeKey).
  */
 export interface DeviceCloudConfig {
+  /** direct: own MQTT link; gateway: reports and commands through fieldgate's identity. Absent = gateway.cloud.mode. */
+  mode?: CloudMode;
+  /** The device's address among the identity's sub-devices; absent = derived (gateway-mode.ts). */
+  subDeviceAddress?: string;
   deviceId?: string;
   deviceKey?: string;
   typeKey?: string;
@@ -142,6 +146,11 @@ export interface DeviceCloudConfig {
   /** Adds the poll time (Unix ms) of each report as this attribute; absent = not added. */
   timestampAttribute?: string;
 }
+
+export type CloudMode = 'direct' | 'gateway';
+
+/** fieldgate's own cloud device: the same identity fields as a device's, same credential sources. */
+export type IdentityConfig = Omit<DeviceCloudConfig, 'mode' | 'subDeviceAddress' | 'timestampAttribute'>;
 
 export interface SiteConfig {
   buses: BusConfig[];
@@ -167,6 +176,12 @@ export interface CloudSettings {
   secretKey?: string;
   /** PEM file with the CA that signs the broker certificate (mqtts://). */
   caFile?: string;
+  /** Default for devices with a cloud block; always set from the site file (absent = direct). */
+  mode?: CloudMode;
+  /** fieldgate's own cloud device; required when any device is in gateway mode. */
+  identity?: IdentityConfig;
+  /** Gateway mode: largest batched `gateway/attributes` message in bytes (default 64 KiB). */
+  gatewayBatchMaxBytes?: number;
   keepaliveS: number;
   /** An MQTT connect attempt without CONNACK within this long fails and is retried with backoff. */
   connectTimeoutMs: number;
@@ -208,6 +223,8 @@ export interface InboundLimits {
   maxPending: number;
   /** Share of a bus's time that cloud-originated work may take while polls are waiting, (0, 1]. */
   busShare: number;
+  /** Gateway mode: distinct unknown sub-device addresses logged once each (default 256); more only counted. */
+  unknownAddressesLogged?: number;
 }
 
 /** The `gateway` section of the site file, after defaults and environment overrides. */
