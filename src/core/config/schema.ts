@@ -69,6 +69,7 @@ export const GATEWAY_SCHEMA = {
       allowCreate: { doc: 'Create fieldgate\'s cloud device by deviceKey through interface A when missing.', default: false, format: formats.boolean },
       accessToken: cloudString('fieldgate\'s own device credential.', { env: 'FIELDGATE_IDENTITY_ACCESS_TOKEN', sensitive: true }),
       projectKey: cloudString('Project key of the identity when not the gateway\'s.', { sensitive: true }),
+      ...selfIdentitySchema(cloudNumber),
     },
     gatewayBatchMaxBytes: cloudNumber('Gateway mode: largest gateway/attributes message (bytes); one larger report goes alone.', 65_536, 1024, 16_777_216),
     keepaliveS: cloudNumber('MQTT keepalive in seconds.', 120, 10, 3600),
@@ -103,7 +104,6 @@ export const GATEWAY_SCHEMA = {
       maxPending: cloudNumber('Cloud HTTP requests waiting at most; more are refused and counted.', 200, 1, 100_000),
       retries: cloudNumber('Retries of a request after a 5xx or network error.', 3, 0, 20),
     },
-    identity: selfIdentitySchema(cloudNumber),
   },
 };
 

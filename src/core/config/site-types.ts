@@ -179,7 +179,7 @@ export interface CloudSettings {
   /** Default for devices with a cloud block; always set from the site file (absent = direct). */
   mode?: CloudMode;
   /** fieldgate's own cloud device; required when any device is in gateway mode. */
-  identity?: IdentityConfig;
+  identity?: IdentityConfig & Partial<SelfIdentitySettings>;
   /** Gateway mode: largest batched `gateway/attributes` message in bytes (default 64 KiB). */
   gatewayBatchMaxBytes?: number;
   keepaliveS: number;
@@ -211,8 +211,6 @@ export interface CloudSettings {
   inbound: InboundLimits;
   /** On stop, how long connected links may keep sending what is left in the outbox. */
   drainMs: number;
-  /** fieldgate's own cloud identity (always set from the site file; defaults apply when absent). */
-  identity?: SelfIdentitySettings;
 }
 
 /** Bounds on what one cloud message may cost the gateway. */
