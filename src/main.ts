@@ -15,6 +15,9 @@ import type { CompiledSite } from './core/config/compile.js';
 import type { BusConfig, Config, SiteConfig } from './core/config/site-types.js';
 import type { SecretValues } from './core/redact.js';
 import { systemTime, systemTimers } from './core/time.js';
+import { createIdentityLink } from './cloud/identity-link.js';
+import type { MqttLink } from './cloud/link.js';
+import { createSelfDevice } from './ops/self/wiring.js';
 import { CommandService } from './device/commands.js';
 import { BusDeviceIo } from './device/device-io.js';
 import { DeviceSession } from './device/device-session.js';
@@ -107,6 +110,8 @@ interface CloudSideOptions {
 
 interface CloudSide {
   readonly sessions: ReadonlyMap<string, DeviceSession>;
+  /** fieldgate's own identity's link, when gateway.cloud.identity names one. */
+  readonly identityLink: MqttLink | undefined;
   readonly relays: readonly StreamRelay[];
   readonly queue: RateQueue;
 }
@@ -158,8 +163,12 @@ async function createCloudSide(options: CloudSideOptions): Promise<CloudSide> {
     });
     sessions.set(device.name, session);
   }
-  return { sessions, relays, queue };
+  const identityLink = cloud.identity && cloud.mqttUrl
+    ? createIdentityLink({ identity: cloud.identity, settings: { ...cloud, mqttUrl: cloud.mqttUrl }, resolver, ca, log, time: systemTime })
+    : undefined;
+  return { sessions, relays, queue, identityLink };
 }
+
 
 function linkStatusOf(sessions: ReadonlyMap<string, DeviceSession>): LinkStatus[] {
   return [...sessions.entries()].map(([device, s]) => ({ device, state: s.linkState(), reconnects: s.reconnectCount, publishes: s.forwarder.stats().acked }));
@@ -189,7 +198,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, buses: southbound.buses,
     log: componentLogger(logger, 'cloud', levels), ...(deps.secrets ? { secrets: deps.secrets } : {}),
   });
-  const { sessions, relays, queue } = cloudSide;
+  const { sessions, relays, queue, identityLink } = cloudSide;
   wakeSessions = (devices) => { for (const device of devices) sessions.get(device)?.notify(); };
   const links = () => linkStatusOf(sessions);
 
@@ -203,9 +212,13 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
   }, time.now());
 
+  const selfDevice = identityLink ? createSelfDevice(identityLink, config, { ...southbound, status }, logger, time) : undefined;
+
   southbound.start();
   for (const relay of relays) relay.start();
   for (const session of sessions.values()) session.start();
+  identityLink?.start();
+  selfDevice?.start();
 
   const progress = new ProgressWatch(siteProgress(site, { pollers: southbound.pollers, buses: southbound.buses.values(), links, outbox, keepaliveS: gateway.cloud.keepaliveS }));
   let health: HealthServer | undefined;
@@ -238,7 +251,9 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         outbox.flush();
         await drainOutbox(outbox, () => links().some((l) => l.state === 'up'), gateway.cloud.drainMs, time);
         queue.close();
+        selfDevice?.stop();
         await Promise.all([...sessions.values()].map((s) => s.stop()));
+        await identityLink?.stop();
         await Promise.all(relays.map((r) => r.stop()));
         await health?.close();
         outbox.close();
