@@ -2,6 +2,7 @@
 import type { SelfCommandLimits } from '../../core/config/self-identity.js';
 import type { PointConfig } from '../../core/config/site-types.js';
 import { describeValue } from '../../core/config/issues.js';
+import type { PointSelection } from '../../core/points/codec.js';
 import { firstNames } from '../../core/device-write-types.js';
 import { TABLES, VALUE_TYPES, isBitTable, widthOf, type Table, type ValueType } from '../../core/points/types.js';
 
@@ -9,16 +10,8 @@ export interface ReadableBus {
   kind: 'rtu' | 'tcp' | 'rtu-over-tcp';
 }
 
-export interface RemoteRead {
+export interface RemoteRead extends PointSelection {
   bus: string;
-  unit: number;
-  table: Table;
-  address: number;
-  /** Registers or bits to read. */
-  count: number;
-  /** With a type: the first value (the others follow it), and how many values to decode. */
-  point?: PointConfig;
-  values: number;
 }
 
 export type ReadParamsResult = { ok: true; read: RemoteRead } | { ok: false; message: string };

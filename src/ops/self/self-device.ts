@@ -2,26 +2,18 @@
 // SelfChannel (cloud/self-channel.ts over the identity's MQTT link).
 import type { SelfIdentitySettings } from '../../core/config/self-identity.js';
 import type { SelfChannel } from '../../core/self-channel.js';
-import type { Time } from '../../core/time.js';
-import type { Sample } from '../../device/poll-cycle.js';
-import type { Logger } from '../log.js';
 import type { GatewayStatus } from '../status.js';
-import { SelfCommands, type RemoteReadBus } from './commands.js';
+import { SelfCommands, type SelfCommandDeps } from './commands.js';
 import { TemporaryLogLevel, type LevelControl } from './log-level.js';
 import { SelfReporter } from './reporter.js';
 
-export interface SelfDeviceOptions {
+export interface SelfDeviceOptions extends Pick<SelfCommandDeps, 'buses' | 'devices' | 'pollDevice' | 'time' | 'log'> {
   channel: SelfChannel;
   settings: SelfIdentitySettings;
   status(): GatewayStatus;
   /** Resident memory in bytes (process.memoryUsage.rss in production). */
   rss(): number;
-  buses: ReadonlyMap<string, RemoteReadBus>;
-  devices: readonly string[];
-  pollDevice(device: string): Promise<Sample>;
   level: LevelControl;
-  time: Time;
-  log: Logger;
 }
 
 export class SelfDevice {
