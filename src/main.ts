@@ -5,9 +5,9 @@ import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LevelWithSilent } from 'pino';
-import { ProjectApi } from './cloud/api.js';
+import { ProjectApiClient } from './cloud/project-api.js';
 import { CredentialResolver, CredentialStore, deviceIdentity } from './cloud/credentials.js';
-import { DeviceApi } from './cloud/device-api.js';
+import { DeviceApiClient } from './cloud/device-api.js';
 import { TokenBucket } from './cloud/forwarder.js';
 import { HttpClient } from './cloud/http-client.js';
 import { RateQueue } from './cloud/rate-queue.js';
@@ -15,12 +15,12 @@ import type { CompiledSite } from './core/config/compile.js';
 import type { BusConfig, Config, SiteConfig } from './core/config/site-types.js';
 import type { SecretValues } from './core/redact.js';
 import { systemTime, systemTimers } from './core/time.js';
-import { createIdentityLink } from './cloud/identity-link.js';
-import type { MqttLink } from './cloud/link.js';
 import { createSelfDevice } from './ops/self/wiring.js';
 import { CommandService } from './device/commands.js';
 import { BusDeviceIo } from './device/device-io.js';
 import { DeviceSession } from './device/device-session.js';
+import type { GatewaySession } from './device/gateway-session.js';
+import { createGatewaySession, IDENTITY_NAME } from './device/gateway-wiring.js';
 import { Poller, type SampleSink } from './device/poller.js';
 import { Reporter } from './device/reporter.js';
 import { Bus } from './field/modbus/bus.js';
@@ -37,7 +37,7 @@ import type { GatewayStatus, LinkStatus, RateQueueStatus } from './ops/status.js
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
-import type { ReportOutbox } from './cloud/outbox-types.js';
+import type { ReportOutbox } from './core/outbox-types.js';
 import type { CloudSettings } from './core/config/site-types.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
@@ -110,8 +110,10 @@ interface CloudSideOptions {
 
 interface CloudSide {
   readonly sessions: ReadonlyMap<string, DeviceSession>;
-  /** fieldgate's own identity's link, when gateway.cloud.identity names one. */
-  readonly identityLink: MqttLink | undefined;
+  /** fieldgate's own identity, carrying the sub-devices (gateway mode). */
+  readonly gateway: GatewaySession | undefined;
+  /** Devices whose session has no link of its own. */
+  readonly subDevices: ReadonlySet<string>;
   readonly relays: readonly StreamRelay[];
   readonly queue: RateQueue;
 }
@@ -127,9 +129,9 @@ async function createCloudSide(options: CloudSideOptions): Promise<CloudSide> {
   const ca = cloud.caFile ? await readFile(cloud.caFile) : undefined;
   const http = new HttpClient({ timeoutMs: cloud.httpTimeoutMs, onRateInfo: (info) => queue.observe(info), ...(ca ? { ca } : {}), ...(options.secrets ? { secrets: options.secrets } : {}) });
   const projectApi = cloud.apiBaseUrl && cloud.appId && cloud.accessKey && cloud.secretKey
-    ? new ProjectApi({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
+    ? new ProjectApiClient({ baseUrl: cloud.apiBaseUrl, appId: cloud.appId, accessKey: cloud.accessKey, secretKey: cloud.secretKey, http, queue, log, tokenErrorCodes: [401] })
     : undefined;
-  const deviceApi = cloud.apiBaseUrl ? new DeviceApi({ baseUrl: cloud.apiBaseUrl, http, queue }) : undefined;
+  const deviceApi = cloud.apiBaseUrl ? new DeviceApiClient({ baseUrl: cloud.apiBaseUrl, http, queue }) : undefined;
   const store = new CredentialStore(join(options.stateDir, 'credentials.json'));
   const { skipped } = await store.load();
   if (skipped.length > 0) log.warn({ skipped }, 'credential store entries skipped');
@@ -163,15 +165,16 @@ async function createCloudSide(options: CloudSideOptions): Promise<CloudSide> {
     });
     sessions.set(device.name, session);
   }
-  const identityLink = cloud.identity && cloud.mqttUrl
-    ? createIdentityLink({ identity: cloud.identity, settings: { ...cloud, mqttUrl: cloud.mqttUrl }, resolver, ca, log, time: systemTime })
-    : undefined;
-  return { sessions, relays, queue, identityLink };
+  const gateway = cloud.mqttUrl
+    ? createGatewaySession({ site, cloud: { ...cloud, mqttUrl: cloud.mqttUrl }, sessions, resolver, outbox: options.outbox, presence: options.reporter, pacer, ca, log })
+    : { session: undefined, subDevices: new Set<string>() };
+  return { sessions, relays, queue, gateway: gateway.session, subDevices: gateway.subDevices };
 }
 
-
-function linkStatusOf(sessions: ReadonlyMap<string, DeviceSession>): LinkStatus[] {
-  return [...sessions.entries()].map(([device, s]) => ({ device, state: s.linkState(), reconnects: s.reconnectCount, publishes: s.forwarder.stats().acked }));
+function linkStatusOf({ sessions, gateway, subDevices }: CloudSide): LinkStatus[] {
+  const own = [...sessions.entries()].filter(([device]) => !subDevices.has(device))
+    .map(([device, s]) => ({ device, state: s.linkState(), reconnects: s.reconnectCount, publishes: s.forwarder.stats().acked }));
+  return gateway ? [...own, { device: IDENTITY_NAME, state: gateway.linkState(), reconnects: gateway.reconnectCount, publishes: gateway.forwarder.stats().acked }] : own;
 }
 
 function rateQueueStatusOf(queue: RateQueue): RateQueueStatus {
@@ -198,9 +201,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     site, cloud: gateway.cloud, stateDir: gateway.stateDir, outbox, reporter, commands, buses: southbound.buses,
     log: componentLogger(logger, 'cloud', levels), ...(deps.secrets ? { secrets: deps.secrets } : {}),
   });
-  const { sessions, relays, queue, identityLink } = cloudSide;
-  wakeSessions = (devices) => { for (const device of devices) sessions.get(device)?.notify(); };
-  const links = () => linkStatusOf(sessions);
+  const { sessions, relays, queue, gateway: identitySession, subDevices } = cloudSide;
+  wakeSessions = (devices) => {
+    for (const device of devices) if (!identitySession?.notify(device)) sessions.get(device)?.notify();
+  };
+  const links = () => linkStatusOf(cloudSide);
 
   const status = (): GatewayStatus => assembleStatus({
     startedAt, devices: site.devices,
@@ -212,12 +217,12 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
   }, time.now());
 
-  const selfDevice = identityLink ? createSelfDevice(identityLink, config, { ...southbound, status }, logger, time) : undefined;
+  const selfDevice = identitySession ? createSelfDevice(identitySession.link, config, { ...southbound, status }, logger, time) : undefined;
 
   southbound.start();
   for (const relay of relays) relay.start();
-  for (const session of sessions.values()) session.start();
-  identityLink?.start();
+  for (const [device, session] of sessions) if (subDevices.has(device)) session.startWithoutLink(); else session.start();
+  identitySession?.start();
   selfDevice?.start();
 
   const progress = new ProgressWatch(siteProgress(site, { pollers: southbound.pollers, buses: southbound.buses.values(), links, outbox, keepaliveS: gateway.cloud.keepaliveS }));
@@ -253,7 +258,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         queue.close();
         selfDevice?.stop();
         await Promise.all([...sessions.values()].map((s) => s.stop()));
-        await identityLink?.stop();
+        await identitySession?.stop();
         await Promise.all(relays.map((r) => r.stop()));
         await health?.close();
         outbox.close();

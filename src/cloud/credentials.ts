@@ -1,12 +1,13 @@
 // Where a device's cloud identity comes from, in order: the site file, the credential store,
 // interface A (certificate by device id, or create by device key), then the device-key endpoint.
 // Fetched credentials are stored so the next start needs no API. Secrets are never logged.
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
 import type { SecretValues } from '../core/redact.js';
-import type { CreateDeviceInput, DeviceCertificate } from './api.js';
+import type { CreateDeviceInput, DeviceCertificate } from './project-api.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from './device-api.js';
 import type { CredentialSource, CredentialStore, StoredCredential } from './credential-store.js';
+import { systemClock, type Clock } from '../core/time.js';
 
 export { CredentialStore, CredentialFileError } from './credential-store.js';
 export type { CredentialSource, StoredCredential } from './credential-store.js';
@@ -44,13 +45,13 @@ export interface ResolvedCredential {
   source: CredentialSource | 'stored';
 }
 
-/** Interface A as the resolver needs it (ProjectApi fits). */
+/** Interface A as the resolver needs it (ProjectApiClient fits). */
 export interface CertificateProvider {
   deviceCertificate(deviceId: string): Promise<DeviceCertificate>;
   createDevice(input: CreateDeviceInput): Promise<{ id: string; name: string }>;
 }
 
-/** The device-key endpoint (DeviceApi fits). */
+/** The device-key endpoint (DeviceApiClient fits). */
 export interface DeviceKeyProvider {
   certificateByDeviceKey(input: CertificateByKeyInput): Promise<DeviceKeyCertificate>;
 }
@@ -64,7 +65,8 @@ export interface CredentialResolverOptions {
   projectKey?: string;
   /** Every credential handed out is added, so logs redact it wherever foreign text repeats it. */
   secrets?: SecretValues;
-  now?: () => number;
+  /** The time stamps and expiry checks read; the system's by default. */
+  clock?: Clock;
 }
 
 export class CredentialUnavailableError extends Error {
@@ -81,10 +83,10 @@ function reason(err: unknown): string {
 export class CredentialResolver {
   private readonly refusedSite = new Set<string>();
   private readonly inFlight = new Map<string, Promise<ResolvedCredential>>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: CredentialResolverOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** The credential to connect with; concurrent calls for one device share one lookup. */
@@ -111,7 +113,7 @@ export class CredentialResolver {
       return;
     }
     if (stored && stored.invalidatedAt === undefined) {
-      await store.set(identity.name, { ...stored, invalidatedAt: this.now() });
+      await store.set(identity.name, { ...stored, invalidatedAt: this.clock.now() });
       log.warn({ device: identity.name, source: stored.source }, 'stored credential refused; it will be fetched again');
     }
   }
@@ -197,7 +199,7 @@ export class CredentialResolver {
     credential: { deviceId: string; accessToken: string; projectKey: string },
     source: CredentialSource,
   ): Promise<ResolvedCredential> {
-    const stored: StoredCredential = { ...credential, source, fetchedAt: this.now() };
+    const stored: StoredCredential = { ...credential, source, fetchedAt: this.clock.now() };
     try {
       await this.options.store.set(identity.name, stored);
     } catch (err) {

@@ -2,7 +2,7 @@
 // Both authenticate with the project key header; B puts the device credential in the URL path.
 import { CloudApiError, CloudHttpError } from './errors.js';
 import type { JsonRequester } from './http-client.js';
-import { joinUrl, requireString, type CloudRequestQueue } from './api.js';
+import { joinUrl, requireString, type CloudRequestQueue } from './api-common.js';
 
 export interface DeviceAccess {
   accessToken: string;
@@ -24,7 +24,7 @@ export interface CertificateByKeyInput {
   customerId?: string;
 }
 
-export interface DeviceApiOptions {
+export interface DeviceApiClientOptions {
   baseUrl: string;
   http: JsonRequester;
   queue: CloudRequestQueue;
@@ -45,8 +45,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export class DeviceApi {
-  constructor(private readonly options: DeviceApiOptions) {}
+export class DeviceApiClient {
+  constructor(private readonly options: DeviceApiClientOptions) {}
 
   /**
    * The cloud's current values of a device's attributes (all when keys is undefined).

@@ -1,13 +1,14 @@
 // Drains one device's outbox into its link: in order, a window of publishes in flight, ack only
 // after PUBACK, paced so a replayed backlog does not flood the cloud. On link down everything
 // not yet acked is sent again after the next up (at least once, in order).
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { LinkEvent } from './link.js';
 import type { OutboxRecord } from './outbox.js';
 import type { Pacer } from './pacer.js';
 import { TokenBucket } from './pacer.js';
 import { TOPIC } from './topics.js';
 import { sleep, systemTime, type Time } from '../core/time.js';
+import { WakeSignal } from './wake-signal.js';
 
 export { TokenBucket, type Pacer } from './pacer.js';
 
@@ -68,7 +69,7 @@ export class Forwarder {
   private pumping = false;
   private again = false;
   private stopped = true;
-  private wake: (() => void) | undefined;
+  private readonly wakeSignal = new WakeSignal();
   private unsubscribe: (() => void) | undefined;
   private failing = false;
   private readonly counters = { published: 0, acked: 0, paced: 0 };
@@ -103,7 +104,7 @@ export class Forwarder {
     if (this.stopped || !this.options.link.isUp) return;
     if (this.pumping) {
       this.again = true;
-      this.wakeUp();
+      this.wakeSignal.fire();
       return;
     }
     void this.pump();
@@ -130,7 +131,7 @@ export class Forwarder {
     this.readAhead = [];
     this.next = 0;
     this.lastPeekedSeq = 0;
-    this.wakeUp();
+    this.wakeSignal.fire();
   }
 
   private async pump(): Promise<void> {
@@ -138,7 +139,7 @@ export class Forwarder {
     try {
       while (!this.stopped && this.options.link.isUp) {
         if (this.inFlight.length >= this.window) {
-          await this.waitForWake();
+          await this.wakeSignal.wait();
           continue;
         }
         const record = this.nextRecord();
@@ -213,7 +214,7 @@ export class Forwarder {
       this.ackScheduled = true;
       this.clock.setTimer(() => this.flushAck(), this.ackDelayMs, { unref: true });
     }
-    this.wakeUp();
+    this.wakeSignal.fire();
     if (!this.pumping) this.notify();
   }
 
@@ -230,15 +231,4 @@ export class Forwarder {
     }
   }
 
-  private waitForWake(): Promise<void> {
-    return new Promise((resolve) => {
-      this.wake = resolve;
-    });
-  }
-
-  private wakeUp(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
 }

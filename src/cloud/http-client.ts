@@ -5,6 +5,7 @@ import { CloudHttpError, NetworkError, RateLimitedError } from './errors.js';
 import { createNodeFetch, type FetchLike } from './node-fetch.js';
 import type { SecretValues } from '../core/redact.js';
 import type { RateInfo } from './rate-queue.js';
+import { systemClock, type Clock } from '../core/time.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -42,7 +43,8 @@ export interface HttpClientOptions {
   secrets?: SecretValues;
   /** Tests only; the default speaks node:http/node:https so `ca` works. */
   fetch?: FetchLike;
-  now?: () => number;
+  /** The time stamps and expiry checks read; the system's by default. */
+  clock?: Clock;
 }
 
 export interface JsonRequester {
@@ -79,11 +81,11 @@ export function parseRetryAfter(value: string | null, now: number): number | und
 
 export class HttpClient implements JsonRequester {
   private readonly fetchImpl: FetchLike;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: HttpClientOptions) {
     this.fetchImpl = options.fetch ?? createNodeFetch(options.ca === undefined ? {} : { ca: options.ca });
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   async requestJson(request: HttpRequest): Promise<JsonResponse> {
@@ -107,7 +109,7 @@ export class HttpClient implements JsonRequester {
     this.options.onRateInfo?.(rate);
     if (response.status === 429) {
       await response.body?.cancel().catch(() => undefined);
-      const retryAfter = parseRetryAfter(response.headers.get('retry-after'), this.now());
+      const retryAfter = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
       throw new RateLimitedError(retryAfter ?? this.options.defaultRetryAfterMs ?? 1000, request.operation);
     }
     let text: string;

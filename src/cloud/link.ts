@@ -3,7 +3,7 @@
 // (it may have been refreshed after a refusal) and subscribe again after every connect.
 import mqtt from 'mqtt';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { backoffDelay } from '../core/backoff.js';
 import type { BackoffConfig } from '../core/config/site-types.js';
 import { subscriptionTopics } from './topics.js';
@@ -24,6 +24,8 @@ export interface MqttLinkOptions {
   credentials: () => Promise<LinkCredentials>;
   /** Custom data stream identifiers to subscribe `data/<id>/set` for. */
   streams: readonly string[];
+  /** Topics to subscribe instead of a device's own (the identity's gateway topics). */
+  subscriptions?: readonly string[];
   keepaliveS: number;
   connectTimeoutMs: number;
   reconnect: BackoffConfig;
@@ -174,7 +176,7 @@ export class MqttLink {
 
   private async onConnected(client: MqttClient): Promise<void> {
     try {
-      const granted = await client.subscribeAsync(subscriptionTopics(this.options.streams), { qos: 1 });
+      const granted = await client.subscribeAsync([...(this.options.subscriptions ?? subscriptionTopics(this.options.streams))], { qos: 1 });
       const refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
       if (refused.length > 0) throw new Error(`subscription refused: ${refused.join(', ')}`);
     } catch (err) {

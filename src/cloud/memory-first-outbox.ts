@@ -7,7 +7,8 @@
 import { admit, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { OutboxStore } from './outbox-store.js';
-import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
+import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+import type { OutboxOptions } from './outbox-options.js';
 import { systemTime, type Time } from '../core/time.js';
 
 export const DEFAULT_DURABLE_AFTER_MS = 1000;

@@ -1,7 +1,7 @@
 // Dropping the oldest rows on disk when an outbox is over its byte caps (inside the caller's
 // transaction). Memory-first callers count their memory bytes in `extraBytes`.
 import type { OutboxStore } from './outbox-store.js';
-import type { OutboxDeviceStats, OutboxDropInfo } from './outbox-types.js';
+import type { OutboxDeviceStats, OutboxDropInfo } from '../core/outbox-types.js';
 
 export type DropTally = Map<string, { records: number; bytes: number }>;
 

@@ -3,9 +3,11 @@
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, tally, type DropTally } from './outbox-caps.js';
 import { OutboxStore } from './outbox-store.js';
 import { systemTime, type Time } from '../core/time.js';
-import type { OutboxDeviceStats, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
+import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+import type { OutboxOptions } from './outbox-options.js';
 
-export type { OutboxDeviceStats, OutboxDropInfo, OutboxMode, OutboxOptions, OutboxRecord, OutboxStats, ReportOutbox } from './outbox-types.js';
+export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+export type { OutboxMode, OutboxOptions } from './outbox-options.js';
 
 interface Pending {
   device: string;

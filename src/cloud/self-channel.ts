@@ -8,6 +8,14 @@ import type { Logger } from '../ops/log.js';
 import type { MqttLink } from './link.js';
 import { TOPIC, attributesReport, commandReply, parseInbound, type ReportValue } from './topics.js';
 
+/** What the identity's link subscribes to for the own device (besides gateway/* in gateway mode). */
+export const SELF_SUBSCRIPTIONS: readonly string[] = [TOPIC.commandSend, TOPIC.attributesPush];
+
+/** The own device's topics; anything else on the link (gateway/*) is another reader's. */
+function isOwnDeviceTopic(topic: string): boolean {
+  return topic.startsWith('command/send/') || topic === TOPIC.attributesPush;
+}
+
 export interface SelfChannelLimits {
   maxInboundBytes: number;
   maxKeys: number;
@@ -39,6 +47,7 @@ export class MqttSelfChannel implements SelfChannel {
   }
 
   private receive(topic: string, payload: Buffer): void {
+    if (!isOwnDeviceTopic(topic)) return;
     const inbound = parseInbound(topic, payload, { streams: [], maxPayloadBytes: this.limits.maxInboundBytes, maxKeys: this.limits.maxKeys });
     switch (inbound.kind) {
       case 'command': {

@@ -1,4 +1,4 @@
-// Topic names and payload shapes of the device channel (device-channel.md section 2). Pure.
+// Topic names and payload shapes of the device channel (docs/protocol.md §3). Pure.
 // The broker scopes every topic to the logged-in device, so topics carry no device prefix.
 
 export const TOPIC = {
@@ -84,13 +84,13 @@ function invalid(topic: string, reason: string, command?: InboundInvalid['comman
   return command ? { kind: 'invalid', topic, reason, command } : { kind: 'invalid', topic, reason };
 }
 
-function isJsonObject(value: unknown): value is JsonObject {
+export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-type JsonResult = { ok: true; value: JsonObject } | { ok: false; reason: string };
+export type JsonResult = { ok: true; value: JsonObject } | { ok: false; reason: string };
 
-function parseJsonObject(payload: Buffer): JsonResult {
+export function parseJsonObject(payload: Buffer): JsonResult {
   let value: unknown;
   try {
     value = JSON.parse(payload.toString('utf8'));
@@ -104,7 +104,7 @@ function parseJsonObject(payload: Buffer): JsonResult {
 }
 
 /** Request ids are integers; the SDKs also put them in the topic as decimal text. */
-function parseId(value: unknown): number | undefined {
+export function parseId(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
   if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
   return undefined;
@@ -115,12 +115,12 @@ function ownKeyCount(body: JsonObject): number {
 }
 
 /** Keys a command asks to touch: its params' keys, a `keys` list counting by its entries. */
-function paramKeyCount(params: JsonObject): number {
+export function paramKeyCount(params: JsonObject): number {
   const count = ownKeyCount(params);
   return Array.isArray(params.keys) ? count - 1 + params.keys.length : count;
 }
 
-function tooManyKeys(count: number, cap: number): string {
+export function tooManyKeys(count: number, cap: number): string {
   return `message has ${count} keys, more than the limit of ${cap}`;
 }
 

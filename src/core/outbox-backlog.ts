@@ -1,6 +1,6 @@
 // What the outbox holds, as /status and metrics show it, and when to log replay progress (pure:
 // figures and time passed in).
-import type { OutboxStats } from '../cloud/outbox-types.js';
+import type { OutboxStats } from './outbox-types.js';
 
 export interface BacklogFigures {
   reports: number;

@@ -1,5 +1,5 @@
 // The one clock and timer abstraction: everything that reads the time or waits gets one of these,
-// so tests drive time by hand (test/unit/cloud/manual-clock.ts) instead of sleeping for real.
+// so tests drive time by hand (test/helpers/manual-clock.ts) instead of sleeping for real.
 
 export interface Clock {
   /** Milliseconds since the epoch (or any monotonic origin the caller chooses). */

@@ -1,6 +1,6 @@
 // Conditions logged once when they start and once when they end, never per occurrence (pure but
 // for the logger it is given).
-import type { Logger } from '../ops/log.js';
+import type { Logger } from './logger.js';
 
 export class TransitionLog {
   private active = new Set<string>();

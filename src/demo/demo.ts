@@ -9,6 +9,7 @@ import type { CliIo } from '../cli/io.js';
 import { checkConfig, parseSiteText } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
 import type { Config } from '../core/config/site-types.js';
+import { subDevicesOf } from '../core/config/gateway-mode.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { loadSeedFile } from '../emulator/state/seed.js';
 import { startGateway } from '../main.js';
@@ -135,6 +136,7 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
   const tokens = new Map(config.site.devices.map((d) => [d.name, d.cloud?.accessToken ?? '']));
   const frame: DemoFrame = {
     status: gateway.status(), gateway: {}, cloud: {}, roundTrips: [],
+    viaGateway: subDevicesOf(config.site, config.gateway.cloud).map((s) => s.device.name),
     endpoints: [
       `cloud emulator: http://127.0.0.1:${run.emulator.httpPort} (interfaces A and B), mqtt://127.0.0.1:${run.emulator.mqttPort}`,
       `devices: ${config.site.buses.map((b) => `${b.name} = ${b.kind === 'rtu' ? `${b.path} (RTU ${b.baudRate} baud)` : `${b.host}:${b.port} (${b.kind})`}`).join(', ')}`,

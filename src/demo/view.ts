@@ -18,6 +18,8 @@ export interface DemoFrame {
   cloud: Record<string, Record<string, unknown> | undefined>;
   roundTrips: RoundTrip[];
   endpoints: string[];
+  /** Devices that reach the cloud through fieldgate's identity link (gateway mode). */
+  viaGateway?: readonly string[];
 }
 
 function show(value: unknown): string {
@@ -30,9 +32,12 @@ export function renderFrame(frame: DemoFrame): string {
   const { status } = frame;
   const lines = [`fieldgate demo: ${status.devices.length} simulated devices -> cloud emulator   (Ctrl-C stops)`, ...frame.endpoints, ''];
   for (const device of status.devices) {
+    const sub = frame.viaGateway?.includes(device.name) === true;
     const link = status.links.find((l) => l.device === device.name);
     const outbox = status.outbox?.depth ?? 0;
-    lines.push(`${device.name} on ${device.bus}: ${device.online ? 'online' : 'OFFLINE'}, link ${link?.state ?? 'none'}, ${link?.publishes ?? 0} reports acked, outbox ${outbox}`);
+    const gatewayLink = status.links.find((l) => l.device === '@fieldgate');
+    const via = sub ? `via gateway identity, link ${gatewayLink?.state ?? 'none'}` : `link ${link?.state ?? 'none'}, ${link?.publishes ?? 0} reports acked`;
+    lines.push(`${device.name} on ${device.bus}: ${device.online ? 'online' : 'OFFLINE'}, ${via}, outbox ${outbox}`);
     const mine = frame.gateway[device.name] ?? {};
     const theirs = frame.cloud[device.name];
     const keys = [...new Set([...Object.keys(mine), ...Object.keys(theirs ?? {})])].sort();

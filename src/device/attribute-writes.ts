@@ -3,7 +3,7 @@
 // refused or failed point the device has, so the cloud converges on what the device really holds.
 import type { DeviceConfig } from '../core/config/site-types.js';
 import { type ApplyResult, type DeviceIo, describeError, emptyRecord, firstNames, NAMES_SHOWN } from '../core/device-write-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
 import { readPoints } from './point-reads.js';
 import type { PointCodec, WriteOp } from '../core/points/codec.js';

@@ -7,7 +7,7 @@ import type { DeviceConfig } from '../core/config/site-types.js';
 import {
   type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, firstNames,
 } from '../core/device-write-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
 import { type PointReadResult, readPoints } from './point-reads.js';
 import type { PointCodec } from '../core/points/codec.js';

@@ -1,18 +1,23 @@
-// Everything cloud-side of one field device: its MQTT link, the forwarder draining its outbox,
-// inbound pushes/commands/stream data, and the interface-B read of its writable points.
-import { COMMAND_ERRORS, type CommandService } from './commands.js';
-import { firstNames } from '../core/device-write-types.js';
+// Everything cloud-side of one field device, wired together: its MQTT link, the forwarder
+// draining its outbox, inbound messages handed to the inbound dispatch, and the interface-B sync.
+import type { CommandService } from './commands.js';
+import { CloudValues } from './cloud-values.js';
+import { CloudValueSync } from './cloud-value-sync.js';
+import { InboundDispatch, type CommandReplier } from './inbound-dispatch.js';
 import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { Reporter } from './reporter.js';
 import type { StreamRelay } from '../field/streams/relay.js';
-import type { CredentialResolver, DeviceIdentity, ResolvedCredential } from '../cloud/credentials.js';
-import type { DeviceApi } from '../cloud/device-api.js';
+import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
+import type { DeviceApiClient } from '../cloud/device-api.js';
 import { Forwarder, type Pacer } from '../cloud/forwarder.js';
 import { MqttLink } from '../cloud/link.js';
-import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { ReportOutbox } from '../core/outbox-types.js';
 import { commandReply, dataTopic, parseInbound, type Inbound } from '../cloud/topics.js';
-import { repeatEvery, systemTime, type Time } from '../core/time.js';
+import { systemTime, type Time } from '../core/time.js';
+
+/** Answers one command the way it came (the device's own link or its gateway's). */
+export type Replier = CommandReplier;
 
 export interface DeviceSessionOptions {
   device: DeviceConfig;
@@ -23,10 +28,12 @@ export interface DeviceSessionOptions {
   reporter: Reporter;
   commands: CommandService;
   streams: ReadonlyMap<string, StreamRelay>;
-  deviceApi: DeviceApi | undefined;
+  deviceApi: DeviceApiClient | undefined;
   pacer: Pacer;
   ca: Buffer | undefined;
   logger: Logger;
+  /** Shared by several devices' sessions (or a gateway link) when given; one of its own otherwise. */
+  dispatch?: InboundDispatch;
   /** Clock and timers of the link, forwarder and periodic sync; the system's by default. */
   time?: Time;
 }
@@ -34,22 +41,17 @@ export interface DeviceSessionOptions {
 export class DeviceSession {
   readonly link: MqttLink;
   readonly forwarder: Forwarder;
-  private credential: ResolvedCredential | undefined;
+  /** The interface-B sync; absent without interface B. */
+  readonly valueSync: CloudValueSync | undefined;
+  private readonly dispatch: InboundDispatch;
   private reconnects = 0;
   private ups = 0;
-  private inboundPending = 0;
-  /** Messages refused since the pending limit was last reached (logged once per episode). */
-  private refusedInEpisode = 0;
-  /** Known points of pushes refused while busy: read back once the episode ends. */
-  private readonly uncorrected = new Set<string>();
-  private cancelSync: (() => void) | undefined;
   private readonly time: Time;
   private readonly log: Logger;
   private readonly streamIds: Set<string>;
-  readonly counters = { pushes: 0, commands: 0, invalid: 0, refused: 0, syncs: 0, syncFailures: 0 };
 
   constructor(private readonly options: DeviceSessionOptions) {
-    const { device, settings } = options;
+    const { device, settings, resolver, identity } = options;
     this.time = options.time ?? systemTime;
     this.log = options.logger.child({ device: device.name });
     this.streamIds = new Set(device.streams.map((s) => s.identifier));
@@ -57,8 +59,7 @@ export class DeviceSession {
       name: device.name,
       url: settings.mqttUrl,
       credentials: async () => {
-        const credential = await options.resolver.resolve(options.identity);
-        this.credential = credential;
+        const credential = await resolver.resolve(identity);
         return { clientId: credential.deviceId, username: credential.accessToken, password: credential.projectKey };
       },
       streams: [...this.streamIds],
@@ -74,6 +75,15 @@ export class DeviceSession {
       device: device.name, outbox: options.outbox, link: this.link, log: this.log,
       window: settings.publishWindow, pacer: options.pacer, time: this.time,
     });
+    const values = new CloudValues(device.name, options.commands, options.reporter, this.log);
+    this.dispatch = options.dispatch ?? new InboundDispatch({ maxPendingPerDevice: settings.inbound.maxPending, log: options.logger });
+    this.dispatch.addDevice(device.name, { values, commands: options.commands, streams: options.streams, log: this.log });
+    this.valueSync = options.deviceApi
+      ? new CloudValueSync({
+        identity, credentials: resolver, deviceApi: options.deviceApi, values, periodMs: settings.syncPeriodMs,
+        writable: device.points.filter((p) => p.writable).map((p) => p.id), timers: this.time, log: this.log,
+      })
+      : undefined;
     this.link.onMessage((topic, payload) => this.receive(topic, payload));
     this.link.onEvent((event) => {
       if (event.type === 'up') {
@@ -82,7 +92,7 @@ export class DeviceSession {
         options.reporter.snapshotNext(device.name);
         void this.sync(this.ups > 1 ? 'reconnect' : 'start');
       } else if (event.type === 'auth-refused') {
-        void options.resolver.invalidate(options.identity).catch((err: unknown) => this.log.warn({ err }, 'credential invalidation failed'));
+        void resolver.invalidate(identity).catch((err: unknown) => this.log.warn({ err }, 'credential invalidation failed'));
       }
     });
   }
@@ -90,14 +100,16 @@ export class DeviceSession {
   start(): void {
     this.link.start();
     this.forwarder.start();
-    if (this.options.settings.syncPeriodMs > 0 && this.options.deviceApi) {
-      this.cancelSync = repeatEvery(this.time, this.options.settings.syncPeriodMs, () => void this.sync('period'), { unref: true });
-    }
+    this.valueSync?.start();
+  }
+
+  /** Gateway mode: no link of its own; pushes and commands arrive through accept(), the sync runs on its period. */
+  startWithoutLink(): void {
+    this.valueSync?.start();
   }
 
   async stop(): Promise<void> {
-    this.cancelSync?.();
-    this.cancelSync = undefined;
+    this.valueSync?.stop();
     this.forwarder.stop();
     await this.link.stop();
   }
@@ -113,115 +125,24 @@ export class DeviceSession {
 
   /** Reads the cloud's values of the writable points (interface B) and applies them like pushes. */
   async sync(reason: string): Promise<void> {
-    const api = this.options.deviceApi;
-    const credential = this.credential;
-    const keys = this.options.device.points.filter((p) => p.writable).map((p) => p.id);
-    if (!api || !credential || keys.length === 0) return;
-    try {
-      const values = await api.readAttributes({ accessToken: credential.accessToken, projectKey: credential.projectKey }, keys);
-      this.counters.syncs += 1;
-      // Only values the device does not already hold: a periodic sync must not rewrite registers.
-      const held = this.options.reporter.latest(this.options.device.name);
-      const known = Object.fromEntries(Object.entries(values).filter(([k, v]) => keys.includes(k) && held[k] !== v));
-      if (Object.keys(known).length === 0) return;
-      await this.applyAttributes(known, `sync:${reason}`);
-    } catch (err) {
-      this.counters.syncFailures += 1;
-      this.log.warn({ reason, err }, 'cloud attribute read failed');
-    }
+    await this.valueSync?.sync(reason);
   }
 
   private receive(topic: string, payload: Buffer): void {
     const { maxInboundBytes, inbound: limits } = this.options.settings;
-    const inbound = parseInbound(topic, payload, { streams: this.streamIds, maxPayloadBytes: maxInboundBytes, maxKeys: limits.maxKeys });
-    if (this.inboundPending >= limits.maxPending) {
-      this.refuseBusy(inbound, topic, limits.maxPending);
-      return;
-    }
-    this.track(this.handle(inbound), topic);
+    const message = parseInbound(topic, payload, { streams: this.streamIds, maxPayloadBytes: maxInboundBytes, maxKeys: limits.maxKeys });
+    this.accept(message, this.reply);
   }
 
-  /** Over the pending limit: every command (malformed ones too) is answered busy at once. */
-  private refuseBusy(inbound: Inbound, topic: string, limit: number): void {
-    this.counters.refused += 1;
-    if (this.refusedInEpisode === 0) this.log.warn({ topic, pending: this.inboundPending, limit }, 'inbound messages refused: too many pending');
-    this.refusedInEpisode += 1;
-    const command = inbound.kind === 'command' ? inbound : inbound.kind === 'invalid' ? inbound.command : undefined;
-    if (command) this.reply(command, { error: { code: COMMAND_ERRORS.busy, message: `gateway busy: more than ${limit} messages pending for this device` } });
-    const pushed = inbound.kind === 'attributes-push' ? Object.keys(inbound.attributes) : inbound.kind === 'invalid' ? inbound.pushKeys : undefined;
-    for (const id of pushed ?? []) if (this.options.commands.knows(id)) this.uncorrected.add(id);
+  /** One parsed message, from this device's link or a gateway's; `reply` answers a command the way it came. */
+  accept(message: Inbound, reply: Replier): void {
+    this.dispatch.dispatch(this.options.device.name, message, reply);
   }
 
-  private settle(): void {
-    this.inboundPending -= 1;
-    if (this.refusedInEpisode > 0 && this.inboundPending === 0) {
-      this.log.info({ refused: this.refusedInEpisode }, 'inbound messages accepted again');
-      this.refusedInEpisode = 0;
-      if (this.uncorrected.size > 0) this.track(this.correct([...this.uncorrected], 'pushes refused while busy'));
-      this.uncorrected.clear();
-    }
-  }
-
-  private track(work: Promise<void>, topic?: string): void {
-    this.inboundPending += 1;
-    work.catch((err: unknown) => this.log.error({ topic, err }, 'inbound message failed')).finally(() => this.settle());
-  }
-
-  /**
-   * The cloud stored the values of a push the device never took: report the device's real values
-   * of those points (past the change filter), with one log line saying why.
-   */
-  private async correct(ids: readonly string[], reason: string): Promise<void> {
-    const read = await this.options.commands.readBack(ids);
-    const points = Object.keys(read.values);
-    if (points.length > 0) this.options.reporter.onConfirmedValues(this.options.device.name, read.values);
-    const unread = Object.keys(read.failed);
-    this.log.warn({ reason, corrected: points.length, points: firstNames(points), ...(unread.length > 0 ? { unread: firstNames(unread) } : {}) }, 'cloud values corrected from device');
-  }
-
-  private async handle(inbound: Inbound): Promise<void> {
-    switch (inbound.kind) {
-      case 'attributes-push':
-        this.counters.pushes += 1;
-        await this.applyAttributes(inbound.attributes, 'push');
-        return;
-      case 'command': {
-        this.counters.commands += 1;
-        const outcome = await this.options.commands.runCommand(inbound.method, inbound.params);
-        this.reply(inbound, outcome.ok ? { params: outcome.result } : { error: outcome.error });
-        return;
-      }
-      case 'data-set': {
-        const relay = this.options.streams.get(inbound.identifier);
-        if (!relay) return void this.log.warn({ stream: inbound.identifier }, 'data for an unconfigured stream dropped');
-        await relay.send(inbound.bytes).catch((err: unknown) => this.log.warn({ stream: inbound.identifier, err }, 'stream data not delivered'));
-        return;
-      }
-      case 'attributes-get-response':
-        return;
-      case 'invalid':
-        this.counters.invalid += 1;
-        this.log.warn({ topic: inbound.topic, reason: inbound.reason }, 'invalid inbound message');
-        if (inbound.command) this.reply(inbound.command, { error: { code: COMMAND_ERRORS.badParams, message: inbound.reason } });
-        if (inbound.pushKeys) {
-          const known = inbound.pushKeys.filter((id) => this.options.commands.knows(id));
-          if (known.length > 0) await this.correct(known, 'push refused: too many keys');
-        }
-        return;
-    }
-  }
-
-  private async applyAttributes(values: Record<string, unknown>, source: string): Promise<void> {
-    const result = await this.options.commands.applyAttributes(values, source);
-    // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
-    const confirmed = { ...result.applied, ...result.corrected };
-    if (Object.keys(confirmed).length > 0) this.options.reporter.onConfirmedValues(this.options.device.name, confirmed);
-  }
-
-  private reply(command: { id: number; method: string }, result: Parameters<typeof commandReply>[1]): void {
+  private readonly reply: CommandReplier = (command, result) => {
     const message = commandReply(command, result);
     this.link.publish(message.topic, message.payload).catch((err: unknown) => this.log.warn({ id: command.id, err }, 'command reply not delivered'));
-  }
+  };
 
   /** Publishes bytes from a stream target on `data/<identifier>` (live data: not through the outbox). */
   publishStream(identifier: string, data: Buffer): Promise<void> {

@@ -1,6 +1,6 @@
 // Per-point health of one device: a point the device answers for but that yields no value is
 // failing; each change is logged once (failing, reading again) and counted. Time is passed in.
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { exceptionName } from '../field/modbus/errors.js';
 import type { PointFailure } from './poll-cycle.js';
 import type { Table } from '../core/points/types.js';

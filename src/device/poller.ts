@@ -6,7 +6,7 @@
 // polls continuously: the next cycle starts as soon as the last one ends.
 import type { DeviceConfig } from '../core/config/site-types.js';
 import type { CompiledDevice } from '../core/config/compile.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
 import { type Clock, type Timers, systemClock, systemTimers } from '../core/time.js';
 import { UnitCoolingDownError } from '../field/modbus/errors.js';

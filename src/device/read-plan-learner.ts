@@ -2,7 +2,7 @@
 // request may cross them) and points whose own read is refused (read alone, re-probed rarely).
 // Time is passed in; the poller owns one learner per device.
 import type { DeviceLimits, PointConfig } from '../core/config/site-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { planReads, pointWidth, type LearnedReadLimits, type ReadRequest } from '../core/modbus/plan.js';
 import type { Table } from '../core/points/types.js';
 

@@ -2,13 +2,14 @@
 // `online` attribute, and values confirmed by cloud writes. Never re-sends a stale value as fresh:
 // an offline device reports only `online: false`, and its filter forgets the old values.
 // Devices without a `cloud` block keep their latest values here and write nothing to the outbox.
-import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { ReportOutbox } from '../core/outbox-types.js';
 import { attributesReport, type ReportValue } from '../cloud/topics.js';
 import type { DeviceConfig } from '../core/config/site-types.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { ChangeFilter } from '../core/points/change-filter.js';
 import type { PointValue } from '../core/points/types.js';
 import type { DeviceState, Sample, SampleSink } from './poller.js';
+import { systemClock, type Clock } from '../core/time.js';
 
 /** The attribute carrying the field device's own reachability. */
 export const ONLINE_ATTRIBUTE = 'online';
@@ -29,12 +30,13 @@ interface DeviceReportState {
 
 export class Reporter implements SampleSink {
   private readonly devices = new Map<string, DeviceReportState>();
+  private readonly onlineListeners = new Set<(device: string, online: boolean) => void>();
 
   constructor(
     devices: readonly DeviceConfig[],
     private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {
     for (const d of devices) {
       this.devices.set(d.name, {
@@ -79,14 +81,21 @@ export class Reporter implements SampleSink {
       state.latest = {};
     }
     // The poller logs the transition itself; here it only becomes an `online` report.
-    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.now());
+    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.now());
+    for (const listener of this.onlineListeners) listener(device, online);
+  }
+
+  /** Called on each online/offline transition of a device (gateway mode announces it). */
+  onOnlineChange(listener: (device: string, online: boolean) => void): () => void {
+    this.onlineListeners.add(listener);
+    return () => this.onlineListeners.delete(listener);
   }
 
   /** Values read back after a cloud write: what the device really holds now. */
   onConfirmedValues(device: string, values: Record<string, PointValue>): void {
     const state = this.devices.get(device);
     if (!state) return;
-    const ts = this.now();
+    const ts = this.clock.now();
     for (const [id, value] of Object.entries(values)) {
       state.latest[id] = value;
       state.filter.offer(id, value, ts);
@@ -99,7 +108,7 @@ export class Reporter implements SampleSink {
     const state = this.devices.get(device);
     if (!state) return;
     state.filter.forceSnapshot();
-    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.now());
+    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.clock.now());
   }
 
   lastSampleAt(device: string): number | undefined {

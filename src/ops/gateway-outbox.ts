@@ -2,11 +2,12 @@
 // progress logged at a bounded rate, and its figures for /status and metrics.
 import { join } from 'node:path';
 import { openOutbox } from '../cloud/open-outbox.js';
-import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { ReportOutbox } from '../core/outbox-types.js';
 import type { CloudSettings } from '../core/config/site-types.js';
 import type { Logger } from './log.js';
 import { backlogOf, ReplayProgress } from '../core/outbox-backlog.js';
 import type { OutboxStatus } from './status.js';
+import { systemTime, type Time } from '../core/time.js';
 
 export interface GatewayOutbox {
   readonly outbox: ReportOutbox;
@@ -18,7 +19,7 @@ export interface GatewayOutbox {
   resetFullWarning(): void;
 }
 
-export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger: Logger, wake: (devices: ReadonlySet<string>) => void): GatewayOutbox {
+export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger: Logger, wake: (devices: ReadonlySet<string>) => void, time: Time = systemTime): GatewayOutbox {
   const settings = cloud.outbox;
   const mode = settings.mode ?? 'memory-first';
   const durableAfterMs = settings.durableAfterMs ?? 1000;
@@ -41,8 +42,9 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     },
     onCommit: wake,
     onError: (err) => logger.error({ err }, 'outbox commit failed'),
+    time,
   });
-  const atStart = backlogOf(outbox.stats(), Date.now());
+  const atStart = backlogOf(outbox.stats(), time.now());
   logger.info({ mode, durableAfterMs, ...atStart }, 'outbox backlog at start');
   // A report held longer than the crash window (or the group commit) was not acknowledged in time.
   const progress = new ReplayProgress(settings.progressLogMs ?? 10_000, Math.max(durableAfterMs, settings.commitIntervalMs, 1000));

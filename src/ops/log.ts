@@ -1,8 +1,9 @@
 // Root pino logger: JSON lines on stdout for journald, secrets redacted wherever they appear.
-import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { pino } from 'pino';
+import { LOG_LEVELS, type LevelWithSilent, type Logger } from '../core/logger.js';
 import { redactUrlCredentials, type SecretValues } from '../core/redact.js';
 
-export type { Logger };
+export { LOG_LEVELS, type Logger };
 
 /** Field names whose values never reach a log line. */
 export const REDACTED_KEYS = [
@@ -48,9 +49,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
-
-/** The one list of log levels (pino's), for the site file, FIELDGATE_LOG_LEVELS and `simulate --log-level`. */
-export const LOG_LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
  * Per-component levels from `FIELDGATE_LOG_LEVELS=bus=debug,cloud=warn` (pure). Unknown levels are

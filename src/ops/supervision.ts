@@ -2,10 +2,10 @@
 // the periodic tick (watchdog ping, systemd status line, outbox-full and 429 transitions, replay
 // progress) and the ordered drain on stop. Collaborators and time are passed in.
 import type { SiteConfig } from '../core/config/site-types.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../core/logger.js';
 import { repeatEvery, sleep, type Time } from '../core/time.js';
 import { TransitionLog } from '../core/transitions.js';
-import type { ReportOutbox } from '../cloud/outbox-types.js';
+import type { ReportOutbox } from '../core/outbox-types.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusProgress } from '../field/modbus/bus-stats.js';
 import { DEFAULT_REOPEN_AFTER_SILENCE_MS } from '../field/modbus/bus-supervision.js';

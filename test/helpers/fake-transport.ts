@@ -1,8 +1,9 @@
-// A scriptable in-memory ModbusTransport for bus tests: per-unit behaviour, latency on (fake)
-// timers, and a record of every transaction with its start/end time and concurrency.
+// A scriptable in-memory ModbusTransport for bus tests: per-unit behaviour, latency on the test's
+// (manual) time, and a record of every transaction with its start/end time and concurrency.
 import { ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from '../../src/field/modbus/errors.js';
 import type { RawReplyWindow } from '../../src/field/modbus/raw-exchange.js';
 import type { ModbusTransport } from '../../src/field/modbus/transport.js';
+import type { Time } from '../../src/core/time.js';
 
 export type Reply = 'ok' | 'timeout' | 'silent-close' | { exception: number };
 
@@ -17,6 +18,7 @@ export interface CallRecord {
 
 export class FakeTransport implements ModbusTransport {
   readonly target = 'fake';
+  constructor(private readonly time: Time) {}
   latencyMs = 10;
   /** Decides the reply per call; default: every unit answers. */
   behaviour: (unit: number, fn: string) => Reply = () => 'ok';
@@ -46,7 +48,7 @@ export class FakeTransport implements ModbusTransport {
   }
 
   async open(): Promise<void> {
-    this.openCalls.push(Date.now());
+    this.openCalls.push(this.time.now());
     const ok = this.openResults.length > 0 ? this.openResults.shift() : true;
     if (!ok) throw new PortOpenError('fake', 'ENOENT: no such port');
     this.isOpen = true;
@@ -67,17 +69,17 @@ export class FakeTransport implements ModbusTransport {
 
   private run<T>(unit: number, fn: string, address: number, timeoutMs: number, value: () => T): Promise<T> {
     if (!this.isOpen) return Promise.reject(new PortClosedError('port not open'));
-    const record: CallRecord = { unit, fn, address, startedAt: Date.now() };
+    const record: CallRecord = { unit, fn, address, startedAt: this.time.now() };
     this.calls.push(record);
     this.inFlight += 1;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     const reply = this.behaviour(unit, fn);
     return new Promise<T>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancelTimer = (): void => undefined;
       const finish = (outcome: string) => {
         this.pending.delete(fail);
-        clearTimeout(timer);
-        record.endedAt = Date.now();
+        cancelTimer();
+        record.endedAt = this.time.now();
         record.outcome = outcome;
         this.inFlight -= 1;
       };
@@ -88,16 +90,16 @@ export class FakeTransport implements ModbusTransport {
       this.pending.add(fail);
       if (reply === 'silent-close') {
         this.isOpen = false;
-        timer = setTimeout(() => fail(new PortClosedError('port not open')), 1);
+        cancelTimer = this.time.setTimer(() => fail(new PortClosedError('port not open')), 1);
       } else if (reply === 'timeout') {
-        timer = setTimeout(() => fail(new ModbusTimeoutError(unit, timeoutMs)), timeoutMs);
+        cancelTimer = this.time.setTimer(() => fail(new ModbusTimeoutError(unit, timeoutMs)), timeoutMs);
       } else if (reply === 'ok') {
-        timer = setTimeout(() => {
+        cancelTimer = this.time.setTimer(() => {
           finish('ok');
           resolve(value());
         }, this.latencyMs);
       } else {
-        timer = setTimeout(() => fail(new ModbusExceptionError(unit, reply.exception)), this.latencyMs);
+        cancelTimer = this.time.setTimer(() => fail(new ModbusExceptionError(unit, reply.exception)), this.latencyMs);
       }
     });
   }

@@ -8,11 +8,15 @@ interface Pending {
 }
 
 export class ManualClock implements Time {
-  time = 1_000_000;
+  time: number;
   /** Every delay a timer was set for, in order (what the code under test waited). */
   readonly delays: number[] = [];
   private pending: Pending[] = [];
   private order = 0;
+
+  constructor(start = 1_000_000) {
+    this.time = start;
+  }
 
   now(): number {
     return this.time;
@@ -39,14 +43,32 @@ export class ManualClock implements Time {
   /** Moves time forward, firing each due timer at its own instant (timers it sets count from there). */
   advance(ms: number): void {
     const target = this.time + ms;
-    for (;;) {
-      const next = this.pending.filter((p) => p.at <= target).sort((a, b) => a.at - b.at || a.order - b.order)[0];
-      if (!next) break;
-      this.pending = this.pending.filter((p) => p !== next);
-      this.time = Math.max(this.time, next.at);
+    for (let next = this.takeDue(target); next; next = this.takeDue(target)) next.cb();
+    this.time = target;
+  }
+
+  /**
+   * Like advance(), but lets promise chains and I/O callbacks run after each timer fires, so what
+   * a timer starts (a reply, the next poll) settles at that instant before later timers are due.
+   */
+  async advanceAsync(ms: number): Promise<void> {
+    const target = this.time + ms;
+    await eventLoopTurns();
+    for (let next = this.takeDue(target); next; next = this.takeDue(target)) {
       next.cb();
+      await eventLoopTurns();
     }
     this.time = target;
+    await eventLoopTurns();
+  }
+
+  /** Removes the earliest timer due by target and moves the time to its instant. */
+  private takeDue(target: number): Pending | undefined {
+    const next = this.pending.filter((p) => p.at <= target).sort((a, b) => a.at - b.at || a.order - b.order)[0];
+    if (!next) return undefined;
+    this.pending = this.pending.filter((p) => p !== next);
+    this.time = Math.max(this.time, next.at);
+    return next;
   }
 }
 

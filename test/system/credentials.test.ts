@@ -1,21 +1,13 @@
 // Credentials provisioned through the cloud survive a restart without the API; a device key with
 // a type key creates the device in the cloud.
 import { statSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
+import { freePort as deadPort } from '../helpers/mosquitto.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
-
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 const A_KEYS = { appId: 'demo-app', accessKey: 'demo-access-key', secretKey: 'demo-secret-key' };
 

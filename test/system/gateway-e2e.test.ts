@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
+import { freePort } from '../helpers/mosquitto.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
 
 const TOKEN = 'demo-meter-1-token';
@@ -80,5 +81,22 @@ describe('gateway end to end', () => {
       return (b.attributes as Record<string, unknown> | undefined)?.setpoint === 33.3 ? true : undefined;
     });
     expect(gateway.status().devices.find((d) => d.name === 'meter-1')?.online).toBe(false);
+  });
+
+  it('an interface-B sync applies the cloud values of writable points while MQTT is unreachable', async () => {
+    site = await startSite();
+    const s = site;
+    // Stored in the cloud while the device is offline: only a sync can bring them to the device.
+    const stored = await deviceApi(s, TOKEN, 'POST', '/attributes', { setpoint: 42.5, pump: true, voltage: 999 });
+    expect(stored.result).toBe(1);
+    expect(s.sim.simulator.getRegister(1, 'holding', 0)).toBe(215);
+    // Nothing listens on the broker port: the sync's credential cannot come from an MQTT connect.
+    const config = s.config([meterDevice('meter-1', 1, TOKEN)], { mqttUrl: `mqtt://127.0.0.1:${await freePort()}`, syncPeriodMs: 200 });
+    gateway = await startGateway(config, { logger: silentLogger(), env: {} });
+    await waitFor(() => (s.sim.simulator.getRegister(1, 'holding', 0) === 425 ? true : undefined));
+    await waitFor(() => (s.sim.simulator.getRegister(1, 'coil', 0) === 1 ? true : undefined));
+    // A read-only point is never written, whatever the cloud holds for it.
+    expect(s.sim.simulator.getRegister(1, 'input', 0)).toBe(2301);
+    expect(gateway.status().links).toEqual([expect.objectContaining({ device: 'meter-1', state: 'down', publishes: 0 })]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboxStats } from '../../src/cloud/outbox-types.js';
+import type { OutboxStats } from '../../src/core/outbox-types.js';
 import { backlogOf, ReplayProgress, type BacklogFigures } from '../../src/core/outbox-backlog.js';
 
 function stats(partial: Partial<OutboxStats>): OutboxStats {

@@ -1,19 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ReadBlock } from '../../src/core/points/codec.js';
 import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../src/field/modbus/errors.js';
 import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/device/poller.js';
 import type { Table } from '../../src/core/points/types.js';
 import { silentLogger } from '../../src/ops/log.js';
+import { sleep } from '../../src/core/time.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
 import { compileDevice } from '../../src/core/config/compile.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 const T0 = 1_700_000_000_000;
 
+// Manual time: the poller's schedule and the fake bus's latency run only when a test advances it.
+let clock = new ManualClock(T0);
 beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock(T0);
 });
 
 /** Registers hold their own address; each read takes `latencyMs`; `fail` may throw per call. */
@@ -23,8 +24,8 @@ class FakeBus implements PollBus {
   fail: (unit: number, table: Table, start: number) => Error | undefined = () => undefined;
 
   async read(unit: number, table: Table, start: number, count: number): Promise<ReadBlock> {
-    this.reads.push({ unit, table, start, count, at: Date.now() });
-    await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    this.reads.push({ unit, table, start, count, at: clock.now() });
+    await sleep(clock, this.latencyMs);
     const err = this.fail(unit, table, start);
     if (err) throw err;
     if (table === 'coil' || table === 'discrete') {
@@ -60,7 +61,7 @@ const meter = deviceConfig({
 function setup(devices = [meter], random = () => 0.25) {
   const bus = new FakeBus();
   const sink = new RecordingSink();
-  const poller = new Poller({ bus, devices: devices.map(compileDevice), sink, logger: silentLogger(), random });
+  const poller = new Poller({ bus, devices: devices.map(compileDevice), sink, logger: silentLogger(), random, clock, timers: clock });
   return { bus, sink, poller };
 }
 
@@ -75,11 +76,11 @@ describe('Poller schedule', () => {
       return original(...args);
     };
     poller.start();
-    await vi.advanceTimersByTimeAsync(5_300);
+    await clock.advanceAsync(5_300);
     const cycleStarts = bus.reads.filter((r) => r.table === 'coil').map((r) => r.at - T0); // first in the plan
     expect(cycleStarts).toEqual([250, 1250, 2250, 3250, 4250, 5250]);
     const stopped = poller.stop();
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     await stopped;
   });
 
@@ -87,13 +88,13 @@ describe('Poller schedule', () => {
     const { bus, poller, sink } = setup([deviceConfig({ ...meter, name: 'slow', points: [meter.points[0]!] })], () => 0);
     bus.latencyMs = 2_500;
     poller.start();
-    await vi.advanceTimersByTimeAsync(6_100);
+    await clock.advanceAsync(6_100);
     // Cycles start at 0 (ends 2500), 3000 (ends 5500), 6000; 1000, 2000, 4000, 5000 are skipped.
     expect(bus.reads.map((r) => r.at - T0)).toEqual([0, 3000, 6000]);
     expect(poller.stats()[0]).toMatchObject({ skippedCycles: 4, cycles: 2 });
     expect(sink.samples).toHaveLength(2);
     const stopped = poller.stop();
-    await vi.advanceTimersByTimeAsync(3_000);
+    await clock.advanceAsync(3_000);
     await stopped;
   });
 });
@@ -102,7 +103,7 @@ describe('Poller cycle', () => {
   it('reads the plan, decodes every point and emits one sample', async () => {
     const { bus, poller, sink } = setup();
     poller.start();
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     expect(bus.reads.map((r) => `${r.table}:${r.start}+${r.count}`).sort()).toEqual(['coil:3+1', 'holding:10+4', 'input:200+1']);
     expect(sink.samples).toHaveLength(1);
     expect(sink.samples[0]).toEqual({
@@ -117,7 +118,7 @@ describe('Poller cycle', () => {
     const { bus, poller, sink } = setup();
     bus.fail = (_unit, table) => (table === 'input' ? new ModbusExceptionError(4, 2) : undefined);
     poller.start();
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     const sample = sink.samples[0]!;
     expect(sample.values).toEqual({ voltage: 1, energy: 12 * 65536 + 13, relay: true });
     expect(sample.errors).toEqual([{
@@ -132,14 +133,14 @@ describe('Poller cycle', () => {
     const { bus, poller, sink } = setup();
     bus.fail = (unit) => new ModbusTimeoutError(unit, 200);
     poller.start();
-    await vi.advanceTimersByTimeAsync(5_000);
+    await clock.advanceAsync(5_000);
     expect(bus.reads).toHaveLength(5); // one request per cycle, the others skipped
     expect(sink.samples).toHaveLength(0);
     expect(sink.states).toEqual([['meter', 'offline', 'unit 4 did not answer within 200 ms']]);
     expect(poller.stats()[0]).toMatchObject({ state: 'offline', failedCycles: 5 });
 
     bus.fail = () => undefined;
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advanceAsync(2_000);
     expect(sink.states.map((s) => s[1])).toEqual(['offline', 'online']);
     expect(sink.samples).toHaveLength(2);
     await poller.stop();
@@ -149,7 +150,7 @@ describe('Poller cycle', () => {
     const { bus, poller, sink } = setup();
     bus.fail = (unit) => new UnitCoolingDownError(unit, 4000);
     poller.start();
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     expect(sink.states).toEqual([['meter', 'offline', expect.stringMatching(/^unit 4 is cooling down/)]]);
     await poller.stop();
   });
@@ -162,7 +163,7 @@ describe('Poller cycle', () => {
       throw new Error('disk full');
     };
     poller.start();
-    await vi.advanceTimersByTimeAsync(3_000);
+    await clock.advanceAsync(3_000);
     expect(calls).toBe(3);
     await poller.stop();
   });
@@ -170,7 +171,7 @@ describe('Poller cycle', () => {
   it('pollOnce returns the sample without emitting it; unknown devices are a clear error', async () => {
     const { poller, sink } = setup();
     const once = poller.pollOnce('meter');
-    await vi.advanceTimersByTimeAsync(200);
+    await clock.advanceAsync(200);
     expect((await once).values.voltage).toBe(1);
     expect(sink.samples).toHaveLength(0);
     await expect(poller.pollOnce('nope')).rejects.toThrow('unknown device "nope"');
@@ -181,9 +182,9 @@ describe('Poller cycle', () => {
     // The same points read one register at a time: a plan the planner would never make.
     const plan = meter.points.map((point) => ({ table: point.table, start: point.address, count: point.type === 'uint32' ? 2 : 1, points: [point] }));
     const bus = new FakeBus();
-    const poller = new Poller({ bus, devices: [{ ...compiled, plan }], sink: new RecordingSink(), logger: silentLogger() });
+    const poller = new Poller({ bus, devices: [{ ...compiled, plan }], sink: new RecordingSink(), logger: silentLogger(), clock, timers: clock });
     const once = poller.pollOnce('meter');
-    await vi.advanceTimersByTimeAsync(200);
+    await clock.advanceAsync(200);
     const sample = await once;
     expect(bus.reads.map((r) => [r.table, r.start, r.count])).toEqual(plan.map((r) => [r.table, r.start, r.count]));
     expect(sample.values).toMatchObject({ voltage: 1, energy: 12 * 65536 + 13, status: 200, relay: true });
@@ -214,18 +215,18 @@ describe('Poller out-of-turn cycle (pollNow)', () => {
     const { bus, sink, poller } = setup();
     bus.latencyMs = 100;
     poller.start();
-    await vi.advanceTimersByTimeAsync(300); // first cycle at 250 ms is reading
+    await clock.advanceAsync(300); // first cycle at 250 ms is reading
     const now = poller.pollNow('meter');
-    await vi.advanceTimersByTimeAsync(2000);
+    await clock.advanceAsync(2000);
     const sample = await now;
     expect(sample.values).toMatchObject({ voltage: 1, energy: 12 * 65536 + 13 });
     expect(overlapping(bus.reads)).toBe(false);
     expect(sink.samples).toContainEqual(sample);
     const before = sink.samples.length;
-    await vi.advanceTimersByTimeAsync(3000);
+    await clock.advanceAsync(3000);
     expect(sink.samples.length).toBeGreaterThanOrEqual(before + 2);
     const stopped = poller.stop();
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advanceAsync(1000);
     await stopped;
   });
 
@@ -234,16 +235,16 @@ describe('Poller out-of-turn cycle (pollNow)', () => {
     const { bus, sink, poller } = setup([continuous]);
     bus.latencyMs = 10;
     poller.start();
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(100);
     const many = Promise.all(Array.from({ length: 5 }, () => poller.pollNow('meter')));
-    await vi.advanceTimersByTimeAsync(2000);
+    await clock.advanceAsync(2000);
     expect(await many).toHaveLength(5);
     expect(overlapping(bus.reads)).toBe(false);
     const before = sink.samples.length;
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advanceAsync(1000);
     expect(sink.samples.length).toBeGreaterThan(before + 5);
     const stopped = poller.stop();
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advanceAsync(1000);
     await stopped;
   });
 

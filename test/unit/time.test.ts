@@ -70,3 +70,37 @@ describe('repeatEvery', () => {
     expect(clock.sleeping).toBe(0);
   });
 });
+
+describe('ManualClock.advanceAsync', () => {
+  it('settles what each timer starts at that instant, before a later timer is due', async () => {
+    const clock = new ManualClock(0);
+    const seen: string[] = [];
+    // A chain of sleeps: each step sets the next timer only after an await, as async code does.
+    const chain = (async () => {
+      for (const step of [10, 10, 30]) {
+        await sleep(clock, step);
+        seen.push(`chain@${clock.now()}`);
+      }
+    })();
+    clock.setTimer(() => seen.push(`timer@${clock.now()}`), 25);
+    await clock.advanceAsync(49);
+    expect(seen).toEqual(['chain@10', 'chain@20', 'timer@25']);
+    expect(clock.now()).toBe(49);
+    await clock.advanceAsync(1);
+    await chain;
+    expect(seen).toEqual(['chain@10', 'chain@20', 'timer@25', 'chain@50']);
+    expect(clock.sleeping).toBe(0);
+  });
+
+  it('fires nothing not yet due, and a cancelled timer never', async () => {
+    const clock = new ManualClock(0);
+    const fired: number[] = [];
+    clock.setTimer(() => fired.push(1), 5);
+    const cancel = clock.setTimer(() => fired.push(2), 3);
+    cancel();
+    await clock.advanceAsync(4);
+    expect(fired).toEqual([]);
+    await clock.advanceAsync(1);
+    expect(fired).toEqual([1]);
+  });
+});

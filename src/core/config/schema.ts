@@ -3,7 +3,7 @@ import convict from 'convict';
 import { parseDurationMs } from './duration.js';
 import { isMapping, joinPath } from './fields.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
-import { LOG_LEVELS } from '../../ops/log.js';
+import { LOG_LEVELS } from '../logger.js';
 import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
 import { SELF_IDENTITY_DURATION_KEYS, selfIdentitySchema } from './self-identity.js';
 

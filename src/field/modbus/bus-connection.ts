@@ -1,7 +1,7 @@
 // Keeps one transport open: first open, reopen with capped exponential back-off + jitter when the
 // port vanishes or the peer drops, forever, logging "bus down" / "bus up" once per transition.
 import type { BackoffConfig } from '../../core/config/site-types.js';
-import type { Logger } from '../../ops/log.js';
+import type { Logger } from '../../core/logger.js';
 import { backoffDelay } from '../../core/backoff.js';
 import type { Clock, Timers } from '../../core/time.js';
 import type { ModbusTransport } from './transport.js';

@@ -1,7 +1,7 @@
 // What the bus learns from each finished request: counters, unit health (cool-down), whether the
 // line still gives good replies (reopen after too long without), and discarded replies. Logged
 // once per transition; discards at debug within a budget.
-import type { Logger } from '../../ops/log.js';
+import type { Logger } from '../../core/logger.js';
 import { DEFAULT_REOPEN_AFTER_SILENCE_MS, LogBudget, SilenceWatch } from './bus-supervision.js';
 import type { BusProgress } from './bus-stats.js';
 import type { Clock } from '../../core/time.js';

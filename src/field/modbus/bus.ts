@@ -2,7 +2,7 @@
 // RTU lines run exactly one transaction at a time with the inter-frame silence kept between them;
 // slow or dead units cool down instead of stealing the line; the port is reopened by itself.
 import type { BusConfig } from '../../core/config/site-types.js';
-import type { Logger } from '../../ops/log.js';
+import type { Logger } from '../../core/logger.js';
 import type { Table } from '../../core/points/types.js';
 import { BusConnection, type ConnectionState } from './bus-connection.js';
 import {

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../../core/config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
-import { sleep, systemTimers } from '../../core/time.js';
+import { sleep, systemTimers, type Timers } from '../../core/time.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
 import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
@@ -34,7 +34,7 @@ class ModbusSerialTransport implements ModbusTransport {
   /** Why the session ended, when fieldgate knows better than the library. */
   private closeReason = '';
 
-  constructor(private readonly config: BusConfig) {
+  constructor(private readonly config: BusConfig, private readonly timers: Timers = systemTimers) {
     this.target = describeTarget(config);
     this.keepsSilenceAfterReply = config.kind !== 'tcp';
   }
@@ -61,9 +61,9 @@ class ModbusSerialTransport implements ModbusTransport {
       this.closeReason = err instanceof Error ? err.message : String(err);
     });
     const openTimeoutMs = Math.max(MIN_OPEN_TIMEOUT_MS, this.config.timeoutMs * 2);
-    let timer: NodeJS.Timeout | undefined;
+    let cancelOpenTimeout = (): void => undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no connection within ${openTimeoutMs} ms`)), openTimeoutMs);
+      cancelOpenTimeout = this.timers.setTimer(() => reject(new Error(`no connection within ${openTimeoutMs} ms`)), openTimeoutMs);
     });
     const connecting = this.connect(client);
     try {
@@ -76,7 +76,7 @@ class ModbusSerialTransport implements ModbusTransport {
       const reason = (err instanceof Error ? err.message : String(err)).replace(/^Error: /, '');
       throw new PortOpenError(this.target, reason, { cause: err });
     } finally {
-      clearTimeout(timer);
+      cancelOpenTimeout();
     }
     this.client = client;
     // modbus-serial drops its port error listener when the port closes; a write error the port
@@ -141,8 +141,8 @@ class ModbusSerialTransport implements ModbusTransport {
     this.failPending(new PortClosedError('closed by fieldgate'));
     if (!client) return;
     await new Promise<void>((resolve) => {
-      const done = setTimeout(resolve, 1000); // never hang a shutdown on a stuck port
-      const finish = () => { clearTimeout(done); resolve(); };
+      const cancelGuard = this.timers.setTimer(resolve, 1000); // never hang a shutdown on a stuck port
+      const finish = () => { cancelGuard(); resolve(); };
       try {
         (this.config.kind === 'rtu' ? client.close : client.destroy).call(client, finish);
       } catch {
@@ -183,7 +183,7 @@ class ModbusSerialTransport implements ModbusTransport {
       } else if (err instanceof ModbusTimeoutError && !guard) {
         // RTU has no transaction id: a reply coming just after the timeout would pass for the answer
         // to the next request. Keep listening one more timeout and drop what comes.
-        await sleep(systemTimers, timeoutMs);
+        await sleep(this.timers, timeoutMs);
         const late = takeUnmatchedInput(client);
         if (late > 0) this.discarded(`${late} bytes after the timeout (late reply)`);
       }
@@ -193,7 +193,7 @@ class ModbusSerialTransport implements ModbusTransport {
     }
     if (!guard && this.config.kind !== 'tcp') {
       // Listen for one inter-frame silence more: a reply is only unambiguous if nothing follows it.
-      await sleep(systemTimers, this.config.interFrameDelayMs);
+      await sleep(this.timers, this.config.interFrameDelayMs);
       const extra = takeUnmatchedInput(client);
       if (extra > 0) return this.reject(expected.unit, `${extra} bytes after the reply (duplicate or foreign frame)`);
       const skipped = this.tally?.skipped() ?? 0; // RTU framing: what the library skipped silently
@@ -285,7 +285,7 @@ class ModbusSerialTransport implements ModbusTransport {
       this.pending.set(fail, -1);
     });
     try {
-      return await Promise.race([exchangeRaw(port, request, window, systemTimers), closed]);
+      return await Promise.race([exchangeRaw(port, request, window, this.timers), closed]);
     } catch (err) {
       // A serial write that fails (EIO: adapter unplugged) means the port is gone.
       if (err instanceof PortClosedError) throw err;

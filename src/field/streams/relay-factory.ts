@@ -3,7 +3,7 @@
 import type { StreamConfig } from '../../core/config/command-types.js';
 import type { BackoffConfig } from '../../core/config/site-types.js';
 import { systemTimers } from '../../core/time.js';
-import type { Logger } from '../../ops/log.js';
+import type { Logger } from '../../core/logger.js';
 import { BusLineEndpoint, type RawLine } from './bus-endpoint.js';
 import type { ByteEndpoint } from './endpoint.js';
 import { StreamRelay } from './relay.js';

@@ -2,7 +2,7 @@
 // from the target are grouped into messages by line silence and published on `data/<identifier>`.
 import type { StreamConfig } from '../../core/config/command-types.js';
 import type { BackoffConfig } from '../../core/config/site-types.js';
-import type { Logger } from '../../ops/log.js';
+import type { Logger } from '../../core/logger.js';
 import { backoffDelay } from '../../core/backoff.js';
 import type { Timers } from '../../core/time.js';
 import type { ByteEndpoint } from './endpoint.js';

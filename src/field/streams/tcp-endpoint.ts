@@ -1,6 +1,7 @@
 // Raw TCP passthrough to a serial server or a device socket (node:net).
 import { Socket, connect } from 'node:net';
 import type { StreamTarget } from '../../core/config/command-types.js';
+import { systemTimers, type Timers } from '../../core/time.js';
 import type { ByteEndpoint } from './endpoint.js';
 
 type TcpTarget = Extract<StreamTarget, { kind: 'tcp' }>;
@@ -11,7 +12,7 @@ export class TcpEndpoint implements ByteEndpoint {
   private readonly dataListeners: Array<(chunk: Buffer) => void> = [];
   private readonly closeListeners: Array<(reason: string) => void> = [];
 
-  constructor(private readonly config: TcpTarget, private readonly connectTimeoutMs = 5000) {
+  constructor(private readonly config: TcpTarget, private readonly connectTimeoutMs = 5000, private readonly timers: Timers = systemTimers) {
     this.target = `${config.host}:${config.port}`;
   }
 
@@ -27,17 +28,17 @@ export class TcpEndpoint implements ByteEndpoint {
     return new Promise((resolve, reject) => {
       const socket = connect({ host: this.config.host, port: this.config.port });
       socket.setNoDelay(true);
-      const timer = setTimeout(() => socket.destroy(new Error(`no connection within ${this.connectTimeoutMs} ms`)), this.connectTimeoutMs);
+      const cancelTimeout = this.timers.setTimer(() => socket.destroy(new Error(`no connection within ${this.connectTimeoutMs} ms`)), this.connectTimeoutMs);
       let lastError = '';
       socket.once('connect', () => {
-        clearTimeout(timer);
+        cancelTimeout();
         this.socket = socket;
         resolve();
       });
       socket.on('error', (err) => {
         lastError = err.message;
         if (this.socket !== socket) {
-          clearTimeout(timer);
+          cancelTimeout();
           reject(err);
         }
       });
@@ -63,7 +64,7 @@ export class TcpEndpoint implements ByteEndpoint {
     return new Promise((resolve) => {
       socket.once('close', () => resolve());
       socket.end();
-      setTimeout(() => socket.destroy(), 1000).unref();
+      this.timers.setTimer(() => socket.destroy(), 1000, { unref: true }); // never hang a close on a silent peer
     });
   }
 }

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ProjectApi, type ProjectApiOptions } from '../../../src/cloud/api.js';
-import { DeviceApi } from '../../../src/cloud/device-api.js';
+import { ProjectApiClient, type ProjectApiClientOptions } from '../../../src/cloud/project-api.js';
+import { DeviceApiClient } from '../../../src/cloud/device-api.js';
 import { CloudApiError, CloudHttpError, NetworkError } from '../../../src/cloud/errors.js';
 import { HttpClient, type HttpClientOptions } from '../../../src/cloud/http-client.js';
 import { RateQueue, type RateInfo } from '../../../src/cloud/rate-queue.js';
@@ -24,8 +24,8 @@ function makeHttp(options: Partial<HttpClientOptions> = {}): HttpClient {
   return new HttpClient({ timeoutMs: 5000, onRateInfo: (i) => { rateInfos.push(i); queue.observe(i); }, ...options });
 }
 
-function makeApi(options: Partial<ProjectApiOptions> = {}): ProjectApi {
-  return new ProjectApi({
+function makeApi(options: Partial<ProjectApiClientOptions> = {}): ProjectApiClient {
+  return new ProjectApiClient({
     baseUrl, appId: 'app', accessKey: 'ak', secretKey: 'sk', http: makeHttp(), queue, log: silentLogger(), ...options,
   });
 }
@@ -88,7 +88,7 @@ describe('interface A client', () => {
   it('refreshes the token before it expires', async () => {
     projectCloud({ expiresIn: 100 });
     let now = 1_000_000;
-    const api = makeApi({ now: () => now, refreshMarginMs: 10_000 });
+    const api = makeApi({ clock: { now: () => now }, refreshMarginMs: 10_000 });
     await api.deviceCertificate('dev 1');
     now += 89_000;
     await api.deviceCertificate('dev 1');
@@ -148,7 +148,7 @@ describe('interface A client', () => {
 describe('interface B client', () => {
   it('reads attributes with the Project-Key header and the credential in the path', async () => {
     server.handler = () => ({ body: { result: 1, attributes: { sp: 21, mode: 'auto' } } });
-    const api = new DeviceApi({ baseUrl, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp(), queue });
     const values = await api.readAttributes({ accessToken: 'tok/1', projectKey: 'pk' }, ['sp', 'mode']);
     expect(values).toEqual({ sp: 21, mode: 'auto' });
     expect(server.requests[0].path).toBe('/app/device/v1/tok%2F1/attributes?keys=mode,sp');
@@ -158,7 +158,7 @@ describe('interface B client', () => {
   it('merges identical concurrent reads', async () => {
     let answer: () => void = () => undefined;
     server.handler = () => new Promise((resolve) => { answer = () => resolve({ body: { result: 1, attributes: { a: 1 } } }); });
-    const api = new DeviceApi({ baseUrl, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp(), queue });
     const access = { accessToken: 't', projectKey: 'pk' };
     const reads = [api.readAttributes(access, ['a', 'b']), api.readAttributes(access, ['b', 'a']), api.readAttributes(access, ['b', 'a', 'a'])];
     await expect.poll(() => server.requests.length).toBe(1);
@@ -170,7 +170,7 @@ describe('interface B client', () => {
 
   it('turns result 0 into CloudApiError', async () => {
     server.handler = () => ({ body: { result: 0, errcode: 403, message: 'wrong project key' } });
-    const api = new DeviceApi({ baseUrl, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp(), queue });
     const err = await api.readAttributes({ accessToken: 'secret-token', projectKey: 'pk' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CloudApiError);
     expect(String(err)).not.toContain('secret-token');
@@ -181,7 +181,7 @@ describe('interface B client', () => {
     server.handler = (req) => req.path === '/device/v1/certificate'
       ? { body: { result: 1, message: 'success', device: { id: 'd9', name: 'Meter', access_token: 'at9', conn_type: '1' } } }
       : { status: 404, body: {} };
-    const api = new DeviceApi({ baseUrl, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp(), queue });
     const certificate = await api.certificateByDeviceKey({ projectKey: 'pk', deviceKey: 'K9', typeKey: 'T' });
     expect(certificate).toEqual({ deviceId: 'd9', name: 'Meter', accessToken: 'at9', connType: '1' });
     expect(server.requests[0].body).toEqual({ device_key: 'K9', type_key: 'T' });
@@ -190,7 +190,7 @@ describe('interface B client', () => {
 
   it('reports an unknown device key as CloudApiError with its errcode', async () => {
     server.handler = () => ({ body: { result: 0, errcode: 404, message: 'unknown device key' } });
-    const api = new DeviceApi({ baseUrl, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp(), queue });
     const err = await api.certificateByDeviceKey({ projectKey: 'pk', deviceKey: 'nope' }).catch((e: unknown) => e);
     expect((err as CloudApiError).errcode).toBe(404);
   });
@@ -207,7 +207,7 @@ describe('HTTP failures', () => {
     ['too large', { status: 200, body: { result: 1, attributes: { big: 'x'.repeat(5000) } } }, 200, /exceeds the 1000 byte limit/],
   ])('%s -> CloudHttpError', async (_name, reply, status, message) => {
     server.handler = () => reply;
-    const api = new DeviceApi({ baseUrl, http: makeHttp({ maxResponseBytes: 1000 }), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp({ maxResponseBytes: 1000 }), queue });
     const err = await api.readAttributes(access).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CloudHttpError);
     expect((err as CloudHttpError).status).toBe(status);
@@ -217,7 +217,7 @@ describe('HTTP failures', () => {
 
   it('retries a 5xx and then reports it', async () => {
     server.handler = () => ({ status: 503, body: { message: 'busy' } });
-    const api = new DeviceApi({ baseUrl, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp(), queue });
     const err = await api.readAttributes(access).catch((e: unknown) => e);
     expect((err as CloudHttpError).status).toBe(503);
     expect(server.requests).toHaveLength(2);
@@ -228,7 +228,7 @@ describe('HTTP failures', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as { port: number }).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const api = new DeviceApi({ baseUrl: `http://127.0.0.1:${port}`, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl: `http://127.0.0.1:${port}`, http: makeHttp(), queue });
     const err = await api.readAttributes(access).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as Error).message).toMatch(/ECONNREFUSED/);
@@ -236,7 +236,7 @@ describe('HTTP failures', () => {
 
   it('reports a timeout as NetworkError', async () => {
     server.handler = () => ({ hang: true });
-    const api = new DeviceApi({ baseUrl, http: makeHttp({ timeoutMs: 200 }), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp({ timeoutMs: 200 }), queue });
     const err = await api.readAttributes(access).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as Error).message).toMatch(/timed out after 200 ms/);
@@ -251,7 +251,7 @@ describe('HTTP failures', () => {
       }
       return { body: { result: 1, attributes: { a: 1 } } };
     };
-    const api = new DeviceApi({ baseUrl, http: makeHttp(), queue });
+    const api = new DeviceApiClient({ baseUrl, http: makeHttp(), queue });
     const first = api.readAttributes(access, ['a']);
     await expect.poll(() => server.requests.length).toBe(1);
     const second = api.readAttributes(access, ['b']);
@@ -267,7 +267,7 @@ describe('HTTP failures', () => {
       headers: { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '7', 'x-ratelimit-reset': '2000000000' },
       body: { result: 1, attributes: {} },
     });
-    await new DeviceApi({ baseUrl, http: makeHttp(), queue }).readAttributes(access);
+    await new DeviceApiClient({ baseUrl, http: makeHttp(), queue }).readAttributes(access);
     expect(rateInfos).toEqual([{ limit: 10, remaining: 7, resetAtMs: 2_000_000_000_000 }]);
   });
 });

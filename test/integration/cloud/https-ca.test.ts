@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceApi } from '../../../src/cloud/device-api.js';
+import { DeviceApiClient } from '../../../src/cloud/device-api.js';
 import { CloudHttpError, NetworkError } from '../../../src/cloud/errors.js';
 import { HttpClient } from '../../../src/cloud/http-client.js';
 import { RateQueue } from '../../../src/cloud/rate-queue.js';
@@ -51,7 +51,7 @@ afterAll(async () => {
 describe('interface B over HTTPS with a private CA', () => {
   it('reads attributes when the CA file is given', async () => {
     const http = new HttpClient({ timeoutMs: 5000, ca: readFileSync(certs.caFile) });
-    const api = new DeviceApi({ baseUrl, http, queue: queue() });
+    const api = new DeviceApiClient({ baseUrl, http, queue: queue() });
     expect(await api.readAttributes({ accessToken: TOKEN, projectKey: PROJECT_KEY }, ['setpoint'])).toEqual({ setpoint: 21.5 });
     expect(seen.at(-1)).toEqual({ path: `/app/device/v1/${TOKEN}/attributes?keys=setpoint`, projectKey: PROJECT_KEY });
   });
@@ -59,7 +59,7 @@ describe('interface B over HTTPS with a private CA', () => {
   it('refuses the server without the CA file (the certificate is not trusted)', async () => {
     const before = seen.length;
     const http = new HttpClient({ timeoutMs: 5000 });
-    const api = new DeviceApi({ baseUrl, http, queue: queue() });
+    const api = new DeviceApiClient({ baseUrl, http, queue: queue() });
     const failure = await api.readAttributes({ accessToken: TOKEN, projectKey: PROJECT_KEY }).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(NetworkError);
     expect(String(failure)).toMatch(/CERT|SIGNATURE|ISSUER/);
@@ -69,7 +69,7 @@ describe('interface B over HTTPS with a private CA', () => {
   it('keeps the secrets it sent out of the error a server echoes them in', async () => {
     const secrets = new SecretValues();
     const http = new HttpClient({ timeoutMs: 5000, ca: readFileSync(certs.caFile), secrets });
-    const api = new DeviceApi({ baseUrl, http, queue: queue() });
+    const api = new DeviceApiClient({ baseUrl, http, queue: queue() });
     const wrongKey = 'wrong-project-key-93d1';
     const failure = await api.readAttributes({ accessToken: TOKEN, projectKey: wrongKey }).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(CloudHttpError);

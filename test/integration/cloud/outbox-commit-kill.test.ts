@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxStore } from '../../../src/cloud/outbox-store.js';
-import type { OutboxMode } from '../../../src/cloud/outbox-types.js';
+import type { OutboxMode } from '../../../src/cloud/outbox-options.js';
 
 const KILLS = Number(process.env.OUTBOX_KILLS ?? 200);
 const LANES = 4;

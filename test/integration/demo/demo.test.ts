@@ -13,6 +13,9 @@ describe('fieldgate demo', () => {
     expect(code).toBe(0);
     expect(out).toMatch(/meter-1 on rs485: online, link up/);
     expect(out).toMatch(/plc on plc-net: online, link up/);
+    // meter-4 has no link of its own: it reaches the cloud through fieldgate's identity.
+    expect(out).toMatch(/meter-4 on rs485: online, via gateway identity, link up/);
+    expect(out).toMatch(/voltage\s+230\.40\s+230\.40/);
     // voltage is fixed in the simulator map, so gateway and cloud columns both show it.
     expect(out).toMatch(/voltage\s+230\.10\s+230\.10/);
     expect(out).toMatch(/speed\s+1450\s+1450/);

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CreateDeviceInput, DeviceCertificate } from '../../../src/cloud/api.js';
+import type { CreateDeviceInput, DeviceCertificate } from '../../../src/cloud/project-api.js';
 import {
   CredentialFileError, CredentialResolver, CredentialStore, CredentialUnavailableError,
   type CertificateProvider, type DeviceKeyProvider, type DeviceIdentity,
@@ -99,7 +99,7 @@ describe('CredentialResolver', () => {
     const keyApi = new FakeKeyApi();
     let now = 1000;
     const resolver = new CredentialResolver({
-      store, log: silentLogger(), now: () => now++,
+      store, log: silentLogger(), clock: { now: () => now++ },
       projectApi: options.projectApi === false ? undefined : projectApi,
       deviceKeyApi: options.keyApi === false ? undefined : keyApi,
       projectKey: options.projectKey,

@@ -1,28 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Forwarder, TokenBucket, type ForwarderLink, type ForwarderOutbox } from '../../../src/cloud/forwarder.js';
+import { Forwarder, TokenBucket, type ForwarderLink } from '../../../src/cloud/forwarder.js';
 import { LinkDownError, type LinkEvent } from '../../../src/cloud/link.js';
-import type { OutboxRecord } from '../../../src/cloud/outbox.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import type { Time } from '../../../src/core/time.js';
+import { FakeOutbox } from '../../helpers/fake-outbox.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
-
-class FakeOutbox implements ForwarderOutbox {
-  records: OutboxRecord[] = [];
-  private seq = 0;
-  acks: number[] = [];
-  add(...payloads: string[]): void {
-    for (const p of payloads) this.records.push({ seq: ++this.seq, ts: 0, payload: Buffer.from(p) });
-  }
-  peek(_device: string, limit: number, afterSeq = 0): OutboxRecord[] {
-    return this.records.filter((r) => r.seq > afterSeq).slice(0, limit);
-  }
-  ack(_device: string, upToSeq: number): number {
-    this.acks.push(upToSeq);
-    const before = this.records.length;
-    this.records = this.records.filter((r) => r.seq > upToSeq);
-    return before - this.records.length;
-  }
-}
 
 interface Pending {
   payload: string;
@@ -82,35 +64,35 @@ function make(options: { window?: number; readAhead?: number; pacer?: { delayFor
 describe('Forwarder', () => {
   it('publishes in order, keeps at most `window` in flight, and acks only after PUBACK', async () => {
     const { outbox, link, forwarder } = make({ window: 3 });
-    outbox.add('1', '2', '3', '4', '5');
+    outbox.add('d', '1', '2', '3', '4', '5');
     forwarder.start();
     await settle();
     expect(link.sent).toEqual(['1', '2', '3']);
-    expect(outbox.acks).toEqual([]);
+    expect(outbox.ackedUpTo('d')).toEqual([]);
     link.pending[1].resolve();
     await settle();
-    expect(outbox.acks).toEqual([]);
+    expect(outbox.ackedUpTo('d')).toEqual([]);
     link.pending[0].resolve();
     await settle();
     expect(link.sent).toEqual(['1', '2', '3', '4', '5']);
     // Deletes are batched once per event-loop turn: the ack may land just after the sends.
     await settle();
-    expect(outbox.acks).toEqual([2]);
+    expect(outbox.ackedUpTo('d')).toEqual([2]);
     link.ackAll();
     await settle();
-    expect(outbox.records.length).toBe(0);
+    expect(outbox.held('d').length).toBe(0);
     expect(forwarder.stats()).toMatchObject({ published: 5, acked: 5, inFlight: 0 });
   });
 
   it('sends records committed later when notified', async () => {
     const { outbox, link, forwarder } = make();
     forwarder.start();
-    outbox.add('a');
+    outbox.add('d', 'a');
     forwarder.notify();
     await settle();
     expect(link.sent).toEqual(['a']);
     link.ackAll();
-    outbox.add('b', 'c');
+    outbox.add('d', 'b', 'c');
     forwarder.notify();
     await settle();
     expect(link.sent).toEqual(['a', 'b', 'c']);
@@ -118,14 +100,14 @@ describe('Forwarder', () => {
 
   it('stops on link down and resends everything not acked after up, in order', async () => {
     const { outbox, link, forwarder } = make({ window: 4 });
-    outbox.add('1', '2', '3', '4', '5', '6');
+    outbox.add('d', '1', '2', '3', '4', '5', '6');
     forwarder.start();
     await settle();
     link.pending[0].resolve();
     await settle();
-    expect(outbox.acks).toEqual([1]);
+    expect(outbox.ackedUpTo('d')).toEqual([1]);
     link.goDown();
-    outbox.add('7');
+    outbox.add('d', '7');
     forwarder.notify();
     await settle();
     const sentBefore = link.sent.length;
@@ -136,14 +118,14 @@ describe('Forwarder', () => {
       link.ackAll();
       await settle();
     }
-    expect(outbox.records).toEqual([]);
+    expect(outbox.held('d')).toEqual([]);
     expect(link.sent.slice(sentBefore)).toEqual(['2', '3', '4', '5', '6', '7']);
   });
 
   it('does nothing while the link is down, and nothing after stop', async () => {
     const { outbox, link, forwarder } = make();
     link.isUp = false;
-    outbox.add('1');
+    outbox.add('d', '1');
     forwarder.start();
     await settle();
     expect(link.sent).toEqual([]);
@@ -162,7 +144,7 @@ describe('Forwarder', () => {
       peeks += 1;
       return peek(device, limit, afterSeq);
     };
-    outbox.add('1', '2', '3', '4', '5', '6');
+    outbox.add('d', '1', '2', '3', '4', '5', '6');
     forwarder.start();
     await settle();
     expect(link.sent).toEqual(['1', '2']);
@@ -174,12 +156,12 @@ describe('Forwarder', () => {
     // Batches of `window` (2): three that returned records, one that found the outbox empty.
     expect(peeks).toBeLessThanOrEqual(4);
     await settle();
-    expect(outbox.records).toEqual([]);
+    expect(outbox.held('d')).toEqual([]);
   });
 
   it('drops the read-ahead on link down: resends from the oldest unacked record, never skipping one', async () => {
     const { outbox, link, forwarder } = make({ window: 2, readAhead: 5 });
-    outbox.add('1', '2', '3', '4', '5', '6', '7');
+    outbox.add('d', '1', '2', '3', '4', '5', '6', '7');
     forwarder.start();
     await settle();
     expect(link.sent).toEqual(['1', '2']);
@@ -188,7 +170,7 @@ describe('Forwarder', () => {
     expect(link.sent).toEqual(['1', '2', '3']);
     link.goDown();
     await settle();
-    expect(outbox.acks).toEqual([1]);
+    expect(outbox.ackedUpTo('d')).toEqual([1]);
     link.goUp();
     await settle();
     expect(link.sent.slice(3)).toEqual(['2', '3']);
@@ -198,32 +180,32 @@ describe('Forwarder', () => {
     }
     expect(link.sent.slice(3)).toEqual(['2', '3', '4', '5', '6', '7']);
     await settle();
-    expect(outbox.records).toEqual([]);
+    expect(outbox.held('d')).toEqual([]);
     // Acks only ever move forward over records that were published and acknowledged.
-    expect(outbox.acks).toEqual([...outbox.acks].sort((a, b) => a - b));
+    expect(outbox.ackedUpTo('d')).toEqual([...outbox.ackedUpTo('d')].sort((a, b) => a - b));
   });
 
   it('does not ack a later record while an earlier one of the read-ahead is still unacknowledged', async () => {
     const { outbox, link, forwarder } = make({ window: 3, readAhead: 10 });
-    outbox.add('1', '2', '3', '4');
+    outbox.add('d', '1', '2', '3', '4');
     forwarder.start();
     await settle();
     link.pending[2].resolve();
     link.pending[1].resolve();
     await settle();
-    expect(outbox.acks).toEqual([]);
-    expect(outbox.records.map((r) => r.payload.toString())).toEqual(['1', '2', '3', '4']);
+    expect(outbox.ackedUpTo('d')).toEqual([]);
+    expect(outbox.held('d').map((r) => r.payload.toString())).toEqual(['1', '2', '3', '4']);
     link.pending[0].resolve();
     await settle();
-    expect(outbox.acks).toEqual([3]);
+    expect(outbox.ackedUpTo('d')).toEqual([3]);
   });
 
   it('sends records committed after a read-ahead batch once the batch is used up', async () => {
     const { outbox, link, forwarder } = make({ window: 10, readAhead: 2 });
-    outbox.add('1', '2');
+    outbox.add('d', '1', '2');
     forwarder.start();
     await settle();
-    outbox.add('3');
+    outbox.add('d', '3');
     forwarder.notify();
     await settle();
     expect(link.sent).toEqual(['1', '2', '3']);
@@ -232,7 +214,7 @@ describe('Forwarder', () => {
   it('paces a backlog through the pacer', async () => {
     const { outbox, link, forwarder } = make({ window: 100, pacer: new TokenBucket(10, 2) });
     const start = clock.now();
-    outbox.add(...Array.from({ length: 6 }, (_, i) => String(i)));
+    outbox.add('d', ...Array.from({ length: 6 }, (_, i) => String(i)));
     forwarder.start();
     await eventLoopTurns();
     expect(link.sent.length).toBe(2);

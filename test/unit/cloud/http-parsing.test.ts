@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unwrapProjectResult } from '../../../src/cloud/api.js';
+import { unwrapProjectResult } from '../../../src/cloud/project-api.js';
 import { unwrapDeviceResult } from '../../../src/cloud/device-api.js';
 import { CloudApiError, CloudHttpError, NetworkError, RateLimitedError, isRetryable } from '../../../src/cloud/errors.js';
 import { parseRateInfo, parseRetryAfter } from '../../../src/cloud/http-client.js';

@@ -4,9 +4,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryFirstOutbox } from '../../../src/cloud/memory-first-outbox.js';
 import { OutboxStore } from '../../../src/cloud/outbox-store.js';
-import type { OutboxOptions } from '../../../src/cloud/outbox-types.js';
+import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 let dir: string;
+// Manual time: the durability deadlines fire only when a test advances it.
+let clock = new ManualClock();
 const open: MemoryFirstOutbox[] = [];
 const text = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
 
@@ -21,18 +24,17 @@ function rowsOnDisk(): number {
 }
 
 function make(options: Partial<OutboxOptions> = {}): MemoryFirstOutbox {
-  const outbox = new MemoryFirstOutbox({ path: join(dir, 'outbox.db'), durableAfterMs: 1000, ...options });
+  const outbox = new MemoryFirstOutbox({ path: join(dir, 'outbox.db'), durableAfterMs: 1000, time: clock, ...options });
   open.push(outbox);
   return outbox;
 }
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'outbox-mf-'));
-  vi.useFakeTimers({ now: 1_000_000 });
+  clock = new ManualClock();
 });
 
 afterEach(() => {
-  vi.useRealTimers();
   for (const outbox of open.splice(0)) outbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -54,10 +56,10 @@ describe('MemoryFirstOutbox', () => {
     for (let i = 0; i < 50; i += 1) {
       outbox.append('a', `r${i}`, i);
       const [record] = outbox.peek('a', 1);
-      vi.advanceTimersByTime(100);
+      clock.advance(100);
       outbox.ack('a', record.seq);
     }
-    vi.advanceTimersByTime(5000);
+    clock.advance(5000);
     expect(outbox.stats()).toMatchObject({ depth: 0, onDisk: 0, buffered: 0 });
     expect(rowsOnDisk()).toBe(0);
   });
@@ -65,13 +67,13 @@ describe('MemoryFirstOutbox', () => {
   it('writes a report still unacknowledged at its deadline, at most durableAfterMs after its append', () => {
     const outbox = make();
     outbox.append('a', 'late', 1);
-    vi.advanceTimersByTime(400);
+    clock.advance(400);
     outbox.append('a', 'later', 2);
     expect(rowsOnDisk()).toBe(0);
-    vi.advanceTimersByTime(600);
+    clock.advance(600);
     // 'late' is due at append + 1000 at the latest; 'later' may still be in memory.
     expect(outbox.stats().onDisk).toBeGreaterThanOrEqual(1);
-    vi.advanceTimersByTime(400);
+    clock.advance(400);
     expect(outbox.stats()).toMatchObject({ onDisk: 2, buffered: 0 });
     expect(rowsOnDisk()).toBe(2);
     expect(text(outbox.peek('a', 10))).toEqual(['late', 'later']);
@@ -82,7 +84,7 @@ describe('MemoryFirstOutbox', () => {
     const onDisk: number[] = [];
     for (let i = 0; i < 40; i += 1) {
       outbox.append('a', `r${i}`, i);
-      vi.advanceTimersByTime(25);
+      clock.advance(25);
       onDisk.push(outbox.stats().onDisk);
     }
     // 40 reports over 1 s: the disk count grows in a few steps, not 40.
@@ -92,7 +94,7 @@ describe('MemoryFirstOutbox', () => {
   it('keeps order when disk rows and memory records are acknowledged together', () => {
     const outbox = make();
     for (let i = 0; i < 5; i += 1) outbox.append('a', `d${i}`, i);
-    vi.advanceTimersByTime(1000);
+    clock.advance(1000);
     for (let i = 0; i < 3; i += 1) outbox.append('a', `m${i}`, 10 + i);
     expect(outbox.stats()).toMatchObject({ onDisk: 5, buffered: 3 });
     const all = outbox.peek('a', 100);
@@ -102,7 +104,7 @@ describe('MemoryFirstOutbox', () => {
     expect(text(outbox.peek('a', 100))).toEqual(['m2']);
     expect(rowsOnDisk()).toBe(5);
     expect(outbox.stats()).toMatchObject({ depth: 1, onDisk: 0, oldestTs: 12 });
-    vi.advanceTimersByTime(1000);
+    clock.advance(1000);
     expect(rowsOnDisk()).toBe(1);
   });
 

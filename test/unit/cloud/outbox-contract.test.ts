@@ -1,11 +1,16 @@
-// The contract every outbox mode passes: per-device FIFO, ack by seq, byte caps over everything
-// held, reopen with order and seq continuity. Mode-specific timing is tested in each mode's file.
+// The contract every outbox implementation passes, the test fake included: per-device FIFO, ack by
+// seq, stats, refusal after close; and, where an implementation declares the capability, byte caps
+// over everything held and reopen with order and seq continuity. Mode-specific timing is tested in
+// each mode's file.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openOutbox } from '../../../src/cloud/open-outbox.js';
-import type { OutboxDropInfo, OutboxMode, OutboxOptions, ReportOutbox } from '../../../src/cloud/outbox-types.js';
+import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
+import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
+import { FAKE_OUTBOX_CAPABILITIES, FakeOutbox, type OutboxCapabilities } from '../../helpers/fake-outbox.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 let dir: string;
 const open: ReportOutbox[] = [];
@@ -20,12 +25,32 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe.each<OutboxMode>(['write-ahead', 'memory-first'])('outbox contract: %s', (mode) => {
+interface Implementation {
+  name: string;
+  capabilities: OutboxCapabilities;
+  open(options: OutboxOptions): ReportOutbox;
+}
+
+const everything: OutboxCapabilities = { byteCaps: true, persistence: true };
+const implementations: Implementation[] = [
+  { name: 'write-ahead', capabilities: everything, open: (options) => openOutbox('write-ahead', options) },
+  { name: 'memory-first', capabilities: everything, open: (options) => openOutbox('memory-first', options) },
+  { name: 'test fake', capabilities: FAKE_OUTBOX_CAPABILITIES, open: () => new FakeOutbox() },
+];
+
+describe.each(implementations)('outbox contract: $name', ({ name, capabilities, open: openImplementation }) => {
   function make(options: Partial<OutboxOptions> = {}): ReportOutbox {
-    const outbox = openOutbox(mode, { path: join(dir, 'outbox.db'), flushIntervalMs: 10_000, flushRecords: 1000, durableAfterMs: 10_000, ...options });
+    const outbox = openImplementation({ path: join(dir, 'outbox.db'), flushIntervalMs: 10_000, flushRecords: 1000, durableAfterMs: 10_000, time: new ManualClock(), ...options });
     open.push(outbox);
     return outbox;
   }
+  // A clause an implementation does not promise (its capabilities above) is not registered for it;
+  // the fake's lack of caps is checked by the opposite clause below.
+  const when = (capable: boolean) => (title: string, body: () => void | Promise<void>) => {
+    if (capable) it(title, body);
+  };
+  const withByteCaps = when(capabilities.byteCaps);
+  const withPersistence = when(capabilities.persistence);
 
   it('keeps a FIFO per device with sample times, and peeks after a seq', () => {
     const outbox = make();
@@ -65,7 +90,7 @@ describe.each<OutboxMode>(['write-ahead', 'memory-first'])('outbox contract: %s'
     outbox.flush();
     outbox.append('a', 'new1', 3);
     outbox.append('a', 'new2', 4);
-    if (mode === 'write-ahead') outbox.flush();
+    if (name === 'write-ahead') outbox.flush();
     const all = outbox.peek('a', 10);
     expect(text(all)).toEqual(['old1', 'old2', 'new1', 'new2']);
     expect(text(outbox.peek('a', 10, all[1].seq))).toEqual(['new1', 'new2']);
@@ -75,7 +100,7 @@ describe.each<OutboxMode>(['write-ahead', 'memory-first'])('outbox contract: %s'
     expect(outbox.stats().depth).toBe(1);
   });
 
-  it('drops the oldest records of a device beyond its byte cap and reports it', () => {
+  withByteCaps('byte caps: drops the oldest records of a device beyond its byte cap and reports it', () => {
     const drops: OutboxDropInfo[] = [];
     const outbox = make({ maxBytesPerDevice: 10, onDrop: (d) => drops.push(d) });
     for (let i = 0; i < 6; i += 1) outbox.append('a', `r${i}`, i);
@@ -89,7 +114,17 @@ describe.each<OutboxMode>(['write-ahead', 'memory-first'])('outbox contract: %s'
     expect(outbox.stats().dropped).toBe(2);
   });
 
-  it('drops the globally oldest records beyond the total cap', () => {
+  // The flag is checked both ways: an implementation that says it has no caps must not drop silently.
+  when(!capabilities.byteCaps)('no byte caps: keeps every report beyond the caps and reports no drop', () => {
+    const drops: OutboxDropInfo[] = [];
+    const outbox = make({ maxBytesPerDevice: 4, maxBytesTotal: 4, onDrop: (d) => drops.push(d) });
+    for (let i = 0; i < 6; i += 1) outbox.append('a', `r${i}`, i);
+    expect(text(outbox.peek('a', 10))).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(outbox.stats()).toMatchObject({ depth: 6, bytes: 12, dropped: 0 });
+    expect(drops).toEqual([]);
+  });
+
+  withByteCaps('byte caps: drops the globally oldest records beyond the total cap', () => {
     const drops: OutboxDropInfo[] = [];
     const outbox = make({ maxBytesTotal: 6, onDrop: (d) => drops.push(d) });
     outbox.append('a', 'a1', 1);
@@ -103,7 +138,7 @@ describe.each<OutboxMode>(['write-ahead', 'memory-first'])('outbox contract: %s'
     expect(outbox.stats().bytes).toBe(6);
   });
 
-  it('counts disk and memory under one total cap', () => {
+  withByteCaps('byte caps: counts disk and memory under one total cap', () => {
     const drops: OutboxDropInfo[] = [];
     const outbox = make({ maxBytesTotal: 8, onDrop: (d) => drops.push(d) });
     outbox.append('a', 'a1', 1);
@@ -119,7 +154,7 @@ describe.each<OutboxMode>(['write-ahead', 'memory-first'])('outbox contract: %s'
     expect(drops.reduce((n, d) => n + d.records, 0)).toBe(1);
   });
 
-  it('survives a close and reopen with order, counters and seq continuity', () => {
+  withPersistence('persistence: survives a close and reopen with order, counters and seq continuity', () => {
     const first = make();
     for (let i = 0; i < 100; i += 1) first.append(i % 2 ? 'odd' : 'even', String(i), i);
     first.close();

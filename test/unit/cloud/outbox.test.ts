@@ -3,12 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Outbox, type OutboxOptions } from '../../../src/cloud/outbox.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 let dir: string;
+// Manual time: the commit timer fires only when a test advances it.
+let clock = new ManualClock();
 const open: Outbox[] = [];
 
 function make(options: Partial<OutboxOptions> = {}): Outbox {
-  const outbox = new Outbox({ path: join(dir, 'outbox.db'), flushIntervalMs: 10_000, flushRecords: 1000, ...options });
+  const outbox = new Outbox({ path: join(dir, 'outbox.db'), flushIntervalMs: 10_000, flushRecords: 1000, time: clock, ...options });
   open.push(outbox);
   return outbox;
 }
@@ -17,6 +20,7 @@ const text = (records: { payload: Buffer }[]) => records.map((r) => r.payload.to
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'outbox-'));
+  clock = new ManualClock();
 });
 
 afterEach(() => {
@@ -42,7 +46,7 @@ describe('write-ahead Outbox', () => {
     expect(text(outbox.peek('a', 10, a[0].seq))).toEqual(['a2']);
   });
 
-  it('commits by record count and by timer, and tells who got records', async () => {
+  it('commits by record count and by timer, and tells who got records', () => {
     const commits: string[][] = [];
     const outbox = make({ flushRecords: 3, flushIntervalMs: 20, onCommit: (d) => commits.push([...d].sort()) });
     outbox.append('a', '1', 1);
@@ -51,7 +55,10 @@ describe('write-ahead Outbox', () => {
     outbox.append('a', '3', 1);
     expect(commits).toEqual([['a', 'b']]);
     outbox.append('c', '4', 1);
-    await expect.poll(() => commits.length, { timeout: 5000 }).toBe(2);
+    clock.advance(19);
+    expect(commits).toHaveLength(1);
+    clock.advance(1);
+    expect(commits).toHaveLength(2);
     expect(commits[1]).toEqual(['c']);
   });
 

@@ -39,10 +39,12 @@ describe('RateQueue', () => {
     const gates = [deferred<number>(), deferred<number>(), deferred<number>()];
     let started = 0;
     const results = gates.map((gate) => queue.run({ run: () => { started += 1; return gate.promise; } }));
-    await expect.poll(() => started).toBe(2);
+    await eventLoopTurns();
+    expect(started).toBe(2);
     expect(queue.stats()).toMatchObject({ running: 2, pending: 1 });
     gates[0].resolve(0);
-    await expect.poll(() => started).toBe(3);
+    await eventLoopTurns();
+    expect(started).toBe(3);
     gates[1].resolve(1);
     gates[2].resolve(2);
     expect(await Promise.all(results)).toEqual([0, 1, 2]);
@@ -94,10 +96,12 @@ describe('RateQueue', () => {
         return 'ok';
       },
     });
-    await expect.poll(() => clock.sleeping).toBe(1);
+    await eventLoopTurns();
+    expect(clock.sleeping).toBe(1);
     const t0 = clock.now();
     const other = queue.run({ run: async () => { starts.push(clock.now()); return 'other'; } });
-    await expect.poll(() => clock.sleeping).toBe(2);
+    await eventLoopTurns();
+    expect(clock.sleeping).toBe(2);
     clock.advance(4999);
     await eventLoopTurns();
     expect(starts).toHaveLength(1);
@@ -141,10 +145,13 @@ describe('RateQueue', () => {
     const queue = makeQueue(clock);
     let calls = 0;
     const result = queue.run({ run: async () => { calls += 1; if (calls < 3) throw new CloudHttpError(502, 'GET /x'); return calls; } });
-    await expect.poll(() => clock.sleeping).toBe(1);
+    await eventLoopTurns();
+    expect(clock.sleeping).toBe(1);
     clock.advance(100);
-    await expect.poll(() => calls).toBe(2);
-    await expect.poll(() => clock.sleeping).toBe(1);
+    await eventLoopTurns();
+    expect(calls).toBe(2);
+    await eventLoopTurns();
+    expect(clock.sleeping).toBe(1);
     clock.advance(199);
     await eventLoopTurns();
     expect(calls).toBe(2);
@@ -158,10 +165,13 @@ describe('RateQueue', () => {
     queue.observe({ remaining: 2, resetAtMs: clock.now() + 10_000 });
     const starts: number[] = [];
     const tasks = [0, 1, 2].map(() => queue.run({ run: async () => { starts.push(clock.now()); } }));
-    await expect.poll(() => starts.length).toBe(1);
-    await expect.poll(() => clock.sleeping).toBe(2);
+    await eventLoopTurns();
+    expect(starts.length).toBe(1);
+    await eventLoopTurns();
+    expect(clock.sleeping).toBe(2);
     clock.advance(5000);
-    await expect.poll(() => starts.length).toBe(2);
+    await eventLoopTurns();
+    expect(starts.length).toBe(2);
     clock.advance(5000);
     await Promise.all(tasks);
     expect(starts[1] - starts[0]).toBeGreaterThanOrEqual(5000);
@@ -174,7 +184,8 @@ describe('RateQueue', () => {
     queue.observe({ remaining: 0, resetAtMs: clock.now() + 3000 });
     let started = false;
     const task = queue.run({ run: async () => { started = true; } });
-    await expect.poll(() => clock.sleeping).toBe(1);
+    await eventLoopTurns();
+    expect(clock.sleeping).toBe(1);
     expect(started).toBe(false);
     clock.advance(3000);
     await task;
@@ -191,7 +202,8 @@ describe('RateQueue', () => {
       run: (signal) => new Promise((_res, rej) => signal.addEventListener('abort', () => { aborted = true; rej(new Error('aborted')); })),
     });
     const waiting = queue.run({ run: async () => 'never' });
-    await expect.poll(() => queue.stats().running).toBe(1);
+    await eventLoopTurns();
+    expect(queue.stats().running).toBe(1);
     queue.close();
     await expect(running).rejects.toBeInstanceOf(QueueClosedError);
     await expect(waiting).rejects.toBeInstanceOf(QueueClosedError);

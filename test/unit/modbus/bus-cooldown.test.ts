@@ -1,18 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { BusConfig } from '../../../src/core/config/site-types.js';
 import { Bus } from '../../../src/field/modbus/bus.js';
 import { ModbusTimeoutError, UnitCoolingDownError } from '../../../src/field/modbus/errors.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 const T0 = 1_700_000_000_000;
 
+// Manual time: the bus's timers and the fake line's latency run only when a test advances it.
+let clock = new ManualClock(T0);
 beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock(T0);
 });
 
 interface Outcome { unit: number; issuedAt: number; settledAt: number; result: 'ok' | string }
@@ -21,23 +21,23 @@ interface Outcome { unit: number; issuedAt: number; settledAt: number; result: '
 async function pollEverySecond(bus: Bus, units: number[], seconds: number, outcomes: Outcome[]) {
   for (let second = 0; second < seconds; second += 1) {
     for (const unit of units) {
-      const issuedAt = Date.now();
+      const issuedAt = clock.now();
       bus.read(unit, 'holding', 0, 2).then(
-        () => outcomes.push({ unit, issuedAt, settledAt: Date.now(), result: 'ok' }),
-        (err: Error) => outcomes.push({ unit, issuedAt, settledAt: Date.now(), result: err.name }),
+        () => outcomes.push({ unit, issuedAt, settledAt: clock.now(), result: 'ok' }),
+        (err: Error) => outcomes.push({ unit, issuedAt, settledAt: clock.now(), result: err.name }),
       );
     }
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advanceAsync(1000);
   }
 }
 
 async function setup(config: BusConfig) {
-  const transport = new FakeTransport();
+  const transport = new FakeTransport(clock);
   const log = captureLogger();
-  const bus = new Bus({ config, transportFactory: () => transport, logger: log.logger });
+  const bus = new Bus({ config, transportFactory: () => transport, clock, timers: clock, logger: log.logger });
   bus.start();
-  await vi.advanceTimersByTimeAsync(T0 % 1000 === 0 ? 1000 : 0); // open; start rounds on a whole second
-  return { bus, transport, log, start: Date.now() };
+  await clock.advanceAsync(T0 % 1000 === 0 ? 1000 : 0); // open; start rounds on a whole second
+  return { bus, transport, log, start: clock.now() };
 }
 
 describe('per-unit cool-down', () => {
@@ -70,7 +70,7 @@ describe('per-unit cool-down', () => {
 
     // The unit comes back: the next probe succeeds and the unit is served normally again.
     transport.behaviour = () => 'ok';
-    await vi.advanceTimersByTimeAsync(20_000);
+    await clock.advanceAsync(20_000);
     const after: Outcome[] = [];
     await pollEverySecond(bus, [1, 2], 3, after);
     expect(after.filter((o) => o.unit === 1).map((o) => o.result)).toEqual(['ok', 'ok', 'ok']);
@@ -104,7 +104,7 @@ describe('per-unit cool-down', () => {
     const { bus, transport } = await setup(rtuBusConfig({ cooldown: { afterTimeouts: 1, initialMs: 3000, maxMs: 3000 } }));
     transport.behaviour = () => 'timeout';
     const first = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advanceAsync(1000);
     expect(await first).toBeInstanceOf(ModbusTimeoutError);
     const refused = await bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(UnitCoolingDownError);

@@ -1,24 +1,24 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { BusConfig } from '../../../src/core/config/site-types.js';
 import { Bus } from '../../../src/field/modbus/bus.js';
 import { BusDownError, ModbusFrameError, PortClosedError } from '../../../src/field/modbus/errors.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 const T0 = 1_700_000_000_000;
 
+// Manual time: the bus's timers and the fake line's latency run only when a test advances it.
+let clock = new ManualClock(T0);
 beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock(T0);
 });
 
 function setup(config: BusConfig, random = () => 0) {
-  const transport = new FakeTransport();
+  const transport = new FakeTransport(clock);
   const log = captureLogger();
-  const bus = new Bus({ config, transportFactory: () => transport, logger: log.logger, random });
+  const bus = new Bus({ config, transportFactory: () => transport, clock, timers: clock, logger: log.logger, random });
   return { bus, transport, log };
 }
 
@@ -31,18 +31,18 @@ describe('reopen with capped exponential back-off', () => {
     const { bus, transport, log } = setup(rtuBusConfig({ reconnect: { initialMs: 100, maxMs: 1000, jitter: 0 } }));
     transport.openResults = [false, false, false, false, false, false, true];
     bus.start();
-    await vi.advanceTimersByTimeAsync(50);
+    await clock.advanceAsync(50);
     expect(bus.stats().state).toBe('down');
     expect(bus.stats().downReason).toBe('cannot open fake: ENOENT: no such port');
     await expect(bus.read(1, 'holding', 0, 1)).rejects.toBeInstanceOf(BusDownError);
 
-    await vi.advanceTimersByTimeAsync(10_000);
+    await clock.advanceAsync(10_000);
     expect(gaps(transport.openCalls)).toEqual([100, 200, 400, 800, 1000, 1000]);
     expect(bus.stats()).toMatchObject({ state: 'up', reconnects: 1, downRejects: 1 });
     expect(log.count('bus down')).toBe(1);
     expect(log.count('bus up')).toBe(1);
     const read = bus.read(1, 'holding', 0, 1);
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(100);
     await expect(read).resolves.toMatchObject({ table: 'holding' });
   });
 
@@ -50,17 +50,17 @@ describe('reopen with capped exponential back-off', () => {
     const { bus, transport } = setup(tcpBusConfig({ reconnect: { initialMs: 1000, maxMs: 4000, jitter: 0.5 } }), () => 1);
     transport.openResults = [false, false, false, false, true];
     bus.start();
-    await vi.advanceTimersByTimeAsync(20_000);
+    await clock.advanceAsync(20_000);
     expect(gaps(transport.openCalls)).toEqual([500, 1000, 2000, 2000]);
   });
 
   it('fails queued and in-flight requests fast when the port vanishes, then resumes by itself', async () => {
     const { bus, transport, log } = setup(rtuBusConfig());
     bus.start();
-    await vi.advanceTimersByTimeAsync(50);
+    await clock.advanceAsync(50);
     transport.latencyMs = 50;
     const reads = [1, 2, 3].map((unit) => bus.read(unit, 'holding', 0, 1).catch((err: unknown) => err));
-    await vi.advanceTimersByTimeAsync(10);
+    await clock.advanceAsync(10);
     transport.drop('device unplugged');
     const [inFlight, ...queued] = await Promise.all(reads);
     expect(inFlight).toBeInstanceOf(PortClosedError);
@@ -68,10 +68,10 @@ describe('reopen with capped exponential back-off', () => {
     expect((queued[0] as Error).message).toBe('bus line1 is down: device unplugged');
     expect(bus.stats().state).toBe('down');
 
-    await vi.advanceTimersByTimeAsync(200);
+    await clock.advanceAsync(200);
     expect(bus.stats()).toMatchObject({ state: 'up', reconnects: 1 });
     const again = bus.read(1, 'holding', 0, 1);
-    await vi.advanceTimersByTimeAsync(200);
+    await clock.advanceAsync(200);
     await expect(again).resolves.toMatchObject({ start: 0 });
     expect(log.count('bus down')).toBe(1);
     expect(log.count('bus up')).toBe(1);
@@ -80,13 +80,13 @@ describe('reopen with capped exponential back-off', () => {
   it('notices a port that closed without an event and reopens it', async () => {
     const { bus, transport } = setup(rtuBusConfig());
     bus.start();
-    await vi.advanceTimersByTimeAsync(50);
+    await clock.advanceAsync(50);
     transport.behaviour = () => 'silent-close';
-    await expect(Promise.all([bus.read(1, 'holding', 0, 1), vi.advanceTimersByTimeAsync(10)]))
+    await expect(Promise.all([bus.read(1, 'holding', 0, 1), clock.advanceAsync(10)]))
       .rejects.toBeInstanceOf(PortClosedError);
     expect(bus.stats().state).toBe('down');
     transport.behaviour = () => 'ok';
-    await vi.advanceTimersByTimeAsync(500);
+    await clock.advanceAsync(500);
     expect(bus.stats().state).toBe('up');
     expect(transport.openCalls).toHaveLength(2);
   });
@@ -95,9 +95,9 @@ describe('reopen with capped exponential back-off', () => {
     const { bus, transport } = setup(rtuBusConfig());
     transport.openResults = [false];
     bus.start();
-    await vi.advanceTimersByTimeAsync(10);
+    await clock.advanceAsync(10);
     await bus.stop();
-    await vi.advanceTimersByTimeAsync(10_000);
+    await clock.advanceAsync(10_000);
     expect(transport.openCalls).toHaveLength(1);
     expect(bus.stats().state).toBe('stopped');
   });
@@ -107,12 +107,12 @@ describe('replies out of step', () => {
   it('reconnects at once and lets queued requests wait for the new connection instead of failing them', async () => {
     const { bus, transport, log } = setup(tcpBusConfig());
     bus.start();
-    await vi.advanceTimersByTimeAsync(10);
+    await clock.advanceAsync(10);
     const opens = transport.openCalls.length;
     const onWire = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
     const queued = bus.read(2, 'holding', 5, 1);
     transport.drop('replies out of step: MBAP length 65535 outside 2..254', true);
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(100);
     expect(await onWire).toBeInstanceOf(ModbusFrameError);
     expect((await queued).words).toEqual(Uint16Array.from([5]));
     expect(transport.openCalls.length).toBe(opens + 1);

@@ -1,23 +1,23 @@
 // The Bus with a fake line: cloud ('high') work bounded to its share of bus time while polls
 // wait, and a bit write done as one job (no request between its read and its write).
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../../src/field/modbus/bus.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
+// Manual time: the bus's timers and the fake line's latency run only when a test advances it.
+let clock = new ManualClock(1_700_000_000_000);
 beforeEach(() => {
-  vi.useFakeTimers({ now: 1_700_000_000_000 });
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock(1_700_000_000_000);
 });
 
 async function startedBus(highShare: number) {
-  const transport = new FakeTransport();
-  const bus = new Bus({ config: rtuBusConfig({ interFrameDelayMs: 0 }), transportFactory: () => transport, logger: silentLogger(), highShare });
+  const transport = new FakeTransport(clock);
+  const bus = new Bus({ config: rtuBusConfig({ interFrameDelayMs: 0 }), transportFactory: () => transport, clock, timers: clock, logger: silentLogger(), highShare });
   bus.start();
-  await vi.advanceTimersByTimeAsync(50);
+  await clock.advanceAsync(50);
   return { bus, transport };
 }
 
@@ -30,7 +30,7 @@ describe('Bus: share of cloud work while polls wait', () => {
     const { bus, transport } = await startedBus(share);
     const polls = Array.from({ length: 20 }, () => bus.read(1, 'holding', 0, 1));
     const cloud = Array.from({ length: 40 }, () => bus.read(9, 'holding', 0, 1, { priority: 'high' }));
-    await vi.advanceTimersByTimeAsync(10_000);
+    await clock.advanceAsync(10_000);
     await Promise.all([...polls, ...cloud]);
     const first = transport.calls.slice(0, 20).filter((c) => c.unit === 1).length;
     expect(first).toBeGreaterThanOrEqual(minPolls);
@@ -47,7 +47,7 @@ describe('Bus: bit write as one job', () => {
     const bitA = bus.writeBit(9, 30, 0, true);
     const poll = bus.read(3, 'input', 0, 1);
     const bitB = bus.writeBit(9, 30, 1, true, { forceMulti: true });
-    await vi.advanceTimersByTimeAsync(5_000);
+    await clock.advanceAsync(5_000);
     await Promise.all([first, bitA, poll, bitB]);
     expect(transport.calls.map((c) => `${c.unit}:${c.fn}`)).toEqual([
       '2:readInputRegisters',

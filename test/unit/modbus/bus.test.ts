@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { BusConfig } from '../../../src/core/config/site-types.js';
 import { Bus, type BusOptions } from '../../../src/field/modbus/bus.js';
 import {
@@ -8,20 +8,20 @@ import { QueueFullError } from '../../../src/core/queue-full-error.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
+// Manual time: the bus's timers and the fake line's latency run only when a test advances it.
+let clock = new ManualClock(1_700_000_000_000);
 beforeEach(() => {
-  vi.useFakeTimers({ now: 1_700_000_000_000 });
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock(1_700_000_000_000);
 });
 
 async function startedBus(config: BusConfig = rtuBusConfig(), options: Partial<BusOptions> = {}) {
-  const transport = new FakeTransport();
+  const transport = new FakeTransport(clock);
   const log = captureLogger();
-  const bus = new Bus({ config, transportFactory: () => transport, logger: log.logger, random: () => 0.5, ...options });
+  const bus = new Bus({ config, transportFactory: () => transport, clock, timers: clock, logger: log.logger, random: () => 0.5, ...options });
   bus.start();
-  await vi.advanceTimersByTimeAsync(50); // open, then the inter-frame silence after open
+  await clock.advanceAsync(50); // open, then the inter-frame silence after open
   return { bus, transport, log };
 }
 
@@ -33,7 +33,7 @@ describe('Bus turn-taking on an RTU line', () => {
     for (let round = 0; round < 10; round += 1) {
       for (const unit of units) reads.push(bus.read(unit, 'holding', round * 10, 4));
     }
-    await vi.advanceTimersByTimeAsync(10_000);
+    await clock.advanceAsync(10_000);
     const blocks = await Promise.all(reads);
 
     expect(blocks).toHaveLength(30);
@@ -53,7 +53,7 @@ describe('Bus turn-taking on an RTU line', () => {
     const polls = [1, 2, 3, 4].map((unit) => bus.read(unit, 'input', 0, 2));
     const write = bus.writeRegisters(9, 100, [42]);
     const command = bus.writeCoils(8, 5, [true]);
-    await vi.advanceTimersByTimeAsync(5_000);
+    await clock.advanceAsync(5_000);
     await Promise.all([...polls, write, command]);
     // The first poll was already on the wire when the write arrived.
     expect(transport.calls.map((c) => `${c.unit}:${c.fn}`)).toEqual([
@@ -67,12 +67,12 @@ describe('Bus turn-taking on an RTU line', () => {
     const { bus, transport } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 1, initialMs: 60_000, maxMs: 60_000 } }));
     transport.behaviour = (unit) => (unit === 0 ? 'ok' : 'timeout');
     const failed = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
-    await vi.advanceTimersByTimeAsync(500);
+    await clock.advanceAsync(500);
     expect(bus.unitState(1)).toMatchObject({ state: 'cooling-down' });
     const polls = [2, 3].map((unit) => bus.read(unit, 'holding', 0, 1).catch((err: unknown) => err));
     const window = { replyTimeoutMs: 50, quietMs: 10, maxReplyBytes: 64 };
     const reply = bus.exchangeRaw(Buffer.from('ABC'), window);
-    await vi.advanceTimersByTimeAsync(5_000);
+    await clock.advanceAsync(5_000);
     expect((await reply).toString()).toBe('CBA');
     await Promise.all([failed, ...polls]);
     expect(transport.calls.map((c) => `${c.unit}:${c.fn}`)).toEqual(['1:readHoldingRegisters', '2:readHoldingRegisters', '0:raw', '3:readHoldingRegisters']);
@@ -88,7 +88,7 @@ describe('Bus turn-taking on an RTU line', () => {
       bus.writeCoils(1, 0, [true]),
       bus.writeCoils(1, 0, [true], { forceMulti: true }),
     ]);
-    await vi.advanceTimersByTimeAsync(5_000);
+    await clock.advanceAsync(5_000);
     await done;
     expect(transport.calls.map((c) => c.fn)).toEqual([
       'writeRegister', 'writeRegisters', 'writeRegisters', 'writeCoil', 'writeCoils',
@@ -98,7 +98,7 @@ describe('Bus turn-taking on an RTU line', () => {
   it('returns bit tables as booleans cut to the requested count', async () => {
     const { bus } = await startedBus();
     const coils = bus.read(1, 'coil', 0, 3);
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(100);
     expect(await coils).toEqual({ table: 'coil', start: 0, bits: [true, false, true] });
   });
 });
@@ -107,7 +107,7 @@ describe('Bus on Modbus TCP', () => {
   it('honours maxInFlight', async () => {
     const { bus, transport } = await startedBus(tcpBusConfig({ maxInFlight: 4 }));
     const reads = Array.from({ length: 12 }, (_, i) => bus.read(1 + (i % 6), 'holding', 0, 1));
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     await Promise.all(reads);
     expect(transport.maxInFlight).toBe(4);
   });
@@ -119,7 +119,7 @@ describe('Bus on Modbus TCP', () => {
       ...Array.from({ length: 8 }, (_, i) => bus.read(1, 'holding', i, 1)),
       ...Array.from({ length: 6 }, (_, i) => bus.read(2 + (i % 3), 'holding', i, 1)),
     ];
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advanceAsync(2_000);
     const blocks = await Promise.all(reads);
     expect(blocks.slice(0, 8).map((b) => b.words?.[0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(transport.maxInFlightPerUnit(1)).toBe(1);
@@ -133,7 +133,7 @@ describe('Bus on Modbus TCP', () => {
   it('lets a unit configured as concurrent have several requests in flight', async () => {
     const { bus, transport } = await startedBus(tcpBusConfig({ maxInFlight: 4 }), { concurrentUnits: new Set([1]) });
     const reads = Array.from({ length: 8 }, (_, i) => bus.read(1, 'holding', i, 1));
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     await Promise.all(reads);
     expect(transport.maxInFlightPerUnit(1)).toBe(4);
   });
@@ -147,7 +147,7 @@ describe('Bus silent for too long', () => {
     const opensBefore = transport.openCalls.length;
     for (let i = 0; i < 30; i += 1) {
       const read = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
-      await vi.advanceTimersByTimeAsync(250);
+      await clock.advanceAsync(250);
       await read;
     }
     const stats = bus.stats();
@@ -158,7 +158,7 @@ describe('Bus silent for too long', () => {
 
     transport.behaviour = () => 'ok';
     const read = bus.read(1, 'holding', 7, 1);
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(100);
     expect((await read).words).toEqual(Uint16Array.from([7]));
     expect(bus.progress()).toEqual({ goodReplies: 1, expected: false });
     expect(log.count('bus answering again')).toBe(1);
@@ -169,11 +169,11 @@ describe('Bus silent for too long', () => {
     const { bus, transport } = await startedBus(config);
     transport.behaviour = () => 'timeout';
     const first = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
-    await vi.advanceTimersByTimeAsync(150);
+    await clock.advanceAsync(150);
     await first;
     expect(bus.progress().expected).toBe(true); // failing, not yet in cool-down
     const second = bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
-    await vi.advanceTimersByTimeAsync(150);
+    await clock.advanceAsync(150);
     await second;
     expect(bus.unitState(1).state).toBe('cooling-down');
     expect(bus.progress().expected).toBe(false);
@@ -186,7 +186,7 @@ describe('Bus errors', () => {
     let busyLeft = 2;
     transport.behaviour = () => (busyLeft-- > 0 ? { exception: 6 } : 'ok');
     const read = bus.read(1, 'holding', 0, 1);
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advanceAsync(2_000);
     await expect(read).resolves.toMatchObject({ words: Uint16Array.from([0]) });
     expect(bus.stats()).toMatchObject({ transactions: 3, busyRetries: 2, exceptions: 0 });
   });
@@ -196,7 +196,7 @@ describe('Bus errors', () => {
     transport.behaviour = () => ({ exception: 6 });
     const read = bus.read(1, 'holding', 0, 1);
     const settled = read.catch((err: unknown) => err);
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advanceAsync(2_000);
     const err = await settled;
     expect(err).toBeInstanceOf(ModbusExceptionError);
     expect(err).toMatchObject({ code: 6, isBusy: true });
@@ -207,7 +207,7 @@ describe('Bus errors', () => {
     const { bus, transport } = await startedBus();
     transport.behaviour = () => ({ exception: 2 });
     const settled = bus.read(1, 'holding', 9999, 1).catch((err: unknown) => err);
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(100);
     const err = await settled;
     expect(err).toBeInstanceOf(ModbusExceptionError);
     expect(err).toMatchObject({ code: 2, exceptionName: 'Illegal data address' });
@@ -242,7 +242,7 @@ describe('Bus queue bound and stop', () => {
     for (const p of rejected) await expect(p).rejects.toBeInstanceOf(QueueFullError);
     expect(bus.stats()).toMatchObject({ queueDepth: 3, queueRejects: 2 });
     expect(log.count('bus queue full')).toBe(1);
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     await Promise.all(accepted);
   });
 
@@ -256,11 +256,11 @@ describe('Bus queue bound and stop', () => {
   });
 
   it('queues requests made while the port is still opening', async () => {
-    const transport = new FakeTransport();
-    const bus = new Bus({ config: rtuBusConfig(), transportFactory: () => transport, logger: captureLogger().logger });
+    const transport = new FakeTransport(clock);
+    const bus = new Bus({ config: rtuBusConfig(), transportFactory: () => transport, clock, timers: clock, logger: captureLogger().logger });
     bus.start();
     const read = bus.read(1, 'holding', 0, 1);
-    await vi.advanceTimersByTimeAsync(100);
+    await clock.advanceAsync(100);
     await expect(read).resolves.toMatchObject({ start: 0 });
   });
 });

@@ -1,14 +1,13 @@
 // The raw exchange of a stream on a shared line: when a reply ends, table-driven on a scripted port.
 import { EventEmitter } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { systemTimers } from '../../../src/core/time.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { exchangeRaw, type RawPort } from '../../../src/field/modbus/raw-exchange.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
+// Manual time for the exchange's timers and the scripted peer alike.
+let clock = new ManualClock();
 beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock();
 });
 
 /** A port whose peer answers with `chunks`, each at its own ms after the request has left. */
@@ -19,11 +18,11 @@ class ScriptedPort extends EventEmitter implements RawPort {
   }
   write(data: Buffer, callback: (err: Error | null | undefined) => void): void {
     this.written.push(data);
-    setTimeout(() => callback(this.writeError ?? null), 0);
+    clock.setTimer(() => callback(this.writeError ?? null), 0);
   }
   drain(callback: (err: Error | null | undefined) => void): void {
-    setTimeout(() => {
-      for (const [at, text] of this.chunks) setTimeout(() => this.emit('data', Buffer.from(text)), at);
+    clock.setTimer(() => {
+      for (const [at, text] of this.chunks) clock.setTimer(() => this.emit('data', Buffer.from(text)), at);
       callback(null);
     }, 1);
   }
@@ -42,10 +41,10 @@ describe('exchangeRaw', () => {
   ] as const)('$name', async ({ chunks, reply, endsBy, ...override }) => {
     const port = new ScriptedPort(chunks.map(([at, text]) => [Number(at), String(text)]));
     let result: Buffer | undefined;
-    void exchangeRaw(port, Buffer.from('REQ'), { ...window, ...override }, systemTimers).then((r) => (result = r));
-    await vi.advanceTimersByTimeAsync(endsBy);
+    void exchangeRaw(port, Buffer.from('REQ'), { ...window, ...override }, clock).then((r) => (result = r));
+    await clock.advanceAsync(endsBy);
     expect(result).toBeUndefined(); // still collecting right up to its end (drain took 1 ms)
-    await vi.advanceTimersByTimeAsync(2);
+    await clock.advanceAsync(2);
     expect(result?.toString()).toBe(reply);
     expect(port.written.map(String)).toEqual(['REQ']);
     expect(port.listenerCount('data')).toBe(0);
@@ -53,9 +52,9 @@ describe('exchangeRaw', () => {
 
   it('rejects when the write fails, and stops listening', async () => {
     const port = new ScriptedPort([], new Error('EIO'));
-    const outcome = exchangeRaw(port, Buffer.from('REQ'), window, systemTimers);
+    const outcome = exchangeRaw(port, Buffer.from('REQ'), window, clock);
     const check = expect(outcome).rejects.toThrow('EIO');
-    await vi.advanceTimersByTimeAsync(5);
+    await clock.advanceAsync(5);
     await check;
     expect(port.listenerCount('data')).toBe(0);
   });

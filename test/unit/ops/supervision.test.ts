@@ -2,7 +2,7 @@
 // outbox-full warned once above 80 % and cleared only under 70 %, 429 transitions logged once,
 // and the drain waits only while a link is up and reports remain.
 import { describe, expect, it } from 'vitest';
-import type { ReportOutbox } from '../../../src/cloud/outbox-types.js';
+import type { ReportOutbox } from '../../../src/core/outbox-types.js';
 import type { GatewayOutbox } from '../../../src/ops/gateway-outbox.js';
 import { busStatusOf, statusSummary } from '../../../src/ops/status-assembly.js';
 import type { GatewayStatus } from '../../../src/ops/status.js';

@@ -1,5 +1,5 @@
-// Shapes of the outbox's records, statistics and options, and the interface both modes implement.
-import type { Time } from '../core/time.js';
+// The outbox as a port: shapes of its records and statistics, and the interface every outbox
+// implements (cloud/ holds the implementations and their options).
 
 export interface OutboxRecord {
   seq: number;
@@ -33,30 +33,6 @@ export interface OutboxDropInfo {
   records: number;
   bytes: number;
   reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed';
-}
-
-export type OutboxMode = 'memory-first' | 'write-ahead';
-
-export interface OutboxOptions {
-  /** SQLite file (in the state directory). ':memory:' for tests. */
-  path: string;
-  /** Write-ahead: commit buffered appends at most this long after the first one. */
-  flushIntervalMs?: number;
-  /** Write-ahead: ...or as soon as this many are buffered. */
-  flushRecords?: number;
-  /** Memory-first: the longest a report may live in memory only before it is written to disk. */
-  durableAfterMs?: number;
-  /** Payload bytes kept per device; the oldest are dropped beyond it. */
-  maxBytesPerDevice?: number;
-  /** Payload bytes kept for all devices together; the globally oldest are dropped beyond it. */
-  maxBytesTotal?: number;
-  onDrop?: (info: OutboxDropInfo) => void;
-  /** Called when devices got new records to send (wakes forwarders). */
-  onCommit?: (devices: ReadonlySet<string>) => void;
-  /** A timed commit failed (disk full, I/O error); the batch is kept and retried. */
-  onError?: (err: unknown) => void;
-  /** Clock and commit timers; the system's by default. */
-  time?: Time;
 }
 
 /** What the reporter, forwarders and the gateway need from an outbox, whatever its mode. */

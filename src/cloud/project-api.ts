@@ -1,15 +1,11 @@
 // Interface A client (project API): API token, device certificate, device creation.
 // Every request goes through the shared rate queue; the token is fetched outside any queued task
 // so a queue of concurrency 1 cannot deadlock on it.
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import { CloudApiError, CloudHttpError } from './errors.js';
 import type { HttpMethod, JsonRequester } from './http-client.js';
-import type { QueueTask } from './rate-queue.js';
-
-/** What the interface A/B clients need of the rate queue (not the bus's RequestQueue). */
-export interface CloudRequestQueue {
-  run<T>(task: QueueTask<T>): Promise<T>;
-}
+import { systemClock, type Clock } from '../core/time.js';
+import { joinUrl, requireString, type CloudRequestQueue } from './api-common.js';
 
 export interface DeviceCertificate {
   deviceId: string;
@@ -18,7 +14,7 @@ export interface DeviceCertificate {
   projectKey: string;
 }
 
-export interface ProjectApiOptions {
+export interface ProjectApiClientOptions {
   baseUrl: string;
   appId: string;
   accessKey: string;
@@ -33,7 +29,8 @@ export interface ProjectApiOptions {
    * The cloud does not document the codes, so by default any refusal is tried once more.
    */
   tokenErrorCodes?: 'any' | readonly number[];
-  now?: () => number;
+  /** The time stamps and expiry checks read; the system's by default. */
+  clock?: Clock;
 }
 
 export interface CreateDeviceInput {
@@ -50,10 +47,6 @@ interface CachedToken {
 
 const DEFAULT_EXPIRES_S = 86_400;
 
-export function joinUrl(baseUrl: string, path: string): string {
-  return baseUrl.replace(/\/+$/, '') + path;
-}
-
 /** `{result: true, info}` -> info; `{result: false, ...}` -> CloudApiError. */
 export function unwrapProjectResult(body: unknown, operation: string): unknown {
   if (typeof body !== 'object' || body === null || !('result' in body)) {
@@ -65,30 +58,23 @@ export function unwrapProjectResult(body: unknown, operation: string): unknown {
   throw new CloudApiError(errcode, typeof record.message === 'string' ? record.message : '', operation);
 }
 
-export function requireString(value: unknown, field: string, operation: string): string {
-  if (typeof value !== 'string' || value === '') {
-    throw new CloudHttpError(200, operation, `response field ${field} is missing or not a string`);
-  }
-  return value;
-}
-
 function field(info: unknown, name: string): unknown {
   return typeof info === 'object' && info !== null ? (info as Record<string, unknown>)[name] : undefined;
 }
 
-export class ProjectApi {
+export class ProjectApiClient {
   private token: CachedToken | undefined;
   private tokenRequest: Promise<CachedToken> | undefined;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
-  constructor(private readonly options: ProjectApiOptions) {
-    this.now = options.now ?? Date.now;
+  constructor(private readonly options: ProjectApiClientOptions) {
+    this.clock = options.clock ?? systemClock;
   }
 
   /** A valid API token: cached, refreshed before expiry, one request at a time. */
   async accessToken(): Promise<string> {
     const margin = this.options.refreshMarginMs ?? 10 * 60_000;
-    if (this.token && this.now() < this.token.expiresAt - margin) return this.token.value;
+    if (this.token && this.clock.now() < this.token.expiresAt - margin) return this.token.value;
     this.tokenRequest ??= this.fetchToken().finally(() => {
       this.tokenRequest = undefined;
     });
@@ -133,7 +119,7 @@ export class ProjectApi {
     const value = requireString(field(info, 'access_token'), 'access_token', operation);
     const expiresIn = field(info, 'expires_in');
     const seconds = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : DEFAULT_EXPIRES_S;
-    this.token = { value, expiresAt: this.now() + seconds * 1000 };
+    this.token = { value, expiresAt: this.clock.now() + seconds * 1000 };
     this.options.log.info({ expiresInS: seconds }, 'cloud API token obtained');
     return this.token;
   }

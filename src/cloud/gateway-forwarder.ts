@@ -1,0 +1,241 @@
+// Drains the outbox of every sub-device into the identity's one link as batched
+// `gateway/attributes` messages. Guarantees as for a device's own forwarder: each device's
+// reports go in order (at most one per batch), a report is acked only after the PUBACK of the
+// message that carried it and of every earlier message (so a device's acks never skip ahead),
+// publishes are paced by the shared pacer, and on link down everything unacked is sent again
+// after the next up.
+import type { Logger } from '../core/logger.js';
+import type { ForwarderLink, ForwarderOutbox, Pacer } from './forwarder.js';
+import { packBatch, type BatchCandidate } from './gateway-batch.js';
+import { GATEWAY_TOPIC } from './gateway-topics.js';
+import type { OutboxRecord } from './outbox.js';
+import { sleep, systemTime, type Time } from '../core/time.js';
+import { WakeSignal } from './wake-signal.js';
+
+export interface GatewayForwarderOptions {
+  /** Sub-device name -> its address. */
+  devices: ReadonlyMap<string, string>;
+  outbox: ForwarderOutbox;
+  link: ForwarderLink;
+  log: Logger;
+  pacer: Pacer;
+  maxBatchBytes: number;
+  /** Batches awaiting PUBACK at once. */
+  window?: number;
+  /** Records read per device per outbox query. */
+  readAhead?: number;
+  /** Acks are written at most this long after their PUBACK (fewer outbox transactions). */
+  ackDelayMs?: number;
+  time?: Time;
+}
+
+interface DeviceQueue {
+  address: string;
+  /** Peeked, not yet sent, oldest first. */
+  pending: OutboxRecord[];
+  lastPeekedSeq: number;
+  /** New records may be waiting in the outbox. */
+  dirty: boolean;
+}
+
+interface InFlightBatch {
+  entries: { device: string; seq: number }[];
+  done: boolean;
+}
+
+export interface GatewayForwarderStats {
+  /** Batch messages published and acknowledged. */
+  published: number;
+  acked: number;
+  /** Device reports carried by acknowledged batches. */
+  reportsAcked: number;
+  inFlight: number;
+  paced: number;
+}
+
+export class GatewayForwarder {
+  private readonly queues = new Map<string, DeviceQueue>();
+  private readonly order: string[];
+  private cursor = 0;
+  private inFlight: InFlightBatch[] = [];
+  private generation = 0;
+  private pumping = false;
+  private again = false;
+  private stopped = true;
+  private failing = false;
+  private readonly wakeSignal = new WakeSignal();
+  private unsubscribe: (() => void) | undefined;
+  private readonly ackUpTo = new Map<string, number>();
+  private ackScheduled = false;
+  private readonly window: number;
+  private readonly readAhead: number;
+  private readonly clock: Time;
+  private readonly counters = { published: 0, acked: 0, reportsAcked: 0, paced: 0 };
+
+  constructor(private readonly options: GatewayForwarderOptions) {
+    for (const [device, address] of options.devices) this.queues.set(device, { address, pending: [], lastPeekedSeq: 0, dirty: true });
+    this.order = [...options.devices.keys()];
+    this.window = Math.max(1, options.window ?? 8);
+    this.readAhead = Math.max(1, options.readAhead ?? 8);
+    this.clock = options.time ?? systemTime;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = this.options.link.onEvent((event) => {
+      if (event.type === 'up' || event.type === 'down') this.restart();
+      if (event.type === 'up') this.notify();
+    });
+    this.notify();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.restart();
+  }
+
+  /** New records were committed for `device` (or for any when absent): send what can be sent. */
+  notify(device?: string): void {
+    if (device !== undefined) {
+      const queue = this.queues.get(device);
+      if (!queue) return;
+      queue.dirty = true;
+    }
+    if (this.stopped || !this.options.link.isUp) return;
+    if (this.pumping) {
+      this.again = true;
+      this.wakeSignal.fire();
+      return;
+    }
+    void this.pump();
+  }
+
+  stats(): GatewayForwarderStats {
+    return { ...this.counters, inFlight: this.inFlight.length };
+  }
+
+  /** Forget what is in flight and what was peeked: the next pump starts at each outbox head. */
+  private restart(): void {
+    this.flushAck();
+    this.generation += 1;
+    this.inFlight = [];
+    for (const queue of this.queues.values()) {
+      queue.pending = [];
+      queue.lastPeekedSeq = 0;
+      queue.dirty = true;
+    }
+    this.wakeSignal.fire();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (!this.stopped && this.options.link.isUp) {
+        if (this.inFlight.length >= this.window) {
+          await this.wakeSignal.wait();
+          continue;
+        }
+        this.again = false;
+        const candidates = this.candidates();
+        if (candidates.length === 0) {
+          if (this.again) continue;
+          break;
+        }
+        const delay = this.options.pacer.delayFor(this.clock.now());
+        if (delay > 0) {
+          this.counters.paced += 1;
+          await sleep(this.clock, delay);
+          continue;
+        }
+        this.send(candidates);
+      }
+      this.failing = false;
+    } catch (err) {
+      // Outbox trouble (I/O error): try again shortly rather than stopping every sub-device.
+      if (!this.failing) this.options.log.error({ err }, 'gateway forwarding failed');
+      this.failing = true;
+      this.clock.setTimer(() => this.notify(), 1000, { unref: true });
+    } finally {
+      this.pumping = false;
+    }
+    if (this.again && !this.stopped && this.options.link.isUp) this.notify();
+  }
+
+  /** Each device's oldest unsent record, starting at the rotating cursor (fair under the byte bound). */
+  private candidates(): BatchCandidate[] {
+    const list: BatchCandidate[] = [];
+    const count = this.order.length;
+    for (let i = 0; i < count; i += 1) {
+      const device = this.order[(this.cursor + i) % count];
+      const queue = this.queues.get(device) as DeviceQueue;
+      if (queue.pending.length === 0 && queue.dirty) {
+        queue.dirty = false;
+        queue.pending = this.options.outbox.peek(device, this.readAhead, queue.lastPeekedSeq);
+        if (queue.pending.length > 0) queue.lastPeekedSeq = queue.pending[queue.pending.length - 1].seq;
+        // A full read-ahead means more may be waiting.
+        if (queue.pending.length === this.readAhead) queue.dirty = true;
+      }
+      const head = queue.pending[0];
+      if (head) list.push({ device, address: queue.address, seq: head.seq, payload: head.payload });
+    }
+    return list;
+  }
+
+  private send(candidates: BatchCandidate[]): void {
+    const batch = packBatch(candidates, this.options.maxBatchBytes);
+    for (const entry of batch.entries) this.queues.get(entry.device)?.pending.shift();
+    // The next batch starts after the last device this one carried.
+    const last = batch.entries[batch.entries.length - 1];
+    this.cursor = (this.order.indexOf(last.device) + 1) % this.order.length;
+    const flight: InFlightBatch = { entries: batch.entries.map((e) => ({ device: e.device, seq: e.seq })), done: false };
+    this.inFlight.push(flight);
+    this.counters.published += 1;
+    const generation = this.generation;
+    this.options.link.publish(GATEWAY_TOPIC.attributes, batch.payload).then(
+      () => {
+        if (generation !== this.generation) return;
+        flight.done = true;
+        this.ackCompleted();
+      },
+      () => {
+        // The link reports the outage itself; make sure this generation resends.
+        if (generation === this.generation) this.restart();
+      },
+    );
+  }
+
+  /** Acks what the longest completed prefix of batches carried: no device's ack skips a batch. */
+  private ackCompleted(): void {
+    let any = false;
+    while (this.inFlight.length > 0 && this.inFlight[0].done) {
+      const flight = this.inFlight.shift() as InFlightBatch;
+      this.counters.acked += 1;
+      this.counters.reportsAcked += flight.entries.length;
+      for (const entry of flight.entries) this.ackUpTo.set(entry.device, entry.seq);
+      any = true;
+    }
+    if (!any) return;
+    if (!this.ackScheduled) {
+      this.ackScheduled = true;
+      this.clock.setTimer(() => this.flushAck(), Math.max(0, this.options.ackDelayMs ?? 10), { unref: true });
+    }
+    this.wakeSignal.fire();
+    if (!this.pumping) this.notify();
+  }
+
+  private flushAck(): void {
+    this.ackScheduled = false;
+    for (const [device, seq] of this.ackUpTo) {
+      try {
+        this.options.outbox.ack(device, seq);
+      } catch (err) {
+        this.options.log.error({ device, err }, 'outbox ack failed');
+      }
+    }
+    this.ackUpTo.clear();
+  }
+
+}

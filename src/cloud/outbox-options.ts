@@ -1,0 +1,27 @@
+// Settings of the SQLite-backed outbox implementations (both modes).
+import type { Time } from '../core/time.js';
+import type { OutboxDropInfo } from '../core/outbox-types.js';
+
+export type OutboxMode = 'memory-first' | 'write-ahead';
+
+export interface OutboxOptions {
+  /** SQLite file (in the state directory). ':memory:' for tests. */
+  path: string;
+  /** Write-ahead: commit buffered appends at most this long after the first one. */
+  flushIntervalMs?: number;
+  /** Write-ahead: ...or as soon as this many are buffered. */
+  flushRecords?: number;
+  /** Memory-first: the longest a report may live in memory only before it is written to disk. */
+  durableAfterMs?: number;
+  /** Payload bytes kept per device; the oldest are dropped beyond it. */
+  maxBytesPerDevice?: number;
+  /** Payload bytes kept for all devices together; the globally oldest are dropped beyond it. */
+  maxBytesTotal?: number;
+  onDrop?: (info: OutboxDropInfo) => void;
+  /** Called when devices got new records to send (wakes forwarders). */
+  onCommit?: (devices: ReadonlySet<string>) => void;
+  /** A timed commit failed (disk full, I/O error); the batch is kept and retried. */
+  onError?: (err: unknown) => void;
+  /** Clock and commit timers; the system's by default. */
+  time?: Time;
+}

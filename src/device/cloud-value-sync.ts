@@ -1,0 +1,60 @@
+// Interface-B sync of one device: reads the cloud's values of its writable points and applies the
+// ones the device does not already hold. The credential comes from the credential service, so a
+// sync needs no MQTT connection (it can run before the first connect or while the broker is down).
+import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
+import type { DeviceApiClient } from '../cloud/device-api.js';
+import { repeatEvery, type Timers } from '../core/time.js';
+import type { Logger } from '../core/logger.js';
+import type { CloudValues } from './cloud-values.js';
+
+export interface CloudValueSyncOptions {
+  identity: DeviceIdentity;
+  credentials: Pick<CredentialResolver, 'resolve'>;
+  deviceApi: Pick<DeviceApiClient, 'readAttributes'>;
+  /** Ids of the device's writable points: the only keys asked for and applied. */
+  writable: readonly string[];
+  values: Pick<CloudValues, 'apply' | 'held'>;
+  /** Period of the periodic sync; 0 turns it off (syncs still run when asked). */
+  periodMs: number;
+  timers: Timers;
+  log: Logger;
+}
+
+export class CloudValueSync {
+  readonly counters = { syncs: 0, syncFailures: 0 };
+  private cancelPeriodic: (() => void) | undefined;
+
+  constructor(private readonly options: CloudValueSyncOptions) {}
+
+  start(): void {
+    const { periodMs, timers } = this.options;
+    if (periodMs > 0 && this.options.writable.length > 0) {
+      this.cancelPeriodic = repeatEvery(timers, periodMs, () => void this.sync('period'), { unref: true });
+    }
+  }
+
+  stop(): void {
+    this.cancelPeriodic?.();
+    this.cancelPeriodic = undefined;
+  }
+
+  /** One sync; never throws (a failure is counted and logged). */
+  async sync(reason: string): Promise<void> {
+    const { writable: keys, values: target } = this.options;
+    if (keys.length === 0) return;
+    try {
+      const credential = await this.options.credentials.resolve(this.options.identity);
+      const access = { accessToken: credential.accessToken, projectKey: credential.projectKey };
+      const values = await this.options.deviceApi.readAttributes(access, keys);
+      this.counters.syncs += 1;
+      // Only values the device does not already hold: a periodic sync must not rewrite registers.
+      const held = target.held();
+      const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => keys.includes(k) && held[k] !== v));
+      if (Object.keys(changed).length === 0) return;
+      await target.apply(changed, `sync:${reason}`);
+    } catch (err) {
+      this.counters.syncFailures += 1;
+      this.options.log.warn({ reason, err }, 'cloud attribute read failed');
+    }
+  }
+}

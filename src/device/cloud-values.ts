@@ -1,0 +1,46 @@
+// Values the cloud holds for one device's writable points, applied to the device: a push or a
+// sync is written, read back and reported as confirmed; values the cloud stored but the device
+// never took are corrected from the device.
+import type { CommandService } from './commands.js';
+import { firstNames } from '../core/device-write-types.js';
+import type { Logger } from '../core/logger.js';
+import type { Reporter } from './reporter.js';
+
+export class CloudValues {
+  constructor(
+    readonly device: string,
+    private readonly commands: Pick<CommandService, 'applyAttributes' | 'readBack' | 'knows'>,
+    private readonly reporter: Pick<Reporter, 'onConfirmedValues' | 'latest'>,
+    private readonly log: Logger,
+  ) {}
+
+  /** Writes the values (checked against the point map) and reports what the device confirmed. */
+  async apply(values: Record<string, unknown>, source: string): Promise<void> {
+    const result = await this.commands.applyAttributes(values, source);
+    // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
+    const confirmed = { ...result.applied, ...result.corrected };
+    if (Object.keys(confirmed).length > 0) this.reporter.onConfirmedValues(this.device, confirmed);
+  }
+
+  /**
+   * The cloud stored the values of a push the device never took: report the device's real values
+   * of those points (past the change filter), with one log line saying why.
+   */
+  async correct(ids: readonly string[], reason: string): Promise<void> {
+    const read = await this.commands.readBack(ids);
+    const points = Object.keys(read.values);
+    if (points.length > 0) this.reporter.onConfirmedValues(this.device, read.values);
+    const unread = Object.keys(read.failed);
+    this.log.warn({ reason, corrected: points.length, points: firstNames(points), ...(unread.length > 0 ? { unread: firstNames(unread) } : {}) }, 'cloud values corrected from device');
+  }
+
+  /** A point of the device's map (only those are worth correcting). */
+  knows(id: string): boolean {
+    return this.commands.knows(id);
+  }
+
+  /** The values the device was last seen holding. */
+  held(): Readonly<Record<string, unknown>> {
+    return this.reporter.latest(this.device);
+  }
+}

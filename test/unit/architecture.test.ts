@@ -1,0 +1,90 @@
+// Guards the layering of src/ (ARCHITECTURE.md): every relative import, static or dynamic, must go
+// to a folder its own folder may use. core is pure and imports only core; the adapters (field,
+// cloud) import only core; device orchestrates core, field and cloud; ops may use anything below;
+// cli and the entry files at the top of src/ may use everything.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve('src');
+const BELOW_OPS = ['core', 'field', 'cloud', 'device'];
+
+/** Folders each layer may import from (its own included). */
+const ALLOWED: Record<string, readonly string[]> = {
+  core: ['core'],
+  field: ['core', 'field'],
+  cloud: ['core', 'cloud'],
+  device: ['core', 'field', 'cloud', 'device'],
+  ops: [...BELOW_OPS, 'ops'],
+};
+/** Layers with no rule here: entry points and tools (anything), and the emulator and simulator
+ * (packages of their own, checked by their own builds). */
+const UNCHECKED = new Set(['<root>', 'cli', 'demo', 'emulator', 'simulator']);
+
+/**
+ * Edges still waiting for another change, each with the reason. An entry that no longer exists
+ * fails the test, so the list only ever shrinks.
+ */
+const KNOWN_EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
+  { from: 'field/modbus/tcp-reply-guard.ts', to: 'simulator/frames.ts', why: 'RTU framing moves into shared daemon code with the packages change (issue 12)' },
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Relative specifiers of `import ... from`, `export ... from`, bare `import '...'` and `import('...')`. */
+export function relativeImports(text: string): string[] {
+  const found: string[] = [];
+  const patterns = [/\bfrom\s+'(\.[^']*)'/g, /\bimport\s+'(\.[^']*)'/g, /\bimport\(\s*'(\.[^']*)'\s*\)/g];
+  for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push(match[1]);
+  return found;
+}
+
+function layerOf(pathInSrc: string): string {
+  const parts = pathInSrc.split('/');
+  return parts.length === 1 ? '<root>' : parts[0];
+}
+
+interface Edge { from: string; to: string }
+
+function edges(): Edge[] {
+  return sourceFiles(SRC).flatMap((file) => {
+    const from = relative(SRC, file);
+    return relativeImports(readFileSync(file, 'utf8')).map((spec) => ({
+      from, to: relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, '.ts'),
+    }));
+  });
+}
+
+describe('architecture: import directions in src/', () => {
+  const all = edges();
+
+  it('finds the imports it checks (the parser is not blind)', () => {
+    expect(relativeImports("import type { A } from './a.js';\nexport { b } from '../b.js';\nimport './c.js';\nconst d = await import('./d.js');\nimport { e } from 'pino';"))
+      .toEqual(['./a.js', '../b.js', './c.js', './d.js']);
+    for (const layer of Object.keys(ALLOWED)) expect(all.some((e) => layerOf(e.from) === layer), layer).toBe(true);
+  });
+
+  it('every layer imports only the layers it may use', () => {
+    const isException = (e: Edge) => KNOWN_EXCEPTIONS.some((x) => x.from === e.from && x.to === e.to);
+    const wrong = all
+      .filter((e) => !UNCHECKED.has(layerOf(e.from)) && !isException(e))
+      .filter((e) => !(ALLOWED[layerOf(e.from)] ?? []).includes(layerOf(e.to)))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('every import stays inside src/', () => {
+    expect(all.filter((e) => e.to.startsWith('..')).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('every known exception still exists (remove it once fixed)', () => {
+    const stale = KNOWN_EXCEPTIONS.filter((x) => !all.some((e) => e.from === x.from && e.to === x.to));
+    expect(stale).toEqual([]);
+  });
+});
