@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
+import type { DeviceConfig } from '../../src/core/config/site-types.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
 
 const OWN_TOKEN = 'demo-gateway-token';
@@ -19,10 +20,10 @@ describe('fieldgate as a cloud device of its own', () => {
     site = undefined;
   });
 
-  async function start(): Promise<Site> {
+  async function start(devices: DeviceConfig[] = [meterDevice('meter-1', 1, 'demo-meter-1-token')]): Promise<Site> {
     site = await startSite();
     const identity = { accessToken: OWN_TOKEN, allowCreate: false, reportIntervalMs: 5000, minReportGapMs: 1000 };
-    gateway = await startGateway(site.config([meterDevice('meter-1', 1, 'demo-meter-1-token')], { identity }), { logger: silentLogger(), env: {} });
+    gateway = await startGateway(site.config(devices, { identity }), { logger: silentLogger(), env: {} });
     return site;
   }
 
@@ -38,7 +39,8 @@ describe('fieldgate as a cloud device of its own', () => {
       const attributes = (await deviceApi(s, OWN_TOKEN, 'GET', '/attributes')).attributes as Record<string, unknown> | undefined;
       return attributes?.devices_online === 1 ? attributes : undefined;
     });
-    expect(online).toMatchObject({ devices_total: 1, buses_total: 1, buses_up: 1, links_total: 1 });
+    // Links: meter-1's and the identity's own (@fieldgate).
+    expect(online).toMatchObject({ devices_total: 1, buses_total: 1, buses_up: 1, links_total: 2 });
     expect(online.rss_mb).toBeGreaterThan(10);
     expect(typeof online.version).toBe('string');
   });
@@ -55,5 +57,16 @@ describe('fieldgate as a cloud device of its own', () => {
     expect(await command(s, 'log_level', { level: 'debug', durationS: 30 }, 15)).toMatchObject({ level: 'debug', previous: 'silent' });
     expect(await command(s, 'reboot', {}, 16)).toMatchObject({ error: { code: 404 } });
     expect(await command(s, 'read', { bus: 'plant', unit: 1, address: 0, count: 126 }, 17)).toMatchObject({ error: { code: 400 } });
+  });
+
+  it('in gateway mode the one identity link carries both: sub-device commands and the own commands, each answered once', async () => {
+    const sub = meterDevice('meter-4', 2, 'demo-meter-4-token');
+    const s = await start([{ ...sub, cloud: { ...sub.cloud!, mode: 'gateway', subDeviceAddress: '4' } }]);
+    await waitFor(() => (s.emulator.state.isOnline('dev-meter-4') ? true : undefined));
+    expect(await command(s, 'read', { bus: 'plant', unit: 2, address: 0 }, 21)).toMatchObject({ raw: [100] });
+    expect(await command(s, 'poll', { device: 'meter-4' }, 22)).toMatchObject({ device: 'meter-4', values: { setpoint: 10 } });
+    const subReply = await deviceApi(s, 'demo-meter-4-token', 'POST', '/command/sync/send', { method: 'set_speed', params: { rpm: 900 }, id: 23 });
+    expect(subReply).toMatchObject({ result: 1, command: { method: 'set_speed', id: 23, params: { speed: 900 } } });
+    expect(gateway?.status().links.map((l) => l.device)).toEqual(['@fieldgate']);
   });
 });
