@@ -4,7 +4,7 @@
 import type { CommandOutcome } from '../core/device-write-types.js';
 import { COMMAND_ERRORS, describeError } from '../core/device-write-types.js';
 import type { SelfChannel, SelfCommandHandler } from '../core/self-channel.js';
-import type { Logger } from '../ops/log.js';
+import type { Logger } from '../core/logger.js';
 import type { MqttLink } from './link.js';
 import { TOPIC, attributesReport, commandReply, parseInbound, type ReportValue } from './topics.js';
 

@@ -12,7 +12,7 @@ import type { Time } from '../../core/time.js';
 import { TokenBucket } from '../../cloud/pacer.js';
 import { ModbusEngineError } from '../../field/modbus/errors.js';
 import type { Sample } from '../../device/poll-cycle.js';
-import { LOG_LEVELS, type Logger } from '../log.js';
+import { LOG_LEVELS, type Logger } from '../../core/logger.js';
 import { statusSummary, type SelfSample } from './attributes.js';
 import type { TemporaryLogLevel } from './log-level.js';
 import { parseReadParams, type ReadableBus, type RemoteRead } from './read-params.js';

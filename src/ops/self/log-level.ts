@@ -1,6 +1,6 @@
 // A log level set from the cloud for a while: it reverts by itself, and both changes are logged.
 // A second change while one is active replaces it; the level to revert to stays the original one.
-import type { Logger } from '../log.js';
+import type { Logger } from '../../core/logger.js';
 import type { Time } from '../../core/time.js';
 
 /** The process's log level (the root logger's; children without their own level follow it). */

@@ -6,7 +6,7 @@ import type { SelfIdentitySettings } from '../../core/config/self-identity.js';
 import type { SelfChannel } from '../../core/self-channel.js';
 import { repeatEvery, type Time } from '../../core/time.js';
 import { TransitionLog } from '../../core/transitions.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../core/logger.js';
 import { discreteState, selfAttributes, type SelfSample } from './attributes.js';
 
 export interface SelfReporterOptions {

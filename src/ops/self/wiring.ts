@@ -7,7 +7,7 @@ import type { BusConfig, Config } from '../../core/config/site-types.js';
 import type { Time } from '../../core/time.js';
 import type { Poller } from '../../device/poller.js';
 import type { Bus } from '../../field/modbus/bus.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../core/logger.js';
 import type { GatewayStatus } from '../status.js';
 import type { RemoteReadBus } from './commands.js';
 import { rootLevelControl } from './log-level.js';
