@@ -15,6 +15,7 @@ import type { CompiledSite } from './core/config/compile.js';
 import type { BusConfig, Config, SiteConfig } from './core/config/site-types.js';
 import type { SecretValues } from './core/redact.js';
 import { systemTime, systemTimers } from './core/time.js';
+import { createSelfDevice } from './ops/self/wiring.js';
 import { CommandService } from './device/commands.js';
 import { BusDeviceIo } from './device/device-io.js';
 import { DeviceSession } from './device/device-session.js';
@@ -216,10 +217,13 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
   }, time.now());
 
+  const selfDevice = identitySession ? createSelfDevice(identitySession.link, config, { ...southbound, status }, logger, time) : undefined;
+
   southbound.start();
   for (const relay of relays) relay.start();
   for (const [device, session] of sessions) if (subDevices.has(device)) session.startWithoutLink(); else session.start();
   identitySession?.start();
+  selfDevice?.start();
 
   const progress = new ProgressWatch(siteProgress(site, { pollers: southbound.pollers, buses: southbound.buses.values(), links, outbox, keepaliveS: gateway.cloud.keepaliveS }));
   let health: HealthServer | undefined;
@@ -252,6 +256,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         outbox.flush();
         await drainOutbox(outbox, () => links().some((l) => l.state === 'up'), gateway.cloud.drainMs, time);
         queue.close();
+        selfDevice?.stop();
         await Promise.all([...sessions.values()].map((s) => s.stop()));
         await identitySession?.stop();
         await Promise.all(relays.map((r) => r.stop()));

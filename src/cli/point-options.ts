@@ -1,7 +1,8 @@
 // Command-line options that describe one point (table, address, type, orders, scale) for read/write.
 import type { PointConfig } from '../core/config/site-types.js';
-import { TABLES, VALUE_TYPES, widthOf, type Table, type ValueType } from '../core/points/types.js';
+import { TABLES, VALUE_TYPES, widthOf, type ValueType } from '../core/points/types.js';
 import { UsageError, integerOption } from './bus-options.js';
+import type { PointSelection } from '../core/points/codec.js';
 
 export const POINT_OPTIONS = {
   unit: { type: 'string' },
@@ -53,23 +54,7 @@ function finite(name: string, text: string | undefined, fallback: number): numbe
   return value;
 }
 
-export interface PointSelection {
-  unit: number;
-  table: Table;
-  address: number;
-  /** Registers or bits to read. */
-  count: number;
-  /** Present when --type was given: the first value (the others follow it, `point` wide each). */
-  point?: PointConfig;
-  /** Values of `point`'s type to decode (1 without --type). */
-  values: number;
-}
-
-/** The `index`-th value of a selection: the same point, moved along by its width. */
-export function nthPoint(point: PointConfig, index: number): PointConfig {
-  const step = point.table === 'coil' || point.table === 'discrete' ? 1 : widthOf(point.type, point.length);
-  return { ...point, address: point.address + index * step };
-}
+export type { PointSelection } from '../core/points/codec.js';
 
 export function pointFromOptions(values: PointOptionValues): PointSelection {
   const unit = integerOption('unit', values.unit, undefined, 0, 255);

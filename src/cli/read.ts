@@ -1,13 +1,13 @@
 // `fieldgate read`: one Modbus read, decoded, for commissioning on site (no site file, no cloud).
 import { parseArgs } from 'node:util';
 import { createModbusTransport, type ModbusTransport } from '../field/modbus/transport.js';
-import { compilePoint } from '../core/points/codec.js';
+import { compilePoint, nthPoint } from '../core/points/codec.js';
 import { formatInterpretations, interpretRegisters } from '../core/points/interpret.js';
 import type { Table } from '../core/points/types.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
-import { nthPoint, POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions, type PointSelection } from './point-options.js';
+import { POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions, type PointSelection } from './point-options.js';
 
 const HELP = `usage: fieldgate read --bus PATH|HOST:PORT --unit U --address A [options]
 

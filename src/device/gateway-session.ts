@@ -8,6 +8,7 @@ import type { Pacer } from '../cloud/forwarder.js';
 import { GatewayForwarder } from '../cloud/gateway-forwarder.js';
 import { GATEWAY_SUBSCRIPTIONS, gatewayCommandReply, gatewayPresence, parseGatewayInbound, type RoutedMessage } from '../cloud/gateway-topics.js';
 import { MqttLink } from '../cloud/link.js';
+import { SELF_SUBSCRIPTIONS } from '../cloud/self-channel.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import type { Inbound, OutboundMessage } from '../cloud/topics.js';
 import { systemTime, type Time } from '../core/time.js';
@@ -71,7 +72,8 @@ export class GatewaySession {
         return { clientId: credential.deviceId, username: credential.accessToken, password: credential.projectKey };
       },
       streams: [],
-      subscriptions: GATEWAY_SUBSCRIPTIONS,
+      // The identity is also a device of its own: its commands go to ops/self (cloud/self-channel.ts).
+      subscriptions: [...GATEWAY_SUBSCRIPTIONS, ...SELF_SUBSCRIPTIONS],
       keepaliveS: settings.keepaliveS,
       connectTimeoutMs: settings.connectTimeoutMs,
       reconnect: settings.reconnect,
@@ -132,6 +134,7 @@ export class GatewaySession {
   }
 
   private receive(topic: string, payload: Buffer): void {
+    if (!topic.startsWith('gateway/')) return; // the own device's topics (cloud/self-channel.ts)
     const { maxInboundBytes, inbound } = this.options.settings;
     const parsed = parseGatewayInbound(topic, payload, { maxPayloadBytes: maxInboundBytes, maxKeys: inbound.maxKeys });
     switch (parsed.kind) {

@@ -73,6 +73,8 @@ interface DeviceRun {
   /** Index of the next slot: its due time is startAt + k * period. */
   k: number;
   running: Promise<void> | undefined;
+  /** A cycle asked for out of turn (pollNow) and not yet done: scheduled cycles wait for it. */
+  outOfTurn: Promise<void> | undefined;
   cancelTimer: (() => void) | undefined;
   consecutiveFailures: number;
   overrun: Overrun | undefined;
@@ -105,7 +107,7 @@ export class Poller {
     const learner = new ReadPlanLearner(config.points, config.limits, log, plan);
     return {
       config, learner, codecs, log, health: new PointHealth(log),
-      startAt: 0, k: 0, running: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false,
+      startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false,
       stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, skippedCycles: 0, lastCycleMs: 0 },
     };
   }
@@ -128,7 +130,7 @@ export class Poller {
       run.cancelTimer?.();
       run.cancelTimer = undefined;
     }
-    await Promise.all(this.runs.map((run) => run.running));
+    await Promise.all(this.runs.flatMap((run) => [run.running, run.outOfTurn]));
   }
 
   stats(): DevicePollStats[] {
@@ -153,6 +155,28 @@ export class Poller {
     return this.readDevice(run);
   }
 
+  /**
+   * Runs one cycle of a device now, out of turn (after the cycle in progress, never beside it), and
+   * hands its sample to the sink like any cycle. The scheduled slot it overlaps is skipped.
+   */
+  pollNow(device: string): Promise<Sample> {
+    const run = this.runs.find((r) => r.config.name === device);
+    if (!run) return Promise.reject(new Error(`unknown device "${device}"`));
+    const result = (run.outOfTurn ?? Promise.resolve())
+      .then(() => run.running)
+      .then(() => this.readDevice(run))
+      .then((sample) => {
+        if (Object.keys(sample.values).length > 0) this.options.sink.onSample(sample);
+        return sample;
+      });
+    const settled = result.then(() => undefined, () => undefined);
+    run.outOfTurn = settled;
+    void settled.then(() => {
+      if (run.outOfTurn === settled) run.outOfTurn = undefined;
+    });
+    return result;
+  }
+
   private schedule(run: DeviceRun): void {
     const due = run.startAt + run.k * run.config.pollIntervalMs;
     run.cancelTimer = this.timers.setTimer(() => this.tick(run), due - this.clock.now());
@@ -161,6 +185,10 @@ export class Poller {
   private tick(run: DeviceRun): void {
     run.cancelTimer = undefined;
     if (!this.started || run.running) return;
+    if (run.outOfTurn) {
+      void run.outOfTurn.then(() => this.afterCycle(run));
+      return;
+    }
     const period = run.config.pollIntervalMs;
     if (period > 0) {
       // A timer that fired more than a period late (event loop stalled, clock jumped) lost slots.

@@ -46,6 +46,7 @@ export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): Bu
   return {
     name: stats.bus, kind, up: stats.state === 'up',
     transactions: stats.transactions, timeouts: stats.timeouts, exceptions: stats.exceptions, queueDepth: stats.queueDepth,
+    failures: stats.timeouts + stats.exceptions + stats.frameErrors + stats.otherErrors,
     discardedReplies: stats.discardedReplies, silenceReopens: stats.silenceReopens,
     utilisation: uptimeMs > 0 ? Math.min(1, stats.busyTimeMs / uptimeMs) : 0,
   };

@@ -12,6 +12,8 @@ export interface BusStatus {
   transactions: number;
   timeouts: number;
   exceptions: number;
+  /** Transactions that gave no values: timeouts, exceptions, frame and other errors (absent in older statuses). */
+  failures?: number;
   /** Received frames that were not exactly the awaited reply (never decoded). */
   discardedReplies?: number;
   /** Reopens after `reopenAfterSilenceMs` without a good reply. */

@@ -5,6 +5,7 @@ import { isMapping, joinPath } from './fields.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
 import { LOG_LEVELS } from '../logger.js';
 import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
+import { SELF_IDENTITY_DURATION_KEYS, selfIdentitySchema } from './self-identity.js';
 
 /** A format that throws with a message phrased to follow "<path>: ". Never echo the value: it may be secret. */
 type Check = (value: unknown) => void;
@@ -68,6 +69,7 @@ export const GATEWAY_SCHEMA = {
       allowCreate: { doc: 'Create fieldgate\'s cloud device by deviceKey through interface A when missing.', default: false, format: formats.boolean },
       accessToken: cloudString('fieldgate\'s own device credential.', { env: 'FIELDGATE_IDENTITY_ACCESS_TOKEN', sensitive: true }),
       projectKey: cloudString('Project key of the identity when not the gateway\'s.', { sensitive: true }),
+      ...selfIdentitySchema(cloudNumber),
     },
     gatewayBatchMaxBytes: cloudNumber('Gateway mode: largest gateway/attributes message (bytes); one larger report goes alone.', 65_536, 1024, 16_777_216),
     keepaliveS: cloudNumber('MQTT keepalive in seconds.', 120, 10, 3600),
@@ -108,6 +110,7 @@ export const GATEWAY_SCHEMA = {
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
   'gateway.cloud.syncPeriodMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs',
+  ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';
 

@@ -1,4 +1,5 @@
 // The validated, normalised shape of a site file. Produced by ops/site-file.ts; every default filled in.
+import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
 import type { CompiledSite } from './compile.js';
@@ -178,7 +179,7 @@ export interface CloudSettings {
   /** Default for devices with a cloud block; always set from the site file (absent = direct). */
   mode?: CloudMode;
   /** fieldgate's own cloud device; required when any device is in gateway mode. */
-  identity?: IdentityConfig;
+  identity?: IdentityConfig & Partial<SelfIdentitySettings>;
   /** Gateway mode: largest batched `gateway/attributes` message in bytes (default 64 KiB). */
   gatewayBatchMaxBytes?: number;
   keepaliveS: number;

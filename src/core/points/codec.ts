@@ -45,6 +45,25 @@ export function engineeringRange(point: Pick<PointConfig, 'type' | 'scale' | 'of
   return { min: Math.min(a, b), max: Math.max(a, b) };
 }
 
+/** One read of consecutive registers or bits and, with a type, how to decode them (CLI and remote `read`). */
+export interface PointSelection {
+  unit: number;
+  table: Table;
+  address: number;
+  /** Registers or bits to read. */
+  count: number;
+  /** Present with a type: the first value (the others follow it, `point` wide each). */
+  point?: PointConfig;
+  /** Values of `point`'s type to decode (1 without a type). */
+  values: number;
+}
+
+/** The `index`-th of consecutive values of one type: the same point, moved along by its width. */
+export function nthPoint(point: PointConfig, index: number): PointConfig {
+  const step = isBitTable(point.table) ? 1 : widthOf(point.type, point.length);
+  return { ...point, address: point.address + index * step };
+}
+
 /** Throws an Error naming the point when its config cannot be coded (normally caught by validation). */
 export function compilePoint(point: PointConfig): PointCodec {
   checkCodable(point);
