@@ -59,6 +59,7 @@ devices:
  */
 export class BrokerPipe {
   private holding = false;
+  private cut = false;
   private readonly held: Array<{ to: Socket; chunk: Buffer }> = [];
   private readonly sockets = new Set<Socket>();
 
@@ -76,6 +77,12 @@ export class BrokerPipe {
     return `mqtt://127.0.0.1:${this.port}`;
   }
 
+  /** The channel gone: every connection dropped and new ones closed at once until `cutOff(false)`. */
+  cutOff(on: boolean): void {
+    this.cut = on;
+    if (on) for (const s of this.sockets) s.destroy();
+  }
+
   holdBrokerReplies(on: boolean): void {
     this.holding = on;
     if (!on) for (const { to, chunk } of this.held.splice(0)) if (!to.destroyed) to.write(chunk);
@@ -87,6 +94,10 @@ export class BrokerPipe {
   }
 
   private join(client: Socket, brokerPort: number): void {
+    if (this.cut) {
+      client.destroy();
+      return;
+    }
     const broker = connect(brokerPort, '127.0.0.1');
     for (const s of [client, broker]) {
       this.sockets.add(s);
@@ -117,6 +128,9 @@ export class OutboxSampler {
   lastTs = 0;
   /** Poll times of committed `online: false` reports. */
   readonly offlineTs: number[] = [];
+  /** Per device: counter values in commit order, and the poll time of its newest committed row. */
+  readonly seenBy = new Map<string, number[]>();
+  readonly lastTsBy = new Map<string, number>();
   private readonly seenSet = new Set<number>();
   private lastSeq = 0;
   private db: Database.Database | undefined;
@@ -131,6 +145,11 @@ export class OutboxSampler {
   /** Rows committed and not yet acknowledged, right now. */
   pending(): number[] {
     return this.read(0).map((r) => r.value);
+  }
+
+  /** One device's rows committed and not yet acknowledged, right now. */
+  pendingOf(device: string): number[] {
+    return this.read(0).filter((r) => r.device === device).map((r) => r.value);
   }
 
   /** Rows committed and not yet acknowledged, with or without a counter value. */
@@ -150,6 +169,9 @@ export class OutboxSampler {
     for (const row of this.read(this.lastSeq)) {
       this.lastSeq = row.seq;
       this.lastTs = Math.max(this.lastTs, row.ts);
+      this.lastTsBy.set(row.device, Math.max(this.lastTsBy.get(row.device) ?? 0, row.ts));
+      const ofDevice = this.seenBy.get(row.device) ?? [];
+      if (!ofDevice.includes(row.value)) this.seenBy.set(row.device, [...ofDevice, row.value]);
       if (!this.seenSet.has(row.value)) {
         this.seenSet.add(row.value);
         this.seen.push(row.value);
@@ -171,15 +193,15 @@ export class OutboxSampler {
     return this.db;
   }
 
-  private read(afterSeq: number): Array<{ seq: number; value: number; ts: number }> {
+  private read(afterSeq: number): Array<{ seq: number; device: string; value: number; ts: number }> {
     try {
       const db = this.open();
       if (!db) return [];
-      const rows = db.prepare('SELECT seq, ts, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; ts: number; payload: ArrayBuffer }>;
-      const out: Array<{ seq: number; value: number; ts: number }> = [];
+      const rows = db.prepare('SELECT seq, device, ts, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; device: string; ts: number; payload: ArrayBuffer }>;
+      const out: Array<{ seq: number; device: string; value: number; ts: number }> = [];
       for (const r of rows) {
         const body = JSON.parse(Buffer.from(r.payload).toString()) as { seq?: unknown; online?: unknown };
-        if (typeof body.seq === 'number') out.push({ seq: r.seq, value: body.seq, ts: r.ts });
+        if (typeof body.seq === 'number') out.push({ seq: r.seq, device: r.device, value: body.seq, ts: r.ts });
         if (body.online === false && r.seq > this.lastSeq && !this.offlineTs.includes(r.ts)) this.offlineTs.push(r.ts);
       }
       return out;
