@@ -33,6 +33,9 @@ export interface ModeFigures {
   rssMeanMb: number;
   /** VmHWM: the peak including start-up. */
   rssPeakMb: number;
+  /** At the end of the window: RssAnon (the daemon's own memory) and RssFile (mapped files, mostly the node binary's pages, shared). */
+  rssAnonMb: number;
+  rssFileMb: number;
   pointsPerS: number;
   messagesPerS: number;
   bytesPerS: number;
@@ -79,9 +82,10 @@ function stored(emulator: Emulator, ids: string[]): { points: number; perDevice:
   return { points: perDevice.reduce((a, b) => a + b, 0), perDevice };
 }
 
-function rssKb(pid: number): { rss: number; hwm: number } {
+function rssKb(pid: number): { rss: number; hwm: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return { rss: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0), hwm: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) };
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: field('VmRSS'), hwm: field('VmHWM'), anon: field('RssAnon'), file: field('RssFile') };
 }
 
 export async function measureMode(mode: CloudMode, options: GatewayBenchOptions): Promise<ModeFigures> {
@@ -106,14 +110,16 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
         samples.push(rssKb(pid).rss);
       }
       const after = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
-      const hwm = rssKb(pid).hwm;
+      const end = rssKb(pid);
       const seconds = (after.at - before.at) / 1000;
       const points = after.points.points - before.points.points;
       return {
         mode,
         rssMaxMb: Math.max(...samples) / 1024,
         rssMeanMb: samples.reduce((a, b) => a + b, 0) / samples.length / 1024,
-        rssPeakMb: hwm / 1024,
+        rssPeakMb: end.hwm / 1024,
+        rssAnonMb: end.anon / 1024,
+        rssFileMb: end.file / 1024,
         pointsPerS: points / seconds,
         messagesPerS: (after.publishes - before.publishes) / seconds,
         bytesPerS: (after.bytes - before.bytes) / seconds,
@@ -153,6 +159,8 @@ export async function run(log: (line: string) => void): Promise<void> {
   log('| --- | --- | --- | --- |');
   log(`| RSS after warm-up, max of 1 s samples (target <= 60 MB in gateway mode) | ${direct.rssMaxMb.toFixed(1)} MB | ${gateway.rssMaxMb.toFixed(1)} MB | ${ratio(gateway.rssMaxMb, direct.rssMaxMb)} |`);
   log(`| RSS after warm-up, mean | ${direct.rssMeanMb.toFixed(1)} MB | ${gateway.rssMeanMb.toFixed(1)} MB | ${ratio(gateway.rssMeanMb, direct.rssMeanMb)} |`);
+  log(`| of which anonymous (RssAnon: heap, code, buffers), end of window | ${direct.rssAnonMb.toFixed(1)} MB | ${gateway.rssAnonMb.toFixed(1)} MB | ${ratio(gateway.rssAnonMb, direct.rssAnonMb)} |`);
+  log(`| of which file-backed (RssFile: the node binary's pages, native addons; shared) | ${direct.rssFileMb.toFixed(1)} MB | ${gateway.rssFileMb.toFixed(1)} MB | ${ratio(gateway.rssFileMb, direct.rssFileMb)} |`);
   log(`| start-up peak (VmHWM) | ${direct.rssPeakMb.toFixed(1)} MB | ${gateway.rssPeakMb.toFixed(1)} MB | ${ratio(gateway.rssPeakMb, direct.rssPeakMb)} |`);
   log(`| points/s stored by the cloud (${options.devices * options.points} polled per s) | ${direct.pointsPerS.toFixed(0)} | ${gateway.pointsPerS.toFixed(0)} | ${ratio(gateway.pointsPerS, direct.pointsPerS)} |`);
   log(`| MQTT PUBLISH packets/s into the broker | ${direct.messagesPerS.toFixed(1)} | ${gateway.messagesPerS.toFixed(1)} | ${ratio(gateway.messagesPerS, direct.messagesPerS)} |`);

@@ -12,6 +12,8 @@ describe('gateway bench', () => {
       expect(m.rssMaxMb, m.mode).toBeGreaterThan(10);
       expect(m.rssMaxMb).toBeGreaterThanOrEqual(m.rssMeanMb);
       expect(m.rssPeakMb).toBeGreaterThanOrEqual(m.rssMaxMb);
+      expect(m.rssAnonMb + m.rssFileMb, m.mode).toBeGreaterThan(10);
+      expect(m.rssAnonMb).toBeGreaterThan(0);
       expect(m.pointsPerS, m.mode).toBeGreaterThan(0);
       expect(m.messagesPerS, m.mode).toBeGreaterThan(0);
       expect(m.bytesPerS).toBeGreaterThan(m.messagesPerS);
