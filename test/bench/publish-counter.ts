@@ -1,7 +1,7 @@
 // A TCP pipe in front of an MQTT broker that counts the PUBLISH packets (and their bytes) clients
 // send through it: messages to the broker as the broker sees them, whatever the client claims.
 // Only the fixed header is read (type nibble + remaining length, MQTT 3.1.1 section 2.2).
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { BrokerPipe } from '../system/delivery-rig.js';
 
 const PUBLISH = 3;
 
@@ -33,54 +33,30 @@ export class PacketSplitter {
   }
 }
 
+/** Counts what clients publish through a pipe in front of the broker. */
 export class PublishCounter {
   publishes = 0;
   publishBytes = 0;
-  private readonly sockets = new Set<Socket>();
-
-  private constructor(private readonly server: Server, readonly port: number) {}
+  private pipe: BrokerPipe | undefined;
 
   static async start(brokerPort: number): Promise<PublishCounter> {
-    let counter: PublishCounter | undefined;
-    const server = createServer((client) => counter?.join(client, brokerPort));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    counter = new PublishCounter(server, (server.address() as { port: number }).port);
+    const counter = new PublishCounter();
+    counter.pipe = await BrokerPipe.start(brokerPort, () => {
+      const splitter = new PacketSplitter((type, bytes) => {
+        if (type !== PUBLISH) return;
+        counter.publishes += 1;
+        counter.publishBytes += bytes;
+      });
+      return (chunk) => splitter.push(chunk);
+    });
     return counter;
   }
 
   get url(): string {
-    return `mqtt://127.0.0.1:${this.port}`;
+    return this.pipe?.url ?? '';
   }
 
   async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private join(client: Socket, brokerPort: number): void {
-    const broker = connect(brokerPort, '127.0.0.1');
-    const splitter = new PacketSplitter((type, bytes) => {
-      if (type !== PUBLISH) return;
-      this.publishes += 1;
-      this.publishBytes += bytes;
-    });
-    for (const s of [client, broker]) {
-      this.sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        this.sockets.delete(s);
-        client.destroy();
-        broker.destroy();
-      });
-    }
-    client.pipe(broker);
-    broker.pipe(client);
-    client.on('data', (chunk: Buffer) => {
-      try {
-        splitter.push(chunk);
-      } catch {
-        client.destroy();
-      }
-    });
+    await this.pipe?.close();
   }
 }

@@ -53,6 +53,9 @@ devices:
 `;
 }
 
+/** Per connection: a function that sees the client's bytes, and may close the connection by throwing. */
+export type ClientTap = () => (chunk: Buffer) => void;
+
 /**
  * TCP pipe between the gateway and the broker. Holding the broker's direction keeps PUBACKs from
  * the gateway while its publishes still reach the broker: reports delivered but not yet acked.
@@ -63,13 +66,14 @@ export class BrokerPipe {
   private readonly held: Array<{ to: Socket; chunk: Buffer }> = [];
   private readonly sockets = new Set<Socket>();
 
-  private constructor(private readonly server: Server, readonly port: number) {}
+  private constructor(private readonly server: Server, readonly port: number, private readonly tap: ClientTap | undefined) {}
 
-  static async start(brokerPort: number): Promise<BrokerPipe> {
+  /** `tap`, when given, is made per connection and sees every byte a client sends. */
+  static async start(brokerPort: number, tap?: ClientTap): Promise<BrokerPipe> {
     let pipe: BrokerPipe | undefined;
     const server = createServer((client) => pipe?.join(client, brokerPort));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    pipe = new BrokerPipe(server, (server.address() as { port: number }).port);
+    pipe = new BrokerPipe(server, (server.address() as { port: number }).port, tap);
     return pipe;
   }
 
@@ -108,7 +112,16 @@ export class BrokerPipe {
         broker.destroy();
       });
     }
-    client.on('data', (chunk: Buffer) => broker.write(chunk));
+    const seen = this.tap?.();
+    client.on('data', (chunk: Buffer) => {
+      try {
+        seen?.(chunk);
+      } catch {
+        client.destroy();
+        return;
+      }
+      broker.write(chunk);
+    });
     broker.on('data', (chunk: Buffer) => {
       if (this.holding) this.held.push({ to: client, chunk });
       else client.write(chunk);
@@ -287,11 +300,7 @@ export class DeliveryRig {
   }
 
   async close(): Promise<void> {
-    const running = this.children.filter((c) => c.exitCode === null && c.signalCode === null);
-    await Promise.all(running.map((c) => new Promise((resolve) => {
-      c.once('exit', resolve);
-      c.kill('SIGKILL');
-    })));
+    await killChildren(this.children);
     this.outbox.stop();
     await this.pipe.close();
     await this.subscriber.endAsync(true);
@@ -299,6 +308,15 @@ export class DeliveryRig {
     await this.broker.dispose();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** SIGKILL every child still running and wait for each to exit. */
+export async function killChildren(children: readonly ChildProcess[]): Promise<void> {
+  const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+  await Promise.all(running.map((c) => new Promise((resolve) => {
+    c.once('exit', resolve);
+    c.kill('SIGKILL');
+  })));
 }
 
 /** Values in order of first arrival: redeliveries removed, nothing else. */

@@ -11,7 +11,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { parseSeed } from '../../src/emulator/state/seed.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../src/simulator/index.js';
-import { BrokerPipe, OutboxSampler, type GatewayProcess } from './delivery-rig.js';
+import { BrokerPipe, killChildren, OutboxSampler, type GatewayProcess } from './delivery-rig.js';
 
 const PROJECT_KEY = 'gw-project-key';
 export const GATEWAY_ID = 'dev-fieldgate';
@@ -133,11 +133,7 @@ export class GatewayRig {
   }
 
   async close(): Promise<void> {
-    const running = this.children.filter((c) => c.exitCode === null && c.signalCode === null);
-    await Promise.all(running.map((c) => new Promise((resolve) => {
-      c.once('exit', resolve);
-      c.kill('SIGKILL');
-    })));
+    await killChildren(this.children);
     this.outbox.stop();
     await this.pipe.close();
     await this.sim.close();
