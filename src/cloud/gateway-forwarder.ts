@@ -24,6 +24,12 @@ export interface GatewayForwarderOptions {
   window?: number;
   /** Records read per device per outbox query. */
   readAhead?: number;
+  /**
+   * Live reports arrive one device at a time (each device polls on its own schedule): a pump that
+   * starts from idle waits this long once for more before sending a batch that is not full.
+   * 0 = send at once (one message per report while nothing backs up).
+   */
+  lingerMs?: number;
   /** Acks are written at most this long after their PUBACK (fewer outbox transactions). */
   ackDelayMs?: number;
   time?: Time;
@@ -132,6 +138,8 @@ export class GatewayForwarder {
 
   private async pump(): Promise<void> {
     this.pumping = true;
+    // At most once per pump run: a backlog replay keeps the pump running and never waits.
+    let lingered = false;
     try {
       while (!this.stopped && this.options.link.isUp) {
         if (this.inFlight.length >= this.window) {
@@ -150,6 +158,12 @@ export class GatewayForwarder {
           await sleep(this.clock, delay);
           continue;
         }
+        if (!lingered && this.worthLingering(candidates)) {
+          lingered = true;
+          await sleep(this.clock, this.options.lingerMs ?? 0);
+          continue;
+        }
+        lingered = true;
         this.send(candidates);
       }
       this.failing = false;
@@ -182,6 +196,13 @@ export class GatewayForwarder {
       if (head) list.push({ device, address: queue.address, seq: head.seq, payload: head.payload });
     }
     return list;
+  }
+
+  /** A batch with room left and devices not in it yet. */
+  private worthLingering(candidates: readonly BatchCandidate[]): boolean {
+    if ((this.options.lingerMs ?? 0) <= 0 || candidates.length >= this.order.length) return false;
+    const bytes = candidates.reduce((n, c) => n + c.payload.length + c.address.length + 4, 0);
+    return bytes < this.options.maxBatchBytes / 2;
   }
 
   private send(candidates: BatchCandidate[]): void {

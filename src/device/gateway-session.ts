@@ -83,7 +83,7 @@ export class GatewaySession {
     });
     this.forwarder = new GatewayForwarder({
       devices: new Map(options.subDevices.map((s) => [s.name, s.address])), outbox: options.outbox, link: this.link, log: this.log,
-      pacer: options.pacer, maxBatchBytes: settings.gatewayBatchMaxBytes ?? 65_536, window: settings.publishWindow, time: options.time ?? systemTime,
+      pacer: options.pacer, maxBatchBytes: settings.gatewayBatchMaxBytes ?? 65_536, lingerMs: settings.gatewayBatchLingerMs ?? 100, window: settings.publishWindow, time: options.time ?? systemTime,
     });
     this.link.onMessage((topic, payload) => this.receive(topic, payload));
     this.link.onEvent((event) => {

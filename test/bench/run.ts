@@ -1,6 +1,7 @@
 // `npm run bench [-- FILTER]`: runs every benchmark module in turn and prints Markdown tables.
 // A module exports `run(log)`; register it in BENCHES. Benchmarks measure; they never assert.
 import { run as inbound } from './inbound.js';
+import { run as gateway } from './gateway.js';
 import { run as hostile } from './hostile.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
@@ -12,6 +13,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   'outbox-disk': (log) => outboxDisk(log),
   inbound: (log) => inbound(log),
   hostile: (log) => hostile(log),
+  gateway: (log) => gateway(log),
 };
 
 const filter = process.argv[2];

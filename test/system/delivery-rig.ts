@@ -54,27 +54,38 @@ devices:
 `;
 }
 
+/** Per connection: a function that sees the client's bytes, and may close the connection by throwing. */
+export type ClientTap = () => (chunk: Buffer) => void;
+
 /**
  * TCP pipe between the gateway and the broker. Holding the broker's direction keeps PUBACKs from
  * the gateway while its publishes still reach the broker: reports delivered but not yet acked.
  */
 export class BrokerPipe {
   private holding = false;
+  private cut = false;
   private readonly held: Array<{ to: Socket; chunk: Buffer }> = [];
   private readonly sockets = new Set<Socket>();
 
-  private constructor(private readonly server: Server, readonly port: number) {}
+  private constructor(private readonly server: Server, readonly port: number, private readonly tap: ClientTap | undefined) {}
 
-  static async start(brokerPort: number): Promise<BrokerPipe> {
+  /** `tap`, when given, is made per connection and sees every byte a client sends. */
+  static async start(brokerPort: number, tap?: ClientTap): Promise<BrokerPipe> {
     let pipe: BrokerPipe | undefined;
     const server = createServer((client) => pipe?.join(client, brokerPort));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    pipe = new BrokerPipe(server, (server.address() as { port: number }).port);
+    pipe = new BrokerPipe(server, (server.address() as { port: number }).port, tap);
     return pipe;
   }
 
   get url(): string {
     return `mqtt://127.0.0.1:${this.port}`;
+  }
+
+  /** The channel gone: every connection dropped and new ones closed at once until `cutOff(false)`. */
+  cutOff(on: boolean): void {
+    this.cut = on;
+    if (on) for (const s of this.sockets) s.destroy();
   }
 
   holdBrokerReplies(on: boolean): void {
@@ -88,6 +99,10 @@ export class BrokerPipe {
   }
 
   private join(client: Socket, brokerPort: number): void {
+    if (this.cut) {
+      client.destroy();
+      return;
+    }
     const broker = connect(brokerPort, '127.0.0.1');
     for (const s of [client, broker]) {
       this.sockets.add(s);
@@ -98,7 +113,16 @@ export class BrokerPipe {
         broker.destroy();
       });
     }
-    client.on('data', (chunk: Buffer) => broker.write(chunk));
+    const seen = this.tap?.();
+    client.on('data', (chunk: Buffer) => {
+      try {
+        seen?.(chunk);
+      } catch {
+        client.destroy();
+        return;
+      }
+      broker.write(chunk);
+    });
     broker.on('data', (chunk: Buffer) => {
       if (this.holding) this.held.push({ to: client, chunk });
       else client.write(chunk);
@@ -118,6 +142,9 @@ export class OutboxSampler {
   lastTs = 0;
   /** Poll times of committed `online: false` reports. */
   readonly offlineTs: number[] = [];
+  /** Per device: counter values in commit order, and the poll time of its newest committed row. */
+  readonly seenBy = new Map<string, number[]>();
+  readonly lastTsBy = new Map<string, number>();
   private readonly seenSet = new Set<number>();
   private lastSeq = 0;
   private db: Database.Database | undefined;
@@ -132,6 +159,11 @@ export class OutboxSampler {
   /** Rows committed and not yet acknowledged, right now. */
   pending(): number[] {
     return this.read(0).map((r) => r.value);
+  }
+
+  /** One device's rows committed and not yet acknowledged, right now. */
+  pendingOf(device: string): number[] {
+    return this.read(0).filter((r) => r.device === device).map((r) => r.value);
   }
 
   /** Rows committed and not yet acknowledged, with or without a counter value. */
@@ -151,6 +183,9 @@ export class OutboxSampler {
     for (const row of this.read(this.lastSeq)) {
       this.lastSeq = row.seq;
       this.lastTs = Math.max(this.lastTs, row.ts);
+      this.lastTsBy.set(row.device, Math.max(this.lastTsBy.get(row.device) ?? 0, row.ts));
+      const ofDevice = this.seenBy.get(row.device) ?? [];
+      if (!ofDevice.includes(row.value)) this.seenBy.set(row.device, [...ofDevice, row.value]);
       if (!this.seenSet.has(row.value)) {
         this.seenSet.add(row.value);
         this.seen.push(row.value);
@@ -172,15 +207,15 @@ export class OutboxSampler {
     return this.db;
   }
 
-  private read(afterSeq: number): Array<{ seq: number; value: number; ts: number }> {
+  private read(afterSeq: number): Array<{ seq: number; device: string; value: number; ts: number }> {
     try {
       const db = this.open();
       if (!db) return [];
-      const rows = db.prepare('SELECT seq, ts, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; ts: number; payload: ArrayBuffer }>;
-      const out: Array<{ seq: number; value: number; ts: number }> = [];
+      const rows = db.prepare('SELECT seq, device, ts, payload FROM outbox WHERE seq > ? ORDER BY seq').all(afterSeq) as Array<{ seq: number; device: string; ts: number; payload: ArrayBuffer }>;
+      const out: Array<{ seq: number; device: string; value: number; ts: number }> = [];
       for (const r of rows) {
         const body = JSON.parse(Buffer.from(r.payload).toString()) as { seq?: unknown; online?: unknown };
-        if (typeof body.seq === 'number') out.push({ seq: r.seq, value: body.seq, ts: r.ts });
+        if (typeof body.seq === 'number') out.push({ seq: r.seq, device: r.device, value: body.seq, ts: r.ts });
         if (body.online === false && r.seq > this.lastSeq && !this.offlineTs.includes(r.ts)) this.offlineTs.push(r.ts);
       }
       return out;
@@ -266,11 +301,7 @@ export class DeliveryRig {
   }
 
   async close(): Promise<void> {
-    const running = this.children.filter((c) => c.exitCode === null && c.signalCode === null);
-    await Promise.all(running.map((c) => new Promise((resolve) => {
-      c.once('exit', resolve);
-      c.kill('SIGKILL');
-    })));
+    await killChildren(this.children);
     this.outbox.stop();
     await this.pipe.close();
     await this.subscriber.endAsync(true);
@@ -278,6 +309,15 @@ export class DeliveryRig {
     await this.broker.dispose();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** SIGKILL every child still running and wait for each to exit. */
+export async function killChildren(children: readonly ChildProcess[]): Promise<void> {
+  const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+  await Promise.all(running.map((c) => new Promise((resolve) => {
+    c.once('exit', resolve);
+    c.kill('SIGKILL');
+  })));
 }
 
 /** Values in order of first arrival: redeliveries removed, nothing else. */

@@ -72,6 +72,7 @@ export const GATEWAY_SCHEMA = {
       ...selfIdentitySchema(cloudNumber),
     },
     gatewayBatchMaxBytes: cloudNumber('Gateway mode: largest gateway/attributes message (bytes); one larger report goes alone.', 65_536, 1024, 16_777_216),
+    gatewayBatchLingerMs: cloudNumber('Gateway mode: how long a batch waits for more live reports before it is sent (ms); 0 = at once.', 100, 0, 10_000),
     keepaliveS: cloudNumber('MQTT keepalive in seconds.', 120, 10, 3600),
     connectTimeoutMs: cloudNumber('An MQTT connect attempt without CONNACK within this long fails (ms).', 10_000, 1000, 300_000),
     httpTimeoutMs: cloudNumber('A cloud HTTP request without a complete answer within this long fails (ms).', 10_000, 1000, 300_000),
@@ -109,7 +110,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.cloud.syncPeriodMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs',
+  'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs',
   ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';

@@ -182,6 +182,7 @@ export interface CloudSettings {
   identity?: IdentityConfig & Partial<SelfIdentitySettings>;
   /** Gateway mode: largest batched `gateway/attributes` message in bytes (default 64 KiB). */
   gatewayBatchMaxBytes?: number;
+  gatewayBatchLingerMs?: number;
   keepaliveS: number;
   /** An MQTT connect attempt without CONNACK within this long fails and is retried with backoff. */
   connectTimeoutMs: number;

@@ -98,12 +98,12 @@ class Link implements ForwarderLink {
   }
 }
 
-function rig(options: { window?: number; maxBatchBytes?: number; pacer?: { delayFor(now: number): number } } = {}) {
+function rig(options: { window?: number; maxBatchBytes?: number; lingerMs?: number; pacer?: { delayFor(now: number): number } } = {}) {
   const clock = new ManualClock();
   const outbox = new Outbox();
   const link = new Link();
   const devices = new Map([['a', '1'], ['b', '2'], ['c', '3']]);
-  const forwarder = new GatewayForwarder({ devices, outbox, link, log: silentLogger(), pacer: options.pacer ?? { delayFor: () => 0 }, maxBatchBytes: options.maxBatchBytes ?? 65_536, window: options.window ?? 4, time: clock });
+  const forwarder = new GatewayForwarder({ devices, outbox, link, log: silentLogger(), pacer: options.pacer ?? { delayFor: () => 0 }, maxBatchBytes: options.maxBatchBytes ?? 65_536, window: options.window ?? 4, lingerMs: options.lingerMs, time: clock });
   const settle = async () => {
     await eventLoopTurns();
     clock.advance(10);
@@ -215,5 +215,44 @@ describe('GatewayForwarder', () => {
     forwarder.notify('zz');
     await settle();
     expect(link.sent).toEqual([]);
+  });
+
+  it('lingers once for live reports of other devices, then sends them in one batch', async () => {
+    const { outbox, link, forwarder, clock } = rig({ lingerMs: 100 });
+    forwarder.start();
+    outbox.add('a', 1);
+    forwarder.notify('a');
+    await eventLoopTurns();
+    clock.advance(50);
+    await eventLoopTurns();
+    expect(link.sent).toEqual([]);
+    outbox.add('b', 10);
+    forwarder.notify('b');
+    await eventLoopTurns();
+    clock.advance(50);
+    await eventLoopTurns();
+    expect(link.sent).toEqual([{ 1: { v: 1 }, 2: { v: 10 } }]);
+  });
+
+  it('does not linger when every device is in the batch, nor again while a backlog is replayed', async () => {
+    const { outbox, link, forwarder } = rig({ lingerMs: 100_000, window: 10 });
+    outbox.add('a', 1, 2, 3);
+    outbox.add('b', 10, 11, 12);
+    outbox.add('c', 20);
+    forwarder.start();
+    await eventLoopTurns();
+    // The first batch has every device: sent at once; the rest (a and b only) without waiting either.
+    expect(link.sent).toEqual([{ 1: { v: 1 }, 2: { v: 10 }, 3: { v: 20 } }, { 1: { v: 2 }, 2: { v: 11 } }, { 1: { v: 3 }, 2: { v: 12 } }]);
+  });
+
+  it('with lingering, a lone device still gets sent after the linger, not never', async () => {
+    const { outbox, link, forwarder, clock } = rig({ lingerMs: 100 });
+    outbox.add('a', 1);
+    forwarder.start();
+    await eventLoopTurns();
+    expect(link.sent).toEqual([]);
+    clock.advance(100);
+    await eventLoopTurns();
+    expect(link.sent).toEqual([{ 1: { v: 1 } }]);
   });
 });

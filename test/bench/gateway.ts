@@ -1,0 +1,171 @@
+// Gateway mode against per-device links, the same site run twice in one run: N devices x P points
+// polled every second over Modbus TCP (one simulated server, a unit id each), the emulator as the
+// cloud (a seed of its own: N direct devices, and the identity with N sub-devices bound to it),
+// the daemon a child process with the unit's node flags. Per mode: the daemon's RSS after warm-up,
+// points/s stored by the emulator, MQTT PUBLISH packets/s into the broker (counted on the wire),
+// and the daemon's CPU seconds per 1,000 points stored.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator, type Emulator } from '../../packages/emulator/src/index.js';
+import { parseSeed } from '../../packages/emulator/src/state/seed.js';
+import { silentLogger } from '../../src/ops/log.js';
+import { cpuSeconds } from '../arm64/proc-cpu.js';
+import { serviceNodeFlags, simulator } from './northbound.js';
+import { PublishCounter } from './publish-counter.js';
+
+export type CloudMode = 'direct' | 'gateway';
+
+export interface GatewayBenchOptions {
+  devices: number;
+  points: number;
+  warmupS: number;
+  measureS: number;
+  /** How the daemon is started after node's flags; default the built CLI, as the unit runs it. */
+  entry?: string[];
+}
+
+export interface ModeFigures {
+  mode: CloudMode;
+  /** VmRSS, 1 s samples over the measuring window (after warm-up): max and mean. */
+  rssMaxMb: number;
+  rssMeanMb: number;
+  /** VmHWM: the peak including start-up. */
+  rssPeakMb: number;
+  /** At the end of the window: RssAnon (the daemon's own memory) and RssFile (mapped files, mostly the node binary's pages, shared). */
+  rssAnonMb: number;
+  rssFileMb: number;
+  pointsPerS: number;
+  messagesPerS: number;
+  bytesPerS: number;
+  cpuSPer1000Points: number;
+  /** Devices of which the cloud stored at least one report in the window. */
+  devicesReporting: number;
+}
+
+const PROJECT_KEY = 'bench-project-key';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function seedText(devices: number): string {
+  const rows = Array.from({ length: devices }, (_, i) => {
+    const n = i + 1;
+    return `  - { id: dev-direct-${n}, name: direct ${n}, type: type-meter, device_key: direct-${n}, access_token: direct-${n}-token }\n`
+      + `  - { id: dev-sub-${n}, name: sub ${n}, type: type-sub, device_key: sub-${n}, access_token: sub-${n}-token, gateway: dev-fieldgate, sub_device_addr: "${n}" }\n`;
+  }).join('');
+  return `project: { id: prj-bench, name: bench, project_key: ${PROJECT_KEY} }
+device_types:
+  - { id: type-meter, name: meter, conn_protocol: mqtt, conn_type: "1" }
+  - { id: type-gateway, name: fieldgate, kind: gateway, conn_protocol: mqtt, conn_type: "3" }
+  - { id: type-sub, name: sub-meter, kind: sub_device, conn_protocol: mqtt }
+devices:
+  - { id: dev-fieldgate, name: fieldgate, type: type-gateway, device_key: fieldgate-1, access_token: gw-token }
+${rows}`;
+}
+
+function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emulator, simPort: number, options: GatewayBenchOptions): string {
+  const token = (n: number) => (mode === 'gateway' ? `sub-${n}-token` : `direct-${n}-token`);
+  const points = Array.from({ length: options.points }, (_, p) => `{ id: p${p}, table: holding, address: ${p}, report: { mode: always } }`).join(', ');
+  return [
+    'gateway:', `  stateDir: ${join(dir, 'state')}`, '  logLevel: warn', '  health: { enabled: false }',
+    '  cloud:', `    mode: ${mode}`, ...(mode === 'gateway' ? ['    identity: { accessToken: gw-token }'] : []),
+    `    mqttUrl: ${mqttUrl}`, `    apiBaseUrl: http://127.0.0.1:${emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
+    'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 1000 }`, 'devices:',
+    ...Array.from({ length: options.devices }, (_, i) => `  - { name: dev-${i + 1}, bus: plant, unitId: ${i + 1}, pollIntervalMs: 1s, cloud: { accessToken: ${token(i + 1)} }, points: [${points}] }`),
+    '',
+  ].join('\n');
+}
+
+/** Point values the emulator stored for these devices, and how many devices stored any. */
+function stored(emulator: Emulator, ids: string[]): { points: number; perDevice: number[] } {
+  const perDevice = ids.map((id) => (emulator.state.devices.get(id)?.history ?? []).filter((h) => h.type === 'report' && /^p\d+$/.test(h.name)).length);
+  return { points: perDevice.reduce((a, b) => a + b, 0), perDevice };
+}
+
+function rssKb(pid: number): { rss: number; hwm: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: field('VmRSS'), hwm: field('VmHWM'), anon: field('RssAnon'), file: field('RssFile') };
+}
+
+export async function measureMode(mode: CloudMode, options: GatewayBenchOptions): Promise<ModeFigures> {
+  const emulator = await startEmulator({ httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed: parseSeed(seedText(options.devices), Date.now()), logger: silentLogger() });
+  const counter = await PublishCounter.start(emulator.mqttPort);
+  const sim = await simulator(options.devices);
+  const dir = mkdtempSync(join(tmpdir(), 'fg-bench-gw-'));
+  const ids = Array.from({ length: options.devices }, (_, i) => (mode === 'gateway' ? `dev-sub-${i + 1}` : `dev-direct-${i + 1}`));
+  try {
+    const site = join(dir, 'site.yaml');
+    writeFileSync(site, siteFile(dir, mode, counter.url, emulator, sim.tcp?.port ?? 0, options));
+    const flags = [...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+    const child = spawn(process.execPath, [...flags, ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const pid = child.pid ?? 0;
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      await sleep(options.warmupS * 1000);
+      const before = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
+      const samples: number[] = [];
+      for (let t = 0; t < options.measureS; t += 1) {
+        await sleep(1000);
+        samples.push(rssKb(pid).rss);
+      }
+      const after = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
+      const end = rssKb(pid);
+      const seconds = (after.at - before.at) / 1000;
+      const points = after.points.points - before.points.points;
+      return {
+        mode,
+        rssMaxMb: Math.max(...samples) / 1024,
+        rssMeanMb: samples.reduce((a, b) => a + b, 0) / samples.length / 1024,
+        rssPeakMb: end.hwm / 1024,
+        rssAnonMb: end.anon / 1024,
+        rssFileMb: end.file / 1024,
+        pointsPerS: points / seconds,
+        messagesPerS: (after.publishes - before.publishes) / seconds,
+        bytesPerS: (after.bytes - before.bytes) / seconds,
+        cpuSPer1000Points: points > 0 ? ((after.cpu - before.cpu) * 1000) / points : Number.NaN,
+        devicesReporting: after.points.perDevice.filter((n, i) => n > before.points.perDevice[i]).length,
+      };
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  } finally {
+    await counter.close();
+    await sim.close();
+    await emulator.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function measureGatewayModes(options: GatewayBenchOptions): Promise<{ direct: ModeFigures; gateway: ModeFigures; load: number[] }> {
+  const loadBefore = loadavg();
+  const direct = await measureMode('direct', options);
+  const gateway = await measureMode('gateway', options);
+  const loadAfter = loadavg();
+  return { direct, gateway, load: [loadBefore[0], loadAfter[0]] };
+}
+
+export async function run(log: (line: string) => void): Promise<void> {
+  const options = { devices: 100, points: 50, warmupS: 15, measureS: 30 };
+  const { direct, gateway, load } = await measureGatewayModes(options);
+  const ratio = (g: number, d: number) => (d > 0 ? (g / d).toFixed(2) : 'n/a');
+  log('## Gateway mode');
+  log('');
+  log(`${options.devices} devices x ${options.points} points every 1 s over Modbus TCP, emulator as the cloud; daemon a child process (node ${serviceNodeFlags().join(' ')});`
+    + ` ${options.warmupS} s warm-up, ${options.measureS} s measured; load average (1 min) ${load[0].toFixed(1)} before, ${load[1].toFixed(1)} after.`);
+  log('');
+  log('| measure | per-device links | gateway identity | gateway / per-device |');
+  log('| --- | --- | --- | --- |');
+  log(`| RSS after warm-up, max of 1 s samples (target <= 60 MB in gateway mode) | ${direct.rssMaxMb.toFixed(1)} MB | ${gateway.rssMaxMb.toFixed(1)} MB | ${ratio(gateway.rssMaxMb, direct.rssMaxMb)} |`);
+  log(`| RSS after warm-up, mean | ${direct.rssMeanMb.toFixed(1)} MB | ${gateway.rssMeanMb.toFixed(1)} MB | ${ratio(gateway.rssMeanMb, direct.rssMeanMb)} |`);
+  log(`| of which anonymous (RssAnon: heap, code, buffers), end of window | ${direct.rssAnonMb.toFixed(1)} MB | ${gateway.rssAnonMb.toFixed(1)} MB | ${ratio(gateway.rssAnonMb, direct.rssAnonMb)} |`);
+  log(`| of which file-backed (RssFile: the node binary's pages, native addons; shared) | ${direct.rssFileMb.toFixed(1)} MB | ${gateway.rssFileMb.toFixed(1)} MB | ${ratio(gateway.rssFileMb, direct.rssFileMb)} |`);
+  log(`| start-up peak (VmHWM) | ${direct.rssPeakMb.toFixed(1)} MB | ${gateway.rssPeakMb.toFixed(1)} MB | ${ratio(gateway.rssPeakMb, direct.rssPeakMb)} |`);
+  log(`| points/s stored by the cloud (${options.devices * options.points} polled per s) | ${direct.pointsPerS.toFixed(0)} | ${gateway.pointsPerS.toFixed(0)} | ${ratio(gateway.pointsPerS, direct.pointsPerS)} |`);
+  log(`| MQTT PUBLISH packets/s into the broker | ${direct.messagesPerS.toFixed(1)} | ${gateway.messagesPerS.toFixed(1)} | ${ratio(gateway.messagesPerS, direct.messagesPerS)} |`);
+  log(`| MQTT PUBLISH bytes/s into the broker | ${direct.bytesPerS.toFixed(0)} | ${gateway.bytesPerS.toFixed(0)} | ${ratio(gateway.bytesPerS, direct.bytesPerS)} |`);
+  log(`| daemon CPU seconds per 1,000 points stored | ${direct.cpuSPer1000Points.toFixed(3)} | ${gateway.cpuSPer1000Points.toFixed(3)} | ${ratio(gateway.cpuSPer1000Points, direct.cpuSPer1000Points)} |`);
+  log(`| devices with reports stored in the window | ${direct.devicesReporting} | ${gateway.devicesReporting} | |`);
+  log('');
+}
