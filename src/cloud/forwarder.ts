@@ -8,6 +8,7 @@ import type { Pacer } from './pacer.js';
 import { TokenBucket } from './pacer.js';
 import { TOPIC } from './topics.js';
 import { sleep, systemTime, type Time } from '../core/time.js';
+import { PublishWindow } from './publish-window.js';
 import { WakeSignal } from './wake-signal.js';
 
 export { TokenBucket, type Pacer } from './pacer.js';
@@ -47,25 +48,18 @@ export interface ForwarderStats {
   paced: number;
 }
 
-interface Sent {
-  seq: number;
-  done: boolean;
-}
-
 export class Forwarder {
   private readonly window: number;
   private readonly pacer: Pacer;
   private readonly topic: string;
   private readonly clock: Time;
-  private inFlight: Sent[] = [];
+  private readonly flights = new PublishWindow<number>({ acked: (seqs) => this.acked(seqs), failed: () => this.restart() });
   /** Records peeked but not yet sent, from `next` on; refilled from the outbox when used up. */
   private readAhead: OutboxRecord[] = [];
   private next = 0;
   private lastPeekedSeq = 0;
   private readonly readAheadSize: number;
   private readonly ackDelayMs: number;
-  /** Bumped on every link transition: callbacks of an older generation are ignored. */
-  private generation = 0;
   private pumping = false;
   private again = false;
   private stopped = true;
@@ -111,7 +105,7 @@ export class Forwarder {
   }
 
   stats(): ForwarderStats {
-    return { ...this.counters, inFlight: this.inFlight.length };
+    return { ...this.counters, inFlight: this.flights.size };
   }
 
   private onLinkEvent(event: LinkEvent): void {
@@ -126,8 +120,7 @@ export class Forwarder {
   /** Forget what is in flight; the next pump starts again at the outbox head (not yet acked). */
   private restart(): void {
     this.flushAck();
-    this.generation += 1;
-    this.inFlight = [];
+    this.flights.reset();
     this.readAhead = [];
     this.next = 0;
     this.lastPeekedSeq = 0;
@@ -138,7 +131,7 @@ export class Forwarder {
     this.pumping = true;
     try {
       while (!this.stopped && this.options.link.isUp) {
-        if (this.inFlight.length >= this.window) {
+        if (this.flights.size >= this.window) {
           await this.wakeSignal.wait();
           continue;
         }
@@ -155,7 +148,7 @@ export class Forwarder {
           continue;
         }
         this.next += 1;
-        this.send(record, this.generation);
+        this.send(record);
       }
       this.failing = false;
     } catch (err) {
@@ -181,35 +174,18 @@ export class Forwarder {
     return this.readAhead[this.next];
   }
 
-  private send(record: OutboxRecord, generation: number): void {
-    const entry: Sent = { seq: record.seq, done: false };
-    this.inFlight.push(entry);
+  private send(record: OutboxRecord): void {
     this.counters.published += 1;
-    this.options.link.publish(this.topic, record.payload).then(
-      () => {
-        if (generation !== this.generation) return;
-        entry.done = true;
-        this.ackCompleted();
-      },
-      () => {
-        // The link reports the outage itself (down event); make sure this generation resends.
-        if (generation === this.generation) this.restart();
-      },
-    );
+    this.flights.track(this.options.link.publish(this.topic, record.payload), record.seq);
   }
 
-  /** Ack the longest completed prefix of what is in flight: the outbox keeps order. */
-  private ackCompleted(): void {
-    let upTo: number | undefined;
-    while (this.inFlight.length > 0 && this.inFlight[0].done) {
-      upTo = this.inFlight.shift()?.seq;
-      this.counters.acked += 1;
-    }
-    if (upTo === undefined) return;
+  /** The acknowledged prefix grew: ack the outbox up to its last record (deferred, see below). */
+  private acked(seqs: number[]): void {
+    this.counters.acked += seqs.length;
     // PUBACKs arrive one by one; deleting at most every ackDelayMs instead of once per PUBACK
     // turns hundreds of SQLite transactions per second into a few. A crash in between only means
     // a few more duplicates (at least once); a link drop or stop flushes first.
-    this.ackUpTo = upTo;
+    this.ackUpTo = seqs[seqs.length - 1];
     if (!this.ackScheduled) {
       this.ackScheduled = true;
       this.clock.setTimer(() => this.flushAck(), this.ackDelayMs, { unref: true });

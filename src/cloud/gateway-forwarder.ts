@@ -10,6 +10,7 @@ import { packBatch, type BatchCandidate } from './gateway-batch.js';
 import { GATEWAY_TOPIC } from './gateway-topics.js';
 import type { OutboxRecord } from './outbox.js';
 import { sleep, systemTime, type Time } from '../core/time.js';
+import { PublishWindow } from './publish-window.js';
 import { WakeSignal } from './wake-signal.js';
 
 export interface GatewayForwarderOptions {
@@ -44,10 +45,8 @@ interface DeviceQueue {
   dirty: boolean;
 }
 
-interface InFlightBatch {
-  entries: { device: string; seq: number }[];
-  done: boolean;
-}
+/** What one batch message carried: each device's record seq. */
+type BatchEntries = ReadonlyArray<{ device: string; seq: number }>;
 
 export interface GatewayForwarderStats {
   /** Batch messages published and acknowledged. */
@@ -63,8 +62,7 @@ export class GatewayForwarder {
   private readonly queues = new Map<string, DeviceQueue>();
   private readonly order: string[];
   private cursor = 0;
-  private inFlight: InFlightBatch[] = [];
-  private generation = 0;
+  private readonly flights = new PublishWindow<BatchEntries>({ acked: (batches) => this.acked(batches), failed: () => this.restart() });
   private pumping = false;
   private again = false;
   private stopped = true;
@@ -120,14 +118,13 @@ export class GatewayForwarder {
   }
 
   stats(): GatewayForwarderStats {
-    return { ...this.counters, inFlight: this.inFlight.length };
+    return { ...this.counters, inFlight: this.flights.size };
   }
 
   /** Forget what is in flight and what was peeked: the next pump starts at each outbox head. */
   private restart(): void {
     this.flushAck();
-    this.generation += 1;
-    this.inFlight = [];
+    this.flights.reset();
     for (const queue of this.queues.values()) {
       queue.pending = [];
       queue.lastPeekedSeq = 0;
@@ -142,7 +139,7 @@ export class GatewayForwarder {
     let lingered = false;
     try {
       while (!this.stopped && this.options.link.isUp) {
-        if (this.inFlight.length >= this.window) {
+        if (this.flights.size >= this.window) {
           await this.wakeSignal.wait();
           continue;
         }
@@ -211,34 +208,17 @@ export class GatewayForwarder {
     // The next batch starts after the last device this one carried.
     const last = batch.entries[batch.entries.length - 1];
     this.cursor = (this.order.indexOf(last.device) + 1) % this.order.length;
-    const flight: InFlightBatch = { entries: batch.entries.map((e) => ({ device: e.device, seq: e.seq })), done: false };
-    this.inFlight.push(flight);
     this.counters.published += 1;
-    const generation = this.generation;
-    this.options.link.publish(GATEWAY_TOPIC.attributes, batch.payload).then(
-      () => {
-        if (generation !== this.generation) return;
-        flight.done = true;
-        this.ackCompleted();
-      },
-      () => {
-        // The link reports the outage itself; make sure this generation resends.
-        if (generation === this.generation) this.restart();
-      },
-    );
+    this.flights.track(this.options.link.publish(GATEWAY_TOPIC.attributes, batch.payload), batch.entries.map((e) => ({ device: e.device, seq: e.seq })));
   }
 
-  /** Acks what the longest completed prefix of batches carried: no device's ack skips a batch. */
-  private ackCompleted(): void {
-    let any = false;
-    while (this.inFlight.length > 0 && this.inFlight[0].done) {
-      const flight = this.inFlight.shift() as InFlightBatch;
+  /** The acknowledged prefix of batches grew: each device is acked up to what they carried. */
+  private acked(batches: BatchEntries[]): void {
+    for (const entries of batches) {
       this.counters.acked += 1;
-      this.counters.reportsAcked += flight.entries.length;
-      for (const entry of flight.entries) this.ackUpTo.set(entry.device, entry.seq);
-      any = true;
+      this.counters.reportsAcked += entries.length;
+      for (const entry of entries) this.ackUpTo.set(entry.device, entry.seq);
     }
-    if (!any) return;
     if (!this.ackScheduled) {
       this.ackScheduled = true;
       this.clock.setTimer(() => this.flushAck(), Math.max(0, this.options.ackDelayMs ?? 10), { unref: true });
