@@ -77,7 +77,7 @@ function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emula
 }
 
 /** Point values the emulator stored for these devices, and how many devices stored any. */
-function stored(emulator: Emulator, ids: string[]): { points: number; perDevice: number[] } {
+function stored(emulator: Emulator, ids: readonly string[]): { points: number; perDevice: number[] } {
   const perDevice = ids.map((id) => (emulator.state.devices.get(id)?.history ?? []).filter((h) => h.type === 'report' && /^p\d+$/.test(h.name)).length);
   return { points: perDevice.reduce((a, b) => a + b, 0), perDevice };
 }
@@ -86,6 +86,14 @@ function rssKb(pid: number): { rss: number; hwm: number; anon: number; file: num
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return { rss: field('VmRSS'), hwm: field('VmHWM'), anon: field('RssAnon'), file: field('RssFile') };
+}
+
+async function untilEveryDeviceReports(emulator: Emulator, ids: readonly string[], timeoutS: number): Promise<void> {
+  const until = performance.now() + timeoutS * 1000;
+  while (stored(emulator, ids).perDevice.some((n) => n === 0)) {
+    if (performance.now() > until) throw new Error(`not every device reported within ${timeoutS} s`);
+    await sleep(200);
+  }
 }
 
 export async function measureMode(mode: CloudMode, options: GatewayBenchOptions): Promise<ModeFigures> {
@@ -102,6 +110,8 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
     const pid = child.pid ?? 0;
     const exited = new Promise((r) => child.once('exit', r));
     try {
+      // Start-up (from source under a loaded test run, many seconds) is not part of the warm-up.
+      await untilEveryDeviceReports(emulator, ids, 120);
       await sleep(options.warmupS * 1000);
       const before = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
       const samples: number[] = [];
