@@ -143,8 +143,10 @@ export class GatewaySession {
         return;
       case 'refusal':
         this.counters.refusals += 1;
-        if (this.firstTime(`refusal:${parsed.errcode}:${parsed.addresses.join(',')}`)) {
-          this.log.warn({ topic: parsed.topic, errcode: parsed.errcode, reason: parsed.reason, subDevices: parsed.addresses }, 'cloud refused a gateway message');
+        // Each address is the cloud's text: cap it before it becomes a key and a log field.
+        const subDevices = parsed.addresses.map((a) => a.slice(0, 64));
+        if (this.firstTime(`refusal:${parsed.errcode}:${subDevices.join(',')}`)) {
+          this.log.warn({ topic: parsed.topic, errcode: parsed.errcode, reason: parsed.reason, subDevices }, 'cloud refused a gateway message');
         }
         return;
       case 'accepted':
@@ -161,7 +163,7 @@ export class GatewaySession {
     if (!sub) {
       // Not ours: no write, no reply (the cloud scopes what it sends; a reply would only feed a flood).
       this.counters.unknownAddress += 1;
-      if (this.firstTime(`address:${address}`)) this.log.warn({ subDevice: address.slice(0, 64), kind: message.kind }, 'message for an unknown sub-device address refused');
+      if (this.firstTime(`address:${address.slice(0, 64)}`)) this.log.warn({ subDevice: address.slice(0, 64), kind: message.kind }, 'message for an unknown sub-device address refused');
       return;
     }
     this.counters.routed += 1;
