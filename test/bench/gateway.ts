@@ -127,7 +127,8 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
         mode,
         rssMaxMb: Math.max(...samples) / 1024,
         rssMeanMb: samples.reduce((a, b) => a + b, 0) / samples.length / 1024,
-        rssPeakMb: end.hwm / 1024,
+        // The kernel updates VmHWM lazily (per-thread RSS counters): it can trail a VmRSS sample by a few pages.
+        rssPeakMb: Math.max(end.hwm, ...samples) / 1024,
         rssAnonMb: end.anon / 1024,
         rssFileMb: end.file / 1024,
         pointsPerS: points / seconds,
