@@ -12,6 +12,7 @@ describe('gateway bench', () => {
     for (const m of [r.direct, r.gateway]) {
       expect(m.rssMaxMb, m.mode).toBeGreaterThan(10);
       expect(m.rssMaxMb).toBeGreaterThanOrEqual(m.rssMeanMb);
+      expect(m.rssPeakMb).toBeGreaterThanOrEqual(m.rssMaxMb);
       expect(m.rssAnonMb + m.rssFileMb, m.mode).toBeGreaterThan(10);
       expect(m.rssAnonMb).toBeGreaterThan(0);
       expect(m.pointsPerS, m.mode).toBeGreaterThan(0);
