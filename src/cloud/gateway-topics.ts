@@ -2,7 +2,7 @@
 // Inbound messages are split by sub-device address into the same `Inbound` shapes a device's own
 // link produces, so one validation and write/read-back path serves both.
 import {
-  isJsonObject, paramKeyCount, parseId, parseJsonObject, tooManyKeys,
+  commandFromBody, isJsonObject, parseJsonObject, tooManyKeys,
   type CommandErrorBody, type Inbound, type InboundInvalid, type JsonObject, type OutboundMessage,
 } from './topics.js';
 
@@ -81,16 +81,7 @@ function parseCommand(topic: string, body: JsonObject, maxKeys: number): Gateway
   const routed = (message: Inbound): GatewayInbound => ({ kind: 'routed', messages: [{ address, message }] });
   const command = body.command;
   if (!isJsonObject(command)) return routed(invalidFor(topic, 'command must be a JSON object'));
-  const id = parseId(command.id);
-  const method = typeof command.method === 'string' ? command.method : '';
-  // Without an id the reply could not be matched: the cloud times the command out.
-  if (id === undefined) return routed(invalidFor(topic, 'command id must be a non-negative integer'));
-  const answerable = { command: { id, topicId: String(id), method } };
-  if (method.length === 0) return routed(invalidFor(topic, 'command method must be a non-empty string', answerable));
-  if (command.params !== undefined && !isJsonObject(command.params)) return routed(invalidFor(topic, 'command params must be a JSON object', answerable));
-  const params = command.params === undefined ? {} : command.params as JsonObject;
-  if (paramKeyCount(params) > maxKeys) return routed(invalidFor(topic, tooManyKeys(paramKeyCount(params), maxKeys), answerable));
-  return routed({ kind: 'command', method, params, id, topicId: String(id) });
+  return routed(commandFromBody(topic, command, maxKeys));
 }
 
 function parseResponse(topic: string, body: JsonObject): GatewayInbound {
@@ -99,7 +90,8 @@ function parseResponse(topic: string, body: JsonObject): GatewayInbound {
     : typeof body.device === 'string' ? [body.device] : [];
   const errcode = typeof body.errcode === 'number' ? body.errcode : 0;
   const reason = typeof body.message === 'string' ? body.message.slice(0, 200) : 'refused';
-  return { kind: 'refusal', topic, errcode, reason, addresses: addresses.slice(0, 10) };
+  // The cloud's text: at most 10 addresses of at most 64 characters reach logs and log keys.
+  return { kind: 'refusal', topic, errcode, reason, addresses: addresses.slice(0, 10).map((a) => a.slice(0, 64)) };
 }
 
 /** Classify one message on the identity's link for its sub-devices. Never throws. */

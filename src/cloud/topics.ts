@@ -124,27 +124,33 @@ export function tooManyKeys(count: number, cap: number): string {
   return `message has ${count} keys, more than the limit of ${cap}`;
 }
 
-function parseCommand(topic: string, topicId: string, payload: Buffer, maxKeys: number): Inbound {
-  const topicNumber = parseId(topicId);
-  const fallback = (method: string) =>
-    topicNumber === undefined ? undefined : { id: topicNumber, topicId, method };
-  const json = parseJsonObject(payload);
-  if (!json.ok) return invalid(topic, json.reason, fallback(''));
-  const body = json.value;
+/**
+ * A command body `{"id","method","params"}`, checked the same way whichever topic carried it.
+ * `topicId` is the id in the topic (`command/send/<id>`); gateway commands have none.
+ */
+export function commandFromBody(topic: string, body: JsonObject, maxKeys: number, topicId?: string): Inbound {
+  const topicNumber = topicId === undefined ? undefined : parseId(topicId);
   const method = typeof body.method === 'string' ? body.method : '';
   const id = body.id === undefined ? topicNumber : parseId(body.id);
-  const answerable = id === undefined ? undefined : { id, topicId, method };
-  if (id === undefined) return invalid(topic, 'command id must be a non-negative integer', fallback(method));
-  if (typeof body.method !== 'string' || body.method.length === 0) {
-    return invalid(topic, 'command method must be a non-empty string', answerable);
+  if (id === undefined) {
+    return invalid(topic, 'command id must be a non-negative integer', topicNumber === undefined ? undefined : { id: topicNumber, topicId: topicId ?? '', method });
   }
+  const answerable = { id, topicId: topicId ?? String(id), method };
+  if (method.length === 0) return invalid(topic, 'command method must be a non-empty string', answerable);
   if (body.params !== undefined && !isJsonObject(body.params)) {
     return invalid(topic, 'command params must be a JSON object', answerable);
   }
   if (body.params !== undefined && paramKeyCount(body.params) > maxKeys) {
     return invalid(topic, tooManyKeys(paramKeyCount(body.params), maxKeys), answerable);
   }
-  return { kind: 'command', method: body.method, params: body.params === undefined ? {} : body.params as JsonObject, id, topicId };
+  return { kind: 'command', method, params: body.params === undefined ? {} : body.params as JsonObject, id, topicId: answerable.topicId };
+}
+
+function parseCommand(topic: string, topicId: string, payload: Buffer, maxKeys: number): Inbound {
+  const json = parseJsonObject(payload);
+  if (json.ok) return commandFromBody(topic, json.value, maxKeys, topicId);
+  const topicNumber = parseId(topicId);
+  return invalid(topic, json.reason, topicNumber === undefined ? undefined : { id: topicNumber, topicId, method: '' });
 }
 
 function parseGetResponse(topic: string, topicId: string, payload: Buffer): Inbound {

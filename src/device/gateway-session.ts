@@ -143,10 +143,8 @@ export class GatewaySession {
         return;
       case 'refusal':
         this.counters.refusals += 1;
-        // Each address is the cloud's text: cap it before it becomes a key and a log field.
-        const subDevices = parsed.addresses.map((a) => a.slice(0, 64));
-        if (this.firstTime(`refusal:${parsed.errcode}:${subDevices.join(',')}`)) {
-          this.log.warn({ topic: parsed.topic, errcode: parsed.errcode, reason: parsed.reason, subDevices }, 'cloud refused a gateway message');
+        if (this.firstTime(`refusal:${parsed.errcode}:${parsed.addresses.join(',')}`)) {
+          this.log.warn({ topic: parsed.topic, errcode: parsed.errcode, reason: parsed.reason, subDevices: parsed.addresses }, 'cloud refused a gateway message');
         }
         return;
       case 'accepted':
