@@ -2,7 +2,7 @@
 // interface A (certificate by device id, or create by device key), then the device-key endpoint.
 // Fetched credentials are stored so the next start needs no API. Secrets are never logged.
 import type { Logger } from '../core/logger.js';
-import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
+import type { CloudSettings, DeviceConfig, IdentityConfig } from '../core/config/site-types.js';
 import type { SecretValues } from '../core/redact.js';
 import type { CreateDeviceInput, DeviceCertificate } from './project-api.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from './device-api.js';
@@ -28,14 +28,19 @@ export interface DeviceIdentity {
   createIfMissing?: boolean;
 }
 
+/** An identity as a site file block gives it (a device's `cloud`, or fieldgate's own `identity`). */
+export function identityFrom(name: string, c: IdentityConfig | undefined, cloud: CloudSettings): DeviceIdentity {
+  const fields = c ?? { allowCreate: false };
+  return {
+    // A block's own project key wins; otherwise the project's (the same for every device).
+    name, deviceId: fields.deviceId, accessToken: fields.accessToken, projectKey: fields.projectKey ?? cloud.projectKey,
+    deviceKey: fields.deviceKey, typeKey: fields.typeKey, createIfMissing: fields.allowCreate,
+  };
+}
+
 /** A field device's identity as its site file entry gives it. */
 export function deviceIdentity(device: DeviceConfig, cloud: CloudSettings): DeviceIdentity {
-  const c = device.cloud ?? { allowCreate: false };
-  return {
-    // A device's own project key wins; otherwise the project's (the same for every device).
-    name: device.name, deviceId: c.deviceId, accessToken: c.accessToken, projectKey: c.projectKey ?? cloud.projectKey,
-    deviceKey: c.deviceKey, typeKey: c.typeKey, createIfMissing: c.allowCreate,
-  };
+  return identityFrom(device.name, device.cloud, cloud);
 }
 
 export interface ResolvedCredential {

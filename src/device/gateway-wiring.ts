@@ -1,6 +1,6 @@
 // Builds fieldgate's own identity session from the site: which DeviceSessions run without a link
 // of their own (gateway mode) and reach the cloud through it.
-import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
+import { identityFrom, type CredentialResolver, type DeviceIdentity } from '../cloud/credentials.js';
 import type { Pacer } from '../cloud/forwarder.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
@@ -12,13 +12,8 @@ import { GatewaySession, type PresenceSource } from './gateway-session.js';
 /** The identity's name in logs and the credential store: "@" is never part of a device name. */
 export const IDENTITY_NAME = '@fieldgate';
 
-export function identityOf(cloud: CloudSettings): DeviceIdentity | undefined {
-  const c = cloud.identity;
-  if (!c) return undefined;
-  return {
-    name: IDENTITY_NAME, deviceId: c.deviceId, accessToken: c.accessToken, projectKey: c.projectKey ?? cloud.projectKey,
-    deviceKey: c.deviceKey, typeKey: c.typeKey, createIfMissing: c.allowCreate,
-  };
+function identityOf(cloud: CloudSettings): DeviceIdentity | undefined {
+  return cloud.identity ? identityFrom(IDENTITY_NAME, cloud.identity, cloud) : undefined;
 }
 
 export interface GatewayWiringOptions {
