@@ -75,7 +75,7 @@ export function discreteState(status: GatewayStatus): string {
 }
 
 /** The `status` command's answer: small and bounded whatever the size of the site. */
-export function statusSummary(sample: SelfSample): Record<string, unknown> {
+export function statusCommandResult(sample: SelfSample): Record<string, unknown> {
   const { status } = sample;
   const offline = status.devices.filter((d) => !d.online).map((d) => d.name);
   return {

@@ -13,7 +13,7 @@ import { TokenBucket } from '../../cloud/pacer.js';
 import { ModbusEngineError } from '../../field/modbus/errors.js';
 import type { Sample } from '../../device/poll-cycle.js';
 import { LOG_LEVELS, type Logger } from '../../core/logger.js';
-import { statusSummary, type SelfSample } from './attributes.js';
+import { statusCommandResult, type SelfSample } from './attributes.js';
 import type { TemporaryLogLevel } from './log-level.js';
 import { parseReadParams, type ReadableBus, type RemoteRead } from './read-params.js';
 
@@ -80,7 +80,7 @@ export class SelfCommands {
     switch (method) {
       case 'status': {
         const extra = onlyParams(params, []);
-        return extra ? fail(COMMAND_ERRORS.badParams, extra) : { ok: true, result: statusSummary(this.deps.sample()) };
+        return extra ? fail(COMMAND_ERRORS.badParams, extra) : { ok: true, result: statusCommandResult(this.deps.sample()) };
       }
       case 'read':
         return this.read(params);

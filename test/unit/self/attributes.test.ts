@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { discreteState, selfAttributes, statusSummary, type SelfSample } from '../../../src/ops/self/attributes.js';
+import { discreteState, selfAttributes, statusCommandResult, type SelfSample } from '../../../src/ops/self/attributes.js';
 import { bus, gatewayStatus } from './status-fixture.js';
 
 const MB = 1024 * 1024;
@@ -74,7 +74,7 @@ describe('discrete state', () => {
 describe('status summary', () => {
   it('is bounded by the number of names it lists', () => {
     const online = Array.from({ length: 5000 }, () => false);
-    const summary = statusSummary({ status: gatewayStatus({}, online), rssBytes: MB, at: 0 });
+    const summary = statusCommandResult({ status: gatewayStatus({}, online), rssBytes: MB, at: 0 });
     expect(summary.devices).toMatchObject({ online: 0, total: 5000 });
     expect((summary.devices as { offline: string }).offline).toMatch(/ and 4980 more$/);
     expect(JSON.stringify(summary).length).toBeLessThan(2000);
