@@ -2,7 +2,7 @@
 import { checkHost } from '../ops/host-checks.js';
 import { ConfigError, loadConfig } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
-import type { Config } from '../core/config/site-types.js';
+import type { Config } from '../core/config/config.js';
 import type { CliIo } from './io.js';
 
 /** The config, or undefined after printing every issue to stderr. `host`: also check the CA file and state directory. */

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../cli/io.js';
 import { checkConfig, parseSiteText } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
-import type { Config } from '../core/config/site-types.js';
+import type { Config } from '../core/config/config.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
 import { loadSeedFile, startEmulator, type Emulator } from '@fieldgate/emulator';
 import { startGateway } from '../main.js';

@@ -7,7 +7,8 @@ import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
 import { compileSite } from '../core/config/compile.js';
-import type { Config, ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
+import type { Config } from '../core/config/config.js';
+import type { ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
 import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from '../core/config/text-guards.js';
 
 export { ConfigError };

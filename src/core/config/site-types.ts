@@ -2,7 +2,6 @@
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
-import type { CompiledSite } from './compile.js';
 
 export type Parity = 'none' | 'even' | 'odd';
 
@@ -232,14 +231,6 @@ export interface GatewaySettings {
   logLevel: LogLevel;
   health: HealthSettings;
   cloud: CloudSettings;
-}
-
-/** Everything one site file configures; deeply frozen by ops/site-file.ts. */
-export interface Config {
-  gateway: GatewaySettings;
-  site: SiteConfig;
-  /** `site` compiled once (core/config/compile.ts): codecs and starting read plans. */
-  compiled: CompiledSite;
 }
 
 /** One problem in a config file: where (`devices[1].points[3].type`) and what. */

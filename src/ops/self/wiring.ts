@@ -3,7 +3,8 @@
 import type { MqttLink } from '../../cloud/link.js';
 import { MqttSelfChannel } from '../../cloud/self-channel.js';
 import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
-import type { BusConfig, Config } from '../../core/config/site-types.js';
+import type { Config } from '../../core/config/config.js';
+import type { BusConfig } from '../../core/config/site-types.js';
 import type { Time } from '../../core/time.js';
 import type { Poller } from '../../device/poller.js';
 import type { Bus } from '../../field/modbus/bus.js';
