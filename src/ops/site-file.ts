@@ -1,5 +1,6 @@
 // Site file (YAML or JSON) + environment -> deeply frozen Config, or a ConfigError with every issue.
 import { checkCloudIdentities } from '../core/config/cloud-checks.js';
+import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
@@ -101,10 +102,11 @@ function readBounded(file: string, maxBytes: number): Buffer {
   }
 }
 
-function readText(file: string, limits: SiteTextLimits): { text?: string; issues: ConfigIssue[] } {
+function readText(file: string, limits: SiteTextLimits): { text?: string; sha256?: string; issues: ConfigIssue[] } {
   try {
-    const decoded = decodeSiteBytes(readBounded(file, limits.maxBytes), file, limits);
-    return decoded.issue ? { issues: [decoded.issue] } : { text: decoded.text, issues: [] };
+    const bytes = readBounded(file, limits.maxBytes);
+    const decoded = decodeSiteBytes(bytes, file, limits);
+    return decoded.issue ? { issues: [decoded.issue] } : { text: decoded.text, sha256: createHash('sha256').update(bytes).digest('hex'), issues: [] };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === 'ENOENT' ? 'file not found'
@@ -140,6 +142,11 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: Ho
 
 /** Reads and validates a site file; throws ConfigError listing every problem. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): Config {
+  return loadConfigWithDigest(file, env, hostCheck).config;
+}
+
+/** As loadConfig, with the sha256 of the file's bytes as read (what a reload compares and status shows). */
+export function loadConfigWithDigest(file: string, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config: Config; sha256: string } {
   const limitIssues: ConfigIssue[] = [];
   const limits = siteTextLimits(env, limitIssues);
   if (limitIssues.length > 0) throw new ConfigError(limitIssues);
@@ -155,7 +162,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv, hostCheck?: Hos
     throw err;
   }
   if (!checked.config) throw new ConfigError(checked.issues);
-  return checked.config;
+  return { config: checked.config, sha256: read.sha256 ?? '' };
 }
 
 /** A Config from settings already normalised (tests, benches): compiles the site; throws ConfigError. */
