@@ -35,8 +35,16 @@ function pointSections(s: GatewayStatus): string[] {
   return parts;
 }
 
+/** The site file running: generation, digest, when loaded, and a refused reload if the last one was. */
+function formatConfig(c: NonNullable<GatewayStatus['config']>): string[] {
+  const reloads = `${c.reloads.applied} applied, ${c.reloads.unchanged} unchanged, ${c.reloads.refused} refused`;
+  const line = `site file: generation ${c.generation}, sha256 ${c.sha256.slice(0, 12)}, loaded ${c.loadedAt}; reloads: ${reloads}`;
+  return c.lastError === null ? [line] : [line, `LAST RELOAD REFUSED: ${c.lastError}`];
+}
+
 export function formatStatus(s: GatewayStatus): string {
   const parts = [`fieldgate ${s.version}, up ${Math.round(s.uptimeS)}s since ${s.startedAt}`];
+  if (s.config) parts.push(...formatConfig(s.config));
   parts.push('', formatTable(['BUS', 'KIND', 'STATE', 'TRANSACTIONS', 'TIMEOUTS', 'EXCEPTIONS', 'QUEUE', 'BUSY'],
     s.buses.map((b) => [b.name, b.kind, b.up ? 'up' : 'DOWN', b.transactions, b.timeouts, b.exceptions, b.queueDepth, `${Math.round(b.utilisation * 100)}%`])));
   parts.push('', formatTable(['DEVICE', 'BUS', 'STATE', 'POINTS', 'FAILING', 'LAST POLL', 'SKIPPED'],
