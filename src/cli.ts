@@ -16,6 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: Loader }> = {
   scan: { summary: 'find answering unit ids (and baud rates) on a line', load: async () => (await import('./cli/scan.js')).runScan },
   simulate: { summary: 'run simulated Modbus devices from a register map', load: async () => devCommand('simulate', async () => (await import('@fieldgate/simulator/cli')).runSimulate) },
   emulator: { summary: 'run the local device-cloud emulator (HTTP A/B, MQTT, TCP streams)', load: async () => devCommand('emulator', async () => (await import('@fieldgate/emulator/cli')).runEmulator) },
+  reload: { summary: 'make the running daemon reload its site file (checked first); waits for its answer', load: async () => (await import('./cli/reload.js')).runReload },
   status: { summary: 'show the running daemon\'s status as tables', load: async () => (await import('./cli/status.js')).runStatus },
 };
 
