@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_STATE_FILE, type ConfigStateFile } from '../ops/config-state.js';
+import type { GatewayStatus } from '../ops/status.js';
 import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo, wantsHelp } from './io.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
 
@@ -38,7 +39,27 @@ function signalProblem(pid: number, signal: NodeJS.Signals | 0): string | undefi
   }
 }
 
-function answer(state: ConfigStateFile, io: CliIo, file: string): number {
+/** What the daemon answered, read from the state file or, when that is elsewhere, from /status. */
+type Answer = Pick<ConfigStateFile, 'pid' | 'attempt' | 'outcome' | 'generation' | 'sha256' | 'problems'>;
+
+/** The daemon's answer through its health endpoint (its state directory is not the new file's). */
+async function readStatusAnswer(port: number): Promise<Answer | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(5000) });
+    const status = (await res.json()) as GatewayStatus;
+    if (!status.config || status.pid === undefined) return undefined;
+    const { reloads, lastError } = status.config;
+    const lastRefused = lastError !== null;
+    return {
+      pid: status.pid, attempt: reloads.applied + reloads.unchanged + reloads.refused, outcome: lastRefused ? 'refused' : 'applied',
+      generation: status.config.generation, sha256: status.config.sha256, problems: lastRefused ? [{ path: 'reload', message: lastError }] : [],
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function answer(state: Answer, io: CliIo, file: string): number {
   if (state.outcome === 'refused') {
     reportIssues(state.problems, file, io, 'reload', `refused by the daemon, generation ${state.generation} keeps running`);
     return EXIT_CONFIG;
@@ -73,22 +94,29 @@ export const runReload: CliCommand = async (args, io) => {
     reportIssues(loaded.issues, file, io, 'reload', 'nothing sent to the daemon');
     return EXIT_CONFIG;
   }
-  const stateDir = loaded.config.gateway.stateDir;
-  const before = readState(stateDir);
-  const pid = givenPid ?? before?.pid;
+  const { stateDir, health } = loaded.config.gateway;
+  const inStateDir = readState(stateDir);
+  const pid = givenPid ?? inStateDir?.pid;
   if (pid === undefined) {
     io.stderr.write(`fieldgate reload: no running daemon found (${join(stateDir, CONFIG_STATE_FILE)} is missing); is fieldgate running?\n`);
     return EXIT_UNAVAILABLE;
   }
+  // A file that moves the state directory (which a reload refuses) is answered through /status.
+  const read = inStateDir?.pid === pid ? async () => readState(stateDir) : health.enabled ? () => readStatusAnswer(health.port) : undefined;
+  const before = await read?.();
   const attemptBefore = before?.pid === pid ? before.attempt : -1;
   const problem = signalProblem(pid, 'SIGHUP');
   if (problem) {
     io.stderr.write(`fieldgate reload: ${problem}\n`);
     return EXIT_UNAVAILABLE;
   }
+  if (!read) {
+    io.stderr.write(`fieldgate reload: signalled process ${pid}, but its answer cannot be read (no ${join(stateDir, CONFIG_STATE_FILE)} of it, health endpoint off); see its log\n`);
+    return EXIT_UNAVAILABLE;
+  }
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const state = readState(stateDir);
+    const state = await read();
     if (state?.pid === pid && state.attempt > attemptBefore) return answer(state, io, file);
     if (signalProblem(pid, 0)) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
