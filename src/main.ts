@@ -117,7 +117,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     status,
     latestValues: (device) => reporter.latest(device),
     healthPort: health?.port,
-    reload: (candidate) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(candidate)),
+    reload: (load) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(load)),
     stop() {
       stopping ??= (async () => {
         await reloader.idle();

@@ -23,7 +23,8 @@ export const runRun: CliCommand = async (args, io) => {
   let file: string | undefined;
   const reload = () => {
     if (!gateway || !file) return void (hangupWhileStarting = true);
-    void gateway.reload(readSiteForRun(file, io.env));
+    const path = file;
+    void gateway.reload(() => readSiteForRun(path, io.env));
   };
   const stopListening = onHangup(reload);
   try {

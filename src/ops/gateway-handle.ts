@@ -46,8 +46,11 @@ export interface GatewayHandle {
   latestValues(device: string): Readonly<Record<string, PointValue>>;
   /** Port of the 127.0.0.1 health endpoint, when enabled. */
   readonly healthPort: number | undefined;
-  /** Applies what differs in a reloaded site file, or refuses it whole; reloads run one at a time. */
-  reload(candidate: ReloadCandidate): Promise<ReloadResult>;
+  /**
+   * Reads the site file again with `load` (after telling systemd a reload began) and applies what
+   * differs, or refuses it whole; reloads run one at a time.
+   */
+  reload(load: () => ReloadCandidate): Promise<ReloadResult>;
   /** Ordered drain: stop polling, flush the outbox, close links and buses. */
   stop(): Promise<void>;
 }

@@ -75,7 +75,7 @@ export interface ReloaderOptions {
 }
 
 /** Runs reloads one at a time (a SIGHUP during a reload queues behind it); never throws. */
-export function createReloader(options: ReloaderOptions): { reload(candidate: ReloadCandidate): Promise<ReloadResult>; current(): Config; idle(): Promise<void> } {
+export function createReloader(options: ReloaderOptions): { reload(load: () => ReloadCandidate): Promise<ReloadResult>; current(): Config; idle(): Promise<void> } {
   const { state, notifier, logger, time } = options;
   let running = options.initial;
   let queue: Promise<unknown> = Promise.resolve();
@@ -87,10 +87,11 @@ export function createReloader(options: ReloaderOptions): { reload(candidate: Re
     return { outcome: 'refused', generation: state.status().generation, problems: [...problems] };
   };
 
-  const once = async (candidate: ReloadCandidate): Promise<ReloadResult> => {
+  const once = async (load: () => ReloadCandidate): Promise<ReloadResult> => {
     const startedAt = time.now();
     notifier.reloading('reloading the site file', monotonicUsec());
     try {
+      const candidate = load();
       const next = candidate.config;
       if (!next) return refuse(candidate.issues.length > 0 ? candidate.issues : [{ path: 'reload', message: 'no config to reload' }]);
       const decision = planReload(running, next);
@@ -113,16 +114,16 @@ export function createReloader(options: ReloaderOptions): { reload(candidate: Re
       return { outcome: 'applied', generation: state.status().generation, problems: [] };
     } catch (err) {
       // A fault of ours while applying: reported like a refusal so the operator sees it.
-      logger.error({ err }, 'site file reload failed while applying');
-      return refuse([{ path: 'reload', message: `failed while applying: ${err instanceof Error ? err.message : String(err)}` }]);
+      logger.error({ err }, 'site file reload failed');
+      return refuse([{ path: 'reload', message: `reload failed: ${err instanceof Error ? err.message : String(err)}` }]);
     } finally {
       notifier.ready(options.summary());
     }
   };
 
   return {
-    reload(candidate) {
-      const result = queue.then(() => once(candidate));
+    reload(load) {
+      const result = queue.then(() => once(load));
       queue = result.catch(() => undefined);
       return result;
     },
