@@ -92,6 +92,8 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
     notifier.reloading('reloading the site file', monotonicUsec());
     try {
       const candidate = load();
+      // Reading and checking the file held the event loop: let poll timers due meanwhile run first.
+      await new Promise((resolve) => setImmediate(resolve));
       const next = candidate.config;
       if (!next) return refuse(candidate.issues.length > 0 ? candidate.issues : [{ path: 'reload', message: 'no config to reload' }]);
       const decision = planReload(running, next);

@@ -70,6 +70,8 @@ export interface SiteOptions {
   stateDir?: string;
   /** Appended as is: breaks the file on purpose. */
   garbage?: string;
+  /** Reply timeout of bus b (a change of that bus's definition). */
+  busBTimeoutMs?: number;
 }
 
 export interface Report {
@@ -131,7 +133,8 @@ export class ReloadRig {
     points:
       - { id: seq, table: holding, address: 5, type: uint32, report: { mode: always } }${extra}`;
     }).join('');
-    const buses = BUSES.map((bus, i) => `\n  - { name: ${bus}, kind: tcp, host: 127.0.0.1, port: ${this.sims[i].tcp?.port ?? 0}, timeoutMs: 1000 }`).join('');
+    const timeout = (bus: string) => (bus === 'b' ? options.busBTimeoutMs ?? 1000 : 1000);
+    const buses = BUSES.map((bus, i) => `\n  - { name: ${bus}, kind: tcp, host: 127.0.0.1, port: ${this.sims[i].tcp?.port ?? 0}, timeoutMs: ${timeout(bus)} }`).join('');
     writeFileSync(this.sitePath, `
 gateway:
   stateDir: ${options.stateDir ?? join(this.dir, 'state')}

@@ -121,9 +121,36 @@ describe('site file reload (100 devices, emulator, two simulated buses)', () => 
     expect(metric(metrics, 'fieldgate_config_reloads_total', '{outcome="applied"}')).toBe(1);
   }, 300_000);
 
+  it('a changed bus restarts with its devices only: the other bus\'s devices keep schedule and links', async () => {
+    const busA = afterReload.filter((d) => d.bus === 'a');
+    const busB = afterReload.filter((d) => d.bus === 'b');
+    const connectsBefore = new Map(afterReload.map((d) => [deviceName(d), rig.connectsOf(d)]));
+    const windowFrom = Date.now() - 2 * PERIOD_MS;
+    const before = await rig.status();
+    rig.writeSite({ devices: afterReload, busBTimeoutMs: 1500 });
+    await hangup();
+    await new Promise((r) => setTimeout(r, 4 * PERIOD_MS));
+    await waitFor(async () => {
+      const status = await rig.status();
+      return status.outbox?.depth === 0 && busB.every((d) => status.devices.find((s) => s.name === deviceName(d))?.online) ? true : undefined;
+    }, 60_000);
+    expect((await rig.status()).config?.generation).toBe((before.config?.generation ?? 0) + 1);
+    for (const d of busA) {
+      const window = rig.reports(d).filter((r) => r.ts >= windowFrom);
+      for (let i = 1; i < window.length; i += 1) expect(window[i].ts - window[i - 1].ts, `${deviceName(d)} poll interval`).toBeLessThanOrEqual(1.5 * PERIOD_MS);
+      expect(rig.connectsOf(d), `${deviceName(d)} connects`).toBe(connectsBefore.get(deviceName(d)));
+    }
+    // Bus b's own-link devices were replaced (a new link each), and report again without duplicates.
+    for (const d of busB) {
+      const reports = rig.reports(d);
+      expect(new Set(reports.map((r) => r.seq)).size, `${deviceName(d)} duplicates`).toBe(reports.length);
+    }
+    expect(busB.filter((d) => d.unit % 2 === 0).every((d) => rig.connectsOf(d) === (connectsBefore.get(deviceName(d)) ?? 0) + 1)).toBe(true);
+  }, 180_000);
+
   it('refuses a broken file whole: nothing changes, one error line lists every problem, status says so', async () => {
     const before = await rig.status();
-    rig.writeSite({ devices: afterReload, garbage: 'buses: [unclosed\n' });
+    rig.writeSite({ devices: afterReload, busBTimeoutMs: 1500, garbage: 'buses: [unclosed\n' });
     await hangup();
     const status = await rig.status();
     expect(status.config?.generation).toBe(before.config?.generation);
@@ -142,19 +169,19 @@ describe('site file reload (100 devices, emulator, two simulated buses)', () => 
     expect(broken.code).toBe(78);
     expect(broken.err).toMatch(/YAML syntax error[\s\S]*nothing sent to the daemon/);
 
-    rig.writeSite({ devices: afterReload, stateDir: `${rig.dir}/other-state` });
+    rig.writeSite({ devices: afterReload, busBTimeoutMs: 1500, stateDir: `${rig.dir}/other-state` });
     // The new file names another state directory: the CLI finds the daemon by --pid.
     const fixedKey = await runCli(['reload', '--config', rig.sitePath, '--pid', String(rig.pid)], env);
     expect(fixedKey.code).toBe(78);
     expect(fixedKey.err).toMatch(/gateway\.stateDir: cannot change while fieldgate runs/);
-    expect((await rig.status()).config).toMatchObject({ generation: 2, lastError: expect.stringContaining('gateway.stateDir') });
+    expect((await rig.status()).config).toMatchObject({ generation: 3, lastError: expect.stringContaining('gateway.stateDir') });
 
-    rig.writeSite({ devices: afterReload });
+    rig.writeSite({ devices: afterReload, busBTimeoutMs: 1500 });
     const noop = await runCli(['reload', '--config', rig.sitePath], env);
     expect(noop.err).toBe('');
-    expect(noop.out).toMatch(/no changes; generation 2/);
+    expect(noop.out).toMatch(/no changes; generation 3/);
     expect(noop.code).toBe(0);
-    expect((await rig.status()).config).toMatchObject({ generation: 2, lastError: null });
+    expect((await rig.status()).config).toMatchObject({ generation: 3, lastError: null });
   }, 120_000);
 
   it('fifty reloads in a row keep memory, descriptors and timers flat', async () => {
@@ -174,7 +201,7 @@ describe('site file reload (100 devices, emulator, two simulated buses)', () => 
     const reloadTimes: number[] = [];
     const cycle = async (i: number) => {
       // Odd rounds add a device with its own link, even rounds remove it again.
-      rig.writeSite({ devices: i % 2 === 1 ? [...afterReload, spare] : afterReload });
+      rig.writeSite({ devices: i % 2 === 1 ? [...afterReload, spare] : afterReload, busBTimeoutMs: 1500 });
       reloadTimes.push((await hangup()).toReadyUs / 1000);
     };
     for (let i = 1; i <= 4; i += 1) await cycle(i); // warm-up: code paths compiled, pools sized
@@ -185,7 +212,7 @@ describe('site file reload (100 devices, emulator, two simulated buses)', () => 
     const status = await rig.status();
     const sorted = [...reloadTimes].sort((x, y) => x - y);
     console.log(`fifty reloads: RSS ${before.rssKb} -> ${after.rssKb} kB, heap ${(before.heap / 1e6).toFixed(1)} -> ${(after.heap / 1e6).toFixed(1)} MB, fds ${before.fds} -> ${after.fds}, timers ${before.timers} -> ${after.timers}; SIGHUP to READY median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, max ${sorted.at(-1)?.toFixed(1)} ms`);
-    expect(status.config?.generation).toBe(2 + 54);
+    expect(status.config?.generation).toBe(3 + 54);
     expect(status.devices).toHaveLength(afterReload.length);
     // Growth bounds, not timing: a leak of one socket, timer or device's parts per reload would pass them fifty times over.
     expect(after.fds - before.fds).toBeLessThanOrEqual(5);
