@@ -59,6 +59,20 @@ async function readStatusAnswer(port: number): Promise<Answer | undefined> {
   }
 }
 
+/**
+ * A PID read from a state file may be stale (after kill -9) and reused by another program: only a
+ * process whose command line runs `run` is signalled. Undefined when it is one (or /proc is absent).
+ */
+function notADaemon(pid: number): string | undefined {
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return undefined;
+  }
+  return args.includes('run') ? undefined : `process ${pid} (from a stale ${CONFIG_STATE_FILE}?) is not a fieldgate daemon; give --pid`;
+}
+
 function answer(state: Answer, io: CliIo, file: string): number {
   if (state.outcome === 'refused') {
     reportIssues(state.problems, file, io, 'reload', `refused by the daemon, generation ${state.generation} keeps running`);
@@ -105,7 +119,7 @@ export const runReload: CliCommand = async (args, io) => {
   const read = inStateDir?.pid === pid ? async () => readState(stateDir) : health.enabled ? () => readStatusAnswer(health.port) : undefined;
   const before = await read?.();
   const attemptBefore = before?.pid === pid ? before.attempt : -1;
-  const problem = signalProblem(pid, 'SIGHUP');
+  const problem = (givenPid === undefined ? notADaemon(pid) : undefined) ?? signalProblem(pid, 'SIGHUP');
   if (problem) {
     io.stderr.write(`fieldgate reload: ${problem}\n`);
     return EXIT_UNAVAILABLE;
