@@ -95,6 +95,7 @@ export function readPoint(raw: unknown, path: string, issues: ConfigIssue[], def
   const offset = f.number('offset', { default: 0 });
   const writable = f.boolean('writable', { default: false });
   const report = readReport(f, defaults.report);
+  const extras = readCodecExtras(f, type, writable);
   if (type === undefined) {
     for (const key of ['bit', 'length', 'min', 'max']) f.take(key);
     f.rejectUnknownKeys();
@@ -122,6 +123,32 @@ export function readPoint(raw: unknown, path: string, issues: ConfigIssue[], def
   if (issues.length > before) return undefined;
   return {
     id: id!, table: table!, address: address!, type, bit: bit!, length: width, wordOrder: wordOrder!,
-    byteOrder: byteOrder!, scale: scale!, offset: offset!, writable: writable!, ...bounds, report: report!,
+    byteOrder: byteOrder!, scale: scale!, offset: offset!, writable: writable!, ...bounds, report: report!, ...extras,
+  };
+}
+
+const INTEGER_TYPES: ReadonlySet<ValueType> = new Set(['int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64']);
+
+/** `unit`, `scaleFactor` and `notImplemented` (SunSpec and similar maps); the scale factor's target is checked per device. */
+function readCodecExtras(f: Fields, type: ValueType | undefined, writable: boolean | undefined): Pick<PointConfig, 'unit' | 'scaleFactor' | 'notImplemented'> {
+  const unit = f.string('unit', { optional: true });
+  const scaleFactor = f.string('scaleFactor', { optional: true, pattern: ID_PATTERN, patternText: ID_TEXT });
+  const notImplemented = f.number('notImplemented', { optional: true });
+  if (unit !== undefined && unit.length > 32) f.report('unit', 'must be at most 32 characters');
+  if (type !== undefined && scaleFactor !== undefined && rawRangeOf(type) === undefined) {
+    f.report('scaleFactor', `only numeric types can be scaled (type is ${type})`);
+  }
+  if (scaleFactor !== undefined && writable === true) f.report('scaleFactor', 'a point scaled by another register cannot be writable');
+  if (type !== undefined && notImplemented !== undefined) {
+    const range = rawRangeOf(type);
+    if (!INTEGER_TYPES.has(type)) f.report('notImplemented', `only integer types have a "not implemented" value (type is ${type})`);
+    else if (!Number.isInteger(notImplemented) || notImplemented < range!.min || notImplemented > range!.max) {
+      f.report('notImplemented', `must be a raw ${type} value ${show(range!.min)}..${show(range!.max)} (got ${show(notImplemented)})`);
+    }
+  }
+  return {
+    ...(unit !== undefined ? { unit } : {}),
+    ...(scaleFactor !== undefined ? { scaleFactor } : {}),
+    ...(notImplemented !== undefined ? { notImplemented } : {}),
   };
 }
