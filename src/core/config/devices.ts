@@ -89,6 +89,10 @@ function checkPoints(points: readonly (PointConfig | undefined)[], pointsPath: s
   }
 }
 
+function dropIssuesAt(issues: ConfigIssue[], from: number, path: string): void {
+  for (let i = issues.length - 1; i >= from; i--) if (issues[i].path === path) issues.splice(i, 1);
+}
+
 /** A scale factor names an int16 point of the same device (SunSpec `sunssf`). */
 function checkScaleFactors(points: readonly (PointConfig | undefined)[], pointsPath: string, issues: ConfigIssue[]): void {
   const byId = new Map(points.filter((p): p is PointConfig => p !== undefined).map((p) => [p.id, p]));
@@ -113,6 +117,7 @@ export function readDevice(
   const expansion = expandProfiles(raw, path, issues, profiles);
   const device = readExpandedDevice(expansion.raw, path, issues, buses, declared);
   relabelIssues(issues, before, path, expansion.labels);
+  if (expansion.unresolved) dropIssuesAt(issues, before, joinPath(path, 'points'));
   return issues.length > before ? undefined : device;
 }
 

@@ -7,6 +7,8 @@ import type { ConfigIssue } from './site-types.js';
 
 export interface Expansion {
   raw: unknown;
+  /** The profile reference was wrong: the device's points are unknown, so "no points" is not news. */
+  unresolved?: boolean;
   /** Per expanded point index: where an issue about it should point (site points keep their own path). */
   labels: (string | undefined)[];
 }
@@ -96,7 +98,7 @@ export function expandProfiles(raw: unknown, path: string, issues: ConfigIssue[]
     return { raw: rest, labels: [] };
   }
   const placed = readProfileRefs(refs, joinPath(path, 'profile'), library, issues);
-  if (!placed) return { raw: { ...rest, points: rest.points ?? [] }, labels: [] };
+  if (!placed) return { raw: rest, labels: [], unresolved: true };
   const fromProfiles = new Map<string, Record<string, unknown>>();
   const owner = new Map<string, string>();
   for (const { profile, base, at } of placed) {

@@ -137,6 +137,7 @@ function isLeaf(node: SchemaNode | SchemaLeaf): node is SchemaLeaf {
  */
 function leafProblem(node: SchemaLeaf, value: unknown): string | undefined {
   if (isMapping(value)) return 'must be a single value, not a mapping';
+  if (Array.isArray(node.default) && !Array.isArray(value)) return `must be a list (got ${describeValue(value)})`;
   const expected = typeof node.default;
   if ((expected === 'boolean' || expected === 'number') && typeof value !== expected) {
     const got = node.sensitive ? '' : ` (got ${describeValue(value)})`;

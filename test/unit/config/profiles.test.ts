@@ -1,0 +1,128 @@
+// `profile:` in the site file: expansion, overrides, additions, exclusions, SunSpec placement, and
+// site profile directories overriding shipped profiles.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkConfig } from '../../../src/ops/site-file.js';
+import { loadProfiles, SHIPPED_PROFILE_DIR } from '../../../src/ops/profile-library.js';
+import type { ConfigIssue, PointConfig } from '../../../src/core/config/site-types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fieldgate-profile-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const BUS = { name: 'line', kind: 'tcp', host: '127.0.0.1', port: 502 };
+function check(device: Record<string, unknown>, gateway: Record<string, unknown> = { profileDirs: [] }) {
+  return checkConfig({ gateway, buses: [BUS], devices: [{ name: 'm1', bus: 'line', unitId: 1, ...device }] }, {});
+}
+function pointsOf(device: Record<string, unknown>): Map<string, PointConfig> {
+  const result = check(device);
+  expect(result.issues).toEqual([]);
+  return new Map(result.config!.site.devices[0].points.map((p) => [p.id, p]));
+}
+const messages = (issues: ConfigIssue[]) => issues.map((i) => `${i.path}: ${i.message}`);
+
+describe('profile expansion', () => {
+  it('gives every point of the profile and its device defaults', () => {
+    const result = check({ profile: 'eastron-sdm630' });
+    expect(result.issues).toEqual([]);
+    const device = result.config!.site.devices[0];
+    expect(device.points).toHaveLength(52);
+    expect(device.pollIntervalMs).toBe(2000);
+    expect(device.points.find((p) => p.id === 'voltage_l1')).toMatchObject({ table: 'input', address: 0, type: 'float32', unit: 'V' });
+  });
+
+  it('overrides a point by id, adds points and excludes points', () => {
+    const points = pointsOf({
+      profile: 'eastron-sdm630',
+      exclude: ['thd_voltage_l1', 'thd_voltage_l2'],
+      points: [{ id: 'power_total', report: { deadband: 50 } }, { id: 'demand_period', table: 'holding', address: 2, type: 'float32', writable: true, min: 0, max: 60 }],
+    });
+    expect(points.has('thd_voltage_l1')).toBe(false);
+    expect(points.get('power_total')).toMatchObject({ address: 52, type: 'float32', report: { deadband: 50 } });
+    expect(points.get('demand_period')).toMatchObject({ writable: true, max: 60 });
+    expect(points.size).toBe(52 - 2 + 1);
+  });
+
+  it('lets the site override device keys, one limit at a time', () => {
+    const result = check({ profile: 'eastron-sdm72dm-v2', pollIntervalMs: 750, limits: { maxGap: 0 } });
+    expect(result.issues).toEqual([]);
+    const device = result.config!.site.devices[0];
+    expect(device.pollIntervalMs).toBe(750);
+    expect(device.limits).toMatchObject({ maxRegistersPerRead: 60, maxGap: 0 });
+  });
+
+  it('places SunSpec models where the device has them', () => {
+    const defaults = pointsOf({ profile: ['sunspec-common', 'sunspec-inverter-3ph'] });
+    expect(defaults.get('Mn')?.address).toBe(40004);
+    expect(defaults.get('A')).toMatchObject({ address: 40072, scaleFactor: 'A_SF', notImplemented: 65535 });
+    const moved = pointsOf({ profile: [{ name: 'sunspec-common', address: 2 }, { name: 'sunspec-inverter-3ph', address: 70 }] });
+    expect(moved.get('Mn')?.address).toBe(4);
+    expect(moved.get('A')?.address).toBe(72);
+  });
+
+  it('reports every misuse at once, with paths that name what the user wrote', () => {
+    const result = checkConfig({
+      gateway: { profileDirs: [] },
+      buses: [BUS],
+      devices: [
+        { name: 'a', bus: 'line', unitId: 1, profile: 'eastron-sdm603' },
+        { name: 'b', bus: 'line', unitId: 2, profile: 'eastron-sdm630', exclude: ['voltage_l4', 'power_total'], points: [{ id: 'power_total', scale: 0 }] },
+        { name: 'c', bus: 'line', unitId: 3, profile: { name: 'eastron-sdm120', address: 100 } },
+        { name: 'd', bus: 'line', unitId: 4, profile: 'sunspec-inverter-3ph', exclude: ['A_SF'] },
+        { name: 'e', bus: 'line', unitId: 5, exclude: ['x'], points: [{ id: 'x', table: 'holding', address: 0 }] },
+        { name: 'f', bus: 'line', unitId: 6, profile: 'eastron-sdm120', limits: { maxRegistersPerRead: 1 } },
+      ],
+    }, {});
+    expect(messages(result.issues)).toEqual([
+      'devices[0].profile: unknown profile "eastron-sdm603" (did you mean "eastron-sdm630"?); `fieldgate profiles` lists them',
+      'devices[1].exclude[0]: unknown point "voltage_l4": no profile of this device has it (did you mean "voltage_l1"?)',
+      'devices[1].points[0]: point "power_total" is both overridden here and excluded',
+      'devices[1].points[0].scale: must not be 0',
+      'devices[2].profile.address: only SunSpec profiles are placed by address ("eastron-sdm120" has fixed addresses)',
+      'devices[3].profile(sunspec-inverter-3ph).A.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
+      'devices[3].profile(sunspec-inverter-3ph).AphA.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
+      'devices[3].profile(sunspec-inverter-3ph).AphB.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
+      'devices[3].profile(sunspec-inverter-3ph).AphC.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
+      'devices[4].exclude: only with a profile: list the points you want instead',
+      ...['voltage', 'current', 'power', 'apparent_power', 'reactive_power', 'power_factor', 'frequency', 'import_energy', 'export_energy', 'import_reactive_energy', 'export_reactive_energy', 'total_energy', 'total_reactive_energy']
+        .map((id) => `devices[5].profile(eastron-sdm120).${id}.type: float32 of 2 registers does not fit limits.maxRegistersPerRead (1)`),
+    ]);
+  });
+});
+
+describe('profile directories', () => {
+  const siteDir = join(dir, 'site-profiles');
+  mkdirSync(siteDir);
+  const shippedText = readFileSync(join(SHIPPED_PROFILE_DIR, 'eastron-sdm120.yaml'), 'utf8');
+
+  it('a site profile of a shipped name replaces it and is reported as an override', () => {
+    writeFileSync(join(siteDir, 'eastron-sdm120.yaml'), shippedText.replace('pollIntervalMs: 2000', 'pollIntervalMs: 3000'));
+    const result = check({ profile: 'eastron-sdm120' }, { profileDirs: [siteDir] });
+    expect(result.issues).toEqual([]);
+    expect(result.config!.site.devices[0].pollIntervalMs).toBe(3000);
+    expect(result.config!.profileOverrides).toEqual([{ name: 'eastron-sdm120', file: join(siteDir, 'eastron-sdm120.yaml'), shipped: join(SHIPPED_PROFILE_DIR, 'eastron-sdm120.yaml') }]);
+  });
+
+  it('reports broken site profiles and missing listed directories', () => {
+    const broken = join(dir, 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'my-meter.yaml'), 'name: other\nvendor: X\nmodel: Y\npoints:\n  - { id: a, table: holding, address: 0 }\n  - { id: a, table: holding, address: 0, type: float32 }\n');
+    writeFileSync(join(broken, 'junk.yaml'), 'points: [\n');
+    const loaded = loadProfiles([broken, join(dir, 'missing')]);
+    expect(messages(loaded.issues)).toEqual([
+      expect.stringMatching(/junk\.yaml: not a readable profile/) as unknown as string,
+      'profile my-meter.name: must match the file name "my-meter.yaml" (got "other")',
+      'profile my-meter.source.title: required',
+      'profile my-meter.source.version: required',
+      'profile my-meter.source.table: required',
+      'profile my-meter.points[1].id: duplicate id "a" (also points[0])',
+      'profile my-meter.points[1].address: overlaps point "a" (holding 0)',
+      `gateway.profileDirs[1]: directory ${JSON.stringify(join(dir, 'missing'))} not found`,
+    ]);
+  });
+
+  it('the default directory may be missing', () => {
+    expect(loadProfiles(['/etc/fieldgate/profiles']).issues.filter((i) => i.path.includes('profileDirs'))).toEqual([]);
+  });
+});
