@@ -27,7 +27,7 @@ describe('profile expansion', () => {
     const result = check({ profile: 'eastron-sdm630' });
     expect(result.issues).toEqual([]);
     const device = result.config!.site.devices[0];
-    expect(device.points).toHaveLength(52);
+    expect(device.points).toHaveLength(53);
     expect(device.pollIntervalMs).toBe(2000);
     expect(device.points.find((p) => p.id === 'voltage_l1')).toMatchObject({ table: 'input', address: 0, type: 'float32', unit: 'V' });
   });
@@ -36,12 +36,13 @@ describe('profile expansion', () => {
     const points = pointsOf({
       profile: 'eastron-sdm630',
       exclude: ['thd_voltage_l1', 'thd_voltage_l2'],
-      points: [{ id: 'power_total', report: { deadband: 50 } }, { id: 'demand_period', table: 'holding', address: 2, type: 'float32', writable: true, min: 0, max: 60 }],
+      points: [{ id: 'power_total', report: { deadband: 50 } }, { id: 'demand_period', max: 30 }, { id: 'site_extra', table: 'holding', address: 100, type: 'uint16' }],
     });
     expect(points.has('thd_voltage_l1')).toBe(false);
     expect(points.get('power_total')).toMatchObject({ address: 52, type: 'float32', report: { deadband: 50 } });
-    expect(points.get('demand_period')).toMatchObject({ writable: true, max: 60 });
-    expect(points.size).toBe(52 - 2 + 1);
+    expect(points.get('demand_period')).toMatchObject({ table: 'holding', address: 2, writable: true, min: 0, max: 30 });
+    expect(points.get('site_extra')).toMatchObject({ address: 100, type: 'uint16' });
+    expect(points.size).toBe(53 - 2 + 1);
   });
 
   it('lets the site override device keys, one limit at a time', () => {
