@@ -12,3 +12,4 @@ export { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo 
 export { untilSignal } from './cli/signals.js';
 export { loadProfiles, SHIPPED_PROFILE_DIR, type LoadedProfiles } from './ops/profile-library.js';
 export type { DeviceProfile, ProfileLibrary } from './core/config/profile-types.js';
+export { deviceBlock, profileRefs, type ProfileRef } from './core/config/profile-block.js';

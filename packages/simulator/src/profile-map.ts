@@ -1,6 +1,6 @@
 // A simulated unit serving device profiles: every point with a plausible value, and for SunSpec
 // profiles the SunS marker and a walkable model chain (common model first).
-import type { DeviceProfile, ProfileLibrary } from 'fieldgate/shared';
+import { deviceBlock, profileRefs, type DeviceProfile, type ProfileLibrary } from 'fieldgate/shared';
 import { encodeTyped, type SimValueType } from './encode.js';
 import type { InitialValues, SimUnitSpec } from './map-file.js';
 import { plausibleValues, profilePoints, type HeldValue } from './profile-values.js';
@@ -14,6 +14,8 @@ export interface Placement {
   profile: DeviceProfile;
   /** Address added to the profile's point addresses (the model's ID register for SunSpec). */
   base: number;
+  /** Put before the profile's point ids when they clash with an earlier profile's. */
+  prefix: string;
 }
 
 export interface ProfileUnit {
@@ -34,13 +36,14 @@ export function placeProfiles(names: readonly string[], library: ProfileLibrary)
   const common = profiles.find((p) => p.sunspec?.model === 1) ?? library.get('sunspec-common');
   if (models.length > 0 && !common) problems.push('SunSpec profiles need the sunspec-common profile for the chain');
   const sunspec = common && (models.length > 0 || profiles.includes(common)) ? [common, ...models] : models;
-  const placements: Placement[] = profiles.filter((p) => !p.sunspec).map((profile) => ({ profile, base: 0 }));
+  const placed = profiles.filter((p) => !p.sunspec).map((profile) => ({ profile, address: 0 }));
   let next = SUNSPEC_BASE + SUNS_MARKER.length;
   for (const profile of sunspec) {
-    placements.push({ profile, base: next });
+    placed.push({ profile, address: next });
     next += 2 + profile.sunspec!.length;
   }
-  return { placements, problems };
+  const refs = profileRefs(placed);
+  return { placements: placed.map(({ profile, address }, i) => ({ profile, base: address, prefix: refs[i].prefix ?? '' })), problems };
 }
 
 function wordsOf(held: HeldValue): number[] {
@@ -64,8 +67,8 @@ export function profileUnit(unit: number, placements: readonly Placement[]): Pro
     const last = sunspec[sunspec.length - 1];
     values.push({ table: 'holding', address: last.base + 2 + last.profile.sunspec!.length, words: END_OF_CHAIN });
   }
-  for (const { profile, base } of placements) {
-    for (const value of plausibleValues(profilePoints(profile, base))) {
+  for (const { profile, base, prefix } of placements) {
+    for (const value of plausibleValues(profilePoints(profile, base, prefix))) {
       held.push(value);
       values.push({ table: value.point.table, address: value.point.address, words: wordsOf(value) });
     }
@@ -75,8 +78,6 @@ export function profileUnit(unit: number, placements: readonly Placement[]): Pro
 }
 
 /** The device block a site file needs for this unit (placed addresses only where they differ from the default). */
-export function siteDeviceBlock(unit: number, placements: readonly Placement[], bus = 'BUS'): string {
-  const refs = placements.map(({ profile, base }) => (profile.sunspec && profile.sunspec.defaultAddress !== base ? `{ name: ${profile.name}, address: ${base} }` : profile.name));
-  const profileLine = refs.length === 1 ? `    profile: ${refs[0]}` : `    profile: [${refs.join(', ')}]`;
-  return [`  - name: unit-${unit}`, `    bus: ${bus}`, `    unitId: ${unit}`, profileLine].join('\n');
+export function siteDeviceBlock(unit: number, placements: readonly Placement[], bus = 'bus1'): string {
+  return deviceBlock(unit, profileRefs(placements.map(({ profile, base }) => ({ profile, address: base }))), bus);
 }

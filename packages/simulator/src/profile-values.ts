@@ -23,12 +23,12 @@ const TYPICAL: Record<string, number> = {
   kWh: 12345.5, Wh: 1234567, varh: 23456, kvarh: 2345.5, VAh: 34567, '%': 2.5, degC: 35.5, deg: 12.5, s: 3600,
 };
 
-export function profilePoints(profile: DeviceProfile, base: number): ProfilePoint[] {
+export function profilePoints(profile: DeviceProfile, base: number, prefix = ''): ProfilePoint[] {
   const device = profile.device as { wordOrder?: 'big' | 'little'; byteOrder?: 'big' | 'little' };
   return profile.points.map((raw) => {
     const p = raw as Record<string, unknown>;
     return {
-      id: p.id as string,
+      id: `${prefix}${p.id as string}`,
       table: p.table as ProfilePoint['table'],
       address: (p.address as number) + base,
       type: (p.type as string | undefined) ?? (p.table === 'coil' || p.table === 'discrete' ? 'bool' : 'uint16'),
@@ -37,7 +37,7 @@ export function profilePoints(profile: DeviceProfile, base: number): ProfilePoin
       byteOrder: (p.byteOrder as 'big' | 'little' | undefined) ?? device.byteOrder ?? 'big',
       scale: (p.scale as number | undefined) ?? 1,
       ...(typeof p.unit === 'string' ? { unit: p.unit } : {}),
-      ...(typeof p.scaleFactor === 'string' ? { scaleFactor: p.scaleFactor } : {}),
+      ...(typeof p.scaleFactor === 'string' ? { scaleFactor: `${prefix}${p.scaleFactor}` } : {}),
       ...(typeof p.notImplemented === 'number' ? { notImplemented: p.notImplemented } : {}),
     };
   });

@@ -16,15 +16,19 @@ export interface Expansion {
 interface Placed {
   profile: DeviceProfile;
   base: number;
+  /** Put before each point id (and scale-factor reference), so two models' same-named points can coexist. */
+  prefix: string;
   at: string;
 }
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_]{1,16}$/;
 
 function unknownProfile(name: string, library: ProfileLibrary): string {
   const guess = suggestKey(name, library.names());
   return `unknown profile ${describeValue(name)}${guess ? ` (did you mean "${guess}"?)` : ''}; \`fieldgate profiles\` lists them`;
 }
 
-/** `profile: NAME`, or a list of names and `{ name, address }` (SunSpec models placed where the device has them). */
+/** `profile: NAME`, or a list of names and `{ name, address, prefix }` (SunSpec models placed where the device has them). */
 function readProfileRefs(value: unknown, at: string, library: ProfileLibrary, issues: ConfigIssue[]): Placed[] | undefined {
   const entries = Array.isArray(value) ? value : [value];
   if (entries.length === 0) {
@@ -38,6 +42,7 @@ function readProfileRefs(value: unknown, at: string, library: ProfileLibrary, is
     const f = isMapping(entry) ? Fields.of(entry, path, issues) : undefined;
     const name = f ? f.string('name') : entry;
     const address = f ? f.integer('address', { optional: true, min: 0, max: 65535 }) : undefined;
+    const prefix = f ? f.string('prefix', { optional: true, pattern: PREFIX_PATTERN, patternText: 'must be 1 to 16 letters, digits or "_"' }) : undefined;
     f?.rejectUnknownKeys();
     if (typeof name !== 'string' || name.length === 0) {
       if (!f) issues.push({ path, message: `must be a profile name or { name, address } (got ${describeValue(entry)})` });
@@ -55,7 +60,7 @@ function readProfileRefs(value: unknown, at: string, library: ProfileLibrary, is
       ok = false;
       return;
     }
-    placed.push({ profile, base: address ?? profile.sunspec?.defaultAddress ?? 0, at: path });
+    placed.push({ profile, base: address ?? profile.sunspec?.defaultAddress ?? 0, prefix: prefix ?? '', at: path });
   });
   return ok ? placed : undefined;
 }
@@ -101,15 +106,16 @@ export function expandProfiles(raw: unknown, path: string, issues: ConfigIssue[]
   if (!placed) return { raw: rest, labels: [], unresolved: true };
   const fromProfiles = new Map<string, Record<string, unknown>>();
   const owner = new Map<string, string>();
-  for (const { profile, base, at } of placed) {
+  for (const { profile, base, prefix, at } of placed) {
     for (const point of profile.points) {
-      const id = point.id as string;
+      const id = `${prefix}${point.id as string}`;
       if (owner.has(id)) {
-        issues.push({ path: at, message: `point "${id}" is in both profiles "${owner.get(id)}" and "${profile.name}": a device can use only one of them` });
+        issues.push({ path: at, message: `point "${id}" is in both profiles "${owner.get(id)}" and "${profile.name}": give one of them a prefix, like { name: ${profile.name}, prefix: p2_ }` });
         continue;
       }
       owner.set(id, profile.name);
-      fromProfiles.set(id, { ...point, address: (point.address as number) + base });
+      const scaleFactor = typeof point.scaleFactor === 'string' ? { scaleFactor: `${prefix}${point.scaleFactor}` } : {};
+      fromProfiles.set(id, { ...point, id, address: (point.address as number) + base, ...scaleFactor });
     }
   }
   const excludes = Fields.of({ exclude }, path, issues)!;
