@@ -1,6 +1,6 @@
 // Device profiles from disk: the shipped profiles/ directory, then each of gateway.profileDirs
 // (a site's profile of the same name replaces the shipped one). Every broken file is an issue.
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -21,12 +21,14 @@ export interface LoadedProfiles {
   issues: ConfigIssue[];
 }
 
+/** The file's size is checked on the open descriptor first, so a huge file is never read or buffered. */
 function readBounded(file: string): string {
   const fd = openSync(file, 'r');
   try {
-    const buffer = Buffer.alloc(MAX_PROFILE_BYTES + 1);
-    const read = readSync(fd, buffer, 0, buffer.length, 0);
-    if (read > MAX_PROFILE_BYTES) throw new Error(`larger than ${MAX_PROFILE_BYTES} bytes`);
+    const size = fstatSync(fd).size;
+    if (size > MAX_PROFILE_BYTES) throw new Error(`larger than ${MAX_PROFILE_BYTES} bytes`);
+    const buffer = Buffer.alloc(size);
+    const read = readSync(fd, buffer, 0, size, 0);
     return buffer.subarray(0, read).toString('utf8');
   } finally {
     closeSync(fd);

@@ -123,6 +123,21 @@ describe('profile directories', () => {
     ]);
   });
 
+  it('refuses hostile profile files without reading them whole or expanding them', () => {
+    const hostile = join(dir, 'hostile');
+    mkdirSync(hostile);
+    writeFileSync(join(hostile, 'huge.yaml'), `# ${'x'.repeat(2 << 20)}\n`);
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)];
+    writeFileSync(join(hostile, 'bomb.yaml'), `${bomb.join('\n')}\n`);
+    writeFileSync(join(hostile, 'list.yaml'), '- 1\n- 2\n');
+    const loaded = loadProfiles([hostile]);
+    expect(messages(loaded.issues)).toEqual([
+      expect.stringMatching(/bomb\.yaml: not a readable profile \(.*alias/i) as unknown as string,
+      expect.stringMatching(/huge\.yaml: not a readable profile \(larger than 1048576 bytes\)/) as unknown as string,
+      expect.stringMatching(/^profile list: must be a mapping/) as unknown as string,
+    ]);
+  });
+
   it('the default directory may be missing', () => {
     expect(loadProfiles(['/etc/fieldgate/profiles']).issues.filter((i) => i.path.includes('profileDirs'))).toEqual([]);
   });
