@@ -8,7 +8,9 @@ import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
 import { compileSite } from '../core/config/compile.js';
 import type { Config, ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
-import { loadProfiles } from './profile-library.js';
+import { loadProfiles, type LoadedProfiles } from './profile-library.js';
+import { EMPTY_LIBRARY } from '../core/config/profile-types.js';
+import { isMapping } from '../core/config/fields.js';
 import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from '../core/config/text-guards.js';
 
 export { ConfigError };
@@ -123,6 +125,13 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+const NO_PROFILES: LoadedProfiles = { library: EMPTY_LIBRARY, overrides: [], issues: [] };
+
+function namesProfile(raw: unknown): boolean {
+  const devices = isMapping(raw) ? raw.devices : undefined;
+  return Array.isArray(devices) && devices.some((device) => isMapping(device) && device.profile !== undefined);
+}
+
 /** Checks of the machine a config will run on (files, directories); see host-checks.ts. */
 export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
 
@@ -130,8 +139,9 @@ export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
 export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config?: Config; issues: ConfigIssue[] } {
   const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
   const gateway = validateGateway(gatewayRaw, env);
-  // With a broken gateway section the default directories still give the shipped profiles.
-  const profiles = loadProfiles(gateway.gateway?.profileDirs ?? []);
+  // Read only when a device names a profile (loading all costs ~35 ms). With a broken gateway
+  // section the shipped profiles are still used, so the devices are checked too.
+  const profiles = namesProfile(raw) ? loadProfiles(gateway.gateway?.profileDirs ?? []) : NO_PROFILES;
   const site = validateSite(raw, profiles.library);
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
   const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
