@@ -22,6 +22,8 @@ interface Placed {
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_]{1,16}$/;
+/** More than a device could hold (a SunSpec device has a handful of models): a bigger list is a mistake. */
+const MAX_PROFILES_PER_DEVICE = 16;
 
 function unknownProfile(name: string, library: ProfileLibrary): string {
   const guess = suggestKey(name, library.names());
@@ -31,8 +33,8 @@ function unknownProfile(name: string, library: ProfileLibrary): string {
 /** `profile: NAME`, or a list of names and `{ name, address, prefix }` (SunSpec models placed where the device has them). */
 function readProfileRefs(value: unknown, at: string, library: ProfileLibrary, issues: ConfigIssue[]): Placed[] | undefined {
   const entries = Array.isArray(value) ? value : [value];
-  if (entries.length === 0) {
-    issues.push({ path: at, message: 'must name a profile' });
+  if (entries.length === 0 || entries.length > MAX_PROFILES_PER_DEVICE) {
+    issues.push({ path: at, message: `must name 1 to ${MAX_PROFILES_PER_DEVICE} profiles (got ${entries.length})` });
     return undefined;
   }
   const placed: Placed[] = [];
@@ -50,6 +52,11 @@ function readProfileRefs(value: unknown, at: string, library: ProfileLibrary, is
       return;
     }
     const profile = library.get(name);
+    if (placed.some((p) => p.profile.name === name && p.prefix === (prefix ?? ''))) {
+      issues.push({ path, message: `"${name}" is listed twice: a second instance needs its own address and prefix` });
+      ok = false;
+      return;
+    }
     if (!profile) {
       issues.push({ path: f ? `${path}.name` : path, message: unknownProfile(name, library) });
       ok = false;
@@ -60,7 +67,13 @@ function readProfileRefs(value: unknown, at: string, library: ProfileLibrary, is
       ok = false;
       return;
     }
-    placed.push({ profile, base: address ?? profile.sunspec?.defaultAddress ?? 0, prefix: prefix ?? '', at: path });
+    const base = address ?? profile.sunspec?.defaultAddress ?? 0;
+    if (profile.sunspec && base + 2 + profile.sunspec.length > 65536) {
+      issues.push({ path: `${path}.address`, message: `model ${profile.sunspec.model} (${2 + profile.sunspec.length} registers) at ${base} runs past the last address 65535` });
+      ok = false;
+      return;
+    }
+    placed.push({ profile, base, prefix: prefix ?? '', at: path });
   });
   return ok ? placed : undefined;
 }

@@ -142,3 +142,24 @@ describe('profile directories', () => {
     expect(loadProfiles(['/etc/fieldgate/profiles']).issues.filter((i) => i.path.includes('profileDirs'))).toEqual([]);
   });
 });
+
+describe('hostile profile references', () => {
+  it.each([
+    { name: 'a number', profile: 42, message: 'devices[0].profile: must be a profile name or { name, address } (got 42)' },
+    { name: 'an empty list', profile: [], message: 'devices[0].profile: must name 1 to 16 profiles (got 0)' },
+    { name: 'a flood of entries', profile: Array.from({ length: 10_000 }, () => 'eastron-sdm630'), message: 'devices[0].profile: must name 1 to 16 profiles (got 10000)' },
+    { name: 'the same profile twice', profile: ['eastron-sdm120', 'eastron-sdm120'], message: 'devices[0].profile[1]: "eastron-sdm120" is listed twice: a second instance needs its own address and prefix' },
+    { name: 'a nested mapping', profile: { name: { deep: true } }, message: 'devices[0].profile.name: must be a non-empty string' },
+    { name: 'an unknown key', profile: { name: 'sunspec-common', adress: 3 }, message: 'devices[0].profile.adress: unknown key (did you mean "address"?)' },
+    { name: 'an address out of range', profile: { name: 'sunspec-common', address: 70000 }, message: 'devices[0].profile.address: must be 0..65535 (got 70000)' },
+    { name: 'a bad prefix', profile: { name: 'sunspec-common', prefix: 'a-b' }, message: 'devices[0].profile.prefix: must be 1 to 16 letters, digits or "_" (got "a-b")' },
+    { name: 'a reserved name', profile: '__proto__', message: 'devices[0].profile: unknown profile "__proto__"; `fieldgate profiles` lists them' },
+  ])('$name is one clear issue', ({ profile, message }) => {
+    expect(messages(check({ profile }).issues)).toEqual([message]);
+  });
+
+  it('places a model past the end of the address space as one clear issue', () => {
+    expect(messages(check({ profile: { name: 'sunspec-inverter-3ph', address: 65500 } }).issues))
+      .toEqual(['devices[0].profile.address: model 103 (52 registers) at 65500 runs past the last address 65535']);
+  });
+});
