@@ -40,7 +40,7 @@ function showProfile(profile: DeviceProfile, overridden: boolean): string {
   const rows = profile.points.map((point) => [
     text(point.id), text(point.table), (point.address as number) + base, text(point.type ?? 'uint16') + (point.type === 'string' ? `[${text(point.length)}]` : ''),
     point.scaleFactor !== undefined ? `10^${text(point.scaleFactor)}` : text(point.scale ?? 1), text(point.unit), bounds(point),
-    point.notImplemented !== undefined ? `absent when ${text(point.notImplemented)}` : '',
+    point.notImplemented !== undefined ? `absent when ${typeof point.notImplemented === 'string' ? 'empty' : text(point.notImplemented)}` : '',
   ]);
   return `${head.join('\n')}${formatTable(['ID', 'TABLE', 'ADDRESS', 'TYPE', 'SCALE', 'UNIT', 'WRITABLE', 'NOTE'], rows)}\n`;
 }

@@ -101,7 +101,9 @@ function checkScaleFactors(points: readonly (PointConfig | undefined)[], pointsP
     const factor = byId.get(point.scaleFactor);
     const at = `${joinPath(pointsPath, index)}.scaleFactor`;
     if (!factor) issues.push({ path: at, message: `"${point.scaleFactor}" is not a point of this device (excluded, or misspelt?)` });
-    else if (factor.type !== 'int16' || factor.scaleFactor !== undefined) issues.push({ path: at, message: `"${point.scaleFactor}" must be an unscaled int16 point (it is ${factor.type})` });
+    else if (factor === point) issues.push({ path: at, message: 'a point cannot be its own scale factor' });
+    else if (factor.type !== 'int16') issues.push({ path: at, message: `"${point.scaleFactor}" must be an int16 point (it is ${factor.type})` });
+    else if (factor.scaleFactor !== undefined) issues.push({ path: at, message: `"${point.scaleFactor}" is scaled by another point itself` });
   });
 }
 

@@ -102,8 +102,8 @@ export interface PointConfig {
   unit?: string;
   /** Id of an int16 point holding a power of ten: value = decoded x 10^that (SunSpec `*_SF`). */
   scaleFactor?: string;
-  /** Raw value by which the device says "not implemented": reported as absent, never as a number. */
-  notImplemented?: number;
+  /** Raw value by which the device says "not implemented" (integer types; "" for an all-NUL string): reported as absent. */
+  notImplemented?: number | string;
 }
 
 export interface DeviceLimits {

@@ -180,7 +180,8 @@ function decodeWords(point: PointConfig, words: ArrayLike<number>): DecodedValue
     case 'string': {
       // Strings run register by register; only the byte order inside a register applies.
       const bytes = registersToBytes(words, { wordOrder: 'big', byteOrder: point.byteOrder });
-      return textDecoder.decode(bytes).replace(/^[\0 ]+|[\0 ]+$/g, '');
+      const text = textDecoder.decode(bytes).replace(/^[\0 ]+|[\0 ]+$/g, '');
+      return text === point.notImplemented ? undefined : text;
     }
     default:
       break;
@@ -206,7 +207,7 @@ function scaled(point: PointConfig, raw: number): number | undefined {
 /** Exact 64-bit integers stay exact: a decimal string once they pass 2^53. */
 function scaled64(point: PointConfig, raw: bigint): DecodedValue {
   // Compared as bigints: near 2^63 a double cannot tell neighbouring raw values apart.
-  if (point.notImplemented !== undefined && raw === BigInt(point.notImplemented)) return undefined;
+  if (typeof point.notImplemented === 'number' && raw === BigInt(point.notImplemented)) return undefined;
   if (!isIdentityScale(point)) return scaled(point, Number(raw));
   const asNumber = Number(raw);
   return Number.isSafeInteger(asNumber) ? asNumber : raw.toString();

@@ -163,3 +163,31 @@ describe('hostile profile references', () => {
       .toEqual(['devices[0].profile.address: model 103 (52 registers) at 65500 runs past the last address 65535']);
   });
 });
+
+describe('point keys for SunSpec-style maps', () => {
+  const point = (extra: Record<string, unknown>) => messages(check({ points: [{ id: 'p', table: 'holding', address: 0, ...extra }] }).issues);
+  it.each([
+    [{ type: 'float32', notImplemented: 0 }, 'devices[0].points[0].notImplemented: only integer types have a "not implemented" value (type is float32)'],
+    [{ type: 'int16', notImplemented: 40000 }, 'devices[0].points[0].notImplemented: must be a raw int16 value -32768..32767 (got 40000)'],
+    [{ type: 'uint16', notImplemented: 1.5 }, 'devices[0].points[0].notImplemented: must be a raw uint16 value 0..65535 (got 1.5)'],
+    [{ type: 'string', length: 2, notImplemented: 'n/a' }, 'devices[0].points[0].notImplemented: for a string only "" (every register NUL) (got "n/a")'],
+    [{ type: 'string', length: 2, scaleFactor: 'q' }, 'devices[0].points[0].scaleFactor: only numeric types can be scaled (type is string)'],
+    [{ type: 'int16', scaleFactor: 'p' }, 'devices[0].points[0].scaleFactor: a point cannot be its own scale factor'],
+    [{ type: 'int16', scaleFactor: 'p', writable: true }, 'devices[0].points[0].scaleFactor: a point scaled by another register cannot be writable'],
+    [{ unit: 'x'.repeat(33) }, 'devices[0].points[0].unit: must be at most 32 characters'],
+  ])('%j', (extra, message) => {
+    expect(point(extra)).toEqual([message]);
+  });
+
+  it('a scale factor must be a plain int16 point', () => {
+    const result = check({ points: [
+      { id: 'W', table: 'holding', address: 0, type: 'int16', scaleFactor: 'F32' },
+      { id: 'V', table: 'holding', address: 1, type: 'int16', scaleFactor: 'W' },
+      { id: 'F32', table: 'holding', address: 2, type: 'float32' },
+    ] });
+    expect(messages(result.issues)).toEqual([
+      'devices[0].points[0].scaleFactor: "F32" must be an int16 point (it is float32)',
+      'devices[0].points[1].scaleFactor: "W" is scaled by another point itself',
+    ]);
+  });
+});

@@ -33,6 +33,13 @@ describe('"not implemented" values', () => {
     expect(codec.decodeRegisters([0x8000])).toBe(128);
   });
 
+  it('a string of NUL registers is absent when "" is its marker; text is text', () => {
+    const codec = compilePoint(makePoint({ type: 'string', length: 2, notImplemented: '', writable: false }));
+    expect(codec.decodeRegisters([0, 0])).toBeUndefined();
+    expect(codec.decodeRegisters([0x4142, 0])).toBe('AB');
+    expect(compilePoint(makePoint({ type: 'string', length: 2, writable: false })).decodeRegisters([0, 0])).toBe('');
+  });
+
   it('refuses to write the marker as if it were a value', () => {
     const codec = compilePoint(makePoint({ type: 'uint16', notImplemented: 65535 }));
     expect(codec.encode(65535)).toMatchObject({ ok: false });
