@@ -3,20 +3,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { simulateUntil } from '../../../packages/simulator/src/cli.js';
-import { mbpoll } from '../simulator/sim-helpers.js';
+import { Capture, mbpoll } from '../simulator/sim-helpers.js';
 import { runCli } from '../../helpers/run-cli.js';
 import { waitFor } from '../../helpers/wait.js';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'fieldgate-rtu-profile-'));
 const stop = new AbortController();

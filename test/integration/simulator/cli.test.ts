@@ -1,19 +1,10 @@
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEndpoint, simulateUntil } from '../../../packages/simulator/src/cli.js';
 import { waitFor } from '../../helpers/wait.js';
-import { mbpoll } from './sim-helpers.js';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { Capture, mbpoll } from './sim-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fieldgate-sim-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
