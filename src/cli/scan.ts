@@ -5,18 +5,25 @@ import { ModbusExceptionError, PortOpenError } from '../field/modbus/errors.js';
 import { createModbusTransport } from '../field/modbus/transport.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
-import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './io.js';
 import { readOnce } from './read.js';
+import { describeSunSpecUnit, scanSunSpecUnit } from './scan-sunspec.js';
+import { loadProfiles } from '../ops/profile-library.js';
+import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
 
 const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--bauds 9600,19200|common] [options]
+       fieldgate scan --sunspec --bus PATH|HOST:PORT --units LIST [--bus-name NAME] [options]
 
 Probes each unit id with one read; a normal reply or a Modbus exception both prove a unit is there.
 On a serial line, --bauds tries each speed in turn.
+With --sunspec, looks for the SunS marker at 40000, 50000 and 0, walks the model chain, prints
+each model (id, address, length) and a site-file device block naming the matching profiles.
 
 ${BUS_OPTIONS_HELP}
   --units LIST           ids and ranges, e.g. 1-10,17 (default 1-247)
   --bauds LIST|common    serial speeds to try (common = 9600,19200,38400,57600,115200,4800,2400)
   --probe-table holding|input   --probe-address A   what to read (default holding 0)
+  --sunspec              SunSpec discovery (see above); --bus-name NAME is the bus name the block uses
   (the --timeout default is 200 ms here)
 `;
 
@@ -57,7 +64,7 @@ export const runScan: CliCommand = async (args, io) => {
   try {
     values = parseArgs({
       args,
-      options: { ...BUS_OPTIONS, units: { type: 'string' }, bauds: { type: 'string' }, 'probe-table': { type: 'string' }, 'probe-address': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { ...BUS_OPTIONS, units: { type: 'string' }, bauds: { type: 'string' }, 'probe-table': { type: 'string' }, 'probe-address': { type: 'string' }, json: { type: 'boolean' }, sunspec: { type: 'boolean' }, 'bus-name': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
     }).values;
   } catch (err) {
@@ -84,6 +91,7 @@ export const runScan: CliCommand = async (args, io) => {
     io.stderr.write(`fieldgate scan: ${err.message}\n`);
     return EXIT_USAGE;
   }
+  if (values.sunspec) return runSunSpecScan(buses[0], units, values['bus-name'] ?? 'bus1', io);
   const hits: ScanHit[] = [];
   for (const bus of buses) {
     const baudRate = bus.kind === 'rtu' ? bus.baudRate : undefined;
@@ -118,3 +126,25 @@ export const runScan: CliCommand = async (args, io) => {
   else for (const h of hits) io.stdout.write(`unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`}\n`);
   return hits.length > 0 ? 0 : EXIT_UNAVAILABLE;
 };
+
+async function runSunSpecScan(bus: BusConfig, units: readonly number[], busName: string, io: CliIo): Promise<number> {
+  const transport = createModbusTransport(bus);
+  try {
+    await transport.open();
+  } catch (err) {
+    io.stderr.write(`fieldgate scan: ${explainFieldError(err)}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  const library = loadProfiles([DEFAULT_PROFILE_DIR]).library;
+  let found = 0;
+  try {
+    for (const unit of units) {
+      const result = await scanSunSpecUnit(transport, unit, bus.timeoutMs);
+      if (result.chain.found) found += 1;
+      io.stdout.write(describeSunSpecUnit(result, library, busName));
+    }
+  } finally {
+    await transport.close().catch(() => undefined);
+  }
+  return found > 0 ? 0 : EXIT_UNAVAILABLE;
+}

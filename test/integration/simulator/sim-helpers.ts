@@ -2,6 +2,7 @@
 // a raw TCP client, and a simulator built from inline YAML.
 import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import { SerialPort } from 'serialport';
 import { silentLogger } from '../../../src/ops/log.js';
 import { parseSimMap, type SimMap } from '../../../packages/simulator/src/map-file.js';
@@ -13,6 +14,15 @@ export function mapFrom(yaml: string): SimMap {
 }
 
 export const logger = silentLogger();
+
+/** A stream that keeps what was written to it (a CLI's stdout or stderr). */
+export class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
 
 export function nowMicros(): number {
   return Number(process.hrtime.bigint() / 1000n);
