@@ -6,6 +6,7 @@ import { configSecrets } from '../core/config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../ops/log.js';
 import { SecretValues } from '../core/redact.js';
 import type { GatewayHandle } from '../ops/gateway-handle.js';
+import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
@@ -24,7 +25,8 @@ export const runRun: CliCommand = async (args, io) => {
   const reload = () => {
     if (!gateway || !file) return void (hangupWhileStarting = true);
     const path = file;
-    void gateway.reload(() => readSiteForRun(path, io.env));
+    // Read and checked in a worker thread: polls and links keep their timing meanwhile.
+    void gateway.reload(() => readSiteFile(path, io.env));
   };
   const stopListening = onHangup(reload);
   try {

@@ -50,7 +50,7 @@ export interface GatewayHandle {
    * Reads the site file again with `load` (after telling systemd a reload began) and applies what
    * differs, or refuses it whole; reloads run one at a time.
    */
-  reload(load: () => ReloadCandidate): Promise<ReloadResult>;
+  reload(load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult>;
   /** Ordered drain: stop polling, flush the outbox, close links and buses. */
   stop(): Promise<void>;
 }

@@ -75,7 +75,7 @@ export interface ReloaderOptions {
 }
 
 /** Runs reloads one at a time (a SIGHUP during a reload queues behind it); never throws. */
-export function createReloader(options: ReloaderOptions): { reload(load: () => ReloadCandidate): Promise<ReloadResult>; current(): Config; idle(): Promise<void> } {
+export function createReloader(options: ReloaderOptions): { reload(load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult>; current(): Config; idle(): Promise<void> } {
   const { state, notifier, logger, time } = options;
   let running = options.initial;
   let queue: Promise<unknown> = Promise.resolve();
@@ -87,13 +87,11 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
     return { outcome: 'refused', generation: state.status().generation, problems: [...problems] };
   };
 
-  const once = async (load: () => ReloadCandidate): Promise<ReloadResult> => {
+  const once = async (load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult> => {
     const startedAt = time.now();
     notifier.reloading('reloading the site file', monotonicUsec());
     try {
-      const candidate = load();
-      // Reading and checking the file held the event loop: let poll timers due meanwhile run first.
-      await new Promise((resolve) => setImmediate(resolve));
+      const candidate = await load();
       const next = candidate.config;
       if (!next) return refuse(candidate.issues.length > 0 ? candidate.issues : [{ path: 'reload', message: 'no config to reload' }]);
       const decision = planReload(running, next);
