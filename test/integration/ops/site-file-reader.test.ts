@@ -47,7 +47,7 @@ describe('readSiteFile (worker thread)', () => {
     ['a missing file', undefined, /file not found/],
     ['broken YAML', 'buses: [unclosed\n', /YAML syntax error/],
     ['every problem of a bad file', 'gateway: { logLevel: loud }\nbuses: []\ndevices: [{ name: x }]\n', /logLevel/],
-    ['a state directory that cannot be created (under a file)', 'UNDER_A_FILE', /gateway\.stateDir: cannot be created/],
+    ['a state directory that cannot be created (under a file)', 'UNDER_A_FILE', /gateway\.stateDir: cannot be used: a parent of it is a file/],
   ])('%s: the same problems as start-up, nothing thrown', async (_name, text, message) => {
     const path = text === undefined ? join(dir, 'nope.yaml') : site(text === 'UNDER_A_FILE' ? GOOD(join(dir, 'site.yaml', 'state')) : text);
     const read = await readSiteFile(path, {});
