@@ -184,11 +184,21 @@ ${options.garbage ?? ''}`);
   reports(d: Pick<RigDevice, 'bus' | 'unit'>): Report[] {
     const history = this.emulator.state.devices.get(cloudId(d))?.history ?? [];
     const reports: Report[] = [];
-    for (const h of history) {
-      if (h.name === 'seq' && typeof h.value === 'number') reports.push({ seq: h.value, ts: Number.NaN });
-      else if (h.name === 'ts' && typeof h.value === 'number' && reports.length > 0) reports[reports.length - 1].ts = h.value;
-    }
+    // A report stores `seq` then `ts` under one arrival time; a `ts` of another report (`online`) is not a poll.
+    history.forEach((h, i) => {
+      const next = history[i + 1];
+      if (h.name === 'seq' && typeof h.value === 'number' && next?.name === 'ts' && next.ts === h.ts && typeof next.value === 'number') {
+        reports.push({ seq: h.value, ts: next.value });
+      }
+    });
     return reports;
+  }
+
+  /** What the cloud stored for a device around an arrival time (for failure messages). */
+  historyAround(d: Pick<RigDevice, 'bus' | 'unit'>, pollTs: number): string {
+    const history = this.emulator.state.devices.get(cloudId(d))?.history ?? [];
+    const at = history.findIndex((h) => h.name === 'ts' && h.value === pollTs);
+    return JSON.stringify(history.slice(Math.max(0, at - 8), at + 8));
   }
 
   connectsOf(d: Pick<RigDevice, 'bus' | 'unit'>): number {
