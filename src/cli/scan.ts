@@ -100,7 +100,7 @@ export const runScan: CliCommand = async (args, io) => {
     try {
       await transport.open();
     } catch (err) {
-      io.stderr.write(`fieldgate scan: ${explainFieldError(err)}\n`);
+      io.stderr.write(`fieldgate scan: ${explainFieldError(err, bus.kind)}\n`);
       if (err instanceof PortOpenError) return EXIT_UNAVAILABLE;
       continue;
     }
