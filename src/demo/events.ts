@@ -21,9 +21,9 @@ function plain(value: unknown, depth = 0): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value)) return depth > 0 ? `${value.length} items` : value.slice(0, 5).map((v) => plain(v, depth + 1)).join(', ') + (value.length > 5 ? `, ... (${value.length})` : '');
+  if (Array.isArray(value)) return depth > 0 ? `[${value.length} items]` : value.slice(0, 5).map((v) => plain(v, depth + 1)).join(', ') + (value.length > 5 ? `, ... (${value.length})` : '');
   if (typeof value === 'object') {
-    if (depth > 0) return describeValue(value);
+    if (depth > 0) return '{...}';
     const message = Reflect.get(value, 'message');
     if (typeof message === 'string') return message; // a serialised error: its message, never its stack
     return Object.entries(value).slice(0, 5).map(([k, v]) => `${k} ${plain(v, depth + 1)}`).join(', ');
