@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runDemoSession } from '../../../src/demo/demo.js';
 import { renderFrame } from '../../../src/demo/view.js';
 import { freePort } from '../../helpers/mosquitto.js';
-import { runCli } from '../../helpers/run-cli.js';
+import { capturedIo, runCli } from '../../helpers/run-cli.js';
 import { waitFor } from '../../helpers/wait.js';
 
 /** Output of a demo session: nothing on either stream may be a raw JSON log line. */
@@ -66,22 +66,17 @@ describe('fieldgate demo health port and events', () => {
   });
 
   it('shows its own events as readable lines: the seed\'s refused setpoint explained, never raw JSON', async () => {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (c: Buffer) => (out += c.toString()));
-    stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const { io, out, err } = capturedIo();
     const stop = new AbortController();
-    const session = runDemoSession({ io: { stdout, stderr, env: {} }, once: false, durationS: undefined, signal: stop.signal, healthPort: 0 });
+    const session = runDemoSession({ io, once: false, durationS: undefined, signal: stop.signal, healthPort: 0 });
     try {
-      await waitFor(() => out.includes('gateway events') && out.includes('meter-1: cloud value for setpoint refused (a value the cloud holds, read at start or reconnect): value 400 is above the maximum 60; nothing was written, the device\'s own value was reported back to the cloud instead'), { what: 'the explained seed correction in the view', timeoutMs: 90_000, intervalMs: 200 });
+      await waitFor(() => out().includes('gateway events') && out().includes('meter-1: cloud value for setpoint refused (a value the cloud holds, read at start or reconnect): value 400 is above the maximum 60; nothing was written, the device\'s own value was reported back to the cloud instead'), { what: 'the explained seed correction in the view', timeoutMs: 90_000, intervalMs: 200 });
     } finally {
       stop.abort();
     }
     expect(await session).toBe(0);
-    expect(out).not.toMatch(RAW_LOG);
-    expect(err).toBe('');
+    expect(out()).not.toMatch(RAW_LOG);
+    expect(err()).toBe('');
   }, 120_000);
 });
 
