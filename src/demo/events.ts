@@ -71,7 +71,8 @@ export function eventFromLogLine(line: string): DemoEvent | undefined {
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { at: '', level: 'info', text: cut(text) };
+    // A cut or broken JSON line is not shown raw: only what it was.
+    return { at: '', level: 'info', text: text.startsWith('{') ? `a log line that is not valid JSON (${text.length} characters)` : cut(text) };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { at: '', level: 'info', text: cut(text) };
   const fields = parsed as Fields;

@@ -23,6 +23,7 @@ describe('eventFromLogLine', () => {
     ['info without a level word', line({ level: 30, msg: 'gateway started', devices: 3 }), '08:40:54 gateway started (devices 3)'],
     ['a text line that is not JSON', 'socat[12]: E something', 'socat[12]: E something'],
     ['JSON that is not an object', '[1,2,3]', '[1,2,3]'],
+    ['a JSON line cut short', '{"level":40,"msg":"cloud wr', 'a log line that is not valid JSON (27 characters)'],
     ['no message, unknown level, bad time', JSON.stringify({ level: 99, time: 'yesterday', a: null }), '(no message) (a null)'],
     ['nested values stay short', line({ msg: 'm', deep: { a: { b: { c: 1 } } }, list: [1, 2, 3, 4, 5, 6, 7] }), '08:40:54 warn: m (deep a {...}, list 1, 2, 3, 4, 5, ... (7))'],
     ['control characters and newlines removed', line({ msg: 'm', text: 'a\nb\u001b[2Jc' }), '08:40:54 warn: m (text a b[2Jc)'],
@@ -59,5 +60,7 @@ describe('DemoEventLog', () => {
     log.write('y'.repeat(80));
     expect(log.total).toBe(1);
     expect(log.latest()[0]).toBe('y'.repeat(50));
+    log.write(`${line({ msg: 'big', blob: 'z'.repeat(100) })}\n`);
+    expect(log.latest()[1]).toMatch(/^a log line that is not valid JSON \(50 characters\)$/);
   });
 });
