@@ -100,7 +100,8 @@ export function statusPort(sources: PortSources, env: NodeJS.ProcessEnv): PortCh
     notes.push(`${envPath} not read: ${why}`);
   }
   if (serviceEnv.FIELDGATE_HEALTH_PORT !== undefined) return fromText(serviceEnv.FIELDGATE_HEALTH_PORT, `FIELDGATE_HEALTH_PORT in ${envPath}`);
-  const site = sources.config ?? env.FIELDGATE_CONFIG ?? serviceEnv.FIELDGATE_CONFIG;
+  // The unit names its site file on the command line (--config), which wins over FIELDGATE_CONFIG.
+  const site = sources.config ?? env.FIELDGATE_CONFIG;
   const fromSite = sitePort(site ?? SERVICE_SITE_FILE, site !== undefined, notes);
   return fromSite ?? { ok: true, port: DEFAULT_HEALTH_PORT, from: 'the default', notes };
 }
