@@ -1,6 +1,7 @@
 // The demo in a real terminal: Ctrl-C's siblings end it as cleanly as Ctrl-C. SIGTERM (kill,
-// systemd), SIGHUP to its process group (the shell passing on a closed window) and the terminal
-// itself hung up: each leaves no socat behind and nothing in the temporary directory.
+// systemd), SIGHUP to it alone or to its process group (the shell passing on a closed window) and
+// the terminal itself hung up: each exits 0, leaves no socat behind and nothing in the temporary
+// directory. (Before: SIGHUP killed it, leaving socat running and both directories behind.)
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,12 @@ describe('fieldgate demo in a terminal', () => {
     const { term, socat, dir } = await runningDemo();
     expect(term.screen()).not.toMatch(/"level":|"msg":/);
     process.kill(term.pid, 'SIGTERM');
+    await expectCleanEnd(term, socat, dir);
+  }, 180_000);
+
+  it('ends cleanly on SIGHUP to the demo alone, stopping socat itself', async () => {
+    const { term, socat, dir } = await runningDemo();
+    process.kill(term.pid, 'SIGHUP');
     await expectCleanEnd(term, socat, dir);
   }, 180_000);
 
