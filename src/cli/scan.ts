@@ -140,7 +140,7 @@ async function runSunSpecScan(bus: BusConfig, units: readonly number[], busName:
   try {
     await transport.open();
   } catch (err) {
-    io.stderr.write(`fieldgate scan: ${explainFieldError(err)}\n`);
+    io.stderr.write(`fieldgate scan: ${explainFieldError(err, bus.kind)}\n`);
     return EXIT_UNAVAILABLE;
   }
   const library = loadProfiles([DEFAULT_PROFILE_DIR]).library;
