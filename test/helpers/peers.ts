@@ -2,7 +2,7 @@
 // once, naming the program and the package that provides it, instead of timing out waiting for it.
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { basename, delimiter, isAbsolute, join } from 'node:path';
 
 /** Program -> the Debian package that installs it (.ci/run installs them all). */
 export const PEER_PACKAGES: Readonly<Record<string, string>> = {
@@ -45,7 +45,7 @@ export function requireProgram(program: string): string {
     ? (executable(program) ? program : undefined)
     : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, program)).find(executable);
   if (found === undefined) {
-    throw new MissingPeerError(`${program} not found${isAbsolute(program) ? '' : ' on PATH'}`, PEER_PACKAGES[program] ?? program);
+    throw new MissingPeerError(`${program} not found${isAbsolute(program) ? '' : ' on PATH'}`, PEER_PACKAGES[program] ?? PEER_PACKAGES[basename(program)] ?? basename(program));
   }
   return found;
 }

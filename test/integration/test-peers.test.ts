@@ -47,7 +47,7 @@ describe('a missing test peer', () => {
   it('names the Debian package of a missing python module', () => {
     expect(() => requirePythonModules('/usr/bin/python3', ['fieldgate_no_such_module'])).toThrow(MissingPeerError);
     expect(() => requirePythonModules('/usr/bin/python3', ['fieldgate_no_such_module'])).toThrow(`python module fieldgate_no_such_module not found for /usr/bin/python3: this test needs it as an independent peer; ${install('python3-fieldgate-no-such-module')}`);
-    expect(() => requirePythonModules('/nonexistent/python3', ['pymodbus'])).toThrow(`/nonexistent/python3 not found: this test needs it as an independent peer; ${install('/nonexistent/python3')}`);
+    expect(() => requirePythonModules('/nonexistent/python3', ['pymodbus'])).toThrow(`/nonexistent/python3 not found: this test needs it as an independent peer; ${install('python3')}`);
   });
 
   it('finds the peers this machine has', () => {
