@@ -101,6 +101,18 @@ describe('fieldgate status finds the service\'s port', () => {
     expect(r.err.trim().split('\n')).toHaveLength(1);
   });
 
+  it('refuses hostile environment files in one line: huge, a directory; and reads past binary junk', async () => {
+    const huge = file('huge.env', `FIELDGATE_HEALTH_PORT=${server.port}\n${'#'.repeat(5 * 1024 * 1024)}\n`);
+    expect(await runCli(['status', '--env-file', huge])).toMatchObject({ code: 78, err: `fieldgate status: ${huge}: larger than 4194304 bytes\n` });
+    expect(await runCli(['status', '--env-file', dir])).toMatchObject({ code: 78, err: `fieldgate status: ${dir}: is a directory\n` });
+    const junk = file('junk.env', `\u0000\u00ff\u0001=x\n${'A'.repeat(100_000)}\nFIELDGATE_HEALTH_PORT=${server.port}\n`);
+    expect((await runCli(['status', '--env-file', junk])).code).toBe(0);
+    const deep = file('deep.yaml', `gateway: ${'['.repeat(5000)}\n`);
+    const r = await runCli(['status', '--env-file', file('h.env', ''), '--config', deep]);
+    expect(r.code).toBe(78);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+  });
+
   it('refuses a missing file named on the command line, and a bad --port', async () => {
     expect(await runCli(['status', '--env-file', join(dir, 'none.env')])).toMatchObject({ code: 78, err: `fieldgate status: ${join(dir, 'none.env')}: file not found\n` });
     const env = file('g.env', '');
