@@ -8,6 +8,7 @@ import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
 import { compileSite } from '../core/config/compile.js';
+import { LOG_LEVELS_ENV, parseComponentLevels } from '../core/config/log-levels.js';
 import type { Config } from '../core/config/config.js';
 import type { ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
 import { loadProfiles, type LoadedProfiles } from './profile-library.js';
@@ -148,7 +149,8 @@ export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: Ho
   const site = validateSite(raw, profiles.library);
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
   const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
-  const issues = sortIssues([...gateway.issues, ...host, ...profiles.issues, ...site.issues, ...cross]);
+  const logLevels = parseComponentLevels(env[LOG_LEVELS_ENV]).issues;
+  const issues = sortIssues([...gateway.issues, ...logLevels, ...host, ...profiles.issues, ...site.issues, ...cross]);
   if (issues.length > 0 || !gateway.gateway || !site.site || !site.compiled) return { issues };
   const profileOverrides = profiles.overrides;
   return { config: deepFreeze({ gateway: gateway.gateway, site: site.site, compiled: site.compiled, ...(profileOverrides.length > 0 ? { profileOverrides } : {}) }), issues };

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { requireProgram } from './peers.js';
 
 export interface Datagram {
   pid: number | null;
@@ -11,6 +12,7 @@ export interface Datagram {
 
 export async function pythonListener(path: string): Promise<{ child: ChildProcess; datagrams: Datagram[] }> {
   const script = join(import.meta.dirname, 'notify_listener.py');
+  requireProgram('/usr/bin/python3');
   const child = spawn('/usr/bin/python3', [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
   const datagrams: Datagram[] = [];
   let listening = false;

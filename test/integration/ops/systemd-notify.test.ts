@@ -9,6 +9,7 @@ import { silentLogger } from '../../../src/ops/log.js';
 import { createNotifier, monotonicUsec, statusLine, unixSocketAddress, watchdogIntervalMs } from '../../../src/ops/systemd.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { pythonListener } from '../../helpers/notify-listener.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -30,6 +31,7 @@ describe('systemd notify', () => {
   it('sends READY, STATUS, WATCHDOG and STOPPING datagrams to NOTIFY_SOCKET', async () => {
     dir = mkdtempSync(join(tmpdir(), 'fg-notify-'));
     const path = join(dir, 'notify.sock');
+    requireProgram('socat');
     listener = spawn('socat', ['-u', `UNIX-RECV:${path}`, 'STDOUT'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let received = '';
     listener.stdout?.on('data', (c: Buffer) => (received += c.toString()));
@@ -129,6 +131,7 @@ describe('systemd notify', () => {
     const path = join(dir, 'notify.sock');
     // Bound but never reading: the kernel queue (net.unix.max_dgram_qlen datagrams, 10 by default) fills.
     const code = 'import socket,sys,time\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint("bound",flush=True)\ntime.sleep(60)';
+    requireProgram('/usr/bin/python3');
     listener = spawn('/usr/bin/python3', ['-c', code, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     let bound = false;
     listener.stdout?.on('data', () => (bound = true));

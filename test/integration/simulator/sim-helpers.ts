@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { SerialPort } from 'serialport';
 import { silentLogger } from '../../../src/ops/log.js';
 import { parseSimMap, type SimMap } from '../../../packages/simulator/src/map-file.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 export function mapFrom(yaml: string): SimMap {
   const parsed = parseSimMap(yaml);
@@ -37,6 +38,7 @@ export interface MbpollResult {
 }
 
 export function mbpoll(args: string[], timeoutMs = 20_000): Promise<MbpollResult> {
+  requireProgram('mbpoll');
   return new Promise((resolve) => {
     execFile('mbpoll', ['-1', ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
       const values = new Map<number, string>();
