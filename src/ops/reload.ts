@@ -80,10 +80,10 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
   let running = options.initial;
   let queue: Promise<unknown> = Promise.resolve();
 
-  const refuse = (problems: readonly ConfigIssue[]): ReloadResult => {
+  const refuse = (problems: readonly ConfigIssue[], err?: unknown): ReloadResult => {
     state.record('refused', time.now(), undefined, problems);
     // One line with every problem and its path; the running config stays as it was.
-    logger.error({ problems: problems.map(formatIssue), generation: state.status().generation }, 'site file reload refused: nothing changed');
+    logger.error({ problems: problems.map(formatIssue), generation: state.status().generation, ...(err === undefined ? {} : { err }) }, 'site file reload refused: nothing changed');
     return { outcome: 'refused', generation: state.status().generation, problems: [...problems] };
   };
 
@@ -113,9 +113,8 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
       }, 'site file reloaded');
       return { outcome: 'applied', generation: state.status().generation, problems: [] };
     } catch (err) {
-      // A fault of ours while applying: reported like a refusal so the operator sees it.
-      logger.error({ err }, 'site file reload failed');
-      return refuse([{ path: 'reload', message: `reload failed: ${err instanceof Error ? err.message : String(err)}` }]);
+      // A fault of ours (reading or applying): reported like a refusal, on the same one line, with the error.
+      return refuse([{ path: 'reload', message: `reload failed: ${err instanceof Error ? err.message : String(err)}` }], err);
     } finally {
       notifier.ready(options.summary());
     }
