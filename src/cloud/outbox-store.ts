@@ -95,9 +95,27 @@ export class OutboxStore {
     return Math.max(used?.seq ?? 0, live.seq ?? 0);
   }
 
-  /** Runs `work` in one transaction (one commit, one fsync at most). */
+  /**
+   * Runs `work` in one transaction (one commit, one fsync at most). A failed statement or COMMIT
+   * is rethrown as it is: SQLite may already have rolled back (disk full, I/O error), and the
+   * binding's own wrapper then threw `cannot rollback - no transaction is active` instead.
+   */
   transaction<T>(work: () => T): T {
-    return this.db.transaction(work)();
+    this.db.exec('BEGIN');
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) {
+        try {
+          this.db.exec('ROLLBACK');
+        } catch {
+          // The first error is the cause; a failed rollback leaves SQLite to roll back on reopen.
+        }
+      }
+      throw err;
+    }
   }
 
   /** Inserts with a fresh sequence number; returns it. */

@@ -1,7 +1,11 @@
 // Write-ahead outbox: every report goes to SQLite (group-committed) before it is published, and
 // leaves only through ack() after PUBACK. The `write-ahead` mode; see memory-first-outbox.ts.
-import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, tally, type DropTally } from './outbox-caps.js';
+// While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops) and
+// a commit is tried every storageRetryMs; acks are counted at once and deleted at the next commit.
+import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, type DropTally } from './outbox-caps.js';
+import { StorageHealth } from './outbox-storage.js';
 import { OutboxStore } from './outbox-store.js';
+import { trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../core/time.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
@@ -9,17 +13,15 @@ import type { OutboxOptions } from './outbox-options.js';
 export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
 export type { OutboxMode, OutboxOptions } from './outbox-options.js';
 
-interface Pending {
-  device: string;
-  ts: number;
-  payload: Buffer;
-}
-
 export class Outbox implements ReportOutbox {
   private readonly store: OutboxStore;
   private readonly flushIntervalMs: number;
   private readonly flushRecords: number;
+  private readonly retryMs: number;
+  private readonly health: StorageHealth;
   private readonly counters = new Map<string, OutboxDeviceStats>();
+  /** Rows acknowledged while the file took no writes: skipped by peek, deleted at the next commit. */
+  private readonly ackedOnDisk = new Map<string, number>();
   private pending: Pending[] = [];
   private cancelTimer: (() => void) | undefined;
   private readonly time: Time;
@@ -28,7 +30,9 @@ export class Outbox implements ReportOutbox {
   constructor(private readonly options: OutboxOptions) {
     this.flushIntervalMs = options.flushIntervalMs ?? 50;
     this.flushRecords = options.flushRecords ?? 500;
+    this.retryMs = options.storageRetryMs ?? 1000;
     this.time = options.time ?? systemTime;
+    this.health = new StorageHealth(() => this.time.now(), options.onStorage);
     this.store = new OutboxStore(options.path, { synchronous: 'NORMAL' });
     for (const row of this.store.totals()) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
   }
@@ -39,27 +43,32 @@ export class Outbox implements ReportOutbox {
     const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.counters, this.options.onDrop);
     if (bytes === undefined) return;
     this.pending.push({ device, ts, payload: bytes });
-    if (this.pending.length >= this.flushRecords) {
+    if (!this.health.ok) {
+      // The retry timer commits; meanwhile memory stays within its caps.
+      this.trimPending();
+    } else if (this.pending.length >= this.flushRecords) {
       this.flush();
     } else if (this.cancelTimer === undefined) {
-      this.cancelTimer = this.time.setTimer(() => this.flushSafely(), this.flushIntervalMs, { unref: true });
+      this.cancelTimer = this.time.setTimer(() => this.flush(), this.flushIntervalMs, { unref: true });
     }
   }
 
-  /** Commit every buffered append in one transaction, then enforce the byte caps. */
+  /** Commit every buffered append and deferred delete in one transaction, then enforce the byte caps. Never throws. */
   flush(): void {
     if (this.cancelTimer !== undefined) {
       this.cancelTimer();
       this.cancelTimer = undefined;
     }
-    if (this.pending.length === 0 || this.closed) return;
+    const deletes = [...this.ackedOnDisk];
+    if ((this.pending.length === 0 && deletes.length === 0) || this.closed) return;
     const batch = this.pending;
     this.pending = [];
     const touched = new Set<string>();
-    const before = this.snapshotCounters();
+    const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
     let drops = noDrops();
     try {
       this.store.transaction(() => {
+        for (const [device, upTo] of deletes) this.store.deleteThrough(device, upTo);
         for (const record of batch) {
           this.store.insert(record.device, record.ts, record.payload);
           const counter = this.counter(record.device);
@@ -71,23 +80,49 @@ export class Outbox implements ReportOutbox {
       });
     } catch (err) {
       // Rolled back: restore the counters and keep the batch, bounded, for the next commit.
-      this.restoreCounters(before);
+      for (const [device, saved] of before) Object.assign(this.counter(device), saved);
+      for (const device of touched) if (!before.has(device)) this.counters.delete(device);
       this.pending = batch.concat(this.pending);
       this.trimPending();
-      throw err;
+      this.health.failed(err);
+      if (!this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
+      return;
     }
+    this.health.succeeded();
+    for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     reportCapDrops(drops, this.options.onDrop);
-    this.options.onCommit?.(touched);
+    if (touched.size > 0) this.options.onCommit?.(touched);
   }
 
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    return this.store.after(device, afterSeq, limit);
+    try {
+      return this.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+    } catch (err) {
+      this.health.failed(err);
+      return [];
+    }
   }
 
   ack(device: string, upToSeq: number): number {
     if (this.closed) return 0;
-    const gone = this.store.transaction(() => this.store.deleteThrough(device, upToSeq));
+    const from = this.ackedOnDisk.get(device) ?? 0;
+    if (upToSeq <= from) return 0;
+    let gone: { records: number; bytes: number };
+    try {
+      gone = this.store.transaction(() => this.store.deleteThrough(device, upToSeq));
+      this.ackedOnDisk.delete(device);
+    } catch (err) {
+      // The file takes no deletes: count the rows gone now, delete them at the next commit.
+      this.health.failed(err);
+      try {
+        gone = this.store.measure(device, from, upToSeq);
+      } catch {
+        return 0;
+      }
+      this.ackedOnDisk.set(device, upToSeq);
+      if (this.cancelTimer === undefined && !this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
+    }
     const counter = this.counter(device);
     counter.depth -= gone.records;
     counter.bytes -= gone.bytes;
@@ -105,60 +140,61 @@ export class Outbox implements ReportOutbox {
       bytes += counter.bytes;
       dropped += counter.dropped;
     }
-    const oldestTs = this.closed || depth === 0 ? this.pending[0]?.ts : this.store.oldestSampleTs();
-    return { devices, depth, bytes, dropped, buffered: this.pending.length, onDisk: depth, diskBytes: bytes, oldestTs };
+    return {
+      devices, depth, bytes, dropped, buffered: this.pending.length, onDisk: depth, diskBytes: bytes,
+      oldestTs: this.closed || depth === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.health.state(),
+    };
   }
 
   devicesWithBacklog(): string[] {
     return [...this.counters].filter(([, c]) => c.depth > 0).map(([device]) => device);
   }
 
+  /** Commits what is buffered and closes the store; what cannot be committed is counted as dropped. Never throws. */
   close(): void {
     if (this.closed) return;
     this.flush();
     this.closed = true;
-    this.store.close();
-  }
-
-  private flushSafely(): void {
+    this.cancelTimer?.();
     this.cancelTimer = undefined;
+    this.dropPending(this.pending.splice(0));
     try {
-      this.flush();
+      this.store.close();
     } catch (err) {
-      this.options.onError?.(err);
-      if (!this.closed && this.cancelTimer === undefined) {
-        this.cancelTimer = this.time.setTimer(() => this.flushSafely(), Math.max(this.flushIntervalMs, 1000), { unref: true });
-      }
+      this.health.failed(err);
     }
   }
 
+  private oldestOnDisk(): number | undefined {
+    try {
+      return this.store.oldestSampleTs();
+    } catch (err) {
+      this.health.failed(err);
+      return undefined;
+    }
+  }
+
+  /** At most flushRecords × 20 reports and maxBytesTotal bytes wait in memory; the largest holder loses first. */
   private trimPending(): void {
-    const limit = this.flushRecords * 20;
-    if (this.pending.length <= limit) return;
-    const lost = this.pending.splice(0, this.pending.length - limit);
+    const kept = trimPendingFairly(this.pending, this.flushRecords * 20, this.options.maxBytesTotal ?? Infinity, (d) => this.counters.get(d)?.bytes ?? 0);
+    this.dropPending(kept.lost);
+    this.pending = kept.kept;
+  }
+
+  private dropPending(lost: readonly Pending[]): void {
+    if (lost.length === 0) return;
     const byDevice: DropTally = new Map();
     for (const record of lost) {
-      tally(byDevice, record.device, 1, record.payload.length);
+      const entry = byDevice.get(record.device) ?? { records: 0, bytes: 0 };
+      entry.records += 1;
+      entry.bytes += record.payload.length;
+      byDevice.set(record.device, entry);
       this.counter(record.device).dropped += 1;
     }
     reportDrops(byDevice, 'write-failed', this.options.onDrop);
   }
 
-  private snapshotCounters(): Map<string, OutboxDeviceStats> {
-    return new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
-  }
-
-  private restoreCounters(snapshot: Map<string, OutboxDeviceStats>): void {
-    for (const [device, counter] of this.counters) {
-      const saved = snapshot.get(device) ?? { depth: 0, bytes: 0, dropped: counter.dropped };
-      counter.depth = saved.depth;
-      counter.bytes = saved.bytes;
-      counter.dropped = saved.dropped;
-    }
-  }
-
   private counter(device: string): OutboxDeviceStats {
     return counterIn(this.counters, device);
   }
-
 }

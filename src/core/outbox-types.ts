@@ -26,6 +26,19 @@ export interface OutboxStats {
   diskBytes: number;
   /** Sample time of the oldest report held, if any (Unix ms). */
   oldestTs: number | undefined;
+  /** Whether the disk takes writes (absent for outboxes without a file). */
+  storage?: OutboxStorageState;
+}
+
+/** While `failing`, reports live in memory only: a crash or power cut loses them (no crash window holds). */
+export interface OutboxStorageState {
+  state: 'ok' | 'failing';
+  /** The error that started the episode, as SQLite gave it. */
+  cause?: string;
+  /** Start of the episode (Unix ms). */
+  since?: number;
+  /** Writes that failed since start (every attempt). */
+  failedWrites: number;
 }
 
 export interface OutboxDropInfo {

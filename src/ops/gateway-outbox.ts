@@ -25,8 +25,9 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
   const durableAfterMs = settings.durableAfterMs ?? 1000;
   let warnedFull = false;
   let warnedLost = false;
+  const path = join(stateDir, 'outbox.sqlite');
   const outbox = openOutbox(mode, {
-    path: join(stateDir, 'outbox.sqlite'),
+    path,
     flushIntervalMs: settings.commitIntervalMs,
     durableAfterMs,
     maxBytesTotal: settings.maxBytes,
@@ -41,7 +42,12 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
       warnedFull = true;
     },
     onCommit: wake,
-    onError: (err) => logger.error({ err }, 'outbox commit failed'),
+    // One line per transition, never per attempt: a full card is not made fuller by the log.
+    onStorage: (state) => {
+      if (state.state === 'failing') logger.error({ cause: state.cause, path }, 'outbox storage failing: reports kept in memory only, no crash window holds');
+      else logger.info({ failedWrites: state.failedWrites, path }, 'outbox storage back');
+    },
+    storageRetryMs: settings.storageRetryMs,
     time,
   });
   const atStart = backlogOf(outbox.stats(), time.now());

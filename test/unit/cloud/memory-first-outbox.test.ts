@@ -119,8 +119,8 @@ describe('MemoryFirstOutbox', () => {
 
   it('a final spill that throws on close still closes the store and reports what memory held as dropped', () => {
     const drops: unknown[] = [];
-    const errors: unknown[] = [];
-    const outbox = make({ onDrop: (info) => drops.push(info), onError: (err) => errors.push(err) });
+    const states: unknown[] = [];
+    const outbox = make({ onDrop: (info) => drops.push(info), onStorage: (state) => states.push(state) });
     outbox.append('a', 'a1', 1);
     outbox.append('a', 'a22', 2);
     outbox.append('b', 'b1', 3);
@@ -129,7 +129,7 @@ describe('MemoryFirstOutbox', () => {
     try {
       expect(() => outbox.close()).not.toThrow();
       expect(closeStore).toHaveBeenCalledTimes(1);
-      expect(errors).toEqual([expect.objectContaining({ message: 'disk I/O error' })]);
+      expect(states).toEqual([expect.objectContaining({ state: 'failing', cause: 'disk I/O error', failedWrites: 1 })]);
       expect(drops).toEqual([
         { device: 'a', records: 2, bytes: 5, reason: 'write-failed' },
         { device: 'b', records: 1, bytes: 2, reason: 'write-failed' },
