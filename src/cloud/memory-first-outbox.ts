@@ -6,10 +6,9 @@
 // records: a device's order is its disk rows, then its memory records. While the file takes no
 // writes (StorageHealth), reports stay in memory (capped, fair drops), are still delivered and
 // acknowledged, and a write is tried every storageRetryMs until one succeeds.
-import { admit, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
+import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
-import { StorageHealth } from './outbox-storage.js';
-import { OutboxStore } from './outbox-store.js';
+import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 import { systemTime, type Time } from '../core/time.js';
@@ -17,11 +16,10 @@ import { systemTime, type Time } from '../core/time.js';
 export const DEFAULT_DURABLE_AFTER_MS = 1000;
 
 export class MemoryFirstOutbox implements ReportOutbox {
-  private readonly store: OutboxStore;
+  private readonly file: StoreKeeper;
   private readonly memory: MemoryQueue;
   private readonly durableAfterMs: number;
   private readonly retryMs: number;
-  private readonly health: StorageHealth;
   private readonly time: Time;
   /** Rows on disk and not yet acknowledged, per device; `dropped` counts memory drops too. */
   private readonly disk = new Map<string, OutboxDeviceStats>();
@@ -37,13 +35,12 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.durableAfterMs = Math.max(0, options.durableAfterMs ?? DEFAULT_DURABLE_AFTER_MS);
     this.time = options.time ?? systemTime;
     this.retryMs = options.storageRetryMs ?? 1000;
-    this.health = new StorageHealth(() => this.time.now(), options.onStorage);
     this.memory = new MemoryQueue(this.durableAfterMs);
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
-    this.store = new OutboxStore(options.path, { synchronous: 'FULL' });
-    for (const row of this.store.totals()) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
-    this.nextSeq = this.store.maxSeq() + 1;
+    this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
+    for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    this.nextSeq = this.file.opened.maxSeq + 1;
   }
 
   append(device: string, payload: Buffer | string, ts: number): void {
@@ -103,7 +100,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     const diskOldest = onDisk > 0 && !this.closed ? this.oldestOnDisk() : undefined;
     return {
       devices, depth: onDisk + this.memory.size, bytes: diskBytes + this.memory.bytes, dropped,
-      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(), storage: this.health.state(),
+      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(), storage: this.file.health.state(),
     };
   }
 
@@ -113,41 +110,49 @@ export class MemoryFirstOutbox implements ReportOutbox {
     return [...names];
   }
 
+  /** A file deleted, replaced or found corrupt is replaced by a fresh one with every row that could be read. */
+  checkFile(): void {
+    if (this.closed) return;
+    const { replaced, complete } = this.file.check();
+    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+  }
+
   /** Writes all of memory and the pending deletes now, in one transaction; a failure is kept in storage state. */
   flush(): void {
     if (this.closed) return;
     this.clearTimer();
+    this.checkFile();
     this.afterWrite(this.write(this.memory.all()));
   }
 
   /** False when the write failed (counters restored, memory kept, health told). */
   private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
-    if (batch.length === 0 && deletes.length === 0) return this.health.ok || this.probe();
+    if (batch.length === 0 && deletes.length === 0) return this.file.ok || this.probe();
     const touched = new Set<string>();
     let drops = noDrops();
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
     try {
-      this.store.transaction(() => {
+      this.file.store.transaction(() => {
         // Acknowledged rows go first, so the caps below never count them twice.
-        for (const [device, upTo] of deletes) this.store.deleteThrough(device, upTo);
+        for (const [device, upTo] of deletes) this.file.store.deleteThrough(device, upTo);
         for (const record of batch) {
-          this.store.insertWithSeq(record);
+          this.file.store.insertWithSeq(record);
           const counter = this.counter(record.device);
           counter.depth += 1;
           counter.bytes += record.payload.length;
           touched.add(record.device);
         }
         // What stays in memory after this write still counts against the total cap.
-        drops = enforceCaps(this.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
+        drops = enforceCaps(this.file.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
       });
     } catch (err) {
       for (const [device, saved] of before) Object.assign(this.counter(device), saved);
       for (const device of touched) if (!before.has(device)) this.disk.delete(device);
-      this.health.failed(err);
+      this.file.failed(err);
       return false;
     }
-    this.health.succeeded();
+    this.file.succeeded();
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);
@@ -161,20 +166,21 @@ export class MemoryFirstOutbox implements ReportOutbox {
    */
   close(): void {
     if (this.closed) return;
+    this.checkFile();
     if (!this.write(this.memory.all())) this.dropMemory();
     this.closed = true;
     this.clearTimer();
     try {
-      this.store.close();
+      this.file.store.close();
     } catch (err) {
-      this.health.failed(err);
+      this.file.failed(err);
     }
   }
 
   /** Disk rows of a device after afterSeq; none (memory still served) when the file cannot be read. */
   private readDisk(device: string, afterSeq: number, limit: number): OutboxRecord[] {
     try {
-      return this.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+      return this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
     } catch (err) {
       this.failedRead(err);
       return [];
@@ -184,7 +190,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** Undefined when the file cannot be read: the rows then stay counted and are deleted later. */
   private measureDisk(device: string, from: number, upToSeq: number): { records: number; bytes: number } | undefined {
     try {
-      return this.store.measure(device, from, upToSeq);
+      return this.file.store.measure(device, from, upToSeq);
     } catch (err) {
       this.failedRead(err);
       return undefined;
@@ -192,18 +198,18 @@ export class MemoryFirstOutbox implements ReportOutbox {
   }
 
   private failedRead(err: unknown): void {
-    this.health.failed(err);
+    this.file.failed(err);
     this.schedule(this.time.now(), this.time.now() + this.retryMs);
   }
 
   /** Nothing to write while failing: a read of the file stands in for a write. */
   private probe(): boolean {
     try {
-      this.store.oldestSampleTs();
-      this.health.succeeded();
+      this.file.store.oldestSampleTs();
+      this.file.succeeded();
       return true;
     } catch (err) {
-      this.health.failed(err);
+      this.file.failed(err);
       return false;
     }
   }
@@ -231,7 +237,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     try {
       for (const [device, d] of this.disk) {
         if (d.depth === 0) continue;
-        const ts = this.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
+        const ts = this.file.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
         if (ts !== undefined && (oldest === undefined || ts < oldest)) oldest = ts;
       }
     } catch (err) {
@@ -246,32 +252,17 @@ export class MemoryFirstOutbox implements ReportOutbox {
 
   /** Memory alone over a cap: drop its oldest now (disk rows are dropped at the next write). */
   private capMemory(device: string): void {
-    const perDevice = this.options.maxBytesPerDevice;
-    const drops = noDrops();
-    if (perDevice !== undefined) {
-      const excess = this.memory.deviceBytes(device) - perDevice;
-      if (excess > 0) {
-        const gone = this.memory.dropOldestOf(device, excess);
-        tally(drops.device, device, gone.records, gone.bytes);
-      }
-    }
-    // Memory alone is capped by the total (the disk's share is enforced at each write; while the
-    // file fails, memory is all there is). Fair: the device holding the most loses first.
-    const total = this.options.maxBytesTotal;
-    if (total !== undefined && this.memory.bytes > total) {
-      for (const [d, gone] of this.memory.dropFairly(this.memory.bytes - total, (d) => this.disk.get(d)?.bytes ?? 0)) tally(drops.total, d, gone.records, gone.bytes);
-    }
+    const drops = capMemory(this.memory, device, this.options, (d) => this.disk.get(d)?.bytes ?? 0);
     for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) this.counter(d).dropped += e.records;
     reportCapDrops(drops, this.options.onDrop);
   }
-
 
   /** Arms the write timer for the earliest memory deadline (or `at`); while failing, only the retry. */
   private schedule(now: number, at = this.memory.nextDeadline() ?? Infinity): void {
     if (this.closed || at >= this.timerAt) return;
     // A failing disk is retried every retryMs, not at each append's (past) deadline: that was a
     // tight loop of doomed transactions starving delivery.
-    if (!this.health.ok && this.cancelTimer !== undefined) return;
+    if (!this.file.ok && this.cancelTimer !== undefined) return;
     this.clearTimer();
     this.timerAt = at;
     this.cancelTimer = this.time.setTimer(() => this.onTimer(), Math.max(0, at - now), { unref: true });
@@ -280,6 +271,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   private onTimer(): void {
     this.cancelTimer = undefined;
     this.timerAt = Infinity;
+    if (!this.file.ok) this.checkFile();
     this.afterWrite(this.write(this.memory.due(this.time.now())));
   }
 

@@ -1,5 +1,6 @@
 // Dropping the oldest rows on disk when an outbox is over its byte caps (inside the caller's
 // transaction). Memory-first callers count their memory bytes in `extraBytes`.
+import type { MemoryQueue } from './outbox-memory.js';
 import type { OutboxStore } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxDropInfo } from '../core/outbox-types.js';
 
@@ -128,4 +129,24 @@ export function admit(device: string, payload: Buffer | string, maxBytesPerDevic
 
 function merge(into: DropTally, from: DropTally): void {
   for (const [device, entry] of from) tally(into, device, entry.records, entry.bytes);
+}
+
+/**
+ * Memory-first's memory over a cap after an append to `device`: the device's own oldest beyond
+ * its cap; beyond the total, fairly (the device holding the most, `onDisk` included, loses first).
+ * Memory alone is held to the total: the disk's share is enforced at each write, and while the
+ * file takes no writes memory is all there is.
+ */
+export function capMemory(memory: MemoryQueue, device: string, caps: { maxBytesPerDevice?: number; maxBytesTotal?: number }, onDisk: (device: string) => number): CapDrops {
+  const drops = noDrops();
+  const excess = caps.maxBytesPerDevice === undefined ? 0 : memory.deviceBytes(device) - caps.maxBytesPerDevice;
+  if (excess > 0) {
+    const gone = memory.dropOldestOf(device, excess);
+    tally(drops.device, device, gone.records, gone.bytes);
+  }
+  const total = caps.maxBytesTotal;
+  if (total !== undefined && memory.bytes > total) {
+    for (const [d, gone] of memory.dropFairly(memory.bytes - total, onDisk)) tally(drops.total, d, gone.records, gone.bytes);
+  }
+  return drops;
 }

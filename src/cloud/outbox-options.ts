@@ -1,5 +1,6 @@
 // Settings of the SQLite-backed outbox implementations (both modes).
 import type { Time } from '../core/time.js';
+import type { MovedAside } from './outbox-file.js';
 import type { OutboxDropInfo, OutboxStorageState } from '../core/outbox-types.js';
 
 export type OutboxMode = 'memory-first' | 'write-ahead';
@@ -22,6 +23,8 @@ export interface OutboxOptions {
   onCommit?: (devices: ReadonlySet<string>) => void;
   /** The file stopped or started taking writes again (once per transition, with the cause). */
   onStorage?: (state: OutboxStorageState) => void;
+  /** A corrupt file was moved aside (kept) and a fresh one used. */
+  onMovedAside?: (moved: MovedAside) => void;
   /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. */
   storageRetryMs?: number;
   /** Clock and commit timers; the system's by default. */

@@ -1,5 +1,6 @@
 // The outbox's SQLite file: the only module that imports the SQLite binding (libsql). Both outbox modes
 // keep their rows here; everything else about them (order, bytes, deadlines) lives in memory.
+import { statSync } from 'node:fs';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
 import type { SqliteDatabase, Statement } from './sqlite-types.js';
@@ -49,8 +50,12 @@ export class OutboxStore {
   private readonly oldestTs: Statement<[], { ts: number }>;
   private readonly oldestTsOf: Statement<[string, number], { ts: number }>;
 
-  constructor(path: string, options: StoreOptions = { synchronous: 'NORMAL' }) {
+  /** The file's device and inode when opened, to notice it deleted or replaced under us. */
+  private readonly fileId: string | undefined;
+
+  constructor(readonly path: string, readonly options: StoreOptions = { synchronous: 'NORMAL' }) {
     if (path !== ':memory:') ensurePrivateFile(path);
+    this.fileId = fileIdOf(path);
     this.db = new Database(path) as SqliteDatabase;
     // better-sqlite3's defaults, which libsql lacks: a 5 s wait for a lock held by another
     // connection (libsql: 0 ms) and a 16 MB page cache (libsql: 2 MB).
@@ -170,6 +175,28 @@ export class OutboxStore {
     return this.oldestTsOf.get(device, afterSeq)?.ts;
   }
 
+  /** Every row, oldest first (moving the rows to a fresh file). */
+  allRows(): StoredRow[] {
+    return (this.db.prepare('SELECT seq, device, ts, payload FROM outbox ORDER BY seq').all() as (StoredRecord & { device: string })[])
+      .map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload) }));
+  }
+
+  /** Makes the next automatic sequence number follow `seq` (a fresh file continues the old one's numbering). */
+  continueSequence(seq: number): void {
+    this.db.prepare("DELETE FROM sqlite_sequence WHERE name = 'outbox'").run();
+    this.db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)").run(seq);
+  }
+
+  /** True when the path no longer names the file this store has open (deleted, renamed or replaced). */
+  fileReplaced(): boolean {
+    return this.fileId !== undefined && fileIdOf(this.path) !== this.fileId;
+  }
+
+  /** SQLite's quick consistency check (no index cross-checks): ['ok'] for a sound file. */
+  quickCheck(): string[] {
+    return (this.db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check);
+  }
+
   /** SQLite's own consistency check: ['ok'] for a sound file, else the problems found. */
   integrityCheck(): string[] {
     return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check);
@@ -177,5 +204,15 @@ export class OutboxStore {
 
   close(): void {
     this.db.close();
+  }
+}
+
+function fileIdOf(path: string): string | undefined {
+  if (path === ':memory:') return undefined;
+  try {
+    const stat = statSync(path);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return 'missing';
   }
 }

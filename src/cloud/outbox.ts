@@ -3,8 +3,7 @@
 // While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops) and
 // a commit is tried every storageRetryMs; acks are counted at once and deleted at the next commit.
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, type DropTally } from './outbox-caps.js';
-import { StorageHealth } from './outbox-storage.js';
-import { OutboxStore } from './outbox-store.js';
+import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../core/time.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
@@ -14,11 +13,10 @@ export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, Repo
 export type { OutboxMode, OutboxOptions } from './outbox-options.js';
 
 export class Outbox implements ReportOutbox {
-  private readonly store: OutboxStore;
+  private readonly file: StoreKeeper;
   private readonly flushIntervalMs: number;
   private readonly flushRecords: number;
   private readonly retryMs: number;
-  private readonly health: StorageHealth;
   private readonly counters = new Map<string, OutboxDeviceStats>();
   /** Rows acknowledged while the file took no writes: skipped by peek, deleted at the next commit. */
   private readonly ackedOnDisk = new Map<string, number>();
@@ -32,9 +30,8 @@ export class Outbox implements ReportOutbox {
     this.flushRecords = options.flushRecords ?? 500;
     this.retryMs = options.storageRetryMs ?? 1000;
     this.time = options.time ?? systemTime;
-    this.health = new StorageHealth(() => this.time.now(), options.onStorage);
-    this.store = new OutboxStore(options.path, { synchronous: 'NORMAL' });
-    for (const row of this.store.totals()) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
+    for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
   }
 
   /** Buffer one report; committed within flushIntervalMs or flushRecords, or by flush()/close(). */
@@ -43,7 +40,7 @@ export class Outbox implements ReportOutbox {
     const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.counters, this.options.onDrop);
     if (bytes === undefined) return;
     this.pending.push({ device, ts, payload: bytes });
-    if (!this.health.ok) {
+    if (!this.file.ok) {
       // The retry timer commits; meanwhile memory stays within its caps.
       this.trimPending();
     } else if (this.pending.length >= this.flushRecords) {
@@ -59,6 +56,7 @@ export class Outbox implements ReportOutbox {
       this.cancelTimer();
       this.cancelTimer = undefined;
     }
+    this.checkFile();
     const deletes = [...this.ackedOnDisk];
     if ((this.pending.length === 0 && deletes.length === 0) || this.closed) return;
     const batch = this.pending;
@@ -67,16 +65,16 @@ export class Outbox implements ReportOutbox {
     const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
     let drops = noDrops();
     try {
-      this.store.transaction(() => {
-        for (const [device, upTo] of deletes) this.store.deleteThrough(device, upTo);
+      this.file.store.transaction(() => {
+        for (const [device, upTo] of deletes) this.file.store.deleteThrough(device, upTo);
         for (const record of batch) {
-          this.store.insert(record.device, record.ts, record.payload);
+          this.file.store.insert(record.device, record.ts, record.payload);
           const counter = this.counter(record.device);
           counter.depth += 1;
           counter.bytes += record.payload.length;
           touched.add(record.device);
         }
-        drops = enforceCaps(this.store, this.counters, touched, this.options);
+        drops = enforceCaps(this.file.store, this.counters, touched, this.options);
       });
     } catch (err) {
       // Rolled back: restore the counters and keep the batch, bounded, for the next commit.
@@ -84,22 +82,29 @@ export class Outbox implements ReportOutbox {
       for (const device of touched) if (!before.has(device)) this.counters.delete(device);
       this.pending = batch.concat(this.pending);
       this.trimPending();
-      this.health.failed(err);
+      this.file.failed(err);
       if (!this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
       return;
     }
-    this.health.succeeded();
+    this.file.succeeded();
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     reportCapDrops(drops, this.options.onDrop);
     if (touched.size > 0) this.options.onCommit?.(touched);
   }
 
+  /** A file deleted, replaced or found corrupt is replaced by a fresh one with every row that could be read. */
+  checkFile(): void {
+    if (this.closed) return;
+    const { replaced, complete } = this.file.check();
+    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+  }
+
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
     try {
-      return this.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+      return this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
     } catch (err) {
-      this.health.failed(err);
+      this.file.failed(err);
       return [];
     }
   }
@@ -110,13 +115,13 @@ export class Outbox implements ReportOutbox {
     if (upToSeq <= from) return 0;
     let gone: { records: number; bytes: number };
     try {
-      gone = this.store.transaction(() => this.store.deleteThrough(device, upToSeq));
+      gone = this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq));
       this.ackedOnDisk.delete(device);
     } catch (err) {
       // The file takes no deletes: count the rows gone now, delete them at the next commit.
-      this.health.failed(err);
+      this.file.failed(err);
       try {
-        gone = this.store.measure(device, from, upToSeq);
+        gone = this.file.store.measure(device, from, upToSeq);
       } catch {
         return 0;
       }
@@ -142,7 +147,7 @@ export class Outbox implements ReportOutbox {
     }
     return {
       devices, depth, bytes, dropped, buffered: this.pending.length, onDisk: depth, diskBytes: bytes,
-      oldestTs: this.closed || depth === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.health.state(),
+      oldestTs: this.closed || depth === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.file.health.state(),
     };
   }
 
@@ -159,17 +164,17 @@ export class Outbox implements ReportOutbox {
     this.cancelTimer = undefined;
     this.dropPending(this.pending.splice(0));
     try {
-      this.store.close();
+      this.file.store.close();
     } catch (err) {
-      this.health.failed(err);
+      this.file.failed(err);
     }
   }
 
   private oldestOnDisk(): number | undefined {
     try {
-      return this.store.oldestSampleTs();
+      return this.file.store.oldestSampleTs();
     } catch (err) {
-      this.health.failed(err);
+      this.file.failed(err);
       return undefined;
     }
   }
