@@ -6,6 +6,7 @@ import { createLogger, parseComponentLevels } from '../ops/log.js';
 import { SecretValues } from '../core/redact.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { untilSignal } from './signals.js';
+import { EXIT_STATE_LOCKED, lockStateDir } from '../ops/state-lock.js';
 import { loadSiteOrReport } from './site-loading.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
@@ -32,6 +33,14 @@ export const runRun: CliCommand = async (args, io) => {
   const secrets = new SecretValues();
   secrets.add(...configSecrets(config));
   const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
+  // Before anything touches the state: a second daemon would share the outbox and kick the first's links off the broker.
+  const lock = lockStateDir(config.gateway.stateDir);
+  if (!lock.held) {
+    const holder = lock.holderPid === undefined ? 'another process' : `fieldgate PID ${lock.holderPid}`;
+    io.stderr.write(`fieldgate run: the state directory ${config.gateway.stateDir} is in use by ${holder} (lock ${lock.path}); stop it first or give this site another stateDir\n`);
+    logger.fatal({ stateDir: config.gateway.stateDir, lockFile: lock.path, holderPid: lock.holderPid ?? null }, 'state directory in use by another fieldgate');
+    return EXIT_STATE_LOCKED;
+  }
   const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
   if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
   let gateway;
@@ -40,10 +49,18 @@ export const runRun: CliCommand = async (args, io) => {
   } catch (err) {
     // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
     logger.fatal({ err }, 'gateway failed to start');
+    lock.release();
     return 1;
   }
   const signal = await untilSignal();
   logger.info({ signal }, 'signal received');
-  await gateway.stop();
+  try {
+    await gateway.stop();
+  } catch (err) {
+    logger.fatal({ err }, 'gateway stop failed');
+    return 1;
+  } finally {
+    lock.release();
+  }
   return 0;
 };

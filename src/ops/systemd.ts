@@ -1,4 +1,4 @@
-// sd_notify over the NOTIFY_SOCKET datagram socket (the only importer of koffi).
+// sd_notify over the NOTIFY_SOCKET datagram socket (koffi; state-lock.ts is its other user, for flock).
 // Node has no AF_UNIX datagram sockets, so two libc calls go through koffi's FFI (prebuilt on the
 // npm registry, no compiler). The daemon's own process sends, so the unit keeps NotifyAccess=main.
 // Without NOTIFY_SOCKET every call is a no-op and koffi is never loaded.
