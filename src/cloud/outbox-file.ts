@@ -1,7 +1,7 @@
 // The outbox's SQLite file as a whole: opened with a consistency check (a corrupt file is moved
 // aside, kept for inspection, and a fresh one used instead of a crash loop), and replaced while
 // running when it was deleted, renamed or found corrupt (its readable rows go to a fresh file).
-import { renameSync } from 'node:fs';
+import { existsSync, renameSync, unlinkSync } from 'node:fs';
 import { tally, type DropTally } from './outbox-caps.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { OutboxDeviceStats } from '../core/outbox-types.js';
@@ -96,10 +96,23 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
   }
   let movedTo: string | undefined;
   try {
-    if (moveAwayFirst) movedTo = moveAside(path, now);
+    // A file now at the path is not the one we had open (replaced): kept aside like a corrupt one.
+    if (moveAwayFirst || existsSync(path)) movedTo = moveAside(path, now);
+    // The deleted file's -wal/-shm, if left behind, must not be taken for the fresh file's.
+    else removeLeftovers(path);
     return { store: filled(new OutboxStore(path, old.options), rows, seq), onDisk: true, complete, ...(movedTo ? { movedTo } : {}) };
   } catch {
     return { store: filled(new OutboxStore(':memory:', old.options), rows, seq), onDisk: false, complete, ...(movedTo ? { movedTo } : {}) };
+  }
+}
+
+function removeLeftovers(path: string): void {
+  for (const suffix of ['-wal', '-shm']) {
+    try {
+      unlinkSync(`${path}${suffix}`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
 }
 
@@ -167,7 +180,7 @@ export class StoreKeeper {
     const result = replaceFile(this.store, this.path, this.hooks.now(), moveAway);
     this.store = result.store;
     this.corrupt = false;
-    if (result.movedTo) this.hooks.onMovedAside?.({ path: this.path, movedTo: result.movedTo, cause: 'found corrupt while running' });
+    if (result.movedTo) this.hooks.onMovedAside?.({ path: this.path, movedTo: result.movedTo, cause: moveAway ? 'found corrupt while running' : 'another file took its place while running' });
     if (result.onDisk) this.health.succeeded();
     return { replaced: true, complete: result.complete };
   }
