@@ -47,7 +47,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     onCommit: wake,
     // One line per transition, never per attempt: a full card is not made fuller by the log.
     onStorage: (state) => {
-      if (state.state === 'failing') logger.error({ cause: state.cause, path }, 'outbox storage failing: reports kept in memory only, no crash window holds');
+      if (state.state === 'failing') logger.error({ cause: state.cause, path, effect: 'reports kept in memory only: no crash window holds until the file takes writes again' }, 'outbox storage failing');
       else logger.info({ failedWrites: state.failedWrites, path }, 'outbox storage back');
     },
     storageRetryMs: settings.storageRetryMs,

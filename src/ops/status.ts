@@ -31,6 +31,8 @@ export interface DeviceStatus {
   /** Milliseconds since the last successful poll; null before the first one. */
   lastPollAgeMs: number | null;
   skippedCycles: number;
+  /** Poll cycles that gave values since start (each one report when the device reports every poll). */
+  cyclesWithValues?: number;
   /** True while poll cycles take longer than the period and are being skipped. */
   overrunning?: boolean;
   /** Points the device answers for without a value (refused or undecodable), now. */
