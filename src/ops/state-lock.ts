@@ -2,12 +2,11 @@
 // open descriptor for the life of the process (the kernel releases it when the process dies, even
 // by kill -9, so no stale lock survives). The holder's PID is written into the file for the
 // message a second daemon gives; the PID alone proves nothing, the lock does. flock goes through
-// koffi (Node has no flock), loaded only by `run`.
+// libc.ts (Node has no flock), loaded only by `run`.
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
-import type * as Koffi from 'koffi';
+import { errnoError, libc } from './libc.js';
 
 /** `fieldgate run` on a state directory another daemon holds (sysexits EX_CANTCREAT); systemd must not restart on it. */
 export const EXIT_STATE_LOCKED = 73;
@@ -21,33 +20,17 @@ export type LockResult =
   | { held: true; path: string; release(): void }
   | { held: false; path: string; holderPid: number | undefined };
 
-type Flock = (fd: number, operation: number) => number;
-
-let flockFn: { flock: Flock; errno: () => number } | undefined;
-
-function flock(): { flock: Flock; errno: () => number } {
-  if (!flockFn) {
-    const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
-    const libc = koffi.load(null);
-    flockFn = { flock: libc.func('int flock(int, int)') as Flock, errno: () => koffi.errno() };
-  }
-  return flockFn;
-}
-
 /** Takes the state directory's lock without waiting; when another process holds it, says which. */
 export function lockStateDir(stateDir: string, pid = process.pid): LockResult {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const path = join(stateDir, LOCK_FILE);
   // Not truncated on open: the holder's PID must stay readable to a second daemon.
   const fd = openSync(path, 'a+', 0o600);
-  const { flock: call, errno } = flock();
-  if (call(fd, LOCK_EX | LOCK_NB) !== 0) {
+  const { flock, errno } = libc();
+  if (flock(fd, LOCK_EX | LOCK_NB) !== 0) {
     const code = errno();
     closeSync(fd);
-    if (code !== osConstants.errno.EWOULDBLOCK && code !== osConstants.errno.EAGAIN) {
-      const name = Object.entries(osConstants.errno).find(([, value]) => value === code)?.[0] ?? `errno ${code}`;
-      throw Object.assign(new Error(`cannot lock ${path}: flock failed with ${name}`), { code: name });
-    }
+    if (code !== osConstants.errno.EWOULDBLOCK && code !== osConstants.errno.EAGAIN) throw errnoError(`flock ${path}`, code);
     return { held: false, path, holderPid: holderPidOf(path) };
   }
   ftruncateSync(fd, 0);
