@@ -6,9 +6,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OutboxStore } from '../../src/cloud/outbox-store.js';
 import type { GatewayStatus } from '../../src/ops/status.js';
 import { freePort } from '../helpers/mosquitto.js';
+import { integrityOf } from '../helpers/outbox-file.js';
 import { DeliveryRig, settle, sleep, type GatewayProcess } from './delivery-rig.js';
 import { canMount, fillUp, GatewayLog, getJson, getText, mountExt4, mountTmpfs, turnReadOnly, type SmallFs } from './storage-rig.js';
 
@@ -75,15 +75,6 @@ async function stop(gateway: GatewayProcess): Promise<number | null> {
   return gateway.exited;
 }
 
-function integrity(path: string): string[] {
-  const store = new OutboxStore(path);
-  try {
-    return store.integrityCheck();
-  } finally {
-    store.close();
-  }
-}
-
 describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
   let rig: DeliveryRig | undefined;
   let fs: SmallFs | undefined;
@@ -97,18 +88,23 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     log = undefined;
   });
 
-  it('full disk during an outage: keeps polling and delivering from memory, one line each way, recovers when space returns, SIGTERM exits 0', async () => {
-    fs = mountTmpfs(2048);
+  /** The gateway with its state on `small`, delivering, then a broker outage with rows on disk. */
+  async function outageOn(small: SmallFs): Promise<{ r: DeliveryRig; port: number; stateDir: string; gateway: GatewayProcess; log: GatewayLog }> {
     const port = await freePort();
-    const stateDir = join(fs.path, 'state');
+    const stateDir = join(small.path, 'state');
     rig = await DeliveryRig.start({ stateDir, healthPort: port, logLevel: 'info' });
     const r = rig;
     log = new GatewayLog(r.dir, 'gateway');
     const gateway = r.startGateway(log);
     await settle(() => r.received.length >= 20, 30_000);
-
     r.pipe.cutOff(true);
     await settle(() => r.outbox.pendingRows() >= 20, 30_000);
+    return { r, port, stateDir, gateway, log };
+  }
+
+  it('full disk during an outage: keeps polling and delivering from memory, one line each way, recovers when space returns, SIGTERM exits 0', async () => {
+    fs = mountTmpfs(2048);
+    const { r, port, stateDir, gateway, log: gatewayLog } = await outageOn(fs);
     const filler = fillUp(fs.path);
     const failing = await statusWhen(port, (s) => s.outbox?.storage?.state === 'failing', 30_000);
     expect(failing?.outbox?.storage).toMatchObject({ state: 'failing', crashWindowHolds: false, cause: expect.stringMatching(/SQLITE_FULL|disk is full/) });
@@ -137,32 +133,24 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     const exitCode = await stop(gateway);
     r.outbox.sample();
     const counts = account(r, cycles, final?.outbox?.dropped ?? -1);
-    const errors = log.lines().filter((l) => Number(l.level) >= 50);
+    const errors = gatewayLog.lines().filter((l) => Number(l.level) >= 50);
     console.log(`full disk: ${counts.cycles} reports polled, ${counts.delivered} delivered, ${counts.leftOnDisk} left on disk, ${counts.dropped} dropped, `
       + `${counts.unexplained} unexplained; ${failing?.outbox?.storage?.failedWrites} failed writes by the first status, `
-      + `log: ${log.messages('outbox storage failing').length} failing / ${log.messages('outbox storage back').length} back, ${errors.length} error lines; exit ${exitCode}`);
+      + `log: ${gatewayLog.messages('outbox storage failing').length} failing / ${gatewayLog.messages('outbox storage back').length} back, ${errors.length} error lines; exit ${exitCode}`);
     expect(counts.unexplained).toBe(0);
     expect(counts.overCounted).toBe(0);
-    expect(log.messages('outbox storage failing')).toHaveLength(1);
-    expect(log.messages('outbox storage failing')[0]).toMatchObject({ cause: expect.stringMatching(/SQLITE_FULL/) });
-    expect(log.messages('outbox storage back')).toHaveLength(1);
-    expect(log.lines().filter((l) => String(l.msg).includes('cannot rollback') || String(l.err ?? '').includes('cannot rollback'))).toEqual([]);
+    expect(gatewayLog.messages('outbox storage failing')).toHaveLength(1);
+    expect(gatewayLog.messages('outbox storage failing')[0]).toMatchObject({ cause: expect.stringMatching(/SQLITE_FULL/) });
+    expect(gatewayLog.messages('outbox storage back')).toHaveLength(1);
+    expect(gatewayLog.lines().filter((l) => String(l.msg).includes('cannot rollback') || String(l.err ?? '').includes('cannot rollback'))).toEqual([]);
     expect(errors.length).toBeLessThanOrEqual(2);
     expect(exitCode).toBe(0);
-    expect(integrity(join(stateDir, 'outbox.sqlite'))).toEqual(['ok']);
+    expect(integrityOf(join(stateDir, 'outbox.sqlite'))).toEqual(['ok']);
   }, 240_000);
 
   it('filesystem turned read-only during an outage: keeps delivering from memory, SIGTERM exits 0 and counts what it could not save', async () => {
     fs = mountExt4(16);
-    const port = await freePort();
-    const stateDir = join(fs.path, 'state');
-    rig = await DeliveryRig.start({ stateDir, healthPort: port, logLevel: 'info' });
-    const r = rig;
-    log = new GatewayLog(r.dir, 'gateway');
-    const gateway = r.startGateway(log);
-    await settle(() => r.received.length >= 20, 30_000);
-    r.pipe.cutOff(true);
-    await settle(() => r.outbox.pendingRows() >= 20, 30_000);
+    const { r, port, gateway, log: gatewayLog } = await outageOn(fs);
     turnReadOnly(fs);
     const failing = await statusWhen(port, (s) => s.outbox?.storage?.state === 'failing', 30_000);
     expect(failing?.outbox?.storage).toMatchObject({ state: 'failing', crashWindowHolds: false });
@@ -178,16 +166,16 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     const before = await status(port);
     const exitCode = await stop(gateway);
     r.outbox.sample();
-    const lost = log.messages('outbox reports lost: write failed').reduce((n, l) => n + Number(l.records ?? 0), 0);
+    const lost = gatewayLog.messages('outbox reports lost: write failed').reduce((n, l) => n + Number(l.records ?? 0), 0);
     const counts = account(r, cycles, (before?.outbox?.dropped ?? 0) + lost);
     console.log(`read-only: ${counts.cycles} reports polled, ${counts.delivered} delivered, ${counts.leftOnDisk} left on disk, ${counts.dropped} dropped `
       + `(${lost} lost at the stop, counted), ${counts.unexplained} unexplained, ${counts.overCounted} counted as lost yet in the file; cause ${failing?.outbox?.storage?.cause}; `
-      + `log: ${log.messages('outbox storage failing').length} failing line(s); exit ${exitCode}`);
+      + `log: ${gatewayLog.messages('outbox storage failing').length} failing line(s); exit ${exitCode}`);
     expect(exitCode).toBe(0);
     expect(counts.unexplained).toBe(0);
     // At most the one commit the I/O error interrupted (about a second of reports).
     expect(counts.overCounted).toBeLessThanOrEqual(40);
-    expect(log.messages('outbox storage failing')).toHaveLength(1);
-    expect(log.lines().filter((l) => Number(l.level) >= 50).length).toBeLessThanOrEqual(2);
+    expect(gatewayLog.messages('outbox storage failing')).toHaveLength(1);
+    expect(gatewayLog.lines().filter((l) => Number(l.level) >= 50).length).toBeLessThanOrEqual(2);
   }, 240_000);
 });

@@ -6,6 +6,7 @@ import { MemoryFirstOutbox } from '../../../src/cloud/memory-first-outbox.js';
 import { OutboxStore } from '../../../src/cloud/outbox-store.js';
 import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { rowsIn } from '../../helpers/outbox-file.js';
 
 let dir: string;
 // Manual time: the durability deadlines fire only when a test advances it.
@@ -14,14 +15,7 @@ const open: MemoryFirstOutbox[] = [];
 const text = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
 
 /** Rows in the file as another process would see them. */
-function rowsOnDisk(): number {
-  const store = new OutboxStore(join(dir, 'outbox.db'));
-  try {
-    return store.totals().reduce((n, t) => n + t.depth, 0);
-  } finally {
-    store.close();
-  }
-}
+const rowsOnDisk = () => rowsIn(join(dir, 'outbox.db'));
 
 function make(options: Partial<OutboxOptions> = {}): MemoryFirstOutbox {
   const outbox = new MemoryFirstOutbox({ path: join(dir, 'outbox.db'), durableAfterMs: 1000, time: clock, ...options });

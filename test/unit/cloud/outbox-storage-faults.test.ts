@@ -12,6 +12,7 @@ import { OutboxStore } from '../../../src/cloud/outbox-store.js';
 import type { OutboxMode, OutboxOptions } from '../../../src/cloud/outbox-options.js';
 import type { OutboxDropInfo, OutboxStorageState, ReportOutbox } from '../../../src/core/outbox-types.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { integrityOf, rowsIn } from '../../helpers/outbox-file.js';
 
 let dir: string;
 let clock: ManualClock;
@@ -60,14 +61,7 @@ function failWrites(code = 'SQLITE_FULL', message = 'database or disk is full'):
   return { attempts: () => attempts, heal: () => { spy.mockRestore(); expect(OutboxStore.prototype.transaction).toBe(original); } };
 }
 
-function rowsOnDisk(): number {
-  const store = new OutboxStore(join(dir, 'outbox.db'));
-  try {
-    return store.totals().reduce((n, t) => n + t.depth, 0);
-  } finally {
-    store.close();
-  }
-}
+const rowsOnDisk = () => rowsIn(join(dir, 'outbox.db'));
 
 const text = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
 
@@ -91,9 +85,7 @@ describe.each(['memory-first', 'write-ahead'] as const)('storage faults: %s', (m
     outbox.flush();
     expect(outbox.stats()).toMatchObject({ depth: 200, dropped: 0, storage: { state: 'ok' } });
     expect(rowsOnDisk()).toBe(200);
-    const store = new OutboxStore(join(dir, 'outbox.db'));
-    expect(store.integrityCheck()).toEqual(['ok']);
-    store.close();
+    expect(integrityOf(join(dir, 'outbox.db'))).toEqual(['ok']);
   });
 
   it('flush and close never throw while the file takes no writes; what could not be saved is counted', () => {
