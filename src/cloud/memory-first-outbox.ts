@@ -202,10 +202,10 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.schedule(this.time.now(), this.time.now() + this.retryMs);
   }
 
-  /** Nothing to write while failing: a read of the file stands in for a write. */
+  /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
   private probe(): boolean {
     try {
-      this.file.store.oldestSampleTs();
+      this.file.store.probeWrite();
       this.file.succeeded();
       return true;
     } catch (err) {

@@ -2,9 +2,21 @@
 // a record and a byte cap, dropping fairly (the device holding the most loses its oldest first).
 
 export interface Pending {
+  /** Given at append, kept on disk: a record has one seq from append to ack. */
+  seq: number;
   device: string;
   ts: number;
   payload: Buffer;
+}
+
+/** A device's pending records with seq > afterSeq, oldest first, at most `limit`. */
+export function pendingOf(pending: readonly Pending[], device: string, afterSeq: number, limit: number): Pending[] {
+  const out: Pending[] = [];
+  for (const p of pending) {
+    if (out.length >= limit) break;
+    if (p.device === device && p.seq > afterSeq) out.push(p);
+  }
+  return out;
 }
 
 /**

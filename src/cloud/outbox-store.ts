@@ -34,7 +34,11 @@ CREATE TABLE IF NOT EXISTS outbox (
   ts INTEGER NOT NULL,
   payload BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS storage_probe (data BLOB);
 `;
+
+/** Bytes a storage probe writes (and deletes): a few pages, so it needs space as a small commit does. */
+const PROBE_BYTES = 8192;
 
 export class OutboxStore {
   private readonly db: SqliteDatabase;
@@ -173,6 +177,17 @@ export class OutboxStore {
   /** Sample time of a device's oldest row with seq > afterSeq, if any. */
   oldestSampleTsOf(device: string, afterSeq: number): number | undefined {
     return this.oldestTsOf.get(device, afterSeq)?.ts;
+  }
+
+  /**
+   * A real write that leaves nothing behind: a few pages inserted and deleted in one transaction.
+   * Tells whether the file takes writes again when there is nothing else to write.
+   */
+  probeWrite(): void {
+    this.transaction(() => {
+      this.db.prepare('INSERT INTO storage_probe (data) VALUES (zeroblob(?))').run(PROBE_BYTES);
+      this.db.exec('DELETE FROM storage_probe');
+    });
   }
 
   /** Every row, oldest first (moving the rows to a fresh file). */

@@ -1,10 +1,11 @@
 // Write-ahead outbox: every report goes to SQLite (group-committed) before it is published, and
 // leaves only through ack() after PUBACK. The `write-ahead` mode; see memory-first-outbox.ts.
-// While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops) and
-// a commit is tried every storageRetryMs; acks are counted at once and deleted at the next commit.
+// While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
+// published from there after what is on disk (no crash window holds then), and a commit is tried
+// every storageRetryMs; acks are counted at once and deleted at the next commit.
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
-import { trimPendingFairly, type Pending } from './outbox-pending.js';
+import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../core/time.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
@@ -21,6 +22,7 @@ export class Outbox implements ReportOutbox {
   /** Rows acknowledged while the file took no writes: skipped by peek, deleted at the next commit. */
   private readonly ackedOnDisk = new Map<string, number>();
   private pending: Pending[] = [];
+  private nextSeq: number;
   private cancelTimer: (() => void) | undefined;
   private readonly time: Time;
   private closed = false;
@@ -32,6 +34,7 @@ export class Outbox implements ReportOutbox {
     this.time = options.time ?? systemTime;
     this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    this.nextSeq = this.file.opened.maxSeq + 1;
   }
 
   /** Buffer one report; committed within flushIntervalMs or flushRecords, or by flush()/close(). */
@@ -39,10 +42,12 @@ export class Outbox implements ReportOutbox {
     if (this.closed) throw new Error('outbox is closed');
     const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.counters, this.options.onDrop);
     if (bytes === undefined) return;
-    this.pending.push({ device, ts, payload: bytes });
+    this.pending.push({ seq: this.nextSeq, device, ts, payload: bytes });
+    this.nextSeq += 1;
     if (!this.file.ok) {
-      // The retry timer commits; meanwhile memory stays within its caps.
+      // The retry timer commits; meanwhile memory stays within its caps and is published from there.
       this.trimPending();
+      this.options.onCommit?.(new Set([device]));
     } else if (this.pending.length >= this.flushRecords) {
       this.flush();
     } else if (this.cancelTimer === undefined) {
@@ -58,7 +63,11 @@ export class Outbox implements ReportOutbox {
     }
     this.checkFile();
     const deletes = [...this.ackedOnDisk];
-    if ((this.pending.length === 0 && deletes.length === 0) || this.closed) return;
+    if (this.closed) return;
+    if (this.pending.length === 0 && deletes.length === 0) {
+      if (!this.file.ok) this.probe();
+      return;
+    }
     const batch = this.pending;
     this.pending = [];
     const touched = new Set<string>();
@@ -68,7 +77,7 @@ export class Outbox implements ReportOutbox {
       this.file.store.transaction(() => {
         for (const [device, upTo] of deletes) this.file.store.deleteThrough(device, upTo);
         for (const record of batch) {
-          this.file.store.insert(record.device, record.ts, record.payload);
+          this.file.store.insertWithSeq(record);
           const counter = this.counter(record.device);
           counter.depth += 1;
           counter.bytes += record.payload.length;
@@ -83,7 +92,7 @@ export class Outbox implements ReportOutbox {
       this.pending = batch.concat(this.pending);
       this.trimPending();
       this.file.failed(err);
-      if (!this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
+      this.retryLater();
       return;
     }
     this.file.succeeded();
@@ -99,20 +108,28 @@ export class Outbox implements ReportOutbox {
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
   }
 
+  /** Committed records; while the file takes no writes, then the ones waiting for it (newer by seq). */
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
+    let fromDisk: OutboxRecord[] = [];
     try {
-      return this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+      fromDisk = this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
     } catch (err) {
       this.file.failed(err);
-      return [];
     }
+    if (this.file.ok || fromDisk.length >= limit) return fromDisk;
+    const waiting = pendingOf(this.pending, device, fromDisk.at(-1)?.seq ?? afterSeq, limit - fromDisk.length);
+    return fromDisk.concat(waiting.map(({ seq, ts, payload }) => ({ seq, ts, payload })));
   }
 
   ack(device: string, upToSeq: number): number {
     if (this.closed) return 0;
+    // Published from memory while the file took no writes: acknowledged, they need no commit.
+    const before = this.pending.length;
+    this.pending = this.pending.filter((p) => p.device !== device || p.seq > upToSeq);
+    const fromMemory = before - this.pending.length;
     const from = this.ackedOnDisk.get(device) ?? 0;
-    if (upToSeq <= from) return 0;
+    if (upToSeq <= from) return fromMemory;
     let gone: { records: number; bytes: number };
     try {
       gone = this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq));
@@ -123,36 +140,46 @@ export class Outbox implements ReportOutbox {
       try {
         gone = this.file.store.measure(device, from, upToSeq);
       } catch {
-        return 0;
+        return fromMemory;
       }
       this.ackedOnDisk.set(device, upToSeq);
-      if (this.cancelTimer === undefined && !this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
+      if (this.cancelTimer === undefined) this.retryLater();
     }
     const counter = this.counter(device);
     counter.depth -= gone.records;
     counter.bytes -= gone.bytes;
-    return gone.records;
+    return gone.records + fromMemory;
   }
 
+  /** Depth and bytes count what waits for a commit too (as memory-first's count its memory); onDisk what is committed. */
   stats(): OutboxStats {
     const devices: Record<string, OutboxDeviceStats> = {};
-    let depth = 0;
-    let bytes = 0;
+    let onDisk = 0;
+    let diskBytes = 0;
     let dropped = 0;
     for (const [device, counter] of this.counters) {
       devices[device] = { ...counter };
-      depth += counter.depth;
-      bytes += counter.bytes;
+      onDisk += counter.depth;
+      diskBytes += counter.bytes;
       dropped += counter.dropped;
     }
+    let pendingBytes = 0;
+    for (const p of this.pending) {
+      const entry = (devices[p.device] ??= { depth: 0, bytes: 0, dropped: 0 });
+      entry.depth += 1;
+      entry.bytes += p.payload.length;
+      pendingBytes += p.payload.length;
+    }
     return {
-      devices, depth, bytes, dropped, buffered: this.pending.length, onDisk: depth, diskBytes: bytes,
-      oldestTs: this.closed || depth === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.file.health.state(),
+      devices, depth: onDisk + this.pending.length, bytes: diskBytes + pendingBytes, dropped, buffered: this.pending.length, onDisk, diskBytes,
+      oldestTs: this.closed || onDisk === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.file.health.state(),
     };
   }
 
   devicesWithBacklog(): string[] {
-    return [...this.counters].filter(([, c]) => c.depth > 0).map(([device]) => device);
+    const names = new Set(this.pending.map((p) => p.device));
+    for (const [device, c] of this.counters) if (c.depth > 0) names.add(device);
+    return [...names];
   }
 
   /** Commits what is buffered and closes the store; what cannot be committed is counted as dropped. Never throws. */
@@ -168,6 +195,21 @@ export class Outbox implements ReportOutbox {
     } catch (err) {
       this.file.failed(err);
     }
+  }
+
+  /** Nothing to commit while failing: a small real write tells whether the file takes writes again. */
+  private probe(): void {
+    try {
+      this.file.store.probeWrite();
+      this.file.succeeded();
+    } catch (err) {
+      this.file.failed(err);
+      this.retryLater();
+    }
+  }
+
+  private retryLater(): void {
+    if (!this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
   }
 
   private oldestOnDisk(): number | undefined {

@@ -1,4 +1,4 @@
-// The state directory's filesystem failing under a running gateway (memory-first), made for real:
+// The state directory's filesystem failing under a running gateway, made for real:
 // a small tmpfs filled to the last byte during a broker outage, then freed; an ext4 image turned
 // read-only by an ext4 error. Each run counts: poll cycles against reports delivered, left in the
 // outbox or counted as dropped (0 unexplained), log lines per transition, /healthz, metrics, the
@@ -89,10 +89,10 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
   });
 
   /** The gateway with its state on `small`, delivering, then a broker outage with rows on disk. */
-  async function outageOn(small: SmallFs): Promise<{ r: DeliveryRig; port: number; stateDir: string; gateway: GatewayProcess; log: GatewayLog }> {
+  async function outageOn(small: SmallFs, mode: 'memory-first' | 'write-ahead' = 'memory-first'): Promise<{ r: DeliveryRig; port: number; stateDir: string; gateway: GatewayProcess; log: GatewayLog }> {
     const port = await freePort();
     const stateDir = join(small.path, 'state');
-    rig = await DeliveryRig.start({ stateDir, healthPort: port, logLevel: 'info' });
+    rig = await DeliveryRig.start({ stateDir, healthPort: port, logLevel: 'info', mode });
     const r = rig;
     log = new GatewayLog(r.dir, 'gateway');
     const gateway = r.startGateway(log);
@@ -102,9 +102,9 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     return { r, port, stateDir, gateway, log };
   }
 
-  it('full disk during an outage: keeps polling and delivering from memory, one line each way, recovers when space returns, SIGTERM exits 0', async () => {
+  it.each(['memory-first', 'write-ahead'] as const)('%s, full disk during an outage: keeps polling and delivering from memory, one line each way, recovers when space returns, SIGTERM exits 0', async (mode) => {
     fs = mountTmpfs(2048);
-    const { r, port, stateDir, gateway, log: gatewayLog } = await outageOn(fs);
+    const { r, port, stateDir, gateway, log: gatewayLog } = await outageOn(fs, mode);
     const filler = fillUp(fs.path);
     const failing = await statusWhen(port, (s) => s.outbox?.storage?.state === 'failing', 30_000);
     expect(failing?.outbox?.storage).toMatchObject({ state: 'failing', crashWindowHolds: false, cause: expect.stringMatching(/SQLITE_FULL|disk is full/) });
@@ -134,7 +134,7 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     r.outbox.sample();
     const counts = account(r, cycles, final?.outbox?.dropped ?? -1);
     const errors = gatewayLog.lines().filter((l) => Number(l.level) >= 50);
-    console.log(`full disk: ${counts.cycles} reports polled, ${counts.delivered} delivered, ${counts.leftOnDisk} left on disk, ${counts.dropped} dropped, `
+    console.log(`full disk (${mode}): ${counts.cycles} reports polled, ${counts.delivered} delivered, ${counts.leftOnDisk} left on disk, ${counts.dropped} dropped, `
       + `${counts.unexplained} unexplained; ${failing?.outbox?.storage?.failedWrites} failed writes by the first status, `
       + `log: ${gatewayLog.messages('outbox storage failing').length} failing / ${gatewayLog.messages('outbox storage back').length} back, ${errors.length} error lines; exit ${exitCode}`);
     expect(counts.unexplained).toBe(0);

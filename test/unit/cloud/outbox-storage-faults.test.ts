@@ -122,9 +122,9 @@ describe.each(['memory-first', 'write-ahead'] as const)('storage faults: %s', (m
   });
 });
 
-describe('storage faults: memory-first delivery', () => {
+describe.each(['memory-first', 'write-ahead'] as const)('storage faults: %s delivery', (mode) => {
   it('delivers and acknowledges from memory while the disk is full; acked records leave memory', () => {
-    const { outbox } = make('memory-first');
+    const { outbox } = make(mode);
     outbox.append('pump', 'on-disk', 1);
     outbox.flush();
     const disk = failWrites();
