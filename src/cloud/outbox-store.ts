@@ -42,7 +42,6 @@ const PROBE_BYTES = 8192;
 
 export class OutboxStore {
   private readonly db: SqliteDatabase;
-  private readonly insertAuto: Statement<[string, number, Buffer]>;
   private readonly insertSeq: Statement<[number, string, number, Buffer]>;
   private readonly selectAfter: Statement<[string, number, number], StoredRecord>;
   private readonly sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
@@ -77,7 +76,6 @@ export class OutboxStore {
     // No (device, seq) index: with devices interleaved it touched a page per device per commit,
     // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
     this.db.exec('DROP INDEX IF EXISTS outbox_device_seq');
-    this.insertAuto = this.db.prepare('INSERT INTO outbox (device, ts, payload) VALUES (?, ?, ?)');
     this.insertSeq = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
     this.selectAfter = this.db.prepare('SELECT seq, ts, payload FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?');
     this.sumUpTo = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?');
@@ -125,11 +123,6 @@ export class OutboxStore {
       }
       throw err;
     }
-  }
-
-  /** Inserts with a fresh sequence number; returns it. */
-  insert(device: string, ts: number, payload: Buffer): number {
-    return Number(this.insertAuto.run(device, ts, payload).lastInsertRowid);
   }
 
   /** Inserts with the sequence number the caller already gave the record. */

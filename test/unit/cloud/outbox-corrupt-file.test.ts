@@ -24,7 +24,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 function filledFile(): void {
   const store = new OutboxStore(path);
   store.transaction(() => {
-    for (let i = 0; i < 200; i += 1) store.insert(i % 2 ? 'a' : 'b', i, Buffer.alloc(200, i));
+    for (let i = 0; i < 200; i += 1) store.insertWithSeq({ seq: i + 1, device: i % 2 ? 'a' : 'b', ts: i, payload: Buffer.alloc(200, i) });
   });
   (store as unknown as { db: { pragma(s: string): unknown } }).db.pragma('wal_checkpoint(TRUNCATE)');
   store.close();

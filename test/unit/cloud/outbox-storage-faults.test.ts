@@ -166,7 +166,7 @@ describe('a real SQLITE_FULL (max_page_count)', () => {
     const payload = Buffer.alloc(400, 1);
     let error: unknown;
     try {
-      for (let i = 0; i < 100; i += 1) store.transaction(() => { for (let j = 0; j < 10; j += 1) store.insert('d', i, payload); });
+      for (let i = 0; i < 100; i += 1) store.transaction(() => { for (let j = 0; j < 10; j += 1) store.insertWithSeq({ seq: i * 10 + j + 1, device: 'd', ts: i, payload }); });
     } catch (err) {
       error = err;
     }
