@@ -7,7 +7,7 @@ import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, ty
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../core/time.js';
-import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 
 export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
@@ -130,25 +130,31 @@ export class Outbox implements ReportOutbox {
     const fromMemory = before - this.pending.length;
     const from = this.ackedOnDisk.get(device) ?? 0;
     if (upToSeq <= from) return fromMemory;
+    // Rows already counted as gone and not yet deleted: the rest waits for the same commit.
+    if (from === 0) {
+      try {
+        return this.uncount(device, this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq))) + fromMemory;
+      } catch (err) {
+        this.file.failed(err);
+      }
+    }
+    // The file takes no deletes: count the rows gone now, delete them at the next commit.
     let gone: { records: number; bytes: number };
     try {
-      gone = this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq));
-      this.ackedOnDisk.delete(device);
-    } catch (err) {
-      // The file takes no deletes: count the rows gone now, delete them at the next commit.
-      this.file.failed(err);
-      try {
-        gone = this.file.store.measure(device, from, upToSeq);
-      } catch {
-        return fromMemory;
-      }
-      this.ackedOnDisk.set(device, upToSeq);
-      if (this.cancelTimer === undefined) this.retryLater();
+      gone = this.file.store.measure(device, from, upToSeq);
+    } catch {
+      return fromMemory;
     }
+    this.ackedOnDisk.set(device, upToSeq);
+    if (this.cancelTimer === undefined) this.retryLater();
+    return this.uncount(device, gone) + fromMemory;
+  }
+
+  private uncount(device: string, gone: { records: number; bytes: number }): number {
     const counter = this.counter(device);
     counter.depth -= gone.records;
     counter.bytes -= gone.bytes;
-    return gone.records + fromMemory;
+    return gone.records;
   }
 
   /** Depth and bytes count what waits for a commit too (as memory-first's count its memory); onDisk what is committed. */
@@ -189,7 +195,7 @@ export class Outbox implements ReportOutbox {
     this.closed = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    this.dropPending(this.pending.splice(0));
+    this.dropPending(this.pending.splice(0), 'write-failed');
     try {
       this.file.store.close();
     } catch (err) {
@@ -224,11 +230,11 @@ export class Outbox implements ReportOutbox {
   /** At most flushRecords × 20 reports and maxBytesTotal bytes wait in memory; the largest holder loses first. */
   private trimPending(): void {
     const kept = trimPendingFairly(this.pending, this.flushRecords * 20, this.options.maxBytesTotal ?? Infinity, (d) => this.counters.get(d)?.bytes ?? 0);
-    this.dropPending(kept.lost);
+    this.dropPending(kept.lost, 'total-cap');
     this.pending = kept.kept;
   }
 
-  private dropPending(lost: readonly Pending[]): void {
+  private dropPending(lost: readonly Pending[], reason: OutboxDropInfo['reason']): void {
     if (lost.length === 0) return;
     const byDevice: DropTally = new Map();
     for (const record of lost) {
@@ -238,7 +244,7 @@ export class Outbox implements ReportOutbox {
       byDevice.set(record.device, entry);
       this.counter(record.device).dropped += 1;
     }
-    reportDrops(byDevice, 'write-failed', this.options.onDrop);
+    reportDrops(byDevice, reason, this.options.onDrop);
   }
 
   private counter(device: string): OutboxDeviceStats {
