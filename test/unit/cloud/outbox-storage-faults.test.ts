@@ -225,3 +225,31 @@ describe('the file found corrupt while running', () => {
     expect(rowsOnDisk()).toBe(4);
   });
 });
+
+describe('the storage probe', () => {
+  const pragma = (store: OutboxStore, text: string) => (store as unknown as { db: { pragma(s: string): unknown } }).db.pragma(text);
+
+  it('is a real write that leaves nothing behind', () => {
+    const store = new OutboxStore(join(dir, 'probe.db'));
+    try {
+      store.probeWrite();
+      store.probeWrite();
+      expect(store.totals()).toEqual([]);
+      expect(store.integrityCheck()).toEqual(['ok']);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('needs space like a small commit: on a file that cannot grow it fails with SQLITE_FULL', () => {
+    const store = new OutboxStore(join(dir, 'probe-full.db'));
+    try {
+      const pages = pragma(store, 'page_count') as { page_count: number }[];
+      pragma(store, `max_page_count = ${pages[0].page_count}`);
+      expect(() => store.probeWrite()).toThrow(expect.objectContaining({ code: 'SQLITE_FULL' }));
+      expect(store.integrityCheck()).toEqual(['ok']);
+    } finally {
+      store.close();
+    }
+  });
+});
