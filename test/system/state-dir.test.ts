@@ -1,14 +1,17 @@
 // The state directory between and beside daemons: a second `fieldgate run` on it exits at once
 // (73, naming the holder's PID) while the first keeps its link; a kill -9 leaves no stale lock; a
 // command that does not touch the state works beside the daemon; an outbox file corrupted between
-// runs is moved aside (kept, one log line) and the gateway polls and delivers again.
+// runs is moved aside (kept, one log line) and the gateway polls and delivers again; the outbox
+// file deleted while the gateway runs is replaced with every row, and nothing is lost.
 import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { freePort } from '../helpers/mosquitto.js';
+import type { GatewayStatus } from '../../src/ops/status.js';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXIT_STATE_LOCKED } from '../../src/ops/state-lock.js';
 import { runCli } from '../helpers/run-cli.js';
 import { DeliveryRig, settle } from './delivery-rig.js';
-import { GatewayLog } from './storage-rig.js';
+import { GatewayLog, getJson } from './storage-rig.js';
 
 describe('one daemon per state directory', () => {
   let rig: DeliveryRig | undefined;
@@ -99,5 +102,41 @@ describe('one daemon per state directory', () => {
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
     console.log(`corrupt file between runs: moved to ${String(moved[0].movedTo)}, ${r.received.length - before} reports delivered after the restart, exit 0`);
+  }, 120_000);
+
+  it('the outbox file deleted while running (rm outbox.sqlite*): a fresh file with every row, two log lines, nothing lost', async () => {
+    const port = await freePort();
+    rig = await DeliveryRig.start({ logLevel: 'info', healthPort: port });
+    const r = rig;
+    const log = logFor(r, 'gateway');
+    const gateway = r.startGateway(log);
+    await settle(() => r.received.length >= 10, 30_000);
+    r.pipe.cutOff(true);
+    await settle(() => r.outbox.pendingRows() >= 20, 30_000);
+    r.outbox.stop();
+    const file = join(r.dir, 'state', 'outbox.sqlite');
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    // The supervision tick (every 5 s) notices and moves the rows to a fresh file.
+    await settle(() => log.messages('outbox storage back').length > 0, 30_000);
+    expect(existsSync(file)).toBe(true);
+    r.pipe.cutOff(false);
+    const status = async () => (await getJson<GatewayStatus>(port, '/status')).body;
+    await r.sim.close();
+    let last = await status();
+    for (let i = 0; i < 60 && ((last.outbox?.depth ?? 1) > 0 || last.devices[0]?.online); i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      last = await status();
+    }
+    const cycles = last.devices[0]?.cyclesWithValues ?? -1;
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toBe(0);
+    const delivered = new Set(r.receivedTs).size;
+    const dropped = last.outbox?.dropped ?? -1;
+    console.log(`file deleted while running: ${cycles} reports polled, ${delivered} delivered, ${dropped} dropped, ${cycles - delivered - dropped} unexplained; `
+      + `log: ${log.messages('outbox storage failing').length} failing / ${log.messages('outbox storage back').length} back`);
+    expect(last.outbox?.depth).toBe(0);
+    expect(cycles - delivered - dropped).toBe(0);
+    expect(log.messages('outbox storage failing')).toEqual([expect.objectContaining({ cause: expect.stringMatching(/deleted or replaced while open/) })]);
+    expect(log.messages('outbox storage back')).toHaveLength(1);
   }, 120_000);
 });
