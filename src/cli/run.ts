@@ -41,8 +41,9 @@ export const runRun: CliCommand = async (args, io) => {
     logger.fatal({ stateDir: config.gateway.stateDir, lockFile: lock.path, holderPid: lock.holderPid ?? null }, 'state directory in use by another fieldgate');
     return EXIT_STATE_LOCKED;
   }
-  const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
-  if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
+  // Checked with the site file above: every entry is valid here.
+  const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
+  for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
   let gateway;
   try {
     gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets });
