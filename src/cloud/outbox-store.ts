@@ -34,7 +34,6 @@ CREATE TABLE IF NOT EXISTS outbox (
   ts INTEGER NOT NULL,
   payload BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS storage_probe (data BLOB);
 `;
 
 /** Bytes a storage probe writes (and deletes): a few pages, so it needs space as a small commit does. */
@@ -178,6 +177,8 @@ export class OutboxStore {
    */
   probeWrite(): void {
     this.transaction(() => {
+      // Made here, not with the schema: opening a file on a full disk must not need a write.
+      this.db.exec('CREATE TABLE IF NOT EXISTS storage_probe (data BLOB)');
       this.db.prepare('INSERT INTO storage_probe (data) VALUES (zeroblob(?))').run(PROBE_BYTES);
       this.db.exec('DELETE FROM storage_probe');
     });

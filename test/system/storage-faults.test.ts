@@ -178,4 +178,28 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     expect(gatewayLog.messages('outbox storage failing')).toHaveLength(1);
     expect(gatewayLog.lines().filter((l) => Number(l.level) >= 50).length).toBeLessThanOrEqual(2);
   }, 240_000);
+
+  it('starts on a disk that is already full: polls and delivers, says storage failing once an outage needs the disk, SIGTERM exits 0', async () => {
+    fs = mountTmpfs(2048);
+    const { r, port, gateway, log: first } = await outageOn(fs);
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toBe(0);
+    first.close();
+    fillUp(fs.path);
+    r.pipe.cutOff(false);
+    log = new GatewayLog(r.dir, 'second');
+    const second = r.startGateway(log);
+    const before = r.received.length;
+    await settle(() => r.received.length >= before + 20, 30_000);
+    expect(r.received.length).toBeGreaterThanOrEqual(before + 20);
+    expect(log.messages('gateway failed to start')).toEqual([]);
+    r.pipe.cutOff(true);
+    const failing = await statusWhen(port, (s) => s.outbox?.storage?.state === 'failing', 30_000);
+    expect(failing?.outbox?.storage).toMatchObject({ state: 'failing', cause: expect.stringMatching(/SQLITE_FULL/) });
+    second.child.kill('SIGTERM');
+    const exitCode = await second.exited;
+    console.log(`full at start: ${r.received.length - before} delivered after the start on a full disk; cause ${failing?.outbox?.storage?.cause}; exit ${exitCode}`);
+    expect(exitCode).toBe(0);
+    expect(log.messages('outbox storage failing')).toHaveLength(1);
+  }, 240_000);
 });
