@@ -199,7 +199,8 @@ export interface CloudSettings {
   publishWindow: number;
   /** Backlog replay pace per device (reports/s), so live reports still get through. */
   replayRatePerS: number;
-  reconnect: BackoffConfig;
+  /** `probeMs`: while a reconnect waits after an unreachable broker, a TCP probe this often (0 = off). */
+  reconnect: BackoffConfig & { probeMs?: number };
   outbox: {
     maxBytes: number;
     /** Write-ahead mode's group-commit window. */
@@ -210,6 +211,8 @@ export interface CloudSettings {
     durableAfterMs?: number;
     /** Replay progress is logged at most this often. */
     progressLogMs?: number;
+    /** While the file takes no writes: time between write attempts. */
+    storageRetryMs?: number;
   };
   rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
   /** Payloads larger than this from the cloud are refused unread. */

@@ -124,7 +124,7 @@ describe.each(implementations)('outbox contract: $name', ({ name, capabilities, 
     expect(drops).toEqual([]);
   });
 
-  withByteCaps('byte caps: drops the globally oldest records beyond the total cap', () => {
+  withByteCaps('byte caps: beyond the total cap drops the oldest records of the device holding the most (a tie: the first device)', () => {
     const drops: OutboxDropInfo[] = [];
     const outbox = make({ maxBytesTotal: 6, onDrop: (d) => drops.push(d) });
     outbox.append('a', 'a1', 1);
