@@ -8,6 +8,7 @@ import { backoffDelay } from '../core/backoff.js';
 import type { BackoffConfig } from '../core/config/site-types.js';
 import { subscriptionTopics } from './topics.js';
 import { systemTime, type Time } from '../core/time.js';
+import { InboundPacer } from './inbound-pacer.js';
 
 export interface LinkCredentials {
   clientId: string;
@@ -75,10 +76,19 @@ export class MqttLink {
   private readonly eventListeners = new Set<(event: LinkEvent) => void>();
   private readonly random: () => number;
   private readonly time: Time;
+  private readonly pacer = new InboundPacer({
+    hold: () => this.socket()?.cork?.(),
+    release: () => this.socket()?.uncork?.(),
+  });
 
   constructor(private readonly options: MqttLinkOptions) {
     this.random = options.random ?? Math.random;
     this.time = options.time ?? systemTime;
+  }
+
+  /** The current connection's stream, for holding writes back during a burst of inbound messages. */
+  private socket(): { cork?: () => void; uncork?: () => void } | undefined {
+    return this.client?.stream as { cork?: () => void; uncork?: () => void } | undefined;
   }
 
   get isUp(): boolean {
@@ -166,6 +176,8 @@ export class MqttLink {
       void this.onConnected(client);
     });
     client.on('message', (topic, payload) => this.dispatch(topic, payload));
+    // Called after each 'message': a burst of inbound messages yields to polling now and then.
+    client.handleMessage = (_packet, callback) => this.pacer.handled(() => callback());
     client.on('error', (err) => {
       this.lastError = err.message;
       const code = (err as Error & { code?: unknown }).code;

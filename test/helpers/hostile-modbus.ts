@@ -25,8 +25,8 @@ export const truth = (unit: number, address: number): number => (unit * 1000 + a
 
 export interface HostilePeer {
   mode: PeerMode;
-  /** Reads of the hostile unit served while its mode was not 'good'. */
-  readonly attacks: number;
+  /** Reads of the hostile unit served so far (in whatever mode). */
+  readonly hostileReads: number;
   /** 127.0.0.1 port (TCP) or the pty path the master opens (RTU). */
   readonly endpoint: string | number;
   stop(): Promise<void>;
@@ -101,12 +101,12 @@ function sendSlow(action: SlowAction, frame: (pdu: Buffer) => Buffer, req: Read,
 
 const lateMsOf = (setup: PeerSetup) => setup.lateMs ?? setup.timeoutMs + 30;
 
-interface PeerControl { mode: PeerMode; attacks: number }
+interface PeerControl { mode: PeerMode; hostileReads: number }
 
-/** The mode a read of `unit` is answered in, counting the reads the hostile unit answers as attacker. */
+/** The mode a read of `unit` is answered in; the hostile unit's reads are counted. */
 function modeFor(peer: PeerControl, unit: number, setup: PeerSetup): PeerMode {
   if (unit !== setup.hostileUnit) return 'good';
-  if (peer.mode !== 'good') peer.attacks += 1;
+  peer.hostileReads += 1;
   return peer.mode;
 }
 
@@ -196,7 +196,7 @@ function scheduler(write: (bytes: Buffer) => void, timers: Set<NodeJS.Timeout>):
 export async function startHostileTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  const peer: PeerControl = { mode: 'good', attacks: 0 };
+  const peer: PeerControl = { mode: 'good', hostileReads: 0 };
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -254,7 +254,7 @@ function rtuRequestHandler(setup: PeerSetup, peer: PeerControl, send: Send): (ch
 export async function startHostileRtuOverTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  const peer: PeerControl = { mode: 'good', attacks: 0 };
+  const peer: PeerControl = { mode: 'good', hostileReads: 0 };
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -276,7 +276,7 @@ export async function startHostileRtuOverTcpPeer(setup: PeerSetup): Promise<Host
 /** Serves the far end of a pty pair (`path`: the end the master does not open). */
 export async function startHostileRtuPeer(setup: PeerSetup, path: string): Promise<HostilePeer> {
   const timers = new Set<NodeJS.Timeout>();
-  const peer: PeerControl = { mode: 'good', attacks: 0 };
+  const peer: PeerControl = { mode: 'good', hostileReads: 0 };
   let line: SerialLine | undefined;
   const onData = rtuRequestHandler(setup, peer, scheduler((bytes) => line?.write(bytes), timers));
   line = await openSerialLine(path, { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 }, {

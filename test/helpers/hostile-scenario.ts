@@ -27,7 +27,7 @@ export interface ScenarioOptions {
   mode: PeerMode;
   /** Shortest attack; it lasts longer until the events below happened. */
   attackMs: number;
-  /** Reads of the hostile unit answered in the attack mode before it turns good (default 3). */
+  /** Reads of the hostile unit (answered in the attack mode) before it turns good (default 3). */
   minAttacks?: number;
   /** Healthy samples during the attack before it ends (default 3). */
   minHealthySamples?: number;
@@ -130,9 +130,9 @@ export async function runHostileScenario(options: ScenarioOptions): Promise<Scen
     peer.mode = options.mode;
     const attackStart = Date.now();
     const quietSampleTimes = healthyBetween(quietStart, attackStart);
-    const attacksBefore = peer.attacks;
+    const readsBefore = peer.hostileReads;
     await waitFor(() => Date.now() - attackStart >= options.attackMs
-      && peer.attacks - attacksBefore >= (options.minAttacks ?? 3)
+      && peer.hostileReads - readsBefore >= (options.minAttacks ?? 3)
       && healthyBetween(attackStart).length >= (options.minHealthySamples ?? 3), {
       what: `${options.mode}: attacks and healthy samples`, timeoutMs: options.attackMs + PHASE_DEADLINE_MS,
     });
