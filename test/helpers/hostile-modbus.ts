@@ -193,15 +193,31 @@ function scheduler(write: (bytes: Buffer) => void, timers: Set<NodeJS.Timeout>):
   };
 }
 
-export async function startHostileTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
+/** A TCP server on 127.0.0.1 (ephemeral port) whose connections each get `serve(socket, send)`. */
+async function startTcpPeer(serve: (socket: Socket, send: Send) => void): Promise<HostilePeer & PeerControl> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  const peer: PeerControl = { mode: 'good', hostileReads: 0 };
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
-    const send = scheduler((bytes) => { if (!socket.destroyed) socket.write(bytes); }, timers);
+    serve(socket, scheduler((bytes) => { if (!socket.destroyed) socket.write(bytes); }, timers));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    mode: 'good', hostileReads: 0,
+    endpoint: typeof address === 'object' && address ? address.port : 0,
+    async stop() {
+      for (const timer of timers) clearTimeout(timer);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export async function startHostileTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
+  const peer = await startTcpPeer((socket, send) => {
     const state = slowState();
     let pending = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
@@ -217,17 +233,7 @@ export async function startHostileTcpPeer(setup: PeerSetup): Promise<HostilePeer
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return Object.assign(peer, {
-    endpoint: port,
-    async stop() {
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
+  return peer;
 }
 
 /** The RTU side of a peer: FC3 requests in, replies out through `send` (one line, one state). */
@@ -252,25 +258,8 @@ function rtuRequestHandler(setup: PeerSetup, peer: PeerControl, send: Send): (ch
 
 /** RTU frames through a TCP serial server (127.0.0.1, ephemeral port), as `rtu-over-tcp` buses talk. */
 export async function startHostileRtuOverTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
-  const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-  const peer: PeerControl = { mode: 'good', hostileReads: 0 };
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    socket.on('data', rtuRequestHandler(setup, peer, scheduler((bytes) => { if (!socket.destroyed) socket.write(bytes); }, timers)));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return Object.assign(peer, {
-    endpoint: typeof address === 'object' && address ? address.port : 0,
-    async stop() {
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
+  const peer = await startTcpPeer((socket, send) => socket.on('data', rtuRequestHandler(setup, peer, send)));
+  return peer;
 }
 
 /** Serves the far end of a pty pair (`path`: the end the master does not open). */

@@ -26,7 +26,6 @@ describe.each(['rtu', 'rtu-over-tcp'] as const)('late and busy units on %s', (tr
     expect(hostile?.lateReplies).toBeGreaterThan(0);
     // Measured from the request: at least the unit's real lateness (timers only ever fire later).
     expect(hostile?.slowestAnswerMs).toBeGreaterThanOrEqual(factor * TIMEOUT_MS);
-    expect(result.stats.lateUnits.map((u) => u.unit)).toEqual([HOSTILE_UNIT]);
   }, 90_000);
 
   it('alternating-late: late replies count as failures, the unit cools down', async () => {
