@@ -2,8 +2,10 @@
 // comes after its timeout would pass for the answer to the next request with the same shape. After
 // a timeout the unit is therefore not asked again until its late reply has been seen (other
 // units' exchanges go on meanwhile: a late frame then carries the wrong unit id and is recognised)
-// or until `guardMs` has passed without it. Late replies are counted per unit, with the slowest
-// answer time seen, so the integrator can pick a timeout that fits.
+// or until its guard has passed without it. The guard learns: a unit seen answering later than
+// its guard gets twice its slowest answer time, up to LEARNED_GUARD_CAP times the configured guard.
+// Late replies are counted per unit, with the slowest answer time seen, so the integrator can pick
+// a timeout that fits.
 
 export interface LateUnitView {
   unit: number;
@@ -14,6 +16,9 @@ export interface LateUnitView {
   /** Epoch ms until which the unit is not asked (guarding against a late reply still due). */
   guardedUntil?: number;
 }
+
+/** A learned guard is at most this many times the configured one. */
+export const LEARNED_GUARD_CAP = 6;
 
 export type LateGuardAdmission = { kind: 'go' } | { kind: 'wait'; retryInMs: number };
 
@@ -37,10 +42,15 @@ export class LateReplyGuard {
 
   /**
    * A request to `unit` timed out at `now`: its reply may still be on its way, so the unit is left
-   * alone for `guardMs` unless the late reply comes first.
+   * alone for `guardMs` (longer for a unit seen answering later than that) unless the late reply
+   * comes first. Returns the guard applied.
    */
-  onTimeout(unit: number, now: number, guardMs: number): void {
-    this.get(unit).guardedUntil = now + guardMs;
+  onTimeout(unit: number, now: number, guardMs: number): number {
+    const state = this.get(unit);
+    const learned = Math.min(2 * state.slowestAnswerMs, LEARNED_GUARD_CAP * guardMs);
+    const applied = Math.max(guardMs, learned);
+    state.guardedUntil = now + applied;
+    return applied;
   }
 
   /**

@@ -142,3 +142,26 @@ describe('busy units', () => {
     expect(await read).toMatchObject({ name: 'BusStoppedError' });
   });
 });
+
+describe('the late-reply guard learns', () => {
+  it('lengthens the guard of a unit seen answering later than it, within 6x the configured guard', async () => {
+    const { bus, transport } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 10, initialMs: 1000, maxMs: 1000 } }));
+    const timeOut = async () => {
+      transport.behaviour = () => 'timeout';
+      const read = settle(bus.read(2, 'holding', 0, 1));
+      await clock.advanceAsync(150);
+      await read;
+      return bus.lateUnits().find((u) => u.unit === 2)?.guardedUntil ?? 0;
+    };
+    const first = await timeOut();
+    expect(first - clock.now()).toBeLessThanOrEqual(1000); // 10 x timeoutMs
+    transport.lateReply(2, 2500); // slower than the guard: seen because no one asked unit 2 meanwhile
+    expect(bus.lateUnits()).toEqual([{ unit: 2, lateReplies: 1, slowestAnswerMs: 2500 }]);
+    const second = await timeOut();
+    expect(second - clock.now()).toBeGreaterThan(4900); // 2 x 2500 ms, less the 50 ms since the timeout
+    transport.lateReply(2, 60_000);
+    const third = await timeOut();
+    expect(third - clock.now()).toBeLessThanOrEqual(6000); // capped at 6 x the configured guard
+    expect(third - clock.now()).toBeGreaterThan(5900);
+  });
+});
