@@ -88,7 +88,7 @@ export const runRead: CliCommand = async (args, io) => {
     }
     return 0;
   } catch (err) {
-    io.stderr.write(`fieldgate read: ${explainFieldError(err)}\n`);
+    io.stderr.write(`fieldgate read: ${explainFieldError(err, bus.kind)}\n`);
     if (err instanceof ModbusTimeoutError && bus.kind !== 'tcp') {
       const answeredAfterMs = await late.waitFor(selection.unit, lateListenMs(bus.timeoutMs));
       if (answeredAfterMs !== undefined) io.stderr.write(`fieldgate read: ${lateReplyHint(selection.unit, answeredAfterMs, bus.timeoutMs)}\n`);

@@ -32,8 +32,9 @@ export const runRun: CliCommand = async (args, io) => {
   const secrets = new SecretValues();
   secrets.add(...configSecrets(config));
   const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
-  const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
-  if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
+  // Checked with the site file above: every entry is valid here.
+  const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
+  for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
   let gateway;
   try {
     gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets });

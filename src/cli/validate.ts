@@ -16,6 +16,7 @@ function describeSite(config: Config): string[] {
   for (const { config: device, plan } of config.compiled.devices) {
     lines.push(`${device.name}: ${formatPlanSummary(summarisePlan(plan))}`);
   }
+  for (const { name, file, shipped } of config.profileOverrides ?? []) lines.push(`profile ${name}: ${file} replaces the shipped ${shipped}`);
   return lines;
 }
 

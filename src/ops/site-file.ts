@@ -7,7 +7,11 @@ import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
 import { compileSite } from '../core/config/compile.js';
+import { LOG_LEVELS_ENV, parseComponentLevels } from '../core/config/log-levels.js';
 import type { Config, ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
+import { loadProfiles, type LoadedProfiles } from './profile-library.js';
+import { EMPTY_LIBRARY } from '../core/config/profile-types.js';
+import { isMapping } from '../core/config/fields.js';
 import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from '../core/config/text-guards.js';
 
 export { ConfigError };
@@ -122,19 +126,31 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+const NO_PROFILES: LoadedProfiles = { library: EMPTY_LIBRARY, overrides: [], issues: [] };
+
+function namesProfile(raw: unknown): boolean {
+  const devices = isMapping(raw) ? raw.devices : undefined;
+  return Array.isArray(devices) && devices.some((device) => isMapping(device) && device.profile !== undefined);
+}
+
 /** Checks of the machine a config will run on (files, directories); see host-checks.ts. */
 export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
 
-/** Pure unless given a host check: a parsed site file and an environment -> Config, or every issue. */
+/** A parsed site file and an environment -> Config, or every issue. Reads the profile directories; pure otherwise unless given a host check. */
 export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config?: Config; issues: ConfigIssue[] } {
   const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
   const gateway = validateGateway(gatewayRaw, env);
-  const site = validateSite(raw);
+  // Read only when a device names a profile (loading all costs ~35 ms). With a broken gateway
+  // section the shipped profiles are still used, so the devices are checked too.
+  const profiles = namesProfile(raw) ? loadProfiles(gateway.gateway?.profileDirs ?? []) : NO_PROFILES;
+  const site = validateSite(raw, profiles.library);
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
   const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
-  const issues = sortIssues([...gateway.issues, ...host, ...site.issues, ...cross]);
+  const logLevels = parseComponentLevels(env[LOG_LEVELS_ENV]).issues;
+  const issues = sortIssues([...gateway.issues, ...logLevels, ...host, ...profiles.issues, ...site.issues, ...cross]);
   if (issues.length > 0 || !gateway.gateway || !site.site || !site.compiled) return { issues };
-  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site, compiled: site.compiled }), issues };
+  const profileOverrides = profiles.overrides;
+  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site, compiled: site.compiled, ...(profileOverrides.length > 0 ? { profileOverrides } : {}) }), issues };
 }
 
 /** Reads and validates a site file; throws ConfigError listing every problem. */

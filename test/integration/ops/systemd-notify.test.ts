@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
 import { createNotifier, statusLine, unixSocketAddress, watchdogIntervalMs } from '../../../src/ops/systemd.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 interface Datagram {
   pid: number | null;
@@ -18,6 +19,7 @@ interface Datagram {
 /** Starts notify_listener.py on `path`; resolves once it is bound. */
 async function pythonListener(path: string): Promise<{ child: ChildProcess; datagrams: Datagram[] }> {
   const script = join(import.meta.dirname, '../../helpers/notify_listener.py');
+  requireProgram('/usr/bin/python3');
   const child = spawn('/usr/bin/python3', [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
   const datagrams: Datagram[] = [];
   let listening = false;
@@ -50,6 +52,7 @@ describe('systemd notify', () => {
   it('sends READY, STATUS, WATCHDOG and STOPPING datagrams to NOTIFY_SOCKET', async () => {
     dir = mkdtempSync(join(tmpdir(), 'fg-notify-'));
     const path = join(dir, 'notify.sock');
+    requireProgram('socat');
     listener = spawn('socat', ['-u', `UNIX-RECV:${path}`, 'STDOUT'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let received = '';
     listener.stdout?.on('data', (c: Buffer) => (received += c.toString()));
@@ -129,6 +132,7 @@ describe('systemd notify', () => {
     const path = join(dir, 'notify.sock');
     // Bound but never reading: the kernel queue (net.unix.max_dgram_qlen datagrams, 10 by default) fills.
     const code = 'import socket,sys,time\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint("bound",flush=True)\ntime.sleep(60)';
+    requireProgram('/usr/bin/python3');
     listener = spawn('/usr/bin/python3', ['-c', code, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     let bound = false;
     listener.stdout?.on('data', () => (bound = true));
