@@ -142,9 +142,9 @@ describe('commissioning CLI over RTU (socat pty pair)', () => {
     const scan = await run(['scan', '--bus', pty.a, '--bauds', 'common', '--units', '1-8', '--timeout', '150']);
     expect(scan.code).toBe(0);
     expect(scan.err).toContain(`fieldgate scan: ${pty.a} is a pseudo-terminal (pty): it has no line speed, so every baud rate reaches the unit and --bauds cannot tell them apart`);
-    expect(scan.out).toBe('unit 1: answered\nunit 7: answered\n');
+    expect(scan.out).toMatch(/^unit 1: answered in \d+ ms\nunit 7: answered in \d+ ms\n$/);
     const json = await run(['scan', '--bus', pty.a, '--bauds', '9600,19200', '--units', '1', '--timeout', '150', '--json']);
-    expect(JSON.parse(json.out)).toEqual([{ unit: 1, answer: 'reply', detail: 'answered' }]);
+    expect(JSON.parse(json.out)).toEqual([{ unit: 1, answer: 'reply', detail: 'answered', answerMs: expect.any(Number) as number }]);
   });
 
   it('tells a pty from other paths', () => {
