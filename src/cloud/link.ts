@@ -9,6 +9,7 @@ import type { BackoffConfig } from '../core/config/site-types.js';
 import { subscriptionTopics } from './topics.js';
 import { probeTargetOf, sharedProbes, type BrokerProbes } from './broker-probe.js';
 import { systemTime, type Time } from '../core/time.js';
+import { InboundPacer } from './inbound-pacer.js';
 
 export interface LinkCredentials {
   clientId: string;
@@ -82,10 +83,19 @@ export class MqttLink {
   private readonly eventListeners = new Set<(event: LinkEvent) => void>();
   private readonly random: () => number;
   private readonly time: Time;
+  private readonly pacer = new InboundPacer({
+    hold: () => this.socket()?.cork?.(),
+    release: () => this.socket()?.uncork?.(),
+  });
 
   constructor(private readonly options: MqttLinkOptions) {
     this.random = options.random ?? Math.random;
     this.time = options.time ?? systemTime;
+  }
+
+  /** The current connection's stream, for holding writes back during a burst of inbound messages. */
+  private socket(): { cork?: () => void; uncork?: () => void } | undefined {
+    return this.client?.stream as { cork?: () => void; uncork?: () => void } | undefined;
   }
 
   get isUp(): boolean {
@@ -177,6 +187,8 @@ export class MqttLink {
       void this.onConnected(client);
     });
     client.on('message', (topic, payload) => this.dispatch(topic, payload));
+    // Called after each 'message': a burst of inbound messages yields to polling now and then.
+    client.handleMessage = (_packet, callback) => this.pacer.handled(() => callback());
     client.on('error', (err) => {
       this.lastError = err.message;
       const code = (err as Error & { code?: unknown }).code;

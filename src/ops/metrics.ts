@@ -45,6 +45,8 @@ export function createMetricsRegistry(snapshot: Snapshot): Registry {
   counter('fieldgate_bus_timeouts_total', 'Modbus requests that timed out per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.timeouts)));
   counter('fieldgate_bus_exceptions_total', 'Modbus exception replies per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.exceptions)));
   counter('fieldgate_bus_discarded_replies_total', 'Received frames that were not exactly the awaited reply (late, duplicate, foreign, malformed), never decoded.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.discardedReplies ?? 0)));
+  counter('fieldgate_bus_late_replies_total', 'Replies that came after their request timed out, per unit (RTU framing; discarded, never decoded).', ['bus', 'unit'],
+    (s, set) => s.buses.forEach((b) => b.lateUnits?.forEach((u) => set({ bus: b.name, unit: String(u.unit) }, u.lateReplies))));
   counter('fieldgate_bus_silence_reopens_total', 'Ports reopened because no unit gave a good reply for reopenAfterSilenceMs.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.silenceReopens ?? 0)));
   gauge('fieldgate_bus_queue_depth', 'Requests waiting for the line.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.queueDepth)));
   gauge('fieldgate_bus_utilisation_ratio', 'Fraction of time the line was busy.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.utilisation)));

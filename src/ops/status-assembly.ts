@@ -53,6 +53,8 @@ export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): Bu
     transactions: stats.transactions, timeouts: stats.timeouts, exceptions: stats.exceptions, queueDepth: stats.queueDepth,
     failures: stats.timeouts + stats.exceptions + stats.frameErrors + stats.otherErrors,
     discardedReplies: stats.discardedReplies, silenceReopens: stats.silenceReopens,
+    lateReplies: stats.lateReplies,
+    lateUnits: stats.lateUnits.map(({ unit, lateReplies, slowestAnswerMs }) => ({ unit, lateReplies, slowestAnswerMs })),
     utilisation: uptimeMs > 0 ? Math.min(1, stats.busyTimeMs / uptimeMs) : 0,
   };
 }

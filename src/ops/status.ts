@@ -18,9 +18,19 @@ export interface BusStatus {
   discardedReplies?: number;
   /** Reopens after `reopenAfterSilenceMs` without a good reply. */
   silenceReopens?: number;
+  /** Replies that came after their request had timed out (RTU framing; discarded, never decoded). */
+  lateReplies?: number;
+  /** Per unit that answered late: how often, and its slowest answer time (pick a timeoutMs above it). */
+  lateUnits?: LateUnitStatus[];
   queueDepth: number;
   /** Fraction of wall time the line was busy with transactions since start (0..1). */
   utilisation: number;
+}
+
+export interface LateUnitStatus {
+  unit: number;
+  lateReplies: number;
+  slowestAnswerMs: number;
 }
 
 export interface DeviceStatus {

@@ -50,9 +50,14 @@ export interface RtuOverTcpBusConfig {
 export type BusConfig = (RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig) & SharedBusSettings;
 
 /** Settings every bus kind shares; the loader fills them, hand-built configs (tests, CLI) may omit the optional ones. */
-interface SharedBusSettings {
+export interface SharedBusSettings {
   /** Reopen the port when no unit gave a good reply for this long while requests failed. */
   reopenAfterSilenceMs?: number;
+  /**
+   * RTU framing: after a timeout the unit is not asked again until its late reply was seen or this
+   * long has passed (default 10 x timeoutMs), so no late reply can pass for the answer to another request.
+   */
+  lateReplyGuardMs?: number;
 }
 
 export interface BackoffConfig {
