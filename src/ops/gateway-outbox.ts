@@ -1,7 +1,7 @@
 // The gateway's outbox: opened in the configured mode, its backlog logged at start, replay
 // progress logged at a bounded rate, and its figures for /status and metrics.
 import { join } from 'node:path';
-import { openOutbox } from '../cloud/open-outbox.js';
+import { openOutbox } from '../cloud/outbox/open-outbox.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import type { CloudSettings } from '../core/config/site-types.js';
 import type { Logger } from './log.js';

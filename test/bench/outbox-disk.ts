@@ -7,7 +7,7 @@
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { OutboxMode } from '../../src/cloud/outbox-options.js';
+import type { OutboxMode } from '../../src/cloud/outbox/outbox-options.js';
 import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';

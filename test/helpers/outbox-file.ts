@@ -1,5 +1,5 @@
 // An outbox file as another process sees it: its row count and SQLite's integrity check.
-import { OutboxStore } from '../../src/cloud/outbox-store.js';
+import { OutboxStore } from '../../src/cloud/outbox/outbox-store.js';
 
 function withStore<T>(path: string, read: (store: OutboxStore) => T): T {
   const store = new OutboxStore(path);

@@ -1,7 +1,7 @@
 // fieldgate's own attributes, computed from two status snapshots and the time between them (pure).
 // Rates come from counter differences; a rate that cannot be known (no time passed, a counter went
 // backwards) is left out rather than reported as a false 0.
-import type { ReportValue } from '../../cloud/topics.js';
+import type { ReportValue } from '../../cloud/mqtt/topics.js';
 import { emptyRecord, firstNames } from '../../core/device-write-types.js';
 import type { BusStatus, GatewayStatus } from '../status.js';
 

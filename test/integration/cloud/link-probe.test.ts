@@ -3,8 +3,8 @@
 // the full backoff (no probe: its TCP port is open, it is not away).
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BrokerProbes, probeTargetOf, type ProbeTarget } from '../../../src/cloud/broker-probe.js';
-import { MqttLink, type MqttLinkOptions } from '../../../src/cloud/link.js';
+import { BrokerProbes, probeTargetOf, type ProbeTarget } from '../../../src/cloud/mqtt/broker-probe.js';
+import { MqttLink, type MqttLinkOptions } from '../../../src/cloud/mqtt/link.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { systemTime } from '../../../src/core/time.js';
 import { captureLog } from '../../helpers/capture-log.js';

@@ -1,7 +1,7 @@
 // The shared probe loop (pure but for the injected reachability check): one loop per broker
 // address whatever the number of waiting links, every waiter told once, no loop left behind.
 import { describe, expect, it } from 'vitest';
-import { BrokerProbes, type ProbeTarget } from '../../../src/cloud/broker-probe.js';
+import { BrokerProbes, type ProbeTarget } from '../../../src/cloud/mqtt/broker-probe.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 
 function probes(answers: boolean[]): { probes: BrokerProbes; clock: ManualClock; asked: ProbeTarget[] } {

@@ -2,7 +2,7 @@
 // the loop to turn; writes are held during a turn and released at its end; order is kept and
 // nothing is dropped.
 import { describe, expect, it } from 'vitest';
-import { InboundPacer } from '../../../src/cloud/inbound-pacer.js';
+import { InboundPacer } from '../../../src/cloud/mqtt/inbound-pacer.js';
 
 function pacer(sliceMs: number) {
   let now = 0;

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MemoryFirstOutbox } from '../../../src/cloud/memory-first-outbox.js';
-import { OutboxStore } from '../../../src/cloud/outbox-store.js';
-import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
+import { MemoryFirstOutbox } from '../../../src/cloud/outbox/memory-first-outbox.js';
+import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
+import type { OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { rowsIn } from '../../helpers/outbox-file.js';
 

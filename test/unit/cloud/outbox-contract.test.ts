@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openOutbox } from '../../../src/cloud/open-outbox.js';
+import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
 import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
-import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
+import type { OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import { FAKE_OUTBOX_CAPABILITIES, FakeOutbox, type OutboxCapabilities } from '../../helpers/fake-outbox.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 

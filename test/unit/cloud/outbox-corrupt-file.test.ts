@@ -5,9 +5,9 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { MovedAside } from '../../../src/cloud/outbox-file.js';
-import { openOutbox } from '../../../src/cloud/open-outbox.js';
-import { OutboxStore } from '../../../src/cloud/outbox-store.js';
+import type { MovedAside } from '../../../src/cloud/outbox/outbox-file.js';
+import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
+import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 let dir: string;

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openOutbox } from '../../../src/cloud/open-outbox.js';
+import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
 import type { OutboxDropInfo } from '../../../src/core/outbox-types.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 

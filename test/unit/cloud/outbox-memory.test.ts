@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deadlineFor, MemoryQueue } from '../../../src/cloud/outbox-memory.js';
+import { deadlineFor, MemoryQueue } from '../../../src/cloud/outbox/outbox-memory.js';
 
 const b = (s: string) => Buffer.from(s);
 

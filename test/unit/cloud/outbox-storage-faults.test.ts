@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { openOutbox } from '../../../src/cloud/open-outbox.js';
-import { OutboxStore } from '../../../src/cloud/outbox-store.js';
-import type { OutboxMode, OutboxOptions } from '../../../src/cloud/outbox-options.js';
+import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
+import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
+import type { OutboxMode, OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import type { OutboxDropInfo, OutboxStorageState, ReportOutbox } from '../../../src/core/outbox-types.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { integrityOf, rowsIn } from '../../helpers/outbox-file.js';

@@ -2,7 +2,7 @@
 // transaction). Memory-first callers count their memory bytes in `extraBytes`.
 import type { MemoryQueue } from './outbox-memory.js';
 import type { OutboxStore } from './outbox-store.js';
-import type { OutboxDeviceStats, OutboxDropInfo } from '../core/outbox-types.js';
+import type { OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
 
 export type DropTally = Map<string, { records: number; bytes: number }>;
 

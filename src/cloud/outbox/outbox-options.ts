@@ -1,7 +1,7 @@
 // Settings of the SQLite-backed outbox implementations (both modes).
-import type { Time } from '../core/time.js';
+import type { Time } from '../../core/time.js';
 import type { MovedAside } from './outbox-file.js';
-import type { OutboxDropInfo, OutboxStorageState } from '../core/outbox-types.js';
+import type { OutboxDropInfo, OutboxStorageState } from '../../core/outbox-types.js';
 
 export type OutboxMode = 'memory-first' | 'write-ahead';
 

@@ -4,7 +4,7 @@
 import { existsSync, renameSync, unlinkSync } from 'node:fs';
 import { tally, type DropTally } from './outbox-caps.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
-import type { OutboxDeviceStats } from '../core/outbox-types.js';
+import type { OutboxDeviceStats } from '../../core/outbox-types.js';
 import { OutboxStore, type DeviceTotals, type StoreOptions } from './outbox-store.js';
 
 export interface MovedAside {

@@ -6,11 +6,11 @@
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
-import { systemTime, type Time } from '../core/time.js';
-import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+import { systemTime, type Time } from '../../core/time.js';
+import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 
-export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 export type { OutboxMode, OutboxOptions } from './outbox-options.js';
 
 export class Outbox implements ReportOutbox {

@@ -4,7 +4,7 @@
 // `reconnect.maxMs`. Only used after network-level failures: a broker that answers and refuses
 // keeps its full backoff.
 import { connect } from 'node:net';
-import type { Time } from '../core/time.js';
+import type { Time } from '../../core/time.js';
 
 /** Default ports of the broker URL schemes. */
 const DEFAULT_PORTS: Record<string, number> = { 'mqtt:': 1883, 'mqtts:': 8883, 'ws:': 80, 'wss:': 443 };

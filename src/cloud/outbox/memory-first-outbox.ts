@@ -9,9 +9,9 @@
 import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
-import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
-import { systemTime, type Time } from '../core/time.js';
+import { systemTime, type Time } from '../../core/time.js';
 
 export const DEFAULT_DURABLE_AFTER_MS = 1000;
 

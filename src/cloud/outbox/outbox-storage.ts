@@ -1,7 +1,7 @@
 // Whether the outbox's SQLite file takes writes: failing from the first failed write (disk full,
 // read-only, I/O error, corrupt or deleted file) until a write succeeds again. The outbox keeps
 // working from memory meanwhile; the listener hears each transition once, never each attempt.
-import type { OutboxStorageState } from '../core/outbox-types.js';
+import type { OutboxStorageState } from '../../core/outbox-types.js';
 
 export type StorageListener = (state: OutboxStorageState) => void;
 

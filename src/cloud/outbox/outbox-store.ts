@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
 import type { SqliteDatabase, Statement } from './sqlite-types.js';
-import type { OutboxRecord } from '../core/outbox-types.js';
+import type { OutboxRecord } from '../../core/outbox-types.js';
 
 /** A row as libsql returns it: BLOBs arrive as ArrayBuffer. */
 type StoredRecord = Omit<OutboxRecord, 'payload'> & { payload: ArrayBuffer };

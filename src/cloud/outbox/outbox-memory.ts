@@ -1,6 +1,6 @@
 // The memory half of the memory-first outbox (pure: no I/O, time passed in). Per-device FIFOs
 // of reports not yet on disk, their byte counts, and the deadline by which each must be on disk.
-import type { OutboxRecord } from '../core/outbox-types.js';
+import type { OutboxRecord } from '../../core/outbox-types.js';
 
 export interface MemoryRecord extends OutboxRecord {
   device: string;

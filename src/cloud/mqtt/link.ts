@@ -3,12 +3,12 @@
 // (it may have been refreshed after a refusal) and subscribe again after every connect.
 import mqtt from 'mqtt';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import type { Logger } from '../core/logger.js';
-import { backoffDelay } from '../core/backoff.js';
-import type { BackoffConfig } from '../core/config/site-types.js';
+import type { Logger } from '../../core/logger.js';
+import { backoffDelay } from '../../core/backoff.js';
+import type { BackoffConfig } from '../../core/config/site-types.js';
 import { subscriptionTopics } from './topics.js';
 import { probeTargetOf, sharedProbes, type BrokerProbes } from './broker-probe.js';
-import { systemTime, type Time } from '../core/time.js';
+import { systemTime, type Time } from '../../core/time.js';
 import { InboundPacer } from './inbound-pacer.js';
 
 export interface LinkCredentials {
