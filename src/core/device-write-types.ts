@@ -42,6 +42,12 @@ export const COMMAND_ERRORS = {
   deviceFailed: 503,
 } as const;
 
+/**
+ * The key of a read's result that maps each asked point without a value to why (docs/protocol.md §3).
+ * `@` is outside the point id alphabet, so it never hides a point's value.
+ */
+export const ABSENT_KEY = '@absent';
+
 /** A map keyed by cloud-chosen names: no prototype, so "__proto__" is a key like any other. */
 export function emptyRecord<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
@@ -53,6 +59,13 @@ export function describeError(err: unknown): string {
 
 /** How many names a log line or error text lists before "and N more". */
 export const NAMES_SHOWN = 5;
+
+/** "a: why; b: why; and 3 more": bounded text for per-point failures (a message may name thousands). */
+export function describeFailures(failed: Readonly<Record<string, string>>, shown = NAMES_SHOWN): string {
+  const ids = Object.keys(failed);
+  const head = ids.slice(0, shown).map((id) => `${id}: ${failed[id]}`).join('; ');
+  return ids.length > shown ? `${head}; and ${ids.length - shown} more` : head;
+}
 
 /** "a, b, c and 1997 more": bounded text for a list of any length (`total` if `names` is a prefix). */
 export function firstNames(names: readonly string[], shown = NAMES_SHOWN, total = names.length): string {

@@ -43,7 +43,7 @@ export async function applyAttributes(parts: AttributeWriterParts, values: Recor
   for (const id of written) {
     const value = readBack.values[id];
     if (value !== undefined) result.applied[id] = value;
-    else result.failed[id] = `written, but read-back failed: ${readBack.failed[id] ?? 'no value'}`;
+    else result.failed[id] = `written, but read-back failed: ${readBack.failed[id] ?? readBack.absent[id] ?? 'no value'}`;
   }
   for (const id of notTaken) {
     const value = readBack.values[id];

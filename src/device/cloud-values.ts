@@ -30,7 +30,7 @@ export class CloudValues {
     const read = await this.commands.readBack(ids);
     const points = Object.keys(read.values);
     if (points.length > 0) this.reporter.onConfirmedValues(this.device, read.values);
-    const unread = Object.keys(read.failed);
+    const unread = [...Object.keys(read.failed), ...Object.keys(read.absent)];
     this.log.warn({ reason, corrected: points.length, points: firstNames(points), ...(unread.length > 0 ? { unread: firstNames(unread) } : {}) }, 'cloud values corrected from device');
   }
 

@@ -5,7 +5,7 @@ import type { CommandConfig, CommandStep } from '../core/config/command-types.js
 import type { CompiledDevice } from '../core/config/compile.js';
 import type { DeviceConfig } from '../core/config/site-types.js';
 import {
-  type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, firstNames,
+  ABSENT_KEY, type ApplyResult, COMMAND_ERRORS, type CommandOutcome, type DeviceIo, describeError, describeFailures, firstNames,
 } from '../core/device-write-types.js';
 import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
@@ -13,7 +13,7 @@ import { type PointReadResult, readPoints } from './point-reads.js';
 import type { PointCodec } from '../core/points/codec.js';
 
 export type { ApplyResult, CommandError, CommandOutcome, DeviceIo } from '../core/device-write-types.js';
-export { COMMAND_ERRORS } from '../core/device-write-types.js';
+export { ABSENT_KEY, COMMAND_ERRORS } from '../core/device-write-types.js';
 
 export class CommandService {
   private readonly device: DeviceConfig;
@@ -85,10 +85,12 @@ export class CommandService {
     const unknown = unique.filter((k) => !this.codecs.has(k));
     if (unknown.length > 0) return fail(COMMAND_ERRORS.invalidValue, `unknown attribute(s): ${firstNames(unknown)}`);
     // A key listed many times is read once, and neighbours share a request, as in a poll.
+    // Only the asked points come back: the scale factors read along stay out of the result.
     const read = await readPoints(this.io, this.codecs, unique, this.device.limits, this.learned());
-    const failed = Object.entries(read.failed);
-    if (failed.length > 0) return fail(COMMAND_ERRORS.deviceFailed, failed.map(([id, why]) => `${id}: ${why}`).slice(0, 5).join('; '));
-    return { ok: true, result: read.values };
+    if (Object.keys(read.failed).length > 0) return fail(COMMAND_ERRORS.deviceFailed, describeFailures(read.failed));
+    const result: Record<string, unknown> = { ...read.values };
+    addAbsent(result, read);
+    return { ok: true, result };
   }
 
   private async builtinWrite(params: unknown): Promise<CommandOutcome> {
@@ -106,8 +108,7 @@ export class CommandService {
       return fail(COMMAND_ERRORS.invalidValue, problems.slice(0, 5).join('; ') + more);
     }
     const applied = await this.applyAttributes(params, 'command');
-    const failures = Object.entries(applied.failed);
-    if (failures.length > 0) return fail(COMMAND_ERRORS.deviceFailed, failures.map(([id, why]) => `${id}: ${why}`).join('; '));
+    if (Object.keys(applied.failed).length > 0) return fail(COMMAND_ERRORS.deviceFailed, describeFailures(applied.failed));
     return { ok: true, result: applied.applied };
   }
 
@@ -158,6 +159,7 @@ export class CommandService {
         const failed = Object.entries(read.failed)[0];
         if (failed) throw new Error(`${failed[0]}: ${failed[1]}`);
         Object.assign(result, read.values);
+        addAbsent(result, read);
         return;
       }
       case 'delay':
@@ -165,6 +167,12 @@ export class CommandService {
         return;
     }
   }
+}
+
+/** Each asked point the device gave no value, with why, under one key that no point id can take. */
+function addAbsent(result: Record<string, unknown>, read: PointReadResult): void {
+  if (Object.keys(read.absent).length === 0) return;
+  result[ABSENT_KEY] = { ...(result[ABSENT_KEY] as Record<string, string> | undefined), ...read.absent };
 }
 
 function fail(code: number, message: string): CommandOutcome {

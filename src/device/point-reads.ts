@@ -1,5 +1,7 @@
 // Reads a set of a device's points the way a poll does: de-duplicated and planned into merged
 // requests (core/modbus/plan.ts), then decoded per point. Used by command reads and write read-backs.
+// Every asked point ends in exactly one of values, failed or absent; scale-factor points read only
+// to scale the asked ones are not in the result (their trouble is told through the points they scale).
 import type { DeviceLimits, PointConfig } from '../core/config/site-types.js';
 import type { DeviceIo } from '../core/device-write-types.js';
 import { describeError, emptyRecord } from '../core/device-write-types.js';
@@ -11,8 +13,10 @@ import { applyScaleFactors, withScaleFactors } from './scaled-points.js';
 
 export interface PointReadResult {
   values: Record<string, PointValue>;
-  /** Point id -> why its read failed. */
+  /** Point id -> why its read failed (the line, the device's answer or the decoding). */
   failed: Record<string, string>;
+  /** Point id -> why the device gave it no value: it holds its "not implemented" value, or its scale factor is absent or unusable. */
+  absent: Record<string, string>;
 }
 
 /** The known points among `ids`, each once, in first-seen order (pure). */
@@ -37,19 +41,38 @@ export function uniquePoints(ids: Iterable<string>, codecs: ReadonlyMap<string, 
 export async function readPoints(
   io: DeviceIo, codecs: ReadonlyMap<string, PointCodec>, ids: Iterable<string>, limits: DeviceLimits, learned: LearnedReadLimits = {},
 ): Promise<PointReadResult> {
-  const result: PointReadResult = { values: emptyRecord(), failed: emptyRecord() };
-  const points = uniquePoints(withScaleFactors(ids, codecs), codecs);
-  if (points.length === 0) return result;
+  const asked = uniquePoints(ids, codecs);
+  const all = emptyResult();
+  const points = uniquePoints(withScaleFactors(asked.map((point) => point.id), codecs), codecs);
   for (const request of planReads(points, limits, learned)) {
     try {
-      decodeInto(result, codecs, request.points, await io.read(request.table, request.start, request.count));
+      decodeInto(all, codecs, request.points, await io.read(request.table, request.start, request.count));
     } catch (err) {
-      if (isRefusal(err) && request.points.length > 1) await readOneByOne(io, codecs, request.points, result);
-      else for (const point of request.points) result.failed[point.id] = describeError(err);
+      if (isRefusal(err) && request.points.length > 1) await readOneByOne(io, codecs, request.points, all);
+      else for (const point of request.points) all.failed[point.id] = describeError(err);
     }
   }
-  for (const { point, message } of applyScaleFactors(result.values, points.filter((p) => p.scaleFactor !== undefined))) {
-    result.failed[point.id] = message;
+  for (const { point, reason } of applyScaleFactors(all.values, points.filter((p) => p.scaleFactor !== undefined))) {
+    const factorId = point.scaleFactor as string;
+    // A factor that failed on the bus fails its points too; one the device lacks leaves them absent.
+    if (all.failed[factorId] !== undefined) all.failed[point.id] = `scale factor "${factorId}" failed: ${all.failed[factorId]}`;
+    else if (all.absent[factorId] !== undefined) all.absent[point.id] = `scale factor "${factorId}": ${all.absent[factorId]}`;
+    else all.absent[point.id] = reason;
+  }
+  return onlyAsked(all, asked);
+}
+
+function emptyResult(): PointReadResult {
+  return { values: emptyRecord(), failed: emptyRecord(), absent: emptyRecord() };
+}
+
+/** The asked points' outcomes, in the order asked. */
+function onlyAsked(all: PointReadResult, asked: readonly PointConfig[]): PointReadResult {
+  const result = emptyResult();
+  for (const { id } of asked) {
+    if (all.values[id] !== undefined) result.values[id] = all.values[id];
+    else if (all.failed[id] !== undefined) result.failed[id] = all.failed[id];
+    else if (all.absent[id] !== undefined) result.absent[id] = all.absent[id];
   }
   return result;
 }
@@ -69,8 +92,15 @@ function decodeInto(result: PointReadResult, codecs: ReadonlyMap<string, PointCo
     try {
       const value = (codecs.get(point.id) as PointCodec).decode(block);
       if (value !== undefined) result.values[point.id] = value;
+      else result.absent[point.id] = notImplementedReason(point);
     } catch (err) {
       result.failed[point.id] = describeError(err);
     }
   }
+}
+
+/** The device holds the point's "not implemented" value (SunSpec and similar maps). */
+export function notImplementedReason(point: PointConfig): string {
+  const held = typeof point.notImplemented === 'string' ? 'an empty string' : String(point.notImplemented);
+  return `not implemented (the device holds ${held}, its "not implemented" value)`;
 }

@@ -75,33 +75,71 @@ describe('readPoints', () => {
   });
 });
 
+/** Registers in a map (0 when unset); a read touching an address in `silent` times out. */
+class MapDevice implements DeviceIo {
+  reads: string[] = [];
+  constructor(private readonly words: ReadonlyMap<number, number>, private readonly silent: readonly number[] = []) {}
+  async read(table: Table, start: number, count: number): Promise<ReadBlock> {
+    this.reads.push(`${start}+${count}`);
+    if (this.silent.some((a) => a >= start && a < start + count)) throw new ModbusTimeoutError(1, 100);
+    return { table, start, words: Uint16Array.from({ length: count }, (_, i) => this.words.get(start + i) ?? 0) };
+  }
+  async write(): Promise<void> {}
+  async sleep(): Promise<void> {}
+}
+
 describe('readPoints with scale factors and "not implemented" values', () => {
-  // Register n holds n * 3 + 1: W at 10 holds 31, W_SF at 20 holds 61 (out of range), SF at 0 holds 1.
+  // A SunSpec-like map: W scaled by W_SF next to it, A by A_SF far away (its own request).
   const scaled = [
-    makePoint({ id: 'W', address: 10, type: 'int16', scaleFactor: 'SF', writable: false }),
-    makePoint({ id: 'SF', address: 0, type: 'int16', writable: false }),
-    makePoint({ id: 'V', address: 11, type: 'int16', scaleFactor: 'BAD_SF', writable: false }),
-    makePoint({ id: 'BAD_SF', address: 20, type: 'int16', writable: false }),
-    makePoint({ id: 'NI', address: 5, type: 'uint16', notImplemented: 16, writable: false }),
+    makePoint({ id: 'W', address: 10, type: 'int16', scaleFactor: 'W_SF', notImplemented: -32768, writable: false }),
+    makePoint({ id: 'W_SF', address: 11, type: 'int16', notImplemented: -32768, writable: false }),
+    makePoint({ id: 'A', address: 12, type: 'uint16', scaleFactor: 'A_SF', notImplemented: 65535, writable: false }),
+    makePoint({ id: 'A_SF', address: 100, type: 'int16', notImplemented: -32768, writable: false }),
+    makePoint({ id: 'Hz', address: 13, type: 'uint16', notImplemented: 65535, writable: false }),
+    makePoint({ id: 'Name', address: 20, type: 'string', length: 2, notImplemented: '', writable: false }),
   ];
   const scaledCodecs = new Map(scaled.map((p) => [p.id, compilePoint(p)]));
+  const NAME = [0x6162, 0x6300]; // "abc"
+  const good: Array<[number, number]> = [[10, 1234], [11, 0xffff], [12, 525], [100, 0xfffe], [13, 5025], [20, NAME[0]], [21, NAME[1]]];
 
-  it('reads the factor of a requested point with it and applies it', async () => {
-    const device = new HoleDevice([]);
-    const result = await readPoints(device, scaledCodecs, ['W'], LIMITS);
-    expect(device.reads).toEqual(['0+1', '10+1']);
-    expect({ ...result.values }).toEqual({ W: 310, SF: 1 });
+  it.each([
+    { name: 'a scaled point: its factor is read along and stays out of the result', ids: ['W'], set: [], values: { W: 123.4 }, absent: {}, failed: {} },
+    { name: 'a factor asked for itself is returned', ids: ['W', 'W_SF'], set: [], values: { W: 123.4, W_SF: -1 }, absent: {}, failed: {} },
+    { name: 'the same factor for two asked points is read once and returned for neither', ids: ['A', 'Hz', 'W'], set: [], values: { A: 5.25, Hz: 5025, W: 123.4 }, absent: {}, failed: {} },
+    { name: 'a point holding its "not implemented" value', ids: ['W', 'Hz'], set: [[10, 0x8000]], values: { Hz: 5025 }, absent: { W: /^not implemented \(the device holds -32768/ }, failed: {} },
+    { name: 'a uint16 point holding 0xFFFF', ids: ['Hz'], set: [[13, 0xffff]], values: {}, absent: { Hz: /holds 65535/ }, failed: {} },
+    { name: 'an empty string', ids: ['Name'], set: [[20, 0], [21, 0]], values: {}, absent: { Name: /holds an empty string/ }, failed: {} },
+    { name: 'a point whose factor is not implemented', ids: ['W'], set: [[11, 0x8000]], values: {}, absent: { W: /^scale factor "W_SF": not implemented/ }, failed: {} },
+    { name: 'a factor not implemented, asked with its point', ids: ['W_SF', 'W'], set: [[11, 0x8000]], values: {}, absent: { W_SF: /^not implemented/, W: /^scale factor "W_SF"/ }, failed: {} },
+    { name: 'a factor out of range (a foreign register)', ids: ['W'], set: [[11, 11]], values: {}, absent: { W: /^scale factor "W_SF" is 11, outside -10\.\.10$/ }, failed: {} },
+    { name: 'a factor far out of range', ids: ['A'], set: [[100, 0x7fff]], values: {}, absent: { A: /is 32767, outside/ }, failed: {} },
+    { name: 'a point absent itself says so, not its factor', ids: ['A'], set: [[12, 0xffff], [100, 0x8000]], values: {}, absent: { A: /^not implemented/ }, failed: {} },
+  ])('$name', async ({ ids: asked, set, values, absent, failed }) => {
+    const words = new Map(good);
+    for (const [address, word] of set as Array<[number, number]>) words.set(address, word);
+    const result = await readPoints(new MapDevice(words), scaledCodecs, asked, LIMITS);
+    expect({ ...result.values }).toEqual(values);
+    expect({ ...result.absent }).toEqual(Object.fromEntries(Object.entries(absent).map(([id, why]) => [id, expect.stringMatching(why)])));
+    expect({ ...result.failed }).toEqual(failed);
+    // Every asked point is answered exactly once: a value, an absence or a failure.
+    const answered = [...Object.keys(result.values), ...Object.keys(result.absent), ...Object.keys(result.failed)];
+    expect(answered.sort()).toEqual([...new Set(asked)].sort());
   });
 
-  it('leaves a point without a value when its factor is out of range, and says why', async () => {
-    const result = await readPoints(new HoleDevice([]), scaledCodecs, ['V'], LIMITS);
-    expect(result.values.V).toBeUndefined();
-    expect(result.failed.V).toMatch(/scale factor "BAD_SF" is 61, outside -10\.\.10/);
+  it('a factor that fails on the bus fails its point, with the factor\'s error', async () => {
+    const device = new MapDevice(new Map(good), [100]);
+    const result = await readPoints(device, scaledCodecs, ['A', 'Hz'], LIMITS);
+    expect(device.reads).toEqual(['12+2', '100+1']);
+    expect({ ...result.values }).toEqual({ Hz: 5025 });
+    expect({ ...result.absent }).toEqual({});
+    expect(Object.keys(result.failed)).toEqual(['A']);
+    expect(result.failed.A).toMatch(/^scale factor "A_SF" failed: .*1\b.*100 ms/);
   });
 
-  it('reports a "not implemented" point as absent, not as a failure', async () => {
-    const result = await readPoints(new HoleDevice([]), scaledCodecs, ['NI'], LIMITS);
-    expect({ ...result.values }).toEqual({});
-    expect({ ...result.failed }).toEqual({});
+  it('a factor asked many times and only as a helper is still read once', async () => {
+    const device = new MapDevice(new Map(good));
+    const result = await readPoints(device, scaledCodecs, [...Array(500).fill('W'), ...Array(500).fill('A')], LIMITS);
+    expect(device.reads).toEqual(['10+3', '100+1']);
+    expect(Object.keys(result.values)).toEqual(['W', 'A']);
   });
 });

@@ -7,6 +7,8 @@ export const SCALE_FACTOR_RANGE = { min: -10, max: 10 } as const;
 
 export interface ScaleFactorMiss {
   point: PointConfig;
+  /** Why, without naming the point itself (a command reply keys it by the point's id). */
+  reason: string;
   message: string;
 }
 
@@ -28,17 +30,20 @@ export function applyScaleFactors(values: Record<string, PointValue>, scaled: re
     const factorId = point.scaleFactor as string;
     const factor = values[factorId];
     delete values[point.id];
-    if (typeof raw !== 'number') {
-      misses.push({ point, message: `point "${point.id}" is not numeric, cannot apply scale factor "${factorId}"` });
-    } else if (factor === undefined) {
-      misses.push({ point, message: `point "${point.id}" has no value: its scale factor "${factorId}" was not read or is not implemented` });
-    } else if (typeof factor !== 'number' || !Number.isInteger(factor) || factor < SCALE_FACTOR_RANGE.min || factor > SCALE_FACTOR_RANGE.max) {
-      misses.push({ point, message: `point "${point.id}" has no value: scale factor "${factorId}" is ${String(factor)}, outside ${SCALE_FACTOR_RANGE.min}..${SCALE_FACTOR_RANGE.max}` });
-    } else {
-      values[point.id] = withPowerOfTen(raw, factor);
-    }
+    const reason = whyUnscalable(raw, factorId, factor);
+    if (reason === undefined) values[point.id] = withPowerOfTen(raw as number, factor as number);
+    else misses.push({ point, reason, message: `point "${point.id}" has no value: ${reason}` });
   }
   return misses;
+}
+
+function whyUnscalable(raw: PointValue, factorId: string, factor: PointValue | undefined): string | undefined {
+  if (typeof raw !== 'number') return `its value is not numeric, cannot apply scale factor "${factorId}"`;
+  if (factor === undefined) return `its scale factor "${factorId}" was not read or is not implemented`;
+  if (typeof factor !== 'number' || !Number.isInteger(factor) || factor < SCALE_FACTOR_RANGE.min || factor > SCALE_FACTOR_RANGE.max) {
+    return `scale factor "${factorId}" is ${String(factor)}, outside ${SCALE_FACTOR_RANGE.min}..${SCALE_FACTOR_RANGE.max}`;
+  }
+  return undefined;
 }
 
 /** raw x 10^factor without binary noise (123 x 10^-1 is 12.3, not 12.300000000000001). */
