@@ -101,6 +101,6 @@ function decodeInto(result: PointReadResult, codecs: ReadonlyMap<string, PointCo
 
 /** The device holds the point's "not implemented" value (SunSpec and similar maps). */
 export function notImplementedReason(point: PointConfig): string {
-  const held = typeof point.notImplemented === 'string' ? 'an empty string' : String(point.notImplemented);
-  return `not implemented (the device holds ${held}, its "not implemented" value)`;
+  // Short: a read of thousands of such points answers with one of these each.
+  return `not implemented (holds ${typeof point.notImplemented === 'string' ? 'an empty string' : String(point.notImplemented)})`;
 }

@@ -88,9 +88,9 @@ describe('read over MQTT from a served SunSpec inverter', () => {
       W: expect.closeTo(expected('W'), 6),
       A: expect.closeTo(expected('A'), 6),
       [ABSENT_KEY]: {
-        VAr: 'scale factor "VAr_SF": not implemented (the device holds -32768, its "not implemented" value)',
+        VAr: 'scale factor "VAr_SF": not implemented (holds -32768)',
         PF: 'scale factor "PF_SF" is 99, outside -10..10',
-        St: 'not implemented (the device holds 65535, its "not implemented" value)',
+        St: 'not implemented (holds 65535)',
       },
     });
   });
