@@ -17,6 +17,7 @@ const COMMANDS: Record<string, { summary: string; load: Loader }> = {
   simulate: { summary: 'run simulated Modbus devices from a register map', load: async () => devCommand('simulate', async () => (await import('@fieldgate/simulator/cli')).runSimulate) },
   emulator: { summary: 'run the local device-cloud emulator (HTTP A/B, MQTT, TCP streams)', load: async () => devCommand('emulator', async () => (await import('@fieldgate/emulator/cli')).runEmulator) },
   status: { summary: 'show the running daemon\'s status as tables', load: async () => (await import('./cli/status.js')).runStatus },
+  logs: { summary: 'show the service\'s journal, readable, by device and level (--follow)', load: async () => (await import('./cli/logs.js')).runLogs },
 };
 
 function usage(): string {
