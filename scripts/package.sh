@@ -33,7 +33,7 @@ if [ "$VERSION" != "$BASE_VERSION" ] && ! dpkg --compare-versions "$VERSION" gt 
 fi
 SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || echo 0)}"
 export SOURCE_DATE_EPOCH
-BUILD="$OUT/build"
+BUILD="$REPO/pkg/build"
 DEB="$REPO/packaging/deb"
 
 say() { printf 'package: %s\n' "$*" >&2; }
@@ -85,6 +85,8 @@ stage_app() {
     (cd "$REPO" && find dist -name '*.js' -print0 | tar cf - --null -T -) | tar xf - -C "$app"
     cp -a "$deps/node_modules" "$app/node_modules"
   fi
+  # Run by the runtime's full path, never as a script: no #! line (lintian would ask for nodejs).
+  sed -i '1{/^#!/d}' "$app/bin/fieldgate.js"
   if [ "$VERSION" != "$BASE_VERSION" ]; then set_code_version "$app"; fi
   prune_node_modules "$app/node_modules" "$(node_arch "$arch")"
   if [ -d "$REPO/profiles" ]; then cp -a "$REPO/profiles" "$app/profiles"; fi
@@ -105,8 +107,12 @@ prune_node_modules() {
   [ -d "$nm" ] || return 0
   find "$nm" -depth \( -name '*.md' -o -name '*.markdown' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \
     -o -name '*.ts' -o -name '.github' -o -name 'CHANGELOG*' -o -name '.npmignore' -o -name '.eslintrc*' -o -name '.travis.yml' \
-    -o -name 'binding.gyp' -o -name '*.cc' -o -name '*.h' \) -exec rm -rf {} +
-  find "$nm" -path '*/@libsql/*-musl' -prune -exec rm -rf {} +
+    -o -name 'binding.gyp' -o -name '*.cc' -o -name '*.h' -o -name '*.hh' -o -name '*.inc' -o -name '*.def' -o -name '*.S' -o -name '*.asm' \) -exec rm -rf {} +
+  find "$nm" \( -path '*/@libsql/*-musl' -o -path '*/@koromix/koffi-linux-*/musl_*' \) -prune -exec rm -rf {} +
+  # Build-time parts: headers for compiling addons, koffi's sources and build tool, node-gyp-build's CLIs.
+  rm -rf "$nm/node-addon-api" "$nm/koffi/vendor" "$nm/koffi/doc" "$nm/koffi/cnoke.cjs" "$nm/koffi/src/koffi/CMakeLists.txt" \
+    "$nm/koffi/src/koffi/src/trampolines.cjs" \
+    "$nm/node-gyp-build/bin.js" "$nm/node-gyp-build/build-test.js" "$nm/node-gyp-build/optional.js"
   if [ -d "$nm/@serialport/bindings-cpp/prebuilds" ]; then
     find "$nm/@serialport/bindings-cpp/prebuilds" -mindepth 1 -maxdepth 1 ! -name "linux-$arch" -exec rm -rf {} +
     find "$nm/@serialport/bindings-cpp/prebuilds" -name '*musl*' -exec rm -rf {} +
@@ -149,7 +155,7 @@ build_deb() {
   install -D -m 0644 "$REPO/README.md" "$doc/README.md"
   install -m 0644 "$REPO/docs/install.md" "$doc/install.md"
   install -m 0644 "$DEB/copyright" "$doc/copyright"
-  cat "$runtime/LICENSE" >>"$doc/copyright"
+  install -m 0644 "$runtime/LICENSE" "$doc/node-licenses.txt"
   printf 'fieldgate (%s) unstable; urgency=medium\n\n  * Release %s (the project'"'"'s changes: its git history).\n\n -- %s  %s\n' \
     "$VERSION" "$VERSION" "$(maintainer)" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")" | gzip -9n >"$doc/changelog.gz"
   install -D -m 0644 "$DEB/lintian-overrides" "$root/usr/share/lintian/overrides/fieldgate"
@@ -167,7 +173,11 @@ build_deb() {
   chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums" "$root/DEBIAN/conffiles"
   find "$root" -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0r touch -h -d "@$SOURCE_DATE_EPOCH"
   local out="$OUT/fieldgate_${VERSION}_${arch}.deb"
-  dpkg-deb --root-owner-group -Zxz -z6 --threads-max=1 --build "$root" "$out" >/dev/null
+  # xz: the smallest .deb. FIELDGATE_DEB_COMPRESSION=gzip is for test builds only (test:package's
+  # upgrade build), where a minute of xz buys nothing.
+  local compression=(-Zxz -z6 --threads-max=1)
+  [ "${FIELDGATE_DEB_COMPRESSION:-xz}" = gzip ] && compression=(-Zgzip -z1)
+  dpkg-deb --root-owner-group "${compression[@]}" --build "$root" "$out" >/dev/null
   say "$(basename "$out"): $(stat -c %s "$out") bytes, installed $installed_kb KiB ($LAYOUT layout)"
 }
 
