@@ -6,7 +6,7 @@ FIELDGATE_NODE_VERSION=24.21.0
 FIELDGATE_NODE_INTEGRITY_X64='sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q=='
 FIELDGATE_NODE_INTEGRITY_ARM64='sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Zl/HPJgF4HDaJ51ISev1l1cRZ/DM+keXW5g=='
 # Downloaded runtimes live outside the checkout, kept between runs (CI clones afresh each time).
-FIELDGATE_NODE_CACHE="${FIELDGATE_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldgate-node}"
+FIELDGATE_NODE_CACHE="${FIELDGATE_NODE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/fieldgate-node}"
 
 # fieldgate_node_dir ARCH (x64|arm64): prints the directory of the checked runtime, fetching it
 # once: `npm pack node-linux-ARCH@VERSION`, its sha512 compared with the pinned integrity before

@@ -4,9 +4,9 @@
 # architecture only (docs/install.md). Needs the dev install (`npm ci`), npm's registry and
 # dpkg-deb; nothing else. Reproducible: fixed mtimes (SOURCE_DATE_EPOCH, default the last
 # commit's time), root-owned entries, dpkg-deb's sorted tar.
-#   scripts/package.sh [--arch amd64|arm64|all] [--layout bundle|tree] [--version V] [--out DIR]
+#   scripts/package.sh [--arch amd64|arm64|all] [--layout bundle|tree] [--version V] [--out DIR] [--prebuilt]
 # --version builds a package of another version (the upgrade test's "newer" build): it must sort
-# after package.json's, and the built code reports it too.
+# after package.json's, and the built code reports it too. --prebuilt: dist/ is already built.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=node-runtime.sh
@@ -15,6 +15,7 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 ARCHES="amd64 arm64"
 LAYOUT=bundle
 OUT="$REPO/pkg"
+PREBUILT=0
 BASE_VERSION="$(node -p 'require(process.argv[1]).version' "$REPO/package.json")"
 VERSION="$BASE_VERSION"
 while [ $# -gt 0 ]; do
@@ -23,6 +24,7 @@ while [ $# -gt 0 ]; do
     --layout) LAYOUT="$2"; shift 2 ;;
     --version) VERSION="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
+    --prebuilt) PREBUILT=1; shift ;;
     *) echo "package: unknown option $1" >&2; exit 64 ;;
   esac
 done
@@ -87,6 +89,7 @@ stage_app() {
   fi
   # Run by the runtime's full path, never as a script: no #! line (lintian would ask for nodejs).
   sed -i '1{/^#!/d}' "$app/bin/fieldgate.js"
+  chmod 0644 "$app/bin/fieldgate.js"
   if [ "$VERSION" != "$BASE_VERSION" ]; then set_code_version "$app"; fi
   prune_node_modules "$app/node_modules" "$(node_arch "$arch")"
   if [ -d "$REPO/profiles" ]; then cp -a "$REPO/profiles" "$app/profiles"; fi
@@ -194,8 +197,10 @@ normalise() {
 main() {
   umask 022
   mkdir -p "$OUT" "$BUILD"
-  say "building dist/ (tsc)"
-  (cd "$REPO" && node_modules/.bin/tsc -p tsconfig.json)
+  if [ "$PREBUILT" = 0 ]; then
+    say "building dist/ (tsc)"
+    (cd "$REPO" && node_modules/.bin/tsc -p tsconfig.json)
+  fi
   for arch in $ARCHES; do
     stage_deps "$arch"
     build_deb "$arch"

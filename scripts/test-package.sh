@@ -29,7 +29,7 @@ started=$(date +%s)
 
 # 1. The packages, and a newer amd64 build for the upgrade (gzip: test-only, faster).
 bash scripts/package.sh
-FIELDGATE_DEB_COMPRESSION=gzip bash scripts/package.sh --arch amd64 --version "$version+upgradetest1" --out "$work/next"
+FIELDGATE_DEB_COMPRESSION=gzip bash scripts/package.sh --prebuilt --arch amd64 --version "$version+upgradetest1" --out pkg/upgrade-test
 deb_amd64="pkg/fieldgate_${version}_amd64.deb"
 deb_arm64="pkg/fieldgate_${version}_arm64.deb"
 built=$(date +%s)
@@ -50,8 +50,13 @@ for deb in "$deb_amd64" "$deb_arm64"; do
   say "lintian $(basename "$deb"): ${lintian_out:-no errors, no warnings (overrides: usr/share/lintian/overrides/fieldgate)}"
 done
 
+# The packaged unit is the source unit with the package's paths: same flags, same hardening.
+changed="$(diff <(dpkg-deb --fsys-tarfile "$deb_amd64" | tar -xO ./usr/lib/systemd/system/fieldgate.service) systemd/fieldgate.service | grep -E '^[<>]' | grep -vE '^[<>] (ExecStart|ExecReload|WorkingDirectory|Documentation)=|^[<>] # fieldgate edge gateway' || true)"
+[ -z "$changed" ] || fail "the packaged unit differs from systemd/fieldgate.service beyond its paths: $changed"
+say "packaged unit: systemd/fieldgate.service with /usr/lib/fieldgate paths"
+
 # 3. Install, run, upgrade, remove, purge on this machine.
-node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --deb "$deb_amd64" --upgrade "$work/next/fieldgate_${version}+upgradetest1_amd64.deb"
+node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --deb "$deb_amd64" --upgrade "pkg/upgrade-test/fieldgate_${version}+upgradetest1_amd64.deb"
 lifecycle=$(date +%s)
 
 # 4. The arm64 package under qemu: its runtime, its daemon end to end, its start-up time.

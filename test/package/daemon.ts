@@ -35,16 +35,29 @@ export async function startDaemon(spec: DaemonSpec): Promise<RunningDaemon> {
   const env = { ...spec.env, NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '60000000' };
   const [command, ...args] = spec.user === undefined
     ? spec.argv
-    : ['runuser', '-u', spec.user, '--', 'sh', '-c', 'umask 0077; exec "$@"', 'sh', ...spec.argv];
+    : ['/usr/sbin/runuser', '-u', spec.user, '--', 'sh', '-c', 'umask 0077; exec "$@"', 'sh', ...spec.argv];
   const started = Date.now();
   const child: ChildProcess = spawn(command, args, { cwd: spec.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout?.on('data', (chunk: Buffer) => { log += chunk.toString(); });
   child.stderr?.on('data', (chunk: Buffer) => { log += chunk.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', (err) => { log += `spawn ${command}: ${err.message}\n`; resolve(null); });
+  });
+  // The signal goes to the daemon itself (runuser would SIGKILL it 2 s after forwarding a SIGTERM).
+  let daemonPid: number | undefined;
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (daemonPid === undefined) child.kill(name);
+      else process.kill(daemonPid, name);
+    } catch {
+      // already gone
+    }
+  };
   const stop = async () => {
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    signal('SIGTERM');
+    const killer = setTimeout(() => signal('SIGKILL'), 30_000);
     const code = await exited;
     clearTimeout(killer);
     notify.stop();
@@ -52,12 +65,13 @@ export async function startDaemon(spec: DaemonSpec): Promise<RunningDaemon> {
   };
   try {
     const ready = await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}: ${log.slice(-2000)}`);
+      if (child.exitCode !== null || log.startsWith('spawn ')) throw new Error(`daemon exited with ${child.exitCode}: ${log.slice(-2000)}`);
       return notify.messages().find((m) => m.message.split('\n').includes('READY=1'));
     }, { timeoutMs: 180_000, intervalMs: 10, what: 'READY=1' });
     const readyMs = Date.now() - started;
     // runuser execs sh, which execs node: the READY sender is the daemon itself.
     const pid = ready.pid ?? child.pid ?? 0;
+    daemonPid = pid;
     return {
       pid, readyMs, log: () => log, stop,
       status: async () => (await (await fetch(`http://127.0.0.1:${spec.healthPort}/status`)).json()) as GatewayStatus,
