@@ -189,7 +189,7 @@ maintainer() { sed -n 's/^Maintainer: //p' "$DEB/control"; }
 normalise() {
   find "$1" -type d -exec chmod 0755 {} +
   find "$1" -type f -perm /111 ! -path '*/DEBIAN/*' -exec chmod 0755 {} +
-  find "$1" -type f ! -perm /111 ! -path '*/etc/fieldgate/*' -exec chmod 0644 {} +
+  find "$1" -type f \( ! -perm /111 -o -name '*.node' -o -name '*.so' -o -name '*.so.*' \) ! -path '*/etc/fieldgate/*' -exec chmod 0644 {} +
   chmod 0750 "$1/etc/fieldgate"
   find "$1" -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0r touch -h -d "@$SOURCE_DATE_EPOCH"
 }

@@ -39,15 +39,15 @@ for deb in "$deb_amd64" "$deb_arm64"; do
   bytes=$(stat -c %s "$deb")
   say "$(basename "$deb"): $bytes bytes ($((bytes / 1024 / 1024)) MiB), installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
   [ "$bytes" -le "$MAX_DEB_BYTES" ] || fail "$deb is larger than 45 MiB"
-  if dpkg-deb -c "$deb" | grep -E 'typescript|vitest|@fieldgate/|aedes|/src/.*\.ts$' >/dev/null; then
+  if dpkg-deb -c "$deb" | grep -E 'typescript|vitest|@fieldgate/|aedes|esbuild|/tsx/|/src/.*\.ts$' >/dev/null; then
     fail "$deb carries development packages: $(dpkg-deb -c "$deb" | grep -E 'typescript|vitest|@fieldgate/|aedes' | head -3)"
   fi
-  lintian_out="$(lintian --no-tag-display-limit "$deb" 2>&1 || true)"
+  lintian_out="$(lintian --tag-display-limit 0 --show-overrides "$deb" 2>&1 | grep -E '^[A-Z]: ' || true)"
   if printf '%s\n' "$lintian_out" | grep -E '^[EW]: ' >/dev/null; then
     printf '%s\n' "$lintian_out" >&2
     fail "lintian has errors or warnings on $deb"
   fi
-  say "lintian $(basename "$deb"): ${lintian_out:-no errors, no warnings (overrides: usr/share/lintian/overrides/fieldgate)}"
+  say "lintian $(basename "$deb"): no errors, no warnings; $(printf '%s\n' "$lintian_out" | grep -c '^O: ' || true) overridden (packaging/deb/lintian-overrides), $(printf '%s\n' "$lintian_out" | grep -c '^[IPX]: ' || true) info/pedantic/experimental"
 done
 
 # The packaged unit is the source unit with the package's paths: same flags, same hardening.

@@ -5,7 +5,7 @@
 //   node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --deb OLD.deb --upgrade NEW.deb
 // Prints one line per check and the measurements; exits 1 when a check failed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, chmodSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,8 +28,8 @@ const check = (ok: boolean, what: string) => {
   if (!ok) failures.push(what);
 };
 const note = (what: string) => process.stdout.write(`     ${what}\n`);
-const run = (command: string, argv: string[]) => {
-  const r = spawnSync(command, argv, { encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+const run = (command: string, argv: string[], path = process.env.PATH) => {
+  const r = spawnSync(command, argv, { encoding: 'utf8', env: { ...process.env, PATH: path, DEBIAN_FRONTEND: 'noninteractive' } });
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 };
 const debVersion = (deb: string) => execFileSync('dpkg-deb', ['-f', deb, 'Version'], { encoding: 'utf8' }).trim();
@@ -182,7 +182,25 @@ try {
   check(await daemon.stop() === 0, 'the upgraded daemon stopped cleanly');
   daemon = undefined;
 
-  // 6. Remove keeps state and config; purge deletes both.
+  // 6. An upgrade while systemd runs the service (a stand-in systemctl first on PATH records what
+  //    the maintainer scripts ask): a site file the new version refuses keeps the old version
+  //    running and says why; the fixed file gets the service restarted.
+  const fakeBin = join(work, 'fake-systemd');
+  const calls = join(work, 'systemctl.calls');
+  mkdirSync(fakeBin);
+  writeFileSync(join(fakeBin, 'systemctl'), `#!/bin/sh\necho "$*" >> ${calls}\ncase "$1" in is-system-running) echo running ;; esac\nexit 0\n`, { mode: 0o755 });
+  const fakePath = `${fakeBin}:${process.env.PATH ?? '/usr/bin:/bin'}`;
+  const restarts = () => (existsSync(calls) ? readFileSync(calls, 'utf8') : '').split('\n').filter((l) => l.startsWith('restart')).length;
+  writeFileSync(SITE, Buffer.concat([edited, Buffer.from('bogusKey: 1\n')]));
+  const refused = run('dpkg', ['-i', args.upgrade], fakePath);
+  check(refused.code === 0 && refused.out.includes('NOT restarted') && refused.out.includes('bogusKey') && restarts() === 0,
+    `a site file the new version refuses: no restart, and postinst says why (${refused.out.split('\n').filter((l) => l.includes('NOT restarted')).join('')})`);
+  writeFileSync(SITE, edited);
+  const restarted = run('dpkg', ['-i', args.upgrade], fakePath);
+  check(restarted.code === 0 && restarted.out.includes('validated') && restarts() === 1,
+    `the site file fixed: validated, then the running service restarted once (${restarted.out.split('\n').filter((l) => l.includes('restarted')).join('')})`);
+
+  // 7. Remove keeps state and config; purge deletes both.
   const remove = run('dpkg', ['--remove', 'fieldgate']);
   check(remove.code === 0 && !existsSync('/usr/bin/fieldgate') && !existsSync('/usr/lib/fieldgate'), 'dpkg --remove took the program away');
   check(existsSync(STATE) && readdirSync(STATE).length > 0 && existsSync(SITE), 'remove kept /var/lib/fieldgate and the site file');
