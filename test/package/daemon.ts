@@ -82,10 +82,11 @@ export async function startDaemon(spec: DaemonSpec): Promise<RunningDaemon> {
   }
 }
 
-/** VmRSS of a process in MB. */
-export function rssMb(pid: number): number {
-  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
+/** VmRSS of a process and its anonymous and file-backed parts, as text in MB. */
+export function rssText(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (field: string) => (Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]) / 1024).toFixed(1);
+  return `${mb('VmRSS')} MB (anonymous ${mb('RssAnon')}, file ${mb('RssFile')})`;
 }
 
 /** The unit's command line and environment (ExecStart, WorkingDirectory, Environment=, EnvironmentFile=). */

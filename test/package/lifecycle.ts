@@ -13,7 +13,7 @@ import Database from 'libsql';
 import type { Emulator } from '../../packages/emulator/src/index.js';
 import { freePort } from '../arm64/site.js';
 import { waitFor } from '../helpers/wait.js';
-import { environmentFile, rssMb, startDaemon, unitCommand, type RunningDaemon } from './daemon.js';
+import { environmentFile, rssText, startDaemon, unitCommand, type RunningDaemon } from './daemon.js';
 import { DEVICE_COUNT, UNITS, counterSeries, siteYaml, startCloud, startDevices, type SitePorts } from './site.js';
 
 const { values: args } = parseArgs({ options: { deb: { type: 'string' }, upgrade: { type: 'string' } } });
@@ -118,7 +118,7 @@ try {
   await everyDeviceReported(since);
   check(true, `all ${DEVICE_COUNT} devices' values reached the cloud`);
   await new Promise((resolve) => setTimeout(resolve, 10_000));
-  const bundledRss = rssMb(daemon.pid);
+  const bundledRss = rssText(daemon.pid);
   const bundledReady = daemon.readyMs;
   check(await daemon.stop() === 0, 'the daemon stopped cleanly on SIGTERM');
   const outboxModes = readdirSync(STATE).map((f) => `${f} ${mode(join(STATE, f))}`);
@@ -131,11 +131,11 @@ try {
     daemon = await startInstalled('/usr/bin/node');
     await everyDeviceReported(since);
     await new Promise((resolve) => setTimeout(resolve, 10_000));
-    const rss20 = rssMb(daemon.pid);
+    const rss20 = rssText(daemon.pid);
     note(`start to READY, ${DEVICE_COUNT} devices: bundled Node ${run('/usr/lib/fieldgate/bin/node', ['--version']).out.trim()} ${bundledReady} ms, Node ${node20} ${daemon.readyMs} ms`);
-    note(`idle RSS 10 s after every device reported: bundled runtime ${bundledRss.toFixed(1)} MB, Node ${node20} ${rss20.toFixed(1)} MB`);
+    note(`idle RSS 10 s after every device reported: bundled runtime ${bundledRss}, Node ${node20} ${rss20}`);
     check(await daemon.stop() === 0, `the same app on Node ${node20} stopped cleanly`);
-  } else note(`start to READY ${bundledReady} ms, idle RSS ${bundledRss.toFixed(1)} MB (no Node 20 at /usr/bin/node to compare)`);
+  } else note(`start to READY ${bundledReady} ms, idle RSS ${bundledRss} (no Node 20 at /usr/bin/node to compare)`);
 
   // 3. The cloud away: reports queue in the outbox; the daemon stops with them on disk.
   await cloud.close();

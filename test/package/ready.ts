@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '../arm64/site.js';
 import { waitFor } from '../helpers/wait.js';
-import { rssMb, startDaemon } from './daemon.js';
+import { rssText, startDaemon } from './daemon.js';
 import { DEVICE_COUNT, UNITS, counterSeries, siteYaml, startCloud, startDevices } from './site.js';
 
 const { values: args } = parseArgs({ options: { node: { type: 'string' }, app: { type: 'string' }, runs: { type: 'string', default: '3' } } });
@@ -35,7 +35,7 @@ try {
       }
       const firstValuesMs = Date.now() - since;
       readyMs.push(daemon.readyMs);
-      process.stdout.write(`run ${run}: READY after ${daemon.readyMs} ms, all ${DEVICE_COUNT} devices in the cloud after ${firstValuesMs} ms, RSS ${rssMb(daemon.pid).toFixed(1)} MB\n`);
+      process.stdout.write(`run ${run}: READY after ${daemon.readyMs} ms, all ${DEVICE_COUNT} devices in the cloud after ${firstValuesMs} ms, RSS ${rssText(daemon.pid)}\n`);
     } finally {
       const code = await daemon.stop();
       if (code !== 0) throw new Error(`daemon exit ${code}: ${daemon.log().slice(-2000)}`);
