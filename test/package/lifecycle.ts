@@ -94,6 +94,13 @@ try {
   check(conffiles.includes(SITE) && conffiles.includes('/etc/fieldgate/fieldgate.env'), 'site.yaml and fieldgate.env are conffiles');
   check(run('fieldgate', ['--version']).out === `${oldVersion}\n`, `fieldgate --version prints ${oldVersion}`);
   check(run('runuser', ['-u', 'fieldgate', '--', 'fieldgate', '--version']).out === `${oldVersion}\n`, 'fieldgate --version works for user fieldgate too');
+  const emulator = run('fieldgate', ['emulator']);
+  check(emulator.code === 69 && emulator.out.includes('development package'), `fieldgate emulator: not in the package, says so (exit ${emulator.code})`);
+  // profiles/ (device profiles) ships when the checkout has it; its command must find it installed.
+  if (existsSync('profiles')) {
+    const profiles = run('fieldgate', ['profiles']);
+    check(profiles.code === 0, `fieldgate profiles finds the packaged profiles (exit ${profiles.code}${profiles.code === 0 ? '' : `: ${profiles.out.slice(0, 300)}`})`);
+  }
   const example = run('fieldgate', ['validate', SITE]);
   check(example.code === 78, `the unedited example does not validate (exit ${example.code}), so it cannot start polling`);
   const verify = run('systemd-analyze', ['verify', UNIT]);
