@@ -33,7 +33,7 @@ fieldgate_node_dir() {
     return 1
   fi
   local tarball="$tmp/node-linux-$arch-$FIELDGATE_NODE_VERSION.tgz" actual
-  actual="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+  actual="$(node -e 'const c=require("crypto"),fs=require("fs");console.log("sha512-"+c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tarball")"
   if [ "$actual" != "$integrity" ]; then
     echo "node-runtime: integrity mismatch for node-linux-$arch@$FIELDGATE_NODE_VERSION: got $actual, pinned $integrity" >&2
     rm -rf "$tmp"
