@@ -158,6 +158,7 @@ try {
   const outageEnd = new Map(UNITS.map((u) => [u, counterAt(u)]));
   const onDisk = outboxRows();
   const stateBefore = readdirSync(STATE).sort();
+  const credentials = readFileSync(join(STATE, 'credentials.json'));
 
   // 4. Upgrade: the site file and the state survive; the new version runs.
   const upgrade = run('dpkg', ['-i', args.upgrade]);
@@ -168,6 +169,7 @@ try {
   check(!existsSync(`${SITE}.dpkg-dist`) && !existsSync(`${SITE}.dpkg-new`), 'no .dpkg-dist/.dpkg-new beside the site file');
   check(mode(SITE) === '0640 root:fieldgate', `the site file is still 0640 root:fieldgate (${mode(SITE)})`);
   check(JSON.stringify(readdirSync(STATE).sort()) === JSON.stringify(stateBefore), `the state directory survived: ${stateBefore.join(', ')}`);
+  check(readFileSync(join(STATE, 'credentials.json')).equals(credentials), 'the credentials (device 1 fetched its own by device key) survived byte for byte');
 
   // 5. The cloud back on the same ports: the new version replays the outbox, in order.
   cloud = await startCloud(ports.httpPort, ports.mqttPort);

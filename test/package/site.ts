@@ -42,13 +42,15 @@ export interface SitePorts {
   modbusPort: number;
 }
 
-/** The site file; without stateDir the daemon takes FIELDGATE_STATE_DIR (the unit sets it). */
+/**
+ * The site file; device 1 fetches its credential by device key (kept in credentials.json), the
+ * others have theirs in the file. Without stateDir the daemon takes FIELDGATE_STATE_DIR (the unit sets it). */
 export function siteYaml(ports: SitePorts, stateDir?: string): string {
   const devices = UNITS.map((u) => `  - name: ${deviceName(u)}
     bus: plant
     unitId: ${u}
     pollIntervalMs: 200ms
-    cloud: { accessToken: ${token(u)} }
+    cloud: ${u === 1 ? `{ deviceKey: ${deviceName(u)} }` : `{ accessToken: ${token(u)} }`}
     points:
       - { id: setpoint, table: holding, address: 0, type: uint16 }
       - { id: limit, table: holding, address: 1, type: uint16 }
