@@ -201,10 +201,16 @@ main() {
     say "building dist/ (tsc)"
     (cd "$REPO" && node_modules/.bin/tsc -p tsconfig.json)
   fi
+  for arch in $ARCHES; do stage_deps "$arch"; done
+  # One architecture per core: xz of the Node binary is most of the time, and single-threaded
+  # (for the same bytes every time).
+  local pids=() failed=0
   for arch in $ARCHES; do
-    stage_deps "$arch"
-    build_deb "$arch"
+    build_deb "$arch" &
+    pids+=("$!")
   done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  [ "$failed" = 0 ] || { say "a package build failed"; exit 1; }
 }
 
 main; exit

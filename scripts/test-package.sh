@@ -34,7 +34,10 @@ deb_amd64="pkg/fieldgate_${version}_amd64.deb"
 deb_arm64="pkg/fieldgate_${version}_arm64.deb"
 built=$(date +%s)
 
-# 2. Sizes and lintian.
+# 2. Sizes, contents and lintian (both packages' lintian runs at once: one core each).
+for deb in "$deb_amd64" "$deb_arm64"; do
+  lintian --tag-display-limit 0 --show-overrides "$deb" >"$work/$(basename "$deb").lintian" 2>&1 &
+done
 for deb in "$deb_amd64" "$deb_arm64"; do
   bytes=$(stat -c %s "$deb")
   say "$(basename "$deb"): $bytes bytes ($((bytes / 1024 / 1024)) MiB), installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
@@ -42,7 +45,10 @@ for deb in "$deb_amd64" "$deb_arm64"; do
   if dpkg-deb -c "$deb" | grep -E 'typescript|vitest|@fieldgate/|aedes|esbuild|/tsx/|/src/.*\.ts$' >/dev/null; then
     fail "$deb carries development packages: $(dpkg-deb -c "$deb" | grep -E 'typescript|vitest|@fieldgate/|aedes' | head -3)"
   fi
-  lintian_out="$(lintian --tag-display-limit 0 --show-overrides "$deb" 2>&1 | grep -E '^[A-Z]: ' || true)"
+done
+wait
+for deb in "$deb_amd64" "$deb_arm64"; do
+  lintian_out="$(grep -E '^[A-Z]: ' "$work/$(basename "$deb").lintian" || true)"
   if printf '%s\n' "$lintian_out" | grep -E '^[EW]: ' >/dev/null; then
     printf '%s\n' "$lintian_out" >&2
     fail "lintian has errors or warnings on $deb"
