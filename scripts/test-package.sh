@@ -36,7 +36,7 @@ built=$(date +%s)
 
 # 2. Sizes, contents and lintian (both packages' lintian runs at once: one core each).
 for deb in "$deb_amd64" "$deb_arm64"; do
-  lintian --tag-display-limit 0 --show-overrides "$deb" >"$work/$(basename "$deb").lintian" 2>&1 &
+  { lintian --tag-display-limit 0 --show-overrides "$deb" 2>&1; echo "lintian exit $?"; } >"$work/$(basename "$deb").lintian" &
 done
 for deb in "$deb_amd64" "$deb_arm64"; do
   bytes=$(stat -c %s "$deb")
@@ -49,8 +49,8 @@ done
 wait
 for deb in "$deb_amd64" "$deb_arm64"; do
   lintian_out="$(grep -E '^[A-Z]: ' "$work/$(basename "$deb").lintian" || true)"
-  if printf '%s\n' "$lintian_out" | grep -E '^[EW]: ' >/dev/null; then
-    printf '%s\n' "$lintian_out" >&2
+  if printf '%s\n' "$lintian_out" | grep -E '^[EW]: ' >/dev/null || ! grep -qx 'lintian exit 0' "$work/$(basename "$deb").lintian"; then
+    cat "$work/$(basename "$deb").lintian" >&2
     fail "lintian has errors or warnings on $deb"
   fi
   say "lintian $(basename "$deb"): no errors, no warnings; $(printf '%s\n' "$lintian_out" | grep -c '^O: ' || true) overridden (packaging/deb/lintian-overrides), $(printf '%s\n' "$lintian_out" | grep -c '^[IPX]: ' || true) info/pedantic/experimental"
