@@ -73,11 +73,15 @@ stage_app() {
   if [ "$LAYOUT" = bundle ]; then
     # Commands stay lazily loaded (--splitting: a chunk per dynamic import), so the dev commands
     # still say that their packages are missing instead of failing every command at load. The
-    # CommonJS packages inside call require(): the banner gives each ES module one.
+    # CommonJS packages inside call require(): the banner gives each ES module one. Entry and
+    # chunks all sit in dist/bundle/, two levels below the app like dist/<dir>/*.js, so a path a
+    # module finds from its own URL (`new URL('../../profiles/', import.meta.url)`) is the same.
     "$REPO/node_modules/.bin/esbuild" "$REPO/bin/fieldgate.js" --bundle --splitting --platform=node --format=esm --target=node24 \
-      --outdir="$app/bin" --chunk-names='chunks/[name]-[hash]' --legal-comments=none --log-level=warning \
+      --outdir="$app/dist/bundle" --chunk-names='[name]-[hash]' --legal-comments=none --log-level=warning \
       --external:libsql --external:serialport --external:koffi --external:@fieldgate/emulator --external:@fieldgate/simulator \
       '--banner:js=import { createRequire as fieldgateCreateRequire } from "node:module"; const require = fieldgateCreateRequire(import.meta.url);'
+    sed -i '1{/^#!/d}' "$app/dist/bundle/fieldgate.js"
+    printf '%s\n' '// The fieldgate command: the bundled CLI (dist/bundle, built by scripts/package.sh).' "await import('../dist/bundle/fieldgate.js');" >"$app/bin/fieldgate.js"
     node "$REPO/scripts/package-closure.mjs" "$deps/node_modules" libsql serialport koffi | while IFS= read -r name; do
       mkdir -p "$app/node_modules/$(dirname "$name")"
       cp -a "$deps/node_modules/$name" "$app/node_modules/$name"
@@ -89,7 +93,7 @@ stage_app() {
   fi
   # Run by the runtime's full path, never as a script: no #! line (lintian would ask for nodejs).
   sed -i '1{/^#!/d}' "$app/bin/fieldgate.js"
-  chmod 0644 "$app/bin/fieldgate.js"
+  find "$app/bin" "$app/dist" -name '*.js' -exec chmod 0644 {} +
   if [ "$VERSION" != "$BASE_VERSION" ]; then set_code_version "$app"; fi
   prune_node_modules "$app/node_modules" "$(node_arch "$arch")"
   if [ -d "$REPO/profiles" ]; then cp -a "$REPO/profiles" "$app/profiles"; fi
