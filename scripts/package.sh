@@ -76,8 +76,11 @@ stage_app() {
     # CommonJS packages inside call require(): the banner gives each ES module one. Entry and
     # chunks all sit in dist/bundle/, two levels below the app like dist/<dir>/*.js, so a path a
     # module finds from its own URL (`new URL('../../profiles/', import.meta.url)`) is the same.
-    "$REPO/node_modules/.bin/esbuild" "$REPO/bin/fieldgate.js" --bundle --splitting --platform=node --format=esm --target=node24 \
-      --outdir="$app/dist/bundle" --chunk-names='[name]-[hash]' --legal-comments=none --log-level=warning \
+    # Worker threads (dist/**/*-worker.js, started by URL beside their module) are entries too.
+    local workers
+    mapfile -t workers < <(cd "$REPO" && find dist -name '*-worker.js' | LC_ALL=C sort)
+    "$REPO/node_modules/.bin/esbuild" "$REPO/bin/fieldgate.js" "${workers[@]/#/$REPO/}" --bundle --splitting --platform=node --format=esm --target=node24 \
+      --outdir="$app/dist/bundle" --entry-names='[name]' --chunk-names='[name]-[hash]' --legal-comments=none --log-level=warning \
       --external:libsql --external:serialport --external:koffi --external:@fieldgate/emulator --external:@fieldgate/simulator \
       '--banner:js=import { createRequire as fieldgateCreateRequire } from "node:module"; const require = fieldgateCreateRequire(import.meta.url);'
     sed -i '1{/^#!/d}' "$app/dist/bundle/fieldgate.js"
