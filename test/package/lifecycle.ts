@@ -124,6 +124,12 @@ try {
   check(uid === passwd[2] && groups.includes(dialout), `the daemon runs as fieldgate (uid ${uid}) with dialout (groups ${groups.join(' ')})`);
   await everyDeviceReported(since);
   check(true, `all ${DEVICE_COUNT} devices' values reached the cloud`);
+  // A reload (SIGHUP, what the unit's ExecReload ends in) reads the file in a worker thread: that
+  // worker must be found inside the bundle.
+  process.kill(daemon.pid, 'SIGHUP');
+  const running = daemon;
+  await waitFor(() => running.log().includes('"msg":"site file reloaded"'), { timeoutMs: 60_000, what: 'site file reloaded' });
+  check(true, 'SIGHUP: the bundled daemon reloaded its site file (the worker thread runs from the bundle)');
   await new Promise((resolve) => setTimeout(resolve, 10_000));
   const bundledRss = rssText(daemon.pid);
   const bundledReady = daemon.readyMs;
