@@ -7,6 +7,7 @@ import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './io.js';
 import { readOnce } from './read.js';
+import { LateReplies, lateReplyHint, timed } from './answer-time.js';
 import { describeSunSpecUnit, scanSunSpecUnit } from './scan-sunspec.js';
 import { loadProfiles } from '../ops/profile-library.js';
 import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
@@ -16,8 +17,10 @@ const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--baud
        fieldgate scan --sunspec --bus PATH|HOST:PORT --units LIST [--bus-name NAME] [options]
 
 Probes each unit id with one read; a normal reply or a Modbus exception both prove a unit is there.
-On a serial line, --bauds tries each speed in turn. A pseudo-terminal (a socat pair, the
-simulator's --pty) has no line speed: every rate answers alike, so there it scans once and says so.
+Each is shown with its answer time; on RTU a reply that comes after the timeout still proves the
+unit, and says how late it answers. On a serial line, --bauds tries each speed in turn. A
+pseudo-terminal (a socat pair, the simulator's --pty) has no line speed: every rate answers alike,
+so there it scans once and says so.
 With --sunspec, looks for the SunS marker at 40000, 50000 and 0, walks the model chain, prints
 each model (id, address, length) and a site-file device block naming the matching profiles.
 
@@ -57,8 +60,16 @@ export function parseBaudList(text: string | undefined, single: number): number[
 export interface ScanHit {
   unit: number;
   baudRate?: number;
-  answer: 'reply' | 'exception';
+  answer: 'reply' | 'exception' | 'late';
   detail: string;
+  /** Request to reply (ms); for 'late', after the timeout. */
+  answerMs: number;
+}
+
+function describeHit(h: ScanHit, timeoutMs: number): string {
+  const where = `unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}`;
+  if (h.answer === 'late') return `${where}: ${lateReplyHint(h.unit, h.answerMs, timeoutMs).replace(/^unit \d+ /, '')}`;
+  return `${where}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`} in ${h.answerMs} ms`;
 }
 
 export const runScan: CliCommand = async (args, io) => {
@@ -105,6 +116,7 @@ export const runScan: CliCommand = async (args, io) => {
     const baudRate = bus.kind === 'rtu' && !ptyLine ? bus.baudRate : undefined;
     const label = bus.kind !== 'rtu' ? `${bus.host}:${bus.port}` : ptyLine ? 'pty' : `${bus.baudRate} ${bus.dataBits}${bus.parity[0].toUpperCase()}${bus.stopBits}`;
     const transport = createModbusTransport(bus);
+    const late = new LateReplies(transport);
     try {
       await transport.open();
     } catch (err) {
@@ -115,13 +127,17 @@ export const runScan: CliCommand = async (args, io) => {
     try {
       for (const [i, unit] of units.entries()) {
         io.stderr.write(`\rscanning ${label}: unit ${unit} (${i + 1}/${units.length}), found ${hits.length}   `);
+        const started = performance.now();
         try {
-          await readOnce(transport, unit, table, address, 1, bus.timeoutMs);
-          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered' });
+          const { answerMs } = await timed(() => readOnce(transport, unit, table, address, 1, bus.timeoutMs));
+          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered', answerMs });
         } catch (err) {
-          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName });
+          const answerMs = Math.round(performance.now() - started);
+          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName, answerMs });
         }
       }
+      for (const [unit, answerMs] of late.units) hits.push({ unit, baudRate, answer: 'late', detail: 'answered after the timeout', answerMs });
+      hits.sort((a, b) => a.unit - b.unit);
     } finally {
       await transport.close().catch(() => undefined);
     }
@@ -131,7 +147,7 @@ export const runScan: CliCommand = async (args, io) => {
   io.stderr.write('\n');
   if (values.json) io.stdout.write(`${JSON.stringify(hits)}\n`);
   else if (hits.length === 0) io.stdout.write('no unit answered\n');
-  else for (const h of hits) io.stdout.write(`unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`}\n`);
+  else for (const h of hits) io.stdout.write(`${describeHit(h, buses[0]?.timeoutMs ?? 0)}\n`);
   return hits.length > 0 ? 0 : EXIT_UNAVAILABLE;
 };
 

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../../core/config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
-import { sleep, systemTimers, type Timers } from '../../core/time.js';
+import { type Clock, sleep, systemClock, systemTimers, type Timers } from '../../core/time.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
 import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
@@ -28,13 +28,14 @@ class ModbusSerialTransport implements ModbusTransport {
   /** Rejecters of requests awaiting an answer: failed at once when the port closes. */
   private readonly pending = new Map<(err: Error) => void, number>();
   private readonly discardListeners: Array<(reason: string) => void> = [];
+  private readonly lateListeners: Array<(unit: number, answeredAfterMs: number) => void> = [];
   /** Modbus TCP only: matches replies to requests in place of modbus-serial's MBAP parsing. */
   private guard: TcpReplyGuard | undefined;
   private tally: RtuReceiveTally | undefined;
   /** Why the session ended, when fieldgate knows better than the library. */
   private closeReason = '';
 
-  constructor(private readonly config: BusConfig, private readonly timers: Timers = systemTimers) {
+  constructor(private readonly config: BusConfig, private readonly timers: Timers = systemTimers, private readonly clock: Clock = systemClock) {
     this.target = describeTarget(config);
     this.keepsSilenceAfterReply = config.kind !== 'tcp';
   }
@@ -47,8 +48,17 @@ class ModbusSerialTransport implements ModbusTransport {
     this.discardListeners.push(listener);
   }
 
+  onLateReply(listener: (unit: number, answeredAfterMs: number) => void): void {
+    this.lateListeners.push(listener);
+  }
+
   private discarded(reason: string): void {
     for (const listener of this.discardListeners) listener(reason);
+  }
+
+  private lateReply(unit: number, answeredAfterMs: number): void {
+    this.discarded(`late reply of unit ${unit} (${Math.round(answeredAfterMs)} ms after its request)`);
+    for (const listener of this.lateListeners) listener(unit, answeredAfterMs);
   }
 
   async open(): Promise<void> {
@@ -100,7 +110,7 @@ class ModbusSerialTransport implements ModbusTransport {
       onDiscard: (reason) => this.discarded(reason),
       onDesync: (reason) => this.resync(client, reason),
     }) : undefined;
-    this.tally = tcp ? undefined : RtuReceiveTally.install(client);
+    this.tally = tcp ? undefined : RtuReceiveTally.install(client, this.clock, (unit, afterMs) => this.lateReply(unit, afterMs));
     if (!this.guard && !this.tally) throw new PortOpenError(this.target, `unsupported modbus-serial ${this.config.kind} port (cannot check replies)`);
   }
 
@@ -168,8 +178,9 @@ class ModbusSerialTransport implements ModbusTransport {
     const client = this.client;
     if (!client || !client.isOpen) throw new PortClosedError('port not open');
     const guard = this.guard;
-    const stale = this.tally?.begin(client) ?? 0;
+    const stale = this.tally?.begin(client, expected.unit) ?? 0;
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+    const sentAt = this.clock.now();
     client.setID(expected.unit);
     client.setTimeout(timeoutMs);
     const transactionId = guard?.expect(expected);
@@ -179,12 +190,10 @@ class ModbusSerialTransport implements ModbusTransport {
     } catch (err) {
       if (err instanceof ModbusTimeoutError && guard && guard.pendingBytes > 0 && this.client === client) {
         this.resync(client, `${guard.pendingBytes} bytes of an unfinished reply at timeout`);
-      } else if (err instanceof ModbusTimeoutError && !guard) {
-        // RTU has no transaction id: a reply coming just after the timeout would pass for the answer
-        // to the next request. Keep listening one more timeout and drop what comes.
-        await sleep(this.timers, timeoutMs);
-        const late = takeUnmatchedInput(client);
-        if (late > 0) this.discarded(`${late} bytes after the timeout (late reply)`);
+      } else if (err instanceof ModbusTimeoutError && this.tally) {
+        // RTU has no transaction id: the reply may still come. The bus does not ask this unit again
+        // until it came (reported by the tally) or its guard ran out, so it cannot pass for another.
+        this.tally.awaitLate({ ...expected, sentAt });
       }
       throw err;
     } finally {
@@ -275,7 +284,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const client = this.client;
     const port = client && client.isOpen ? serialPortOf(client) : undefined;
     if (!client || !port) throw new PortClosedError('port not open');
-    const stale = this.tally?.begin(client) ?? 0;
+    const stale = this.tally?.begin(client, -1) ?? 0;
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {
