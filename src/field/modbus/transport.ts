@@ -10,7 +10,7 @@ import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmat
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
 import { RtuReceiveTally } from './rtu-receive-tally.js';
-import { TcpReplyGuard } from './tcp-reply-guard.js';
+import { ModbusTcpPort } from './modbus-tcp-port.js';
 
 export { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
 const ModbusRTU = ModbusPkg.default;
@@ -28,8 +28,8 @@ class ModbusSerialTransport implements ModbusTransport {
   /** Rejecters of requests awaiting an answer: failed at once when the port closes. */
   private readonly pending = new Map<(err: Error) => void, number>();
   private readonly discardListeners: Array<(reason: string) => void> = [];
-  /** Modbus TCP only: matches replies to requests in place of modbus-serial's MBAP parsing. */
-  private guard: TcpReplyGuard | undefined;
+  /** Modbus TCP only: our port in place of modbus-serial's (framing, 16-bit ids, reply matching). */
+  private guard: ModbusTcpPort | undefined;
   private tally: RtuReceiveTally | undefined;
   /** Why the session ended, when fieldgate knows better than the library. */
   private closeReason = '';
@@ -53,7 +53,11 @@ class ModbusSerialTransport implements ModbusTransport {
 
   async open(): Promise<void> {
     if (this.client) await this.close();
-    const client = new ModbusRTU();
+    const tcpPort = this.config.kind === 'tcp' ? new ModbusTcpPort(this.config.host, this.config.port, {
+      onDiscard: (reason) => this.discarded(reason),
+      onDesync: (reason) => this.resync(client, reason),
+    }) : undefined;
+    const client = new ModbusRTU(tcpPort);
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
     this.closeReason = '';
     this.outOfStep = false;
@@ -83,7 +87,7 @@ class ModbusSerialTransport implements ModbusTransport {
     // unplugged adapter) must not become an uncaught exception.
     const port = libraryPortOf(client);
     if (port instanceof EventEmitter) port.on('error', (err: unknown) => { this.closeReason = err instanceof Error ? err.message : String(err); });
-    this.installChecks(client);
+    this.installChecks(client, tcpPort);
     client.on('close', () => {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
@@ -94,13 +98,9 @@ class ModbusSerialTransport implements ModbusTransport {
   }
 
   /** The reply checks of this framing: our MBAP guard on Modbus TCP, the receive tally on RTU framing. */
-  private installChecks(client: ModbusClient): void {
-    const tcp = this.config.kind === 'tcp';
-    this.guard = tcp ? TcpReplyGuard.install(libraryPortOf(client), {
-      onDiscard: (reason) => this.discarded(reason),
-      onDesync: (reason) => this.resync(client, reason),
-    }) : undefined;
-    this.tally = tcp ? undefined : RtuReceiveTally.install(client);
+  private installChecks(client: ModbusClient, tcpPort: ModbusTcpPort | undefined): void {
+    this.guard = tcpPort;
+    this.tally = tcpPort ? undefined : RtuReceiveTally.install(client);
     if (!this.guard && !this.tally) throw new PortOpenError(this.target, `unsupported modbus-serial ${this.config.kind} port (cannot check replies)`);
   }
 
@@ -113,7 +113,7 @@ class ModbusSerialTransport implements ModbusTransport {
     // What was waiting got garbage, not a closed port: its unit is charged for it (cool-down).
     for (const [reject, unit] of this.pending) reject(new ModbusFrameError(unit, reason));
     this.pending.clear();
-    this.guard?.disconnect();
+    this.guard?.destroy();
   }
 
   private connect(client: ModbusClient): Promise<void> {
@@ -123,8 +123,8 @@ class ModbusSerialTransport implements ModbusTransport {
         return client.connectRTUBuffered(config.path, {
           baudRate: config.baudRate, parity: config.parity, dataBits: config.dataBits, stopBits: config.stopBits,
         });
-      case 'tcp':
-        return client.connectTCP(config.host, { port: config.port });
+      case 'tcp': // the client was made with our ModbusTcpPort
+        return new Promise<void>((resolve, reject) => client.open((err: unknown) => (err ? reject(err) : resolve())));
       case 'rtu-over-tcp':
         // Raw RTU frames (with CRC) through a TCP serial server: modbus-serial calls this "telnet".
         // (Its connectTcpRTUBuffered speaks MBAP framing, i.e. plain Modbus TCP.)
