@@ -1,8 +1,8 @@
 // `fieldgate scan`: which unit ids answer on a line, and at which baud rate (commissioning on site).
 import { parseArgs } from 'node:util';
 import type { BusConfig } from '../core/config/site-types.js';
-import { ModbusExceptionError, PortOpenError } from '../field/modbus/errors.js';
-import { createModbusTransport } from '../field/modbus/transport.js';
+import { LineEchoError, ModbusExceptionError, PortOpenError } from '../field/modbus/errors.js';
+import { type ModbusTransport, createModbusTransport } from '../field/modbus/transport.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
@@ -11,7 +11,8 @@ import { readOnce } from './read.js';
 const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--bauds 9600,19200|common] [options]
 
 Probes each unit id with one read; a normal reply or a Modbus exception both prove a unit is there.
-On a serial line, --bauds tries each speed in turn.
+On a serial line, --bauds tries each speed in turn, and a line that echoes each request (an RS-485
+adapter's local echo) is noticed and scanned again with the echo stripped: set echo: true then.
 
 ${BUS_OPTIONS_HELP}
   --units LIST           ids and ranges, e.g. 1-10,17 (default 1-247)
@@ -50,7 +51,11 @@ export interface ScanHit {
   baudRate?: number;
   answer: 'reply' | 'exception';
   detail: string;
+  /** Found with the line's local echo stripped (set echo: true on this bus). */
+  echo?: true;
 }
+
+const echoFlag = (bus: BusConfig): { echo?: true } => (bus.kind !== 'tcp' && bus.echo === true ? { echo: true } : {});
 
 export const runScan: CliCommand = async (args, io) => {
   let values;
@@ -85,10 +90,11 @@ export const runScan: CliCommand = async (args, io) => {
     return EXIT_USAGE;
   }
   const hits: ScanHit[] = [];
-  for (const bus of buses) {
+  let echoNoticed = false;
+  for (let bus of buses) {
     const baudRate = bus.kind === 'rtu' ? bus.baudRate : undefined;
     const label = bus.kind === 'rtu' ? `${bus.baudRate} ${bus.dataBits}${bus.parity[0].toUpperCase()}${bus.stopBits}` : `${bus.host}:${bus.port}`;
-    const transport = createModbusTransport(bus);
+    let transport: ModbusTransport = createModbusTransport(bus);
     try {
       await transport.open();
     } catch (err) {
@@ -97,13 +103,23 @@ export const runScan: CliCommand = async (args, io) => {
       continue;
     }
     try {
-      for (const [i, unit] of units.entries()) {
+      for (let i = 0; i < units.length; i += 1) {
+        const unit = units[i] as number;
         io.stderr.write(`\rscanning ${label}: unit ${unit} (${i + 1}/${units.length}), found ${hits.length}   `);
         try {
           await readOnce(transport, unit, table, address, 1, bus.timeoutMs);
-          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered' });
+          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered', ...echoFlag(bus) });
         } catch (err) {
-          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName });
+          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName, ...echoFlag(bus) });
+          if (err instanceof LineEchoError && err.problem === 'echoes' && bus.kind !== 'tcp' && bus.echo !== true) {
+            // Try the other setting: this unit again, and the rest, with the echo stripped.
+            echoNoticed = true;
+            bus = { ...bus, echo: true };
+            await transport.close().catch(() => undefined);
+            transport = createModbusTransport(bus);
+            await transport.open();
+            i -= 1;
+          }
         }
       }
     } finally {
@@ -113,8 +129,9 @@ export const runScan: CliCommand = async (args, io) => {
     if (hits.length > 0) break;
   }
   io.stderr.write('\n');
+  if (echoNoticed) io.stderr.write('the line echoes requests: set echo: true on this bus (scanned with the echo stripped)\n');
   if (values.json) io.stdout.write(`${JSON.stringify(hits)}\n`);
   else if (hits.length === 0) io.stdout.write('no unit answered\n');
-  else for (const h of hits) io.stdout.write(`unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`}\n`);
+  else for (const h of hits) io.stdout.write(`unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}${h.echo ? ' (echo: true)' : ''}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`}\n`);
   return hits.length > 0 ? 0 : EXIT_UNAVAILABLE;
 };

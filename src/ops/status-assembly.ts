@@ -49,6 +49,7 @@ export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): Bu
     failures: stats.timeouts + stats.exceptions + stats.frameErrors + stats.otherErrors,
     discardedReplies: stats.discardedReplies, silenceReopens: stats.silenceReopens,
     utilisation: uptimeMs > 0 ? Math.min(1, stats.busyTimeMs / uptimeMs) : 0,
+    ...(stats.echoProblem ? { echoProblem: stats.echoProblem } : {}),
   };
 }
 

@@ -5,11 +5,14 @@ import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../../core/config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
 import { sleep, systemTimers, type Timers } from '../../core/time.js';
+import { t35Ms } from '../../core/config/buses.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
-import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
+import { wireError, wireProblem } from './wire-verdict.js';
+import { destroyQuietly, mapLibraryError, registerLinePort, takeUnmatchedInput } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
-import { RtuReceiveTally } from './rtu-receive-tally.js';
+import { RtuLinePort } from './rtu-line-port.js';
+import { untilQuiet } from './line-silence.js';
 import { ModbusTcpPort } from './modbus-tcp-port.js';
 
 export { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
@@ -30,13 +33,19 @@ class ModbusSerialTransport implements ModbusTransport {
   private readonly discardListeners: Array<(reason: string) => void> = [];
   /** Modbus TCP only: our port in place of modbus-serial's (framing, 16-bit ids, reply matching). */
   private guard: ModbusTcpPort | undefined;
-  private tally: RtuReceiveTally | undefined;
+  /** RTU framing (serial or through a TCP serial server): our port in place of modbus-serial's. */
+  private line: RtuLinePort | undefined;
+  /** The silence an RTU line keeps between frames, ms (t3.5 or the configured interFrameDelayMs). */
+  private readonly silenceMs: number;
   /** Why the session ended, when fieldgate knows better than the library. */
   private closeReason = '';
 
   constructor(private readonly config: BusConfig, private readonly timers: Timers = systemTimers) {
     this.target = describeTarget(config);
     this.keepsSilenceAfterReply = config.kind !== 'tcp';
+    this.silenceMs = config.kind === 'rtu'
+      ? Math.max(t35Ms(config.baudRate, config.dataBits, config.parity, config.stopBits), config.interFrameDelayMs)
+      : config.kind === 'rtu-over-tcp' ? config.interFrameDelayMs : 0;
   }
 
   onClose(listener: (reason: string, outOfStep?: boolean) => void): void {
@@ -53,11 +62,13 @@ class ModbusSerialTransport implements ModbusTransport {
 
   async open(): Promise<void> {
     if (this.client) await this.close();
-    const tcpPort = this.config.kind === 'tcp' ? new ModbusTcpPort(this.config.host, this.config.port, {
+    const config = this.config;
+    const port = config.kind === 'tcp' ? new ModbusTcpPort(config.host, config.port, {
       onDiscard: (reason) => this.discarded(reason),
       onDesync: (reason) => this.resync(client, reason),
-    }) : undefined;
-    const client = new ModbusRTU(tcpPort);
+    }) : new RtuLinePort(config, { echo: config.echo === true, charMs: charMs(config) });
+    const client = new ModbusRTU(port);
+    if (port instanceof RtuLinePort) registerLinePort(client, port);
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
     this.closeReason = '';
     this.outOfStep = false;
@@ -69,7 +80,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const timedOut = new Promise<never>((_, reject) => {
       cancelOpenTimeout = this.timers.setTimer(() => reject(new Error(`no connection within ${openTimeoutMs} ms`)), openTimeoutMs);
     });
-    const connecting = this.connect(client);
+    const connecting = new Promise<void>((resolve, reject) => client.open((err: unknown) => (err ? reject(err) : resolve())));
     try {
       await Promise.race([connecting, timedOut]);
     } catch (err) {
@@ -85,9 +96,9 @@ class ModbusSerialTransport implements ModbusTransport {
     this.client = client;
     // modbus-serial drops its port error listener on close; a later write error (EIO from an
     // unplugged adapter) must not become an uncaught exception.
-    const port = libraryPortOf(client);
-    if (port instanceof EventEmitter) port.on('error', (err: unknown) => { this.closeReason = err instanceof Error ? err.message : String(err); });
-    this.installChecks(client, tcpPort);
+    port.on('error', (err: unknown) => { this.closeReason = err instanceof Error ? err.message : String(err); });
+    this.guard = port instanceof ModbusTcpPort ? port : undefined;
+    this.line = port instanceof RtuLinePort ? port : undefined;
     client.on('close', () => {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
@@ -95,13 +106,6 @@ class ModbusSerialTransport implements ModbusTransport {
       this.failPending(new PortClosedError(reason));
       for (const listener of this.closeListeners) listener(reason, this.outOfStep);
     });
-  }
-
-  /** The reply checks of this framing: our MBAP guard on Modbus TCP, the receive tally on RTU framing. */
-  private installChecks(client: ModbusClient, tcpPort: ModbusTcpPort | undefined): void {
-    this.guard = tcpPort;
-    this.tally = tcpPort ? undefined : RtuReceiveTally.install(client);
-    if (!this.guard && !this.tally) throw new PortOpenError(this.target, `unsupported modbus-serial ${this.config.kind} port (cannot check replies)`);
   }
 
   /** Replies no longer line up with requests: drop the connection (the bus reopens it). */
@@ -114,22 +118,6 @@ class ModbusSerialTransport implements ModbusTransport {
     for (const [reject, unit] of this.pending) reject(new ModbusFrameError(unit, reason));
     this.pending.clear();
     this.guard?.destroy();
-  }
-
-  private connect(client: ModbusClient): Promise<void> {
-    const config = this.config;
-    switch (config.kind) {
-      case 'rtu':
-        return client.connectRTUBuffered(config.path, {
-          baudRate: config.baudRate, parity: config.parity, dataBits: config.dataBits, stopBits: config.stopBits,
-        });
-      case 'tcp': // the client was made with our ModbusTcpPort
-        return new Promise<void>((resolve, reject) => client.open((err: unknown) => (err ? reject(err) : resolve())));
-      case 'rtu-over-tcp':
-        // Raw RTU frames (with CRC) through a TCP serial server: modbus-serial calls this "telnet".
-        // (Its connectTcpRTUBuffered speaks MBAP framing, i.e. plain Modbus TCP.)
-        return client.connectTelnet(config.host, { port: config.port });
-    }
   }
 
   async close(): Promise<void> {
@@ -158,8 +146,11 @@ class ModbusSerialTransport implements ModbusTransport {
     call: (client: ModbusClient) => Promise<T>, check: (reply: T) => string | undefined): Promise<T> {
     try {
       return await this.exchange(expected, timeoutMs, call, check);
+    } catch (err) {
+      // A CRC or length error from the library may be an echo or a reply of another length: say so.
+      throw this.line ? wireError(this.line.verdict(), expected.unit, err) : err;
     } finally {
-      this.tally?.end();
+      this.line?.end();
     }
   }
 
@@ -168,11 +159,16 @@ class ModbusSerialTransport implements ModbusTransport {
     const client = this.client;
     if (!client || !client.isOpen) throw new PortClosedError('port not open');
     const guard = this.guard;
-    const stale = this.tally?.begin(client) ?? 0;
+    const line = this.line;
+    // The send-time silence: nothing goes out before the line has been quiet for t3.5.
+    const quietBefore = line && untilQuiet(() => line.lastActivityMs, this.silenceMs);
+    if (quietBefore) await quietBefore;
+    const stale = line?.begin() ?? 0;
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     client.setID(expected.unit);
     client.setTimeout(timeoutMs);
     const transactionId = guard?.expect(expected);
+    line?.expect(expected);
     let reply: T;
     try {
       reply = await this.settleOnClose(call(client), expected.unit, timeoutMs);
@@ -190,11 +186,15 @@ class ModbusSerialTransport implements ModbusTransport {
     } finally {
       if (transactionId !== undefined) guard?.settle(transactionId);
     }
-    if (this.tally && this.config.kind !== 'tcp') {
+    if (line) {
       // Listen for one inter-frame silence more: a reply is only unambiguous if nothing follows it.
-      await sleep(this.timers, this.config.interFrameDelayMs);
-      const ambiguity = this.tally.ambiguity(client);
-      if (ambiguity !== undefined) return this.reject(expected.unit, ambiguity);
+      const quietAfter = untilQuiet(() => line.lastActivityMs, this.silenceMs);
+      if (quietAfter) await quietAfter;
+      const problem = wireProblem(line.verdict(), expected.unit);
+      if (problem !== undefined) {
+        this.discarded(problem.message);
+        throw problem;
+      }
     }
     const problem = check(reply);
     if (problem !== undefined) return this.reject(expected.unit, problem);
@@ -273,9 +273,12 @@ class ModbusSerialTransport implements ModbusTransport {
   async exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer> {
     if (this.config.kind !== 'rtu') throw new InvalidRequestError(`raw bytes need an rtu bus (${this.target} is ${this.config.kind})`);
     const client = this.client;
-    const port = client && client.isOpen ? serialPortOf(client) : undefined;
-    if (!client || !port) throw new PortClosedError('port not open');
-    const stale = this.tally?.begin(client) ?? 0;
+    const line = this.line;
+    const port = client && client.isOpen ? line?.rawPort : undefined;
+    if (!client || !line || !port) throw new PortClosedError('port not open');
+    const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
+    if (quietBefore) await quietBefore;
+    const stale = line.begin();
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {
@@ -290,10 +293,17 @@ class ModbusSerialTransport implements ModbusTransport {
       throw new PortClosedError(`write failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       this.pending.delete(fail);
-      takeUnmatchedInput(client); // the stream's reply, also in modbus-serial's buffer: not a Modbus discard
-      this.tally?.end();
+      line.takeUnmatched(); // the stream's reply, also seen by the Modbus port: not a Modbus discard
+      line.end();
     }
   }
+}
+
+/** Wire time of one character on a serial line, ms (unknown behind a TCP serial server). */
+function charMs(config: BusConfig): number {
+  if (config.kind !== 'rtu') return 0;
+  const bits = 1 + config.dataBits + (config.parity === 'none' ? 0 : 1) + config.stopBits;
+  return (bits * 1000) / config.baudRate;
 }
 
 export const createModbusTransport: TransportFactory = (config) => new ModbusSerialTransport(config);

@@ -22,7 +22,7 @@ describe('bus defaults', () => {
   it('fills an rtu bus', () => {
     expect(site({ buses: [{ name: 'l', kind: 'rtu', path: '/dev/ttyS0' }], devices: [] }).buses[0]).toEqual({
       kind: 'rtu', name: 'l', path: '/dev/ttyS0', baudRate: 9600, parity: 'even', dataBits: 8, stopBits: 1,
-      timeoutMs: 1000, interFrameDelayMs: 5,
+      timeoutMs: 1000, interFrameDelayMs: 5, echo: false,
       reconnect: { initialMs: 500, maxMs: 30000, jitter: 0.2 },
       cooldown: { afterTimeouts: 3, initialMs: 5000, maxMs: 60000 },
       busyRetries: 3, reopenAfterSilenceMs: 30000,
@@ -35,7 +35,7 @@ describe('bus defaults', () => {
 
   it('fills an rtu-over-tcp bus', () => {
     const bus = site({ buses: [{ name: 'r', kind: 'rtu-over-tcp', host: 'gw', port: 4001 }], devices: [] }).buses[0];
-    expect(bus).toMatchObject({ kind: 'rtu-over-tcp', port: 4001, timeoutMs: 2000, interFrameDelayMs: 5, busyRetries: 3 });
+    expect(bus).toMatchObject({ kind: 'rtu-over-tcp', port: 4001, timeoutMs: 2000, interFrameDelayMs: 5, echo: false, busyRetries: 3 });
   });
 
   it('keeps explicit shared settings', () => {

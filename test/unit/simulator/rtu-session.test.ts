@@ -49,7 +49,7 @@ describe('RtuSession', () => {
     bad[6] ^= 0xff;
     session.feed(Buffer.concat([bad, encodeRtuFrame(5, hex('03 0000 0001')), encodeRtuFrame(2, hex('03 0000 0001'))]));
     expect(written.map((b) => decodeRtuFrame(b))).toEqual([{ ok: true, unit: 2, pdu: hex('03 02 0008') }]);
-    expect(simulator.line).toEqual({ badCrc: 1, foreignUnit: 1 });
+    expect(simulator.line).toEqual({ badCrc: 1, foreignUnit: 1, earlyRequests: 0 });
   });
 
   it('garbled replies fail their CRC', () => {

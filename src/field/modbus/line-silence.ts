@@ -1,0 +1,26 @@
+// The inter-frame silence of an RTU line, kept to the sub-millisecond on a monotonic clock without
+// spinning: a timer for the bulk of the wait (Node's timers are whole milliseconds and may fire a
+// little early), then a re-check, and a re-armed timer if the silence has not yet passed. Nothing
+// is sent before the line has been quiet for the full silence.
+
+/** Monotonic clock in milliseconds with sub-millisecond resolution. */
+export type HrClock = () => number;
+
+export const hrClock: HrClock = () => performance.now();
+
+/**
+ * Undefined when the line has already been quiet for `silenceMs` (the caller goes on in the same
+ * callback, no timer); otherwise a promise that resolves once it has. `quietSince` is read again
+ * at every check, so bytes that arrive meanwhile extend the wait.
+ */
+export function untilQuiet(quietSince: () => number, silenceMs: number, now: HrClock = hrClock): Promise<void> | undefined {
+  if (quietSince() + silenceMs - now() <= 0) return undefined;
+  return new Promise<void>((resolve) => {
+    const check = (): void => {
+      const remaining = quietSince() + silenceMs - now();
+      if (remaining <= 0) resolve();
+      else setTimeout(check, remaining); // fires early at times: checked again, never sent early
+    };
+    check();
+  });
+}

@@ -1,0 +1,202 @@
+// RTU framing as a port for modbus-serial's client (its public constructor takes any port object),
+// in place of the library's buffered RTU and "telnet" ports: one serial port (serialport) or one
+// TCP connection to a serial server. It cuts the awaited reply with RtuReplyFramer (echo, length
+// mismatch, skipped and extra bytes), counts stray bytes between exchanges, and time-stamps the
+// line with a monotonic high-resolution clock so the next request keeps the inter-frame silence.
+import { EventEmitter } from 'node:events';
+import { Socket } from 'node:net';
+import { SerialPort } from 'serialport';
+import type { BusConfig } from '../../core/config/site-types.js';
+import type { ExpectedReply } from '../../core/modbus/reply-check.js';
+import { type ReplyVerdict, RtuReplyFramer } from '../../core/modbus/rtu-reply-framer.js';
+import type { RawPort } from './raw-exchange.js';
+
+/** Monotonic milliseconds with sub-millisecond resolution. */
+export const hrNowMs = (): number => performance.now();
+
+type Callback = (err?: Error | null) => void;
+
+/** What the port needs of its byte stream (a serial port or a socket). */
+interface LineStream extends EventEmitter {
+  write(data: Buffer): unknown;
+}
+
+export interface RtuLineOptions {
+  /** The adapter returns every request byte before the reply (RS-485 local echo): expect and strip it. */
+  echo: boolean;
+  /** Wire time of one character, ms (0 when unknown, e.g. through a TCP serial server). */
+  charMs: number;
+}
+
+export class RtuLinePort extends EventEmitter {
+  private readonly framer = new RtuReplyFramer();
+  private stream: LineStream | undefined;
+  private serial: SerialPort | undefined;
+  private openFlag = false;
+  private expected: ExpectedReply | undefined;
+  /** Bytes that arrived while no exchange was running. */
+  private between = 0;
+  private lastReceiveMs = Number.NEGATIVE_INFINITY;
+  private lastSendDoneMs = Number.NEGATIVE_INFINITY;
+  private silenceTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly config: BusConfig, private readonly options: RtuLineOptions) {
+    super();
+  }
+
+  get isOpen(): boolean {
+    return this.openFlag;
+  }
+
+  /** When the line last carried a byte either way (the request's end estimated from its wire time). */
+  get lastActivityMs(): number {
+    return Math.max(this.lastReceiveMs, this.lastSendDoneMs);
+  }
+
+  open(callback: Callback): void {
+    const config = this.config;
+    if (config.kind === 'rtu') {
+      const serial = new SerialPort({
+        path: config.path, baudRate: config.baudRate, parity: config.parity, dataBits: config.dataBits,
+        stopBits: config.stopBits, autoOpen: false,
+      });
+      this.attach(serial);
+      this.serial = serial;
+      serial.open((err) => this.opened(err, callback));
+      return;
+    }
+    if (config.kind === 'tcp') {
+      callback(new Error('RTU framing on a Modbus TCP bus'));
+      return;
+    }
+    const socket = new Socket();
+    this.attach(socket);
+    socket.once('error', (err) => { if (!this.openFlag) callback(err); });
+    socket.connect({ host: config.host, port: config.port }, () => {
+      socket.setNoDelay(true);
+      this.opened(null, callback);
+    });
+  }
+
+  private attach(stream: LineStream): void {
+    this.stream = stream;
+    stream.on('data', (chunk: Buffer) => this.receive(chunk));
+    stream.on('error', (err: Error) => { if (this.openFlag) this.emit('error', err); });
+    stream.on('close', () => {
+      const wasOpen = this.openFlag;
+      this.openFlag = false;
+      this.clearSilenceTimer();
+      if (wasOpen) this.emit('close');
+    });
+  }
+
+  private opened(err: Error | null | undefined, callback: Callback): void {
+    if (err) {
+      callback(err);
+      return;
+    }
+    this.openFlag = true;
+    callback();
+  }
+
+  close(callback?: Callback): void {
+    this.clearSilenceTimer();
+    const serial = this.serial;
+    if (serial) {
+      if (serial.isOpen) serial.close((err) => callback?.(err));
+      else callback?.();
+      return;
+    }
+    const socket = this.stream instanceof Socket ? this.stream : undefined;
+    if (!socket || socket.destroyed) {
+      callback?.();
+      return;
+    }
+    if (callback) socket.once('close', () => callback());
+    socket.destroy();
+  }
+
+  destroy(callback?: Callback): void {
+    this.close(callback);
+  }
+
+  /** The serial port itself, for raw (non-Modbus) exchanges of custom data streams. */
+  get rawPort(): RawPort | undefined {
+    return this.openFlag ? this.serial : undefined;
+  }
+
+  /** Call just before the client writes the request: how its reply is framed. */
+  expect(reply: ExpectedReply): void {
+    this.expected = reply;
+  }
+
+  /**
+   * Starts an exchange: drops what is buffered and returns the stray bytes since the last
+   * exchange ended (between exchanges, or left unframed by the last one).
+   */
+  begin(): number {
+    const strays = this.takeUnmatched();
+    return strays;
+  }
+
+  /** The client's request (unit, PDU, CRC), written now. */
+  write(frame: Buffer): void {
+    const stream = this.stream;
+    if (!stream || !this.openFlag) return;
+    const expected = this.expected;
+    this.expected = undefined;
+    if (expected) this.framer.begin(frame, expected, this.options.echo);
+    stream.write(frame);
+    this.lastSendDoneMs = hrNowMs() + frame.length * this.options.charMs;
+  }
+
+  /** What the framer saw in this exchange so far. */
+  verdict(): ReplyVerdict {
+    return this.framer.verdict();
+  }
+
+  /** Ends the exchange: from now on every byte is a stray. */
+  end(): void {
+    this.framer.end();
+    this.clearSilenceTimer();
+  }
+
+  /** Bytes received but not handed over as a frame since the last call; forgets them. */
+  takeUnmatched(): number {
+    const count = this.between + (this.framer.active ? this.framer.unframed : 0);
+    this.between = 0;
+    this.framer.end();
+    return count;
+  }
+
+  private receive(chunk: Buffer): void {
+    this.lastReceiveMs = hrNowMs();
+    if (!this.framer.active) {
+      this.between += chunk.length;
+      return;
+    }
+    const frame = this.framer.push(chunk);
+    if (frame) {
+      this.clearSilenceTimer();
+      this.emit('data', frame);
+    } else if (this.framer.awaitingLonger()) {
+      this.armSilenceTimer();
+    }
+  }
+
+  /** Waiting for a longer frame than asked: if the line goes quiet, hand over the asked length. */
+  private armSilenceTimer(): void {
+    this.clearSilenceTimer();
+    const quietMs = Math.max(2, Math.ceil(this.config.kind === 'tcp' ? 0 : this.config.interFrameDelayMs));
+    this.silenceTimer = setTimeout(() => {
+      this.silenceTimer = undefined;
+      const frame = this.framer.flush();
+      if (frame) this.emit('data', frame);
+    }, quietMs);
+  }
+
+  private clearSilenceTimer(): void {
+    if (this.silenceTimer !== undefined) clearTimeout(this.silenceTimer);
+    this.silenceTimer = undefined;
+  }
+}
