@@ -103,11 +103,14 @@ export class RtuSession {
       this.occupyLine(arrivedMicros, frame.bytes);
       return;
     }
-    if (this.options.strict === true && arrivedMicros < this.line.busyUntilMicros) {
+    if (this.options.baudAccurate === true && arrivedMicros < this.line.busyUntilMicros) {
+      // Began less than t3.5 after the previous frame: counted; a strict device ignores it.
       simulator.line.earlyRequests += 1;
-      logger.debug({ earlyByMicros: Math.round(this.line.busyUntilMicros - arrivedMicros) }, 'request before t3.5 ignored (strict)');
-      this.occupyLine(arrivedMicros, frame.bytes);
-      return;
+      if (this.options.strict === true) {
+        logger.debug({ earlyByMicros: Math.round(this.line.busyUntilMicros - arrivedMicros) }, 'request before t3.5 ignored (strict)');
+        this.occupyLine(arrivedMicros, frame.bytes);
+        return;
+      }
     }
     const outcome = simulator.handle(frame.unit, frame.pdu);
     if (outcome.kind === 'drop') {

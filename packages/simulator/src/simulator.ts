@@ -27,7 +27,7 @@ export interface LineCounters {
   badCrc: number;
   /** Frames for unit ids this simulator does not have. */
   foreignUnit: number;
-  /** Strict RTU timing: requests that began less than t3.5 after the previous frame (ignored). */
+  /** Baud-accurate RTU: requests that began less than t3.5 after the previous frame (ignored in strict mode). */
   earlyRequests: number;
 }
 

@@ -27,9 +27,12 @@ export function t35Ms(baudRate: number, dataBits: number, parity: Parity, stopBi
   return (3.5 * bitsPerCharacter * 1000) / baudRate;
 }
 
-/** Default inter-frame silence: t3.5 rounded up to whole ms, and never below 2 ms (timer granularity). */
+/**
+ * Default inter-frame silence: t3.5 itself (rounded up to the microsecond). The RTU transport
+ * keeps it on a monotonic sub-millisecond clock, so it need not be rounded to whole milliseconds.
+ */
 export function defaultInterFrameDelayMs(baudRate: number, dataBits: number, parity: Parity, stopBits: number): number {
-  return Math.max(2, Math.ceil(t35Ms(baudRate, dataBits, parity, stopBits)));
+  return Math.ceil(t35Ms(baudRate, dataBits, parity, stopBits) * 1000 - 1e-6) / 1000;
 }
 
 function readBackoff(bus: Fields): BackoffConfig | undefined {

@@ -16,7 +16,7 @@ class RecordingScheduler implements ReplyScheduler {
   close() { this.jobs = []; }
 }
 
-function setup(options: { baudAccurate?: boolean; baud?: number } = {}) {
+function setup(options: { baudAccurate?: boolean; baud?: number; strict?: boolean; echo?: boolean } = {}) {
   const parsed = parseSimMap('units: { 1: { holding: { 0: 7 } }, 2: { holding: { 0: 8 } } }');
   if (!parsed.ok) throw new Error(parsed.problems.join());
   const simulator = new Simulator(parsed.map, { logger: silentLogger() });
@@ -26,7 +26,7 @@ function setup(options: { baudAccurate?: boolean; baud?: number } = {}) {
   const timing = lineTiming({ baud: options.baud ?? 9600, parity: 'even', dataBits: 8, stopBits: 1 });
   const session = new RtuSession({
     simulator, logger: silentLogger(), write: (b) => written.push(b), timing,
-    baudAccurate: options.baudAccurate, clock: () => clock.now, scheduler,
+    baudAccurate: options.baudAccurate, clock: () => clock.now, scheduler, strict: options.strict, echo: options.echo,
   });
   return { simulator, clock, written, scheduler, session, timing };
 }
@@ -106,6 +106,45 @@ describe('RtuSession', () => {
     session.feed(readUnit1);
     const busy = timing.frameMicros(8) + timing.t35Micros;
     expect(scheduler.jobs[0].atMicros - start).toBeCloseTo(busy + timing.replyDoneMicros(8, 7), 6);
+  });
+
+  it('strict: a request beginning less than t3.5 after the reply is ignored and counted; one after t3.5 is answered', () => {
+    const { session, scheduler, clock, timing, simulator } = setup({ baudAccurate: true, baud: 115200, strict: true });
+    session.feed(readUnit1);
+    const replyAt = scheduler.jobs[0]?.atMicros ?? 0;
+    clock.now = replyAt + timing.t35Micros - 1; // 1 µs too early
+    session.feed(readUnit1);
+    expect(simulator.line.earlyRequests).toBe(1);
+    expect(scheduler.jobs).toHaveLength(1);
+    clock.now += timing.frameMicros(8) + timing.t35Micros + 1; // the ignored request held the line too
+    session.feed(readUnit1);
+    expect(simulator.line.earlyRequests).toBe(1);
+    expect(scheduler.jobs).toHaveLength(2);
+  });
+
+  it('not strict: an early request is counted but still answered', () => {
+    const { session, scheduler, clock, timing, simulator } = setup({ baudAccurate: true, baud: 115200 });
+    session.feed(readUnit1);
+    clock.now = (scheduler.jobs[0]?.atMicros ?? 0) + timing.t35Micros / 2;
+    session.feed(readUnit1);
+    expect(simulator.line.earlyRequests).toBe(1);
+    expect(scheduler.jobs).toHaveLength(2);
+  });
+
+  it('strict needs baud-accurate mode', () => {
+    const parsed = parseSimMap('units: { 1: {} }');
+    if (!parsed.ok) throw new Error('map');
+    const simulator = new Simulator(parsed.map, { logger: silentLogger() });
+    expect(() => new RtuSession({ simulator, logger: silentLogger(), write: () => {}, strict: true }))
+      .toThrow('strict timing needs baud-accurate mode');
+  });
+
+  it('echo: every request byte goes back before the reply', () => {
+    const { session, written } = setup({ echo: true });
+    session.feed(readUnit1.subarray(0, 3));
+    session.feed(readUnit1.subarray(3));
+    expect(Buffer.concat(written.slice(0, 2))).toEqual(readUnit1);
+    expect(decodeRtuFrame(written[2] as Buffer)).toMatchObject({ ok: true, unit: 1 });
   });
 
   it('needs line timing for baud-accurate mode', () => {
