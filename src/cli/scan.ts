@@ -117,7 +117,11 @@ export const runScan: CliCommand = async (args, io) => {
             bus = { ...bus, echo: true };
             await transport.close().catch(() => undefined);
             transport = createModbusTransport(bus);
-            await transport.open();
+            const reopened = await transport.open().then(() => true, (openErr: unknown) => {
+              io.stderr.write(`fieldgate scan: ${explainFieldError(openErr)}\n`);
+              return false;
+            });
+            if (!reopened) return EXIT_UNAVAILABLE;
             i -= 1;
           }
         }

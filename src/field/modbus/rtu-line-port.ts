@@ -10,9 +10,7 @@ import type { BusConfig } from '../../core/config/site-types.js';
 import type { ExpectedReply } from '../../core/modbus/reply-check.js';
 import { type ReplyVerdict, RtuReplyFramer } from '../../core/modbus/rtu-reply-framer.js';
 import type { RawPort } from './raw-exchange.js';
-
-/** Monotonic milliseconds with sub-millisecond resolution. */
-export const hrNowMs = (): number => performance.now();
+import { hrClock } from './line-silence.js';
 
 type Callback = (err?: Error | null) => void;
 
@@ -42,6 +40,14 @@ export class RtuLinePort extends EventEmitter {
 
   constructor(private readonly config: BusConfig, private readonly options: RtuLineOptions) {
     super();
+  }
+
+  /** The port for an RTU or RTU-over-TCP bus, with its echo setting and character time. */
+  static forBus(config: BusConfig): RtuLinePort {
+    const charMs = config.kind === 'rtu'
+      ? ((1 + config.dataBits + (config.parity === 'none' ? 0 : 1) + config.stopBits) * 1000) / config.baudRate
+      : 0; // unknown behind a TCP serial server
+    return new RtuLinePort(config, { echo: config.kind !== 'tcp' && config.echo === true, charMs });
   }
 
   get isOpen(): boolean {
@@ -135,8 +141,7 @@ export class RtuLinePort extends EventEmitter {
    * exchange ended (between exchanges, or left unframed by the last one).
    */
   begin(): number {
-    const strays = this.takeUnmatched();
-    return strays;
+    return this.takeUnmatched();
   }
 
   /** The client's request (unit, PDU, CRC), written now. */
@@ -147,7 +152,7 @@ export class RtuLinePort extends EventEmitter {
     this.expected = undefined;
     if (expected) this.framer.begin(frame, expected, this.options.echo);
     stream.write(frame);
-    this.lastSendDoneMs = hrNowMs() + frame.length * this.options.charMs;
+    this.lastSendDoneMs = hrClock() + frame.length * this.options.charMs;
   }
 
   /** What the framer saw in this exchange so far. */
@@ -170,7 +175,7 @@ export class RtuLinePort extends EventEmitter {
   }
 
   private receive(chunk: Buffer): void {
-    this.lastReceiveMs = hrNowMs();
+    this.lastReceiveMs = hrClock();
     if (!this.framer.active) {
       this.between += chunk.length;
       return;

@@ -1,6 +1,5 @@
 // Adapter: the only importer of modbus-serial. One transport = one serial port or TCP connection.
 // A fresh modbus-serial client is made on every open(), so nothing leaks from a dead connection.
-import { EventEmitter } from 'node:events';
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../../core/config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
@@ -66,7 +65,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const port = config.kind === 'tcp' ? new ModbusTcpPort(config.host, config.port, {
       onDiscard: (reason) => this.discarded(reason),
       onDesync: (reason) => this.resync(client, reason),
-    }) : new RtuLinePort(config, { echo: config.echo === true, charMs: charMs(config) });
+    }) : RtuLinePort.forBus(config);
     const client = new ModbusRTU(port);
     if (port instanceof RtuLinePort) registerLinePort(client, port);
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
@@ -297,13 +296,6 @@ class ModbusSerialTransport implements ModbusTransport {
       line.end();
     }
   }
-}
-
-/** Wire time of one character on a serial line, ms (unknown behind a TCP serial server). */
-function charMs(config: BusConfig): number {
-  if (config.kind !== 'rtu') return 0;
-  const bits = 1 + config.dataBits + (config.parity === 'none' ? 0 : 1) + config.stopBits;
-  return (bits * 1000) / config.baudRate;
 }
 
 export const createModbusTransport: TransportFactory = (config) => new ModbusSerialTransport(config);

@@ -106,52 +106,47 @@ describe('commissioning CLI over Modbus TCP', () => {
   });
 });
 
-describe('commissioning CLI over RTU (socat pty pair)', () => {
+/** A simulated 19200 8E1 line on a socat pty for the describe block; `pty.a` is the master's end. */
+function rtuLine(options: { echo: boolean }): { pty: () => PtyPair } {
   let sim: Simulation;
   let pty: PtyPair;
   beforeAll(async () => {
     const map = parseSimMap(MAP);
     if (!map.ok) throw new Error(map.problems.join('; '));
     pty = await createPtyPair();
-    sim = await startSimulation({ map: map.map, logger: silentLogger(), rtu: { path: pty.b }, line: { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 } });
+    sim = await startSimulation({ map: map.map, logger: silentLogger(), rtu: { path: pty.b }, line: { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 }, echo: options.echo });
   });
   afterAll(async () => {
     await sim.close();
     await pty.close();
   });
+  return { pty: () => pty };
+}
+
+describe('commissioning CLI over RTU (socat pty pair)', () => {
+  const line = rtuLine({ echo: false });
 
   it('reads a coil and finds the units with --bauds', async () => {
-    const coil = await run(['read', '--bus', pty.a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
+    const coil = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
     expect(coil).toMatchObject({ code: 0, out: 'true\n' });
-    const scan = await run(['scan', '--bus', pty.a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
+    const scan = await run(['scan', '--bus', line.pty().a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
     expect(scan.out).toBe('unit 1 at 19200 baud: answered\nunit 7 at 19200 baud: answered\n');
   });
 });
 
 describe('commissioning CLI on an echoing RS-485 line (simulator --echo)', () => {
-  let sim: Simulation;
-  let pty: PtyPair;
-  beforeAll(async () => {
-    const map = parseSimMap(MAP);
-    if (!map.ok) throw new Error(map.problems.join('; '));
-    pty = await createPtyPair();
-    sim = await startSimulation({ map: map.map, logger: silentLogger(), rtu: { path: pty.b }, line: { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 }, echo: true });
-  });
-  afterAll(async () => {
-    await sim.close();
-    await pty.close();
-  });
+  const line = rtuLine({ echo: true });
 
   it('read says the line echoes (and how to fix it); with --echo it reads', async () => {
-    const plain = await run(['read', '--bus', pty.a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
+    const plain = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
     expect(plain.code).not.toBe(0);
     expect(plain.err).toContain('the line echoes requests: set echo: true on this bus (here: pass --echo)');
-    const echoed = await run(['read', '--bus', pty.a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool', '--echo']);
+    const echoed = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool', '--echo']);
     expect(echoed).toMatchObject({ code: 0, out: 'true\n' });
   });
 
   it('scan tries both settings: finds the units with the echo stripped and says so', async () => {
-    const scan = await run(['scan', '--bus', pty.a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
+    const scan = await run(['scan', '--bus', line.pty().a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
     expect(scan.out).toBe('unit 1 at 19200 baud (echo: true): answered\nunit 7 at 19200 baud (echo: true): answered\n');
     expect(scan.err).toContain('the line echoes requests: set echo: true on this bus');
   });

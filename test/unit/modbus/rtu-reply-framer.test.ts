@@ -5,25 +5,21 @@ import { encodeRtuFrame } from '../../../src/core/modbus/rtu-frame.js';
 import type { ExpectedReply } from '../../../src/core/modbus/reply-check.js';
 import { type EchoVerdict, RtuReplyFramer } from '../../../src/core/modbus/rtu-reply-framer.js';
 
-const read = (unit: number, start: number, count: number): Buffer => {
+/** A request of two 16-bit fields (FC3 start/count, FC6 address/value) as an RTU frame. */
+const twoFields = (unit: number, code: number, first: number, second: number): Buffer => {
   const pdu = Buffer.alloc(5);
-  pdu[0] = 3;
-  pdu.writeUInt16BE(start, 1);
-  pdu.writeUInt16BE(count, 3);
+  pdu[0] = code;
+  pdu.writeUInt16BE(first, 1);
+  pdu.writeUInt16BE(second, 3);
   return encodeRtuFrame(unit, pdu);
 };
+const read = (unit: number, start: number, count: number): Buffer => twoFields(unit, 3, start, count);
+const writeSingle = (unit: number, address: number, value: number): Buffer => twoFields(unit, 6, address, value);
 const registers = (unit: number, values: number[], byteCount = values.length * 2): Buffer => {
   const pdu = Buffer.alloc(2 + values.length * 2);
   pdu[0] = 3;
   pdu[1] = byteCount;
   values.forEach((v, i) => pdu.writeUInt16BE(v, 2 + 2 * i));
-  return encodeRtuFrame(unit, pdu);
-};
-const writeSingle = (unit: number, address: number, value: number): Buffer => {
-  const pdu = Buffer.alloc(5);
-  pdu[0] = 6;
-  pdu.writeUInt16BE(address, 1);
-  pdu.writeUInt16BE(value, 3);
   return encodeRtuFrame(unit, pdu);
 };
 const withBadCrc = (frame: Buffer): Buffer => {

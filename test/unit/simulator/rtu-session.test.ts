@@ -131,14 +131,6 @@ describe('RtuSession', () => {
     expect(scheduler.jobs).toHaveLength(2);
   });
 
-  it('strict needs baud-accurate mode', () => {
-    const parsed = parseSimMap('units: { 1: {} }');
-    if (!parsed.ok) throw new Error('map');
-    const simulator = new Simulator(parsed.map, { logger: silentLogger() });
-    expect(() => new RtuSession({ simulator, logger: silentLogger(), write: () => {}, strict: true }))
-      .toThrow('strict timing needs baud-accurate mode');
-  });
-
   it('echo: every request byte goes back before the reply', () => {
     const { session, written } = setup({ echo: true });
     session.feed(readUnit1.subarray(0, 3));
@@ -147,11 +139,13 @@ describe('RtuSession', () => {
     expect(decodeRtuFrame(written[2] as Buffer)).toMatchObject({ ok: true, unit: 1 });
   });
 
-  it('needs line timing for baud-accurate mode', () => {
+  it.each([
+    [{ baudAccurate: true }, 'baud-accurate mode needs line timing'],
+    [{ strict: true }, 'strict timing needs baud-accurate mode'],
+  ])('refuses %o: %s', (options, message) => {
     const parsed = parseSimMap('units: { 1: {} }');
     if (!parsed.ok) throw new Error('map');
     const simulator = new Simulator(parsed.map, { logger: silentLogger() });
-    expect(() => new RtuSession({ simulator, logger: silentLogger(), write: () => {}, baudAccurate: true }))
-      .toThrow('baud-accurate mode needs line timing');
+    expect(() => new RtuSession({ simulator, logger: silentLogger(), write: () => {}, ...options })).toThrow(message);
   });
 });
