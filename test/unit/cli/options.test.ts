@@ -10,8 +10,8 @@ describe('busFromOptions', () => {
     [{ bus: 'plc.local:502', timeout: '250' }, { kind: 'tcp', host: 'plc.local', port: 502, timeoutMs: 250 }],
     [{ bus: '[::1]:502' }, { kind: 'tcp', host: '::1', port: 502 }],
     [{ bus: '10.0.0.9:4001', 'rtu-over-tcp': true }, { kind: 'rtu-over-tcp', host: '10.0.0.9', port: 4001 }],
-    [{ bus: '/dev/ttyUSB0' }, { kind: 'rtu', path: '/dev/ttyUSB0', baudRate: 9600, parity: 'even', dataBits: 8, stopBits: 1, interFrameDelayMs: 5 }],
-    [{ bus: '/dev/ttyUSB0', baud: '115200', parity: 'none', 'stop-bits': '2' }, { kind: 'rtu', baudRate: 115200, parity: 'none', stopBits: 2, interFrameDelayMs: 2 }],
+    [{ bus: '/dev/ttyUSB0' }, { kind: 'rtu', path: '/dev/ttyUSB0', baudRate: 9600, parity: 'even', dataBits: 8, stopBits: 1, interFrameDelayMs: 4.011, echo: false }],
+    [{ bus: '/dev/ttyUSB0', baud: '115200', parity: 'none', 'stop-bits': '2' }, { kind: 'rtu', baudRate: 115200, parity: 'none', stopBits: 2, interFrameDelayMs: 1.75, echo: false }],
   ])('%o -> %o', (options, expected) => {
     expect(busFromOptions(options)).toMatchObject(expected);
   });

@@ -26,8 +26,8 @@ describe('untilQuiet', () => {
 
   it('timers that fire early never end the wait early: it checks again and waits on', async () => {
     // Reads: at the start, at the first timer (fired early, 1.25 ms left), at the second (still
-    // 0.55 ms left: slept on the thread), after that sleep (0.05 ms past the silence).
-    const clock = scripted([0, 0.5, 1.2, 1.8]);
+    // 0.55 ms left), at the third (0.05 ms past the silence).
+    const clock = scripted([0, 0, 0.5, 1.2, 1.8]);
     const wait = untilQuiet(() => 0, 1.75, clock.now);
     expect(wait).toBeInstanceOf(Promise);
     await wait;
