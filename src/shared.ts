@@ -10,3 +10,6 @@ export type { Parity } from './core/config/site-types.js';
 export { crc16, encodeRtuFrame, decodeRtuFrame, type RtuDecodeResult } from './core/modbus/rtu-frame.js';
 export { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './cli/io.js';
 export { untilSignal } from './cli/signals.js';
+export { loadProfiles, SHIPPED_PROFILE_DIR, type LoadedProfiles } from './ops/profile-library.js';
+export type { DeviceProfile, ProfileLibrary } from './core/config/profile-types.js';
+export { deviceBlock, profileRefs, type ProfileRef } from './core/config/profile-block.js';

@@ -44,8 +44,10 @@ export const runPoll: CliCommand = async (args, io) => {
         for (const point of device.points) {
           const value = sample.values[point.id];
           const error = sample.errors.find((e) => e.points.includes(point.id));
-          if (value === undefined) failures += 1;
-          rows.push([device.name, point.id, `${point.table}:${point.address}`, point.type, value === undefined ? `ERROR ${error?.message ?? 'no value'}` : String(value)]);
+          // No value and no error: the device holds the point's "not implemented" value.
+          if (error) failures += 1;
+          const shown = value !== undefined ? String(value) : error ? `ERROR ${error.message}` : 'absent (not implemented)';
+          rows.push([device.name, point.id, `${point.table}:${point.address}`, point.type, shown]);
         }
       }
     } finally {

@@ -82,7 +82,7 @@ export const runRead: CliCommand = async (args, io) => {
     }
     return 0;
   } catch (err) {
-    io.stderr.write(`fieldgate read: ${explainFieldError(err)}\n`);
+    io.stderr.write(`fieldgate read: ${explainFieldError(err, bus.kind)}\n`);
     return EXIT_UNAVAILABLE;
   } finally {
     await transport.close().catch(() => undefined);

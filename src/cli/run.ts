@@ -1,12 +1,15 @@
-// `fieldgate run --config SITE`: the daemon. Stops cleanly on SIGINT/SIGTERM (ordered drain).
+// `fieldgate run --config SITE`: the daemon. Stops cleanly on SIGINT/SIGTERM (ordered drain);
+// reloads the site file on SIGHUP (`systemctl reload`, `fieldgate reload`): see docs/site-file.md.
 import { parseArgs } from 'node:util';
 import { startGateway } from '../main.js';
 import { configSecrets } from '../core/config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../ops/log.js';
 import { SecretValues } from '../core/redact.js';
+import type { GatewayHandle } from '../ops/gateway-handle.js';
+import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
-import { untilSignal } from './signals.js';
-import { loadSiteOrReport } from './site-loading.js';
+import { onHangup, untilSignal } from './signals.js';
+import { readSiteForRun, reportIssues } from './site-loading.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
 
@@ -15,35 +18,54 @@ export const runRun: CliCommand = async (args, io) => {
     io.stdout.write(USAGE);
     return 0;
   }
+  // From the first moment: a SIGHUP while starting is remembered and applied once running.
+  let gateway: GatewayHandle | undefined;
+  let hangupWhileStarting = false;
   let file: string | undefined;
+  const reload = () => {
+    if (!gateway || !file) return void (hangupWhileStarting = true);
+    const path = file;
+    // Read and checked in a worker thread: polls and links keep their timing meanwhile.
+    void gateway.reload(() => readSiteFile(path, io.env));
+  };
+  const stopListening = onHangup(reload);
   try {
-    const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true });
-    file = values.config ?? io.env.FIELDGATE_CONFIG;
-  } catch (err) {
-    io.stderr.write(`fieldgate run: ${(err as Error).message}\n${USAGE}`);
-    return EXIT_USAGE;
+    try {
+      const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, strict: true });
+      file = values.config ?? io.env.FIELDGATE_CONFIG;
+    } catch (err) {
+      io.stderr.write(`fieldgate run: ${(err as Error).message}\n${USAGE}`);
+      return EXIT_USAGE;
+    }
+    if (!file) {
+      io.stderr.write(`fieldgate run: no site file given\n${USAGE}`);
+      return EXIT_USAGE;
+    }
+    const loaded = readSiteForRun(file, io.env);
+    const config = loaded.config;
+    if (!config) {
+      reportIssues(loaded.issues, file, io, 'run', 'nothing started');
+      return EXIT_CONFIG;
+    }
+    const secrets = new SecretValues();
+    secrets.add(...configSecrets(config));
+    const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
+    // Checked with the site file above: every entry is valid here.
+    const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
+    for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
+    try {
+      gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets, ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}) });
+    } catch (err) {
+      // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
+      logger.fatal({ err }, 'gateway failed to start');
+      return 1;
+    }
+    if (hangupWhileStarting) reload();
+    const signal = await untilSignal();
+    logger.info({ signal }, 'signal received');
+    await gateway.stop();
+    return 0;
+  } finally {
+    stopListening();
   }
-  if (!file) {
-    io.stderr.write(`fieldgate run: no site file given\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  const config = loadSiteOrReport(file, io, 'run', { host: true });
-  if (!config) return EXIT_CONFIG;
-  const secrets = new SecretValues();
-  secrets.add(...configSecrets(config));
-  const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
-  const { levels, invalid } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
-  if (invalid.length > 0) logger.warn({ invalid }, 'FIELDGATE_LOG_LEVELS entries ignored (want component=level)');
-  let gateway;
-  try {
-    gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets });
-  } catch (err) {
-    // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
-    logger.fatal({ err }, 'gateway failed to start');
-    return 1;
-  }
-  const signal = await untilSignal();
-  logger.info({ signal }, 'signal received');
-  await gateway.stop();
-  return 0;
 };

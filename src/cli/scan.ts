@@ -5,19 +5,29 @@ import { LineEchoError, ModbusExceptionError, PortOpenError } from '../field/mod
 import { type ModbusTransport, createModbusTransport } from '../field/modbus/transport.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
-import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
+import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './io.js';
 import { readOnce } from './read.js';
+import { describeSunSpecUnit, scanSunSpecUnit } from './scan-sunspec.js';
+import { loadProfiles } from '../ops/profile-library.js';
+import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
+import { isPseudoTerminal } from './pty-check.js';
 
 const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--bauds 9600,19200|common] [options]
+       fieldgate scan --sunspec --bus PATH|HOST:PORT --units LIST [--bus-name NAME] [options]
 
 Probes each unit id with one read; a normal reply or a Modbus exception both prove a unit is there.
-On a serial line, --bauds tries each speed in turn, and a line that echoes each request (an RS-485
-adapter's local echo) is noticed and scanned again with the echo stripped: set echo: true then.
+On a serial line, --bauds tries each speed in turn. A pseudo-terminal (a socat pair, the
+simulator's --pty) has no line speed: every rate answers alike, so there it scans once and says so.
+A line that echoes each request (an RS-485 adapter's local echo) is noticed and scanned again with
+the echo stripped: set echo: true on that bus then.
+With --sunspec, looks for the SunS marker at 40000, 50000 and 0, walks the model chain, prints
+each model (id, address, length) and a site-file device block naming the matching profiles.
 
 ${BUS_OPTIONS_HELP}
   --units LIST           ids and ranges, e.g. 1-10,17 (default 1-247)
   --bauds LIST|common    serial speeds to try (common = 9600,19200,38400,57600,115200,4800,2400)
   --probe-table holding|input   --probe-address A   what to read (default holding 0)
+  --sunspec              SunSpec discovery (see above); --bus-name NAME is the bus name the block uses
   (the --timeout default is 200 ms here)
 `;
 
@@ -62,7 +72,7 @@ export const runScan: CliCommand = async (args, io) => {
   try {
     values = parseArgs({
       args,
-      options: { ...BUS_OPTIONS, units: { type: 'string' }, bauds: { type: 'string' }, 'probe-table': { type: 'string' }, 'probe-address': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { ...BUS_OPTIONS, units: { type: 'string' }, bauds: { type: 'string' }, 'probe-table': { type: 'string' }, 'probe-address': { type: 'string' }, json: { type: 'boolean' }, sunspec: { type: 'boolean' }, 'bus-name': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
     }).values;
   } catch (err) {
@@ -75,6 +85,7 @@ export const runScan: CliCommand = async (args, io) => {
   }
   let units: number[];
   let buses: BusConfig[];
+  let ptyLine = false;
   const table = values['probe-table'] === 'input' ? 'input' : 'holding';
   const address = Number(values['probe-address'] ?? 0);
   try {
@@ -83,22 +94,28 @@ export const runScan: CliCommand = async (args, io) => {
     buses = first.kind === 'rtu'
       ? parseBaudList(values.bauds, first.baudRate).map((baud) => busFromOptions({ ...values, timeout: values.timeout ?? '200' }, baud))
       : [first];
+    if (first.kind === 'rtu' && buses.length > 1 && isPseudoTerminal(first.path)) {
+      io.stderr.write(`fieldgate scan: ${first.path} is a pseudo-terminal (pty): it has no line speed, so every baud rate reaches the unit and --bauds cannot tell them apart; scanning once, units are listed without a baud rate\n`);
+      buses = [first];
+      ptyLine = true;
+    }
     if (!Number.isInteger(address) || address < 0 || address > 65535) throw new UsageError('--probe-address must be 0-65535');
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.stderr.write(`fieldgate scan: ${err.message}\n`);
     return EXIT_USAGE;
   }
+  if (values.sunspec) return runSunSpecScan(buses[0], units, values['bus-name'] ?? 'bus1', io);
   const hits: ScanHit[] = [];
   let echoNoticed = false;
   for (let bus of buses) {
-    const baudRate = bus.kind === 'rtu' ? bus.baudRate : undefined;
-    const label = bus.kind === 'rtu' ? `${bus.baudRate} ${bus.dataBits}${bus.parity[0].toUpperCase()}${bus.stopBits}` : `${bus.host}:${bus.port}`;
+    const baudRate = bus.kind === 'rtu' && !ptyLine ? bus.baudRate : undefined;
+    const label = bus.kind !== 'rtu' ? `${bus.host}:${bus.port}` : ptyLine ? 'pty' : `${bus.baudRate} ${bus.dataBits}${bus.parity[0].toUpperCase()}${bus.stopBits}`;
     let transport: ModbusTransport = createModbusTransport(bus);
     try {
       await transport.open();
     } catch (err) {
-      io.stderr.write(`fieldgate scan: ${explainFieldError(err)}\n`);
+      io.stderr.write(`fieldgate scan: ${explainFieldError(err, bus.kind)}\n`);
       if (err instanceof PortOpenError) return EXIT_UNAVAILABLE;
       continue;
     }
@@ -118,7 +135,7 @@ export const runScan: CliCommand = async (args, io) => {
             await transport.close().catch(() => undefined);
             transport = createModbusTransport(bus);
             const reopened = await transport.open().then(() => true, (openErr: unknown) => {
-              io.stderr.write(`fieldgate scan: ${explainFieldError(openErr)}\n`);
+              io.stderr.write(`fieldgate scan: ${explainFieldError(openErr, bus.kind)}\n`);
               return false;
             });
             if (!reopened) return EXIT_UNAVAILABLE;
@@ -139,3 +156,25 @@ export const runScan: CliCommand = async (args, io) => {
   else for (const h of hits) io.stdout.write(`unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}${h.echo ? ' (echo: true)' : ''}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`}\n`);
   return hits.length > 0 ? 0 : EXIT_UNAVAILABLE;
 };
+
+async function runSunSpecScan(bus: BusConfig, units: readonly number[], busName: string, io: CliIo): Promise<number> {
+  const transport = createModbusTransport(bus);
+  try {
+    await transport.open();
+  } catch (err) {
+    io.stderr.write(`fieldgate scan: ${explainFieldError(err, bus.kind)}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  const library = loadProfiles([DEFAULT_PROFILE_DIR]).library;
+  let found = 0;
+  try {
+    for (const unit of units) {
+      const result = await scanSunSpecUnit(transport, unit, bus.timeoutMs);
+      if (result.chain.found) found += 1;
+      io.stdout.write(describeSunSpecUnit(result, library, busName));
+    }
+  } finally {
+    await transport.close().catch(() => undefined);
+  }
+  return found > 0 ? 0 : EXIT_UNAVAILABLE;
+}

@@ -1,9 +1,8 @@
 // `fieldgate status`: the running daemon's /status endpoint as tables, for someone on the box.
 import { parseArgs } from 'node:util';
 import type { GatewayStatus, LearnedLimit } from '../ops/status.js';
-import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
-
-export const DEFAULT_HEALTH_PORT = 9180;
+import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
+import { SERVICE_ENV_FILE, SERVICE_SITE_FILE, statusPort } from './status-port.js';
 
 /** Left-aligned text table (pure). */
 export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
@@ -35,8 +34,16 @@ function pointSections(s: GatewayStatus): string[] {
   return parts;
 }
 
+/** The site file running: generation, digest, when loaded, and a refused reload if the last one was. */
+function formatConfig(c: NonNullable<GatewayStatus['config']>): string[] {
+  const reloads = `${c.reloads.applied} applied, ${c.reloads.unchanged} unchanged, ${c.reloads.refused} refused`;
+  const line = `site file: generation ${c.generation}, sha256 ${c.sha256.slice(0, 12)}, loaded ${c.loadedAt}; reloads: ${reloads}`;
+  return c.lastError === null ? [line] : [line, `LAST RELOAD REFUSED: ${c.lastError}`];
+}
+
 export function formatStatus(s: GatewayStatus): string {
   const parts = [`fieldgate ${s.version}, up ${Math.round(s.uptimeS)}s since ${s.startedAt}`];
+  if (s.config) parts.push(...formatConfig(s.config));
   parts.push('', formatTable(['BUS', 'KIND', 'STATE', 'TRANSACTIONS', 'TIMEOUTS', 'EXCEPTIONS', 'QUEUE', 'BUSY'],
     s.buses.map((b) => [b.name, b.kind, b.up ? 'up' : 'DOWN', b.transactions, b.timeouts, b.exceptions, b.queueDepth, `${Math.round(b.utilisation * 100)}%`])));
   parts.push('', formatTable(['DEVICE', 'BUS', 'STATE', 'POINTS', 'FAILING', 'LAST POLL', 'SKIPPED'],
@@ -58,26 +65,44 @@ function formatOutbox(o: NonNullable<GatewayStatus['outbox']>): string {
   return `outbox${o.mode ? ` (${o.mode})` : ''}: ${o.depth} reports${where}, ${o.bytes} of ${o.maxBytes} bytes, ${o.dropped} dropped${oldest}`;
 }
 
+const USAGE = `usage: fieldgate status [--port N] [--config SITE] [--env-file FILE] [--json]
+  --port N          health port of the running daemon
+  --config SITE     site file to take the port from (default FIELDGATE_CONFIG, else ${SERVICE_SITE_FILE})
+  --env-file FILE   environment file of the service (default ${SERVICE_ENV_FILE})
+  --json            print /status as JSON
+Without --port, the port is the service's: FIELDGATE_HEALTH_PORT (this shell's, else the
+environment file's), else gateway.health.port in the site file, else 9180.
+`;
+
 export const runStatus: CliCommand = async (args, io) => {
   if (wantsHelp(args)) {
-    io.stdout.write('usage: fieldgate status [--port N] [--json]\n  --port N   health port of the running daemon (default 9180, or FIELDGATE_HEALTH_PORT)\n  --json     print /status as JSON\n');
+    io.stdout.write(USAGE);
     return 0;
   }
   let values;
   try {
-    values = parseArgs({ args, options: { port: { type: 'string' }, json: { type: 'boolean' } }, strict: true }).values;
+    values = parseArgs({ args, options: { port: { type: 'string' }, config: { type: 'string', short: 'c' }, 'env-file': { type: 'string' }, json: { type: 'boolean' } }, strict: true }).values;
   } catch (err) {
-    io.stderr.write(`fieldgate status: ${(err as Error).message}\nusage: fieldgate status [--port N] [--json]\n`);
+    io.stderr.write(`fieldgate status: ${(err as Error).message}\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const port = Number(values.port ?? io.env.FIELDGATE_HEALTH_PORT ?? DEFAULT_HEALTH_PORT);
+  const choice = statusPort({ port: values.port, config: values.config, envFile: values['env-file'] }, io.env);
+  if (!choice.ok) {
+    io.stderr.write(`fieldgate status: ${choice.message}\n`);
+    return values.port === undefined ? EXIT_CONFIG : EXIT_USAGE;
+  }
+  const { port } = choice;
   try {
     const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(5000) });
     const status = (await res.json()) as GatewayStatus;
     io.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
     return 0;
   } catch (err) {
-    io.stderr.write(`fieldgate status: cannot reach the daemon on 127.0.0.1:${port} (${(err as Error).message}); is it running with the health endpoint on?\n`);
+    const notes = choice.notes.length > 0 ? `; ${choice.notes.join('; ')}` : '';
+    // fetch says only "fetch failed"; the cause says why (ECONNREFUSED, ...).
+    const cause = (err as Error).cause;
+    const why = cause instanceof Error ? Reflect.get(cause, 'code') ?? cause.message : (err as Error).message;
+    io.stderr.write(`fieldgate status: cannot reach the daemon on 127.0.0.1:${port} (port from ${choice.from}${notes}): ${String(why)}; is it running with the health endpoint on?\n`);
     return EXIT_UNAVAILABLE;
   }
 };

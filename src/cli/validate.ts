@@ -4,7 +4,7 @@ import { checkHost } from '../ops/host-checks.js';
 import { ConfigError, loadConfig } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
 import { formatPlanSummary, summarisePlan } from '../core/modbus/plan.js';
-import type { Config } from '../core/config/site-types.js';
+import type { Config } from '../core/config/config.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
 const USAGE = 'usage: fieldgate validate SITE.yaml\n';
@@ -16,6 +16,7 @@ function describeSite(config: Config): string[] {
   for (const { config: device, plan } of config.compiled.devices) {
     lines.push(`${device.name}: ${formatPlanSummary(summarisePlan(plan))}`);
   }
+  for (const { name, file, shipped } of config.profileOverrides ?? []) lines.push(`profile ${name}: ${file} replaces the shipped ${shipped}`);
   return lines;
 }
 

@@ -81,7 +81,7 @@ export const runWrite: CliCommand = async (args, io) => {
     io.stdout.write(`wrote ${encoded.value}, device holds ${codec.decode(block)}\n`);
     return 0;
   } catch (err) {
-    io.stderr.write(`fieldgate write: ${explainFieldError(err)}\n`);
+    io.stderr.write(`fieldgate write: ${explainFieldError(err, bus.kind)}\n`);
     return EXIT_UNAVAILABLE;
   } finally {
     await transport.close().catch(() => undefined);

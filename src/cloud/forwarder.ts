@@ -63,6 +63,8 @@ export class Forwarder {
   private pumping = false;
   private again = false;
   private stopped = true;
+  /** Quiescing for a replacement: acks still count, nothing new is sent. */
+  private holding = false;
   private readonly wakeSignal = new WakeSignal();
   private unsubscribe: (() => void) | undefined;
   private failing = false;
@@ -91,6 +93,19 @@ export class Forwarder {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.restart();
+  }
+
+  /**
+   * Before a replacement takes over the device (a reload): sends nothing new and waits up to
+   * `timeoutMs` for what is in flight to be acknowledged, acks it, and says whether all was. The
+   * replacement then starts after those records, so none is sent twice.
+   */
+  async quiesce(timeoutMs: number): Promise<boolean> {
+    this.holding = true;
+    const until = this.clock.now() + timeoutMs;
+    while (this.flights.size > 0 && this.options.link.isUp && this.clock.now() < until) await sleep(this.clock, 10);
+    this.flushAck();
+    return this.flights.size === 0;
   }
 
   /** New records were committed for this device (or the link came up): send what can be sent. */
@@ -130,7 +145,7 @@ export class Forwarder {
   private async pump(): Promise<void> {
     this.pumping = true;
     try {
-      while (!this.stopped && this.options.link.isUp) {
+      while (!this.stopped && !this.holding && this.options.link.isUp) {
         if (this.flights.size >= this.window) {
           await this.wakeSignal.wait();
           continue;

@@ -101,6 +101,57 @@ export class GatewayForwarder {
     this.restart();
   }
 
+  /**
+   * A sub-device to forward for (a reload), or a new address for one: a device it already knows
+   * keeps its place in the outbox, so nothing in flight is sent twice.
+   */
+  addDevice(device: string, address: string): void {
+    const queue = this.queues.get(device);
+    // Its peeked and in-flight state stays valid: the next record sent is the one after them.
+    if (queue) {
+      queue.address = address;
+      queue.dirty = true;
+    } else {
+      // Records acked but not yet deleted from the outbox are not sent again.
+      this.queues.set(device, { address, pending: [], lastPeekedSeq: this.ackUpTo.get(device) ?? 0, dirty: true });
+    }
+    if (!this.order.includes(device)) this.order.push(device);
+    this.notify(device);
+  }
+
+  /**
+   * A sub-device no longer forwarded (a reload): nothing more of it is sent; what is in flight is
+   * still acked on its PUBACK, and its other records stay in the outbox.
+   */
+  removeDevice(device: string): void {
+    const index = this.order.indexOf(device);
+    if (index < 0) return;
+    this.order.splice(index, 1);
+    if (this.cursor > index) this.cursor -= 1;
+    if (this.order.length > 0) this.cursor %= this.order.length;
+    else this.cursor = 0;
+    this.dropRetired();
+  }
+
+  /** Sub-devices currently forwarded. */
+  deviceNames(): string[] {
+    return [...this.order];
+  }
+
+  /** The highest seq of `device` in a batch awaiting PUBACK. */
+  private inFlightSeqOf(device: string): number | undefined {
+    let seq: number | undefined;
+    for (const entries of this.flights.items()) for (const e of entries) if (e.device === device) seq = Math.max(seq ?? 0, e.seq);
+    return seq;
+  }
+
+  /** Queues of removed devices are kept only while a batch in flight carries them. */
+  private dropRetired(): void {
+    for (const device of [...this.queues.keys()]) {
+      if (!this.order.includes(device) && this.inFlightSeqOf(device) === undefined) this.queues.delete(device);
+    }
+  }
+
   /** New records were committed for `device` (or for any when absent): send what can be sent. */
   notify(device?: string): void {
     if (device !== undefined) {
@@ -125,6 +176,7 @@ export class GatewayForwarder {
   private restart(): void {
     this.flushAck();
     this.flights.reset();
+    this.dropRetired();
     for (const queue of this.queues.values()) {
       queue.pending = [];
       queue.lastPeekedSeq = 0;
@@ -219,6 +271,7 @@ export class GatewayForwarder {
       this.counters.reportsAcked += entries.length;
       for (const entry of entries) this.ackUpTo.set(entry.device, entry.seq);
     }
+    if (this.queues.size > this.order.length) this.dropRetired();
     if (!this.ackScheduled) {
       this.ackScheduled = true;
       this.clock.setTimer(() => this.flushAck(), Math.max(0, this.options.ackDelayMs ?? 10), { unref: true });

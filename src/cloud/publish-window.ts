@@ -19,6 +19,11 @@ export class PublishWindow<T> {
     return this.inFlight.length;
   }
 
+  /** What is awaiting PUBACK, oldest first. */
+  items(): T[] {
+    return this.inFlight.map((entry) => entry.item);
+  }
+
   track(publish: Promise<unknown>, item: T): void {
     const entry = { item, done: false };
     this.inFlight.push(entry);

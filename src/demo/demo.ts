@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../cli/io.js';
 import { checkConfig, parseSiteText } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
-import type { Config } from '../core/config/site-types.js';
+import type { Config } from '../core/config/config.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
 import { loadSeedFile, startEmulator, type Emulator } from '@fieldgate/emulator';
 import { startGateway } from '../main.js';
@@ -16,6 +16,8 @@ import type { GatewayHandle } from '../ops/gateway-handle.js';
 import { createLogger, silentLogger } from '../ops/log.js';
 import { createPtyPair, loadSimMapFile, startSimulation, type PtyPair, type Simulation } from '@fieldgate/simulator';
 import { renderFrame, type DemoFrame, type RoundTrip } from './view.js';
+import { DemoEventLog } from './event-log.js';
+import { choosePort, type HealthChoice } from './health-port.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DEMO_SITE = join(ROOT, 'config/demo.yaml');
@@ -26,6 +28,8 @@ export interface DemoOptions {
   once: boolean;
   durationS: number | undefined;
   signal: AbortSignal;
+  /** Health endpoint port: 0 = any free port; undefined = config/demo.yaml's. */
+  healthPort?: number;
 }
 
 interface Running {
@@ -34,6 +38,8 @@ interface Running {
   pty: PtyPair | undefined;
   stateDir: string;
   gateway: GatewayHandle | undefined;
+  events: DemoEventLog;
+  health: HealthChoice;
 }
 
 function hasSocat(): boolean {
@@ -61,6 +67,12 @@ function demoConfig(run: Running, meterBus: Record<string, unknown>, plcPort: nu
     return undefined;
   }
   return checked.config;
+}
+
+/** The config with the health port chosen (port 0, any free one, is the demo's alone: a site file names its port). */
+function withHealth(config: Config, choice: HealthChoice): Config {
+  const { health } = config.gateway;
+  return { ...config, gateway: { ...config.gateway, health: { ...health, enabled: health.enabled && choice.port !== undefined, port: choice.port ?? health.port } } };
 }
 
 async function cloudValues(httpPort: number, token: string, projectKey: string): Promise<Record<string, unknown> | undefined> {
@@ -98,6 +110,7 @@ export async function runDemoSession(options: DemoOptions): Promise<number> {
   const run: Running = {
     emulator: await startEmulator({ httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger() }),
     sims: [], pty: undefined, stateDir: mkdtempSync(join(tmpdir(), 'fieldgate-demo-')), gateway: undefined,
+    events: new DemoEventLog(), health: { port: undefined, note: '' },
   };
   try {
     const meterMap = await loadSimMapFile(join(ROOT, 'config/sim/demo-meter.yaml'));
@@ -114,9 +127,11 @@ export async function runDemoSession(options: DemoOptions): Promise<number> {
       run.sims.push(meter);
       meterBus = { kind: 'tcp', host: '127.0.0.1', port: meter.tcp?.port };
     }
-    const config = demoConfig(run, meterBus, plc.tcp?.port ?? 0, io);
-    if (!config) return 78;
-    const logger = createLogger({ level: config.gateway.logLevel, destination: io.stderr });
+    const site = demoConfig(run, meterBus, plc.tcp?.port ?? 0, io);
+    if (!site) return 78;
+    run.health = await choosePort(options.healthPort ?? site.gateway.health.port);
+    const config = withHealth(site, run.health);
+    const logger = createLogger({ level: config.gateway.logLevel, destination: run.events });
     run.gateway = await startGateway(config, { logger, env: {} });
     return await liveView(run, config, options);
   } finally {
@@ -139,7 +154,7 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
     endpoints: [
       `cloud emulator: http://127.0.0.1:${run.emulator.httpPort} (interfaces A and B), mqtt://127.0.0.1:${run.emulator.mqttPort}`,
       `devices: ${config.site.buses.map((b) => `${b.name} = ${b.kind === 'rtu' ? `${b.path} (RTU ${b.baudRate} baud)` : `${b.host}:${b.port} (${b.kind})`}`).join(', ')}`,
-      ...(gateway.healthPort ? [`health: http://127.0.0.1:${gateway.healthPort}/status  (try: fieldgate status --port ${gateway.healthPort})`] : []),
+      gateway.healthPort ? `health: http://127.0.0.1:${gateway.healthPort}/status  (try: fieldgate status --port ${gateway.healthPort})` : `health: ${run.health.note || 'not started (see the gateway events below)'}`,
     ],
   };
   const tty = 'isTTY' in io.stdout && io.stdout.isTTY === true;
@@ -147,6 +162,7 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
   let tick = 0;
   while (!signal.aborted) {
     frame.status = gateway.status();
+    frame.events = { latest: run.events.latest(), total: run.events.total };
     for (const d of config.site.devices) {
       frame.gateway[d.name] = { ...gatewayValues(gateway, d.name), online: frame.status.devices.find((s) => s.name === d.name)?.online };
       frame.cloud[d.name] = await cloudValues(run.emulator.httpPort, tokens.get(d.name) ?? '', projectKey);
@@ -155,6 +171,7 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
       const cloud = frame.cloud[d.name];
       return cloud !== undefined && d.points.every((p) => cloud[p.id] !== undefined);
     });
+    if (signal.aborted) break; // stopped while reading: the terminal may be gone
     if (options.once && complete) {
       io.stdout.write(renderFrame(frame));
       return 0;

@@ -20,6 +20,8 @@ export interface DemoFrame {
   endpoints: string[];
   /** Devices that reach the cloud through fieldgate's identity link (gateway mode). */
   viaGateway?: readonly string[];
+  /** The gateway's latest log events as readable lines, and how many there were in all. */
+  events?: { latest: readonly string[]; total: number };
 }
 
 function show(value: unknown): string {
@@ -47,6 +49,11 @@ export function renderFrame(frame: DemoFrame): string {
   if (frame.roundTrips.length > 0) {
     lines.push('round trips through the cloud:');
     for (const r of frame.roundTrips.slice(-4)) lines.push(`  ${r.at} ${r.label}: ${r.ok ? 'ok' : 'FAILED'} in ${r.latencyMs} ms, ${r.detail}`);
+  }
+  const events = frame.events;
+  if (events && events.latest.length > 0) {
+    const older = events.total - events.latest.length;
+    lines.push(`gateway events${older > 0 ? ` (latest ${events.latest.length} of ${events.total})` : ''}:`, ...events.latest.map((e) => `  ${e}`));
   }
   return `${lines.join('\n')}\n`;
 }

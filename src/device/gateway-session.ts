@@ -109,6 +109,29 @@ export class GatewaySession {
     await this.link.stop();
   }
 
+  /** A sub-device joins (a reload), or a replaced one takes its entry over: its forwarding place in the outbox is kept. */
+  addSubDevice(sub: SubDeviceEntry): void {
+    const before = this.byName.get(sub.name);
+    if (before) this.byAddress.delete(before.address);
+    this.byAddress.set(sub.address, sub);
+    this.byName.set(sub.name, sub);
+    this.forwarder.addDevice(sub.name, sub.address);
+    if (this.link.isUp && !before) {
+      this.options.presence.snapshotNext(sub.name);
+      sub.onLinkUp?.(false);
+    }
+  }
+
+  /** A sub-device removed by a reload: no longer routed, announced offline unless it is being replaced; its queued reports stay in the outbox. */
+  removeSubDevice(name: string, announce = true): void {
+    const sub = this.byName.get(name);
+    if (!sub) return;
+    this.byName.delete(name);
+    this.byAddress.delete(sub.address);
+    this.forwarder.removeDevice(name);
+    if (announce && this.link.isUp) this.send(gatewayPresence(sub.address, false));
+  }
+
   /** New outbox records were committed for `device`; false when it is not a sub-device. */
   notify(device: string): boolean {
     if (!this.byName.has(device)) return false;
@@ -126,7 +149,7 @@ export class GatewaySession {
 
   private onUp(): void {
     this.ups += 1;
-    for (const sub of this.options.subDevices) {
+    for (const sub of this.byName.values()) {
       this.options.presence.snapshotNext(sub.name);
       if (this.options.presence.isOnline(sub.name)) this.send(gatewayPresence(sub.address, true));
       sub.onLinkUp?.(this.ups > 1);

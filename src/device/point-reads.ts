@@ -7,6 +7,7 @@ import { isRefusal } from '../field/modbus/errors.js';
 import { planReads, pointWidth, type LearnedReadLimits } from '../core/modbus/plan.js';
 import type { PointCodec, ReadBlock } from '../core/points/codec.js';
 import type { PointValue } from '../core/points/types.js';
+import { applyScaleFactors, withScaleFactors } from './scaled-points.js';
 
 export interface PointReadResult {
   values: Record<string, PointValue>;
@@ -37,7 +38,7 @@ export async function readPoints(
   io: DeviceIo, codecs: ReadonlyMap<string, PointCodec>, ids: Iterable<string>, limits: DeviceLimits, learned: LearnedReadLimits = {},
 ): Promise<PointReadResult> {
   const result: PointReadResult = { values: emptyRecord(), failed: emptyRecord() };
-  const points = uniquePoints(ids, codecs);
+  const points = uniquePoints(withScaleFactors(ids, codecs), codecs);
   if (points.length === 0) return result;
   for (const request of planReads(points, limits, learned)) {
     try {
@@ -46,6 +47,9 @@ export async function readPoints(
       if (isRefusal(err) && request.points.length > 1) await readOneByOne(io, codecs, request.points, result);
       else for (const point of request.points) result.failed[point.id] = describeError(err);
     }
+  }
+  for (const { point, message } of applyScaleFactors(result.values, points.filter((p) => p.scaleFactor !== undefined))) {
+    result.failed[point.id] = message;
   }
   return result;
 }
@@ -63,7 +67,8 @@ async function readOneByOne(io: DeviceIo, codecs: ReadonlyMap<string, PointCodec
 function decodeInto(result: PointReadResult, codecs: ReadonlyMap<string, PointCodec>, points: readonly PointConfig[], block: ReadBlock): void {
   for (const point of points) {
     try {
-      result.values[point.id] = (codecs.get(point.id) as PointCodec).decode(block);
+      const value = (codecs.get(point.id) as PointCodec).decode(block);
+      if (value !== undefined) result.values[point.id] = value;
     } catch (err) {
       result.failed[point.id] = describeError(err);
     }

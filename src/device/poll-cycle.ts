@@ -10,6 +10,7 @@ import { pointWidth, splitRequest, type ReadRequest } from '../core/modbus/plan.
 import type { PointCodec, ReadBlock } from '../core/points/codec.js';
 import type { PointValue, Table } from '../core/points/types.js';
 import type { ReadPlanLearner } from './read-plan-learner.js';
+import { applyScaleFactors, scaledPointsOf } from './scaled-points.js';
 import { QueueFullError } from '../core/queue-full-error.js';
 
 /** The part of Bus the poller uses (a fake in tests). */
@@ -65,6 +66,9 @@ export async function runCycle(ctx: CycleContext, sample: Sample): Promise<Cycle
   const outcome: CycleOutcome = { abort: undefined, failures: [] };
   const { requests, waiting } = ctx.learner.planAt(sample.ts);
   for (const request of requests) await runRequest(ctx, request, outcome, sample);
+  for (const { point, message } of applyScaleFactors(sample.values, scaledPointsOf(ctx.codecs))) {
+    sample.errors.push({ points: [point.id], table: point.table, start: point.address, count: pointWidth(point), kind: 'ScaleFactorError', message });
+  }
   for (const { point, reason } of waiting) {
     sample.errors.push({
       points: [point.id], table: point.table, start: point.address, count: pointWidth(point), kind: 'IsolatedPointError',
@@ -142,7 +146,8 @@ function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, o
   let all = true;
   for (const point of request.points) {
     try {
-      sample.values[point.id] = (ctx.codecs.get(point.id) as PointCodec).decode(block);
+      const value = (ctx.codecs.get(point.id) as PointCodec).decode(block);
+      if (value !== undefined) sample.values[point.id] = value;
     } catch (err) {
       all = false;
       sample.errors.push({ ...sampleErrorOf(request, err), points: [point.id] });

@@ -79,6 +79,8 @@ interface DeviceRun {
   consecutiveFailures: number;
   overrun: Overrun | undefined;
   lastCycleRead: boolean;
+  /** Taken off the schedule by a reload: a cycle still running sets no new timer. */
+  removed: boolean;
   stats: Omit<DevicePollStats, 'overrunning' | 'failingPoints' | 'pointFailures' | 'learned'>;
 }
 
@@ -107,7 +109,7 @@ export class Poller {
     const learner = new ReadPlanLearner(config.points, config.limits, log, plan);
     return {
       config, learner, codecs, log, health: new PointHealth(log),
-      startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false,
+      startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false, removed: false,
       stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, skippedCycles: 0, lastCycleMs: 0 },
     };
   }
@@ -121,6 +123,36 @@ export class Poller {
       run.k = 0;
       this.schedule(run);
     }
+  }
+
+  /** A device joins this bus's schedule (a reload); its first cycle is jittered within one period. */
+  addDevice(device: CompiledDevice): void {
+    if (this.runs.some((r) => r.config.name === device.config.name)) throw new Error(`device "${device.config.name}" is already polled`);
+    const run = this.prepare(device);
+    this.runs.push(run);
+    if (!this.started) return;
+    run.startAt = this.clock.now() + Math.floor(this.random() * run.config.pollIntervalMs);
+    this.schedule(run);
+  }
+
+  /**
+   * A device leaves the schedule (a reload): its timer is cancelled and its cycle in progress
+   * awaited; the other devices' schedules are not touched. False when it was not polled here.
+   */
+  async removeDevice(name: string): Promise<boolean> {
+    const index = this.runs.findIndex((r) => r.config.name === name);
+    if (index < 0) return false;
+    const [run] = this.runs.splice(index, 1);
+    run.cancelTimer?.();
+    run.cancelTimer = undefined;
+    run.removed = true;
+    await Promise.all([run.running, run.outOfTurn]);
+    return true;
+  }
+
+  /** Names of the devices this poller runs. */
+  deviceNames(): string[] {
+    return this.runs.map((r) => r.config.name);
   }
 
   /** Stops scheduling and waits for cycles in progress (stop the bus to cut them short). */
@@ -184,7 +216,7 @@ export class Poller {
 
   private tick(run: DeviceRun): void {
     run.cancelTimer = undefined;
-    if (!this.started || run.running) return;
+    if (!this.started || run.removed || run.running) return;
     if (run.outOfTurn) {
       void run.outOfTurn.then(() => this.afterCycle(run));
       return;
@@ -204,7 +236,7 @@ export class Poller {
 
   /** Sets the timer for the first slot not yet past; the slots the cycle overran are skipped. */
   private afterCycle(run: DeviceRun): void {
-    if (!this.started) return;
+    if (!this.started || run.removed) return;
     const period = run.config.pollIntervalMs;
     const now = this.clock.now();
     if (period === 0) {

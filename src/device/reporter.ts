@@ -38,12 +38,20 @@ export class Reporter implements SampleSink {
     private readonly logger: Logger,
     private readonly clock: Clock = systemClock,
   ) {
-    for (const d of devices) {
-      this.devices.set(d.name, {
-        filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {}, kept: [],
-        toCloud: d.cloud !== undefined, timestampAttribute: d.cloud?.timestampAttribute,
-      });
-    }
+    for (const d of devices) this.addDevice(d);
+  }
+
+  /** A device to report for (start, or added or replaced by a reload): a fresh filter, so its first sample goes out whole. */
+  addDevice(d: DeviceConfig): void {
+    this.devices.set(d.name, {
+      filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {}, kept: [],
+      toCloud: d.cloud !== undefined, timestampAttribute: d.cloud?.timestampAttribute,
+    });
+  }
+
+  /** A device removed by a reload: later samples of it are ignored; its queued reports stay in the outbox. */
+  removeDevice(name: string): void {
+    this.devices.delete(name);
   }
 
   onSample(sample: Sample): void {

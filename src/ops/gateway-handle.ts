@@ -1,5 +1,8 @@
 // What starting the gateway gives back, and what it needs from the process around it.
 import type { LevelWithSilent } from 'pino';
+import type { Config } from '../core/config/config.js';
+import type { ConfigIssue } from '../core/config/site-types.js';
+import type { ReloadOutcome } from './config-state.js';
 import type { Logger } from './log.js';
 import type { PointValue } from '../core/points/types.js';
 import type { SecretValues } from '../core/redact.js';
@@ -18,6 +21,23 @@ export interface GatewayDeps {
   secrets?: SecretValues;
   /** Clock and timers of the gateway's own loops (tick, drain); the system's by default. */
   time?: Time;
+  /** sha256 of the site file's bytes (status `config.sha256`); of the config's JSON when absent. */
+  configSha256?: string;
+}
+
+/** A site file read again for a reload: its config, or every problem found loading it. */
+export interface ReloadCandidate {
+  config?: Config;
+  sha256?: string;
+  issues: readonly ConfigIssue[];
+}
+
+export interface ReloadResult {
+  outcome: ReloadOutcome;
+  /** The generation running after the attempt. */
+  generation: number;
+  /** Why it was refused (empty otherwise). */
+  problems: ConfigIssue[];
 }
 
 export interface GatewayHandle {
@@ -26,6 +46,11 @@ export interface GatewayHandle {
   latestValues(device: string): Readonly<Record<string, PointValue>>;
   /** Port of the 127.0.0.1 health endpoint, when enabled. */
   readonly healthPort: number | undefined;
+  /**
+   * Reads the site file again with `load` (after telling systemd a reload began) and applies what
+   * differs, or refuses it whole; reloads run one at a time.
+   */
+  reload(load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult>;
   /** Ordered drain: stop polling, flush the outbox, close links and buses. */
   stop(): Promise<void>;
 }

@@ -2,8 +2,10 @@
 import { pino } from 'pino';
 import { LOG_LEVELS, type LevelWithSilent, type Logger } from '../core/logger.js';
 import { redactUrlCredentials, type SecretValues } from '../core/redact.js';
+import type { LogComponent } from '../core/config/log-levels.js';
 
 export { LOG_LEVELS, type Logger };
+export { parseComponentLevels } from '../core/config/log-levels.js';
 
 /** Field names whose values never reach a log line. */
 export const REDACTED_KEYS = [
@@ -50,23 +52,8 @@ export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
 
-/**
- * Per-component levels from `FIELDGATE_LOG_LEVELS=bus=debug,cloud=warn` (pure). Unknown levels are
- * reported back so the caller can warn once instead of silently ignoring a typo.
- */
-export function parseComponentLevels(text: string | undefined): { levels: Map<string, LevelWithSilent>; invalid: string[] } {
-  const levels = new Map<string, LevelWithSilent>();
-  const invalid: string[] = [];
-  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
-    const [component, level] = part.split('=').map((s) => s.trim());
-    if (component && LOG_LEVELS.includes(level as LevelWithSilent)) levels.set(component, level as LevelWithSilent);
-    else invalid.push(part);
-  }
-  return { levels, invalid };
-}
-
 /** A child logger tagged with its component, at the component's own level when one is set. */
-export function componentLogger(root: Logger, component: string, levels?: ReadonlyMap<string, LevelWithSilent>): Logger {
+export function componentLogger(root: Logger, component: LogComponent, levels?: ReadonlyMap<string, LevelWithSilent>): Logger {
   const level = levels?.get(component);
   return level ? root.child({ component }, { level }) : root.child({ component });
 }

@@ -1,5 +1,6 @@
 // Site file (YAML or JSON) + environment -> deeply frozen Config, or a ConfigError with every issue.
 import { checkCloudIdentities } from '../core/config/cloud-checks.js';
+import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
@@ -7,7 +8,12 @@ import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
 import { compileSite } from '../core/config/compile.js';
-import type { Config, ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
+import { LOG_LEVELS_ENV, parseComponentLevels } from '../core/config/log-levels.js';
+import type { Config } from '../core/config/config.js';
+import type { ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
+import { loadProfiles, type LoadedProfiles } from './profile-library.js';
+import { EMPTY_LIBRARY } from '../core/config/profile-types.js';
+import { isMapping } from '../core/config/fields.js';
 import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from '../core/config/text-guards.js';
 
 export { ConfigError };
@@ -100,10 +106,11 @@ function readBounded(file: string, maxBytes: number): Buffer {
   }
 }
 
-function readText(file: string, limits: SiteTextLimits): { text?: string; issues: ConfigIssue[] } {
+function readText(file: string, limits: SiteTextLimits): { text?: string; sha256?: string; issues: ConfigIssue[] } {
   try {
-    const decoded = decodeSiteBytes(readBounded(file, limits.maxBytes), file, limits);
-    return decoded.issue ? { issues: [decoded.issue] } : { text: decoded.text, issues: [] };
+    const bytes = readBounded(file, limits.maxBytes);
+    const decoded = decodeSiteBytes(bytes, file, limits);
+    return decoded.issue ? { issues: [decoded.issue] } : { text: decoded.text, sha256: createHash('sha256').update(bytes).digest('hex'), issues: [] };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === 'ENOENT' ? 'file not found'
@@ -122,23 +129,40 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+const NO_PROFILES: LoadedProfiles = { library: EMPTY_LIBRARY, overrides: [], issues: [] };
+
+function namesProfile(raw: unknown): boolean {
+  const devices = isMapping(raw) ? raw.devices : undefined;
+  return Array.isArray(devices) && devices.some((device) => isMapping(device) && device.profile !== undefined);
+}
+
 /** Checks of the machine a config will run on (files, directories); see host-checks.ts. */
 export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
 
-/** Pure unless given a host check: a parsed site file and an environment -> Config, or every issue. */
+/** A parsed site file and an environment -> Config, or every issue. Reads the profile directories; pure otherwise unless given a host check. */
 export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config?: Config; issues: ConfigIssue[] } {
   const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
   const gateway = validateGateway(gatewayRaw, env);
-  const site = validateSite(raw);
+  // Read only when a device names a profile (loading all costs ~35 ms). With a broken gateway
+  // section the shipped profiles are still used, so the devices are checked too.
+  const profiles = namesProfile(raw) ? loadProfiles(gateway.gateway?.profileDirs ?? []) : NO_PROFILES;
+  const site = validateSite(raw, profiles.library);
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
   const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
-  const issues = sortIssues([...gateway.issues, ...host, ...site.issues, ...cross]);
+  const logLevels = parseComponentLevels(env[LOG_LEVELS_ENV]).issues;
+  const issues = sortIssues([...gateway.issues, ...logLevels, ...host, ...profiles.issues, ...site.issues, ...cross]);
   if (issues.length > 0 || !gateway.gateway || !site.site || !site.compiled) return { issues };
-  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site, compiled: site.compiled }), issues };
+  const profileOverrides = profiles.overrides;
+  return { config: deepFreeze({ gateway: gateway.gateway, site: site.site, compiled: site.compiled, ...(profileOverrides.length > 0 ? { profileOverrides } : {}) }), issues };
 }
 
 /** Reads and validates a site file; throws ConfigError listing every problem. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): Config {
+  return loadConfigWithDigest(file, env, hostCheck).config;
+}
+
+/** As loadConfig, with the sha256 of the file's bytes as read (what a reload compares and status shows). */
+export function loadConfigWithDigest(file: string, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config: Config; sha256: string } {
   const limitIssues: ConfigIssue[] = [];
   const limits = siteTextLimits(env, limitIssues);
   if (limitIssues.length > 0) throw new ConfigError(limitIssues);
@@ -154,7 +178,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv, hostCheck?: Hos
     throw err;
   }
   if (!checked.config) throw new ConfigError(checked.issues);
-  return checked.config;
+  return { config: checked.config, sha256: read.sha256 ?? '' };
 }
 
 /** A Config from settings already normalised (tests, benches): compiles the site; throws ConfigError. */

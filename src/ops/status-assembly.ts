@@ -4,11 +4,12 @@ import type { DeviceConfig } from '../core/config/site-types.js';
 import { FIELDGATE_VERSION } from '../core/version.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusStats } from '../field/modbus/bus-stats.js';
-import type { BusStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus } from './status.js';
+import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus } from './status.js';
 
 export interface StatusSources {
   startedAt: number;
-  devices: readonly DeviceConfig[];
+  /** The devices of the config running now, in site order. */
+  devices(): readonly DeviceConfig[];
   pollStats(): DevicePollStats[];
   busStatus(uptimeMs: number): BusStatus[];
   lastSampleAt(device: string): number | undefined;
@@ -17,16 +18,19 @@ export interface StatusSources {
   outbox(now: number): OutboxStatus;
   /** Null when no device talks to the cloud (the queue is idle by construction). */
   rateQueue(): RateQueueStatus | null;
+  config?(): ConfigStatus;
+  pid?: number;
 }
 
 export function assembleStatus(sources: StatusSources, now: number): GatewayStatus {
   const pollStats = new Map(sources.pollStats().map((s) => [s.device, s]));
   return {
     version: FIELDGATE_VERSION,
+    ...(sources.pid === undefined ? {} : { pid: sources.pid }),
     startedAt: new Date(sources.startedAt).toISOString(),
     uptimeS: (now - sources.startedAt) / 1000,
     buses: sources.busStatus(now - sources.startedAt),
-    devices: sources.devices.map((d) => {
+    devices: sources.devices().map((d) => {
       const last = sources.lastSampleAt(d.name);
       const poll = pollStats.get(d.name);
       return {
@@ -38,6 +42,7 @@ export function assembleStatus(sources: StatusSources, now: number): GatewayStat
     links: sources.links(),
     outbox: sources.outbox(now),
     rateQueue: sources.rateQueue(),
+    ...(sources.config ? { config: sources.config() } : {}),
   };
 }
 

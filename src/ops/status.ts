@@ -71,8 +71,22 @@ export interface RateQueueStatus {
   rejected: number;
 }
 
+/** The site file the daemon runs (reload: docs/site-file.md). */
+export interface ConfigStatus {
+  /** 1 at start, +1 per applied reload. */
+  generation: number;
+  /** Of the site file's bytes as last loaded. */
+  sha256: string;
+  loadedAt: string;
+  /** Null, or why the last reload was refused (every problem with its path). */
+  lastError: string | null;
+  reloads: { applied: number; unchanged: number; refused: number };
+}
+
 export interface GatewayStatus {
   version: string;
+  /** The daemon's process id (absent in statuses from older versions). */
+  pid?: number;
   startedAt: string;
   uptimeS: number;
   buses: BusStatus[];
@@ -80,6 +94,8 @@ export interface GatewayStatus {
   links: LinkStatus[];
   outbox: OutboxStatus | null;
   rateQueue: RateQueueStatus | null;
+  /** Absent in statuses from older versions. */
+  config?: ConfigStatus;
 }
 
 /** Why the gateway is not healthy; empty when it is (pure). */

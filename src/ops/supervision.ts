@@ -22,12 +22,13 @@ export interface ProgressSources {
   keepaliveS: number;
 }
 
-/** The loops the watchdog watches, each with how long it may go without progress. */
-export function siteProgress(site: SiteConfig, sources: ProgressSources): () => LoopProgress[] {
-  // A poller is stalled when no cycle of any of its devices ended within 3 periods (+ slack for timeouts).
-  const slowestPeriod = new Map(site.buses.map((b) => [b.name, Math.max(0, ...site.devices.filter((d) => d.bus === b.name).map((d) => d.pollIntervalMs))]));
-  const reopenAfter = new Map(site.buses.map((b) => [b.name, b.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS]));
+/** The loops the watchdog watches, each with how long it may go without progress; `current`: the site running now (reloads change it). */
+export function siteProgress(current: () => SiteConfig, sources: ProgressSources): () => LoopProgress[] {
   return () => {
+    const site = current();
+    // A poller is stalled when no cycle of any of its devices ended within 3 periods (+ slack for timeouts).
+    const slowestPeriod = new Map(site.buses.map((b) => [b.name, Math.max(0, ...site.devices.filter((d) => d.bus === b.name).map((d) => d.pollIntervalMs))]));
+    const reopenAfter = new Map(site.buses.map((b) => [b.name, b.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS]));
     const backlog = sources.outbox.stats().devices;
     const links = sources.links().map((l) => ({ device: l.device, up: l.state === 'up', backlog: backlog[l.device]?.depth ?? 0, acked: l.publishes }));
     return [

@@ -13,7 +13,14 @@ export interface Notifier {
   status(text: string): void;
   watchdog(): void;
   stopping(status: string): void;
+  /** A reload begins (systemd waits for the next ready()); `monotonicUsec`: CLOCK_MONOTONIC now, in µs. */
+  reloading(status: string, monotonicUsec: bigint): void;
   close(): void;
+}
+
+/** CLOCK_MONOTONIC in microseconds, as MONOTONIC_USEC wants it (Node's hrtime reads that clock on Linux). */
+export function monotonicUsec(): bigint {
+  return process.hrtime.bigint() / 1000n;
 }
 
 /** Half of WATCHDOG_USEC in ms when the watchdog is armed for this process, else undefined. */
@@ -122,11 +129,12 @@ export function createNotifier(env: NodeJS.ProcessEnv, logger: Logger): Notifier
     status: (text) => send(`STATUS=${statusLine(text)}`),
     watchdog: () => send('WATCHDOG=1'),
     stopping: (status) => send(`STOPPING=1\nSTATUS=${statusLine(status)}`),
+    reloading: (status, usec) => send(`RELOADING=1\nSTATUS=${statusLine(status)}\nMONOTONIC_USEC=${usec}`),
     close: () => socket.close(),
   };
 }
 
 function disabledNotifier(): Notifier {
   const noop = (): void => undefined;
-  return { enabled: false, ready: noop, status: noop, watchdog: noop, stopping: noop, close: noop };
+  return { enabled: false, ready: noop, status: noop, watchdog: noop, stopping: noop, reloading: noop, close: noop };
 }

@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requireProgram } from './peers.js';
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -98,6 +99,9 @@ export class Mosquitto {
   }
 
   static async start(options: MosquittoOptions = {}): Promise<Mosquitto> {
+    // Without the broker every wait below would run to its deadline: fail now, naming the package.
+    requireProgram('mosquitto');
+    if (options.users) requireProgram('mosquitto_passwd');
     const broker = new Mosquitto(await freePort(), options);
     await broker.startProcess();
     return broker;

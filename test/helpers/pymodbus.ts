@@ -1,6 +1,7 @@
 // Starts test/helpers/pymodbus_slave.py (pymodbus 3.0 exists only under Debian's /usr/bin/python3).
 import { fileURLToPath } from 'node:url';
 import { startChild } from './child.js';
+import { requirePythonModules } from './peers.js';
 import { waitFor } from './wait.js';
 
 const SCRIPT = fileURLToPath(new URL('./pymodbus_slave.py', import.meta.url));
@@ -23,6 +24,7 @@ export interface SlaveOptions {
 export async function startPymodbus(
   mode: { tcp: number } | { rtuTcp: number } | { serial: string }, options: SlaveOptions = {},
 ): Promise<PymodbusSlave> {
+  requirePythonModules(PYTHON, 'serial' in mode ? ['pymodbus', 'serial_asyncio'] : ['pymodbus']);
   const args = [SCRIPT];
   if ('tcp' in mode) args.push('--tcp', String(mode.tcp));
   else if ('rtuTcp' in mode) args.push('--rtu-tcp', String(mode.rtuTcp));

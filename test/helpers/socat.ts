@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startChild, type Child } from './child.js';
+import { requireProgram } from './peers.js';
 import { waitFor } from './wait.js';
 
 export interface PtyPair {
@@ -21,6 +22,7 @@ export function ptyLinks(): { a: string; b: string } {
 }
 
 export async function startPtyPair(links = ptyLinks()): Promise<PtyPair> {
+  requireProgram('socat');
   mkdirSync(dirname(links.a), { recursive: true }); // a previous pair's stop() removed it
   const child: Child = startChild('socat', [
     '-d', '-d', `pty,raw,echo=0,link=${links.a}`, `pty,raw,echo=0,link=${links.b}`,

@@ -137,7 +137,10 @@ describe('malformed inbound payloads', () => {
     expect(current).toMatchObject({ setpoint: 21.5, speed: 2999 });
     expect(s.sim.simulator.getRegister(1, 'holding', 0)).toBe(215);
     // (The start-up sync may log its own line: the seeded cloud value 400 is refused the same way.)
-    const lines = capture.messages('cloud write refused').filter((l) => l.source === 'push');
+    // The refusal line and the corrected report race on a loaded machine: wait for the line.
+    const pushRefusals = () => capture.messages('cloud write refused').filter((l) => l.source === 'push');
+    await waitFor(() => (pushRefusals().length > 0 ? true : undefined));
+    const lines = pushRefusals();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ device: 'meter-1', source: 'push', refused: 1, keys: 'setpoint', correctedKeys: 'setpoint' });
   }, 60_000);

@@ -87,3 +87,34 @@ describe('architecture: import directions in src/', () => {
     expect(stale).toEqual([]);
   });
 });
+
+/** Files of `edges` that import themselves through a chain, type-only imports included (each cycle once, by its first file). */
+function cycles(all: readonly Edge[], inside: string): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of all) if (e.from.startsWith(inside) && e.to.startsWith(inside)) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const found = new Map<string, string[]>();
+  const walk = (path: string[]) => {
+    for (const to of next.get(path[path.length - 1]) ?? []) {
+      const at = path.indexOf(to);
+      if (at >= 0) {
+        const cycle = path.slice(at);
+        const key = [...cycle].sort().join(' ');
+        if (!found.has(key)) found.set(key, [...cycle, to]);
+      } else {
+        walk([...path, to]);
+      }
+    }
+  };
+  for (const file of next.keys()) walk([file]);
+  return [...found.values()];
+}
+
+describe('architecture: no import circles', () => {
+  it('finds a circle when there is one', () => {
+    expect(cycles([{ from: 'x/a.ts', to: 'x/b.ts' }, { from: 'x/b.ts', to: 'x/a.ts' }, { from: 'x/b.ts', to: 'x/c.ts' }], 'x/')).toEqual([['x/a.ts', 'x/b.ts', 'x/a.ts']]);
+  });
+
+  it('src/core/config has none, type-only imports included (site-types.ts and compile.ts no longer import each other)', () => {
+    expect(cycles(edges(), 'core/config/')).toEqual([]);
+  });
+});

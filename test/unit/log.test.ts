@@ -9,15 +9,25 @@ function capture() {
 }
 
 describe('parseComponentLevels', () => {
+  const components = '(components: bus, poller, reporter, commands, cloud, health, reload)';
   it.each([
     [undefined, [], []],
+    ['', [], []],
     ['bus=debug', [['bus', 'debug']], []],
     [' bus = trace , cloud=warn ', [['bus', 'trace'], ['cloud', 'warn']], []],
-    ['bus=loud,cloud', [], ['bus=loud', 'cloud']],
-  ])('%s', (text, levels, invalid) => {
+    ['bus=loud,cloud', [], ['"bus=loud": unknown level "loud" (levels: fatal, error, warn, info, debug, trace, silent)', `"cloud": want component=level, e.g. bus=debug ${components}`]],
+    ['link=warn', [], [`"link=warn": unknown component "link" ${components}`]],
+    ['bus=debug,link=warn', [['bus', 'debug']], [`"link=warn": unknown component "link" ${components}`]],
+    ['=warn,bus=', [], [`"=warn": want component=level, e.g. bus=debug ${components}`, `"bus=": want component=level, e.g. bus=debug ${components}`]],
+    ['bus=debug,bus=warn', [['bus', 'debug']], ['"bus=warn": bus is given a level twice']],
+    ['Bus=debug', [], [`"Bus=debug": unknown component "Bus" ${components}`]],
+    ['__proto__=debug,constructor=warn', [], [`"__proto__=debug": unknown component "__proto__" ${components}`, `"constructor=warn": unknown component "constructor" ${components}`]],
+    [`${'x'.repeat(100)}=debug`, [], [`"${'x'.repeat(40)}"... (106 characters): unknown component "${'x'.repeat(40)}"... (100 characters) ${components}`]],
+  ])('%s', (text, levels, messages) => {
     const parsed = parseComponentLevels(text);
     expect([...parsed.levels.entries()]).toEqual(levels);
-    expect(parsed.invalid).toEqual(invalid);
+    expect(parsed.issues.map((i) => i.message)).toEqual(messages);
+    for (const issue of parsed.issues) expect(issue.path).toBe('FIELDGATE_LOG_LEVELS');
   });
 });
 

@@ -74,3 +74,34 @@ describe('readPoints', () => {
     expect({ ...result.values }).toEqual({ r0: 1, r1: 4, r2: 7, r4: 13 });
   });
 });
+
+describe('readPoints with scale factors and "not implemented" values', () => {
+  // Register n holds n * 3 + 1: W at 10 holds 31, W_SF at 20 holds 61 (out of range), SF at 0 holds 1.
+  const scaled = [
+    makePoint({ id: 'W', address: 10, type: 'int16', scaleFactor: 'SF', writable: false }),
+    makePoint({ id: 'SF', address: 0, type: 'int16', writable: false }),
+    makePoint({ id: 'V', address: 11, type: 'int16', scaleFactor: 'BAD_SF', writable: false }),
+    makePoint({ id: 'BAD_SF', address: 20, type: 'int16', writable: false }),
+    makePoint({ id: 'NI', address: 5, type: 'uint16', notImplemented: 16, writable: false }),
+  ];
+  const scaledCodecs = new Map(scaled.map((p) => [p.id, compilePoint(p)]));
+
+  it('reads the factor of a requested point with it and applies it', async () => {
+    const device = new HoleDevice([]);
+    const result = await readPoints(device, scaledCodecs, ['W'], LIMITS);
+    expect(device.reads).toEqual(['0+1', '10+1']);
+    expect({ ...result.values }).toEqual({ W: 310, SF: 1 });
+  });
+
+  it('leaves a point without a value when its factor is out of range, and says why', async () => {
+    const result = await readPoints(new HoleDevice([]), scaledCodecs, ['V'], LIMITS);
+    expect(result.values.V).toBeUndefined();
+    expect(result.failed.V).toMatch(/scale factor "BAD_SF" is 61, outside -10\.\.10/);
+  });
+
+  it('reports a "not implemented" point as absent, not as a failure', async () => {
+    const result = await readPoints(new HoleDevice([]), scaledCodecs, ['NI'], LIMITS);
+    expect({ ...result.values }).toEqual({});
+    expect({ ...result.failed }).toEqual({});
+  });
+});

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { configSecrets } from '../../src/core/config/secret-values.js';
-import type { Config } from '../../src/core/config/site-types.js';
+import type { Config } from '../../src/core/config/config.js';
 import { createLogger } from '../../src/ops/log.js';
 import { redactUrlCredentials, SecretValues, urlSecrets } from '../../src/core/redact.js';
 

@@ -6,9 +6,17 @@ import {
   type LineSettings, type PtyPair, type Simulation,
 } from './index.js';
 import { validateLineSettings } from './timing.js';
+import { loadProfiles } from 'fieldgate/shared';
+import type { SimMap } from './map-file.js';
+import { placeProfiles, profileUnit, siteDeviceBlock } from './profile-map.js';
 
 const USAGE = `usage: fieldgate simulate MAP [options]
+       fieldgate simulate --profile NAME [--profile NAME...] [--unit N] [options]
   MAP                     register map (YAML/JSON), e.g. config/sim/demo-meter.yaml
+  --profile NAME          serve a device profile instead of a map: every point with a plausible value
+                          (SunSpec profiles with the SunS marker at 40000 and the model chain)
+  --unit N                unit id of the profile's device (default 1)
+  --profile-dir DIR       a site's own profiles, as gateway.profileDirs (repeatable)
   --tcp [HOST:]PORT       Modbus TCP listener (default 127.0.0.1:5020 when nothing else is given; port 0 = any free port)
   --rtu PATH              Modbus RTU on a serial port (e.g. one end of a socat pty pair)
   --pty                   create a pty pair with socat, serve RTU on one end and print the other
@@ -41,7 +49,7 @@ export function parseEndpoint(text: string, option: string): Endpoint {
   return { host: match[1] || match[2] || '127.0.0.1', port };
 }
 
-function parseLine(values: Record<string, string | boolean | undefined>): LineSettings {
+function parseLine(values: Record<string, string | string[] | boolean | undefined>): LineSettings {
   const line: LineSettings = {
     baud: values.baud === undefined ? DEFAULT_LINE.baud : Number(values.baud),
     parity: (values.parity ?? DEFAULT_LINE.parity) as LineSettings['parity'],
@@ -51,6 +59,18 @@ function parseLine(values: Record<string, string | boolean | undefined>): LineSe
   const problems = validateLineSettings(line);
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   return line;
+}
+
+/** The map of one unit serving `names`; throws SimMapError for unknown profiles or a bad unit id. */
+function profileMap(names: string[], unitText: string | undefined, dirs: string[]): { map: SimMap; block: string } {
+  const unit = unitText === undefined ? 1 : Number(unitText);
+  const source = `profile ${names.join(' + ')}`;
+  if (!Number.isInteger(unit) || unit < 1 || unit > 247) throw new SimMapError(source, [`--unit must be 1..247 (got "${unitText}")`]);
+  const loaded = loadProfiles(dirs);
+  const placed = placeProfiles(names, loaded.library);
+  const problems = [...loaded.issues.map((issue) => `${issue.path}: ${issue.message}`), ...placed.problems];
+  if (problems.length > 0) throw new SimMapError(source, problems);
+  return { map: { units: [profileUnit(unit, placed.placements).spec] }, block: siteDeviceBlock(unit, placed.placements) };
 }
 
 /** Runs until `stop` aborts; the testable core of the command. */
@@ -69,13 +89,17 @@ export async function simulateUntil(args: string[], io: CliIo, stop: AbortSignal
         'rtu-over-tcp': { type: 'string' }, baud: { type: 'string' }, parity: { type: 'string' },
         'data-bits': { type: 'string' }, 'stop-bits': { type: 'string' },
         'baud-accurate': { type: 'boolean' }, strict: { type: 'boolean' }, echo: { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        profile: { type: 'string', multiple: true }, unit: { type: 'string' }, 'profile-dir': { type: 'string', multiple: true },
       },
     });
     if (parsed.values.help === true) {
       say(USAGE);
       return 0;
     }
-    if (parsed.positionals.length !== 1) throw new UsageError('exactly one register map file is needed');
+    const profiles = parsed.values.profile ?? [];
+    if (profiles.length > 0 && parsed.positionals.length > 0) throw new UsageError('give a register map or --profile, not both');
+    if (profiles.length === 0 && parsed.positionals.length !== 1) throw new UsageError('exactly one register map file is needed');
+    if (parsed.values.unit !== undefined && profiles.length === 0) throw new UsageError('--unit goes with --profile');
     if (parsed.values.rtu !== undefined && parsed.values.pty === true) throw new UsageError('--rtu and --pty exclude each other');
     if (parsed.values.strict === true && parsed.values['baud-accurate'] !== true) throw new UsageError('--strict needs --baud-accurate');
     const level = parsed.values['log-level'];
@@ -91,14 +115,15 @@ export async function simulateUntil(args: string[], io: CliIo, stop: AbortSignal
     return EXIT_USAGE;
   }
   const { values, positionals } = parsed;
-  const mapPath = positionals[0];
+  const mapPath = positionals[0] ?? `profile ${(values.profile ?? []).join(' + ')}`;
   const logLevel = (values['log-level'] ?? io.env.LOG_LEVEL ?? 'info') as LevelWithSilent;
   const logger = createLogger({ level: logLevel, destination: io.stderr }).child({ component: 'simulator' });
 
   let pty: PtyPair | undefined;
   let simulation: Simulation | undefined;
   try {
-    const map = await loadSimMapFile(mapPath);
+    const fromProfiles = values.profile ? profileMap(values.profile, values.unit, values['profile-dir'] ?? []) : undefined;
+    const map = fromProfiles?.map ?? await loadSimMapFile(mapPath);
     if (values.pty === true) pty = await createPtyPair();
     const rtuPath = values.rtu ?? pty?.a;
     simulation = await startSimulation({
@@ -112,6 +137,7 @@ export async function simulateUntil(args: string[], io: CliIo, stop: AbortSignal
     if (simulation.tcp) say(`modbus tcp listening on ${simulation.tcp.host}:${simulation.tcp.port}`);
     if (simulation.rtu) say(`modbus rtu on ${simulation.rtu.path} at ${lineText}`);
     if (pty) say(`connect the master to ${pty.b}`);
+    if (fromProfiles) say(`site-file device block:\n${fromProfiles.block}`);
     if (simulation.rtuOverTcp) say(`modbus rtu-over-tcp listening on ${simulation.rtuOverTcp.host}:${simulation.rtuOverTcp.port} at ${lineText}`);
     say('press Ctrl-C to stop');
   } catch (err) {

@@ -13,6 +13,8 @@ export type { Outcome, UnitCounters, LineCounters } from './simulator.js';
 export type { UnitFault, DisappearFault } from './faults.js';
 export type { SimMap, SimUnitSpec } from './map-file.js';
 export { parseSimMap, validateSimMap } from './map-file.js';
+export { placeProfiles, profileUnit, siteDeviceBlock, SUNSPEC_BASE, type Placement, type ProfileUnit } from './profile-map.js';
+export type { HeldValue, ProfilePoint } from './profile-values.js';
 export { lineTiming, transactionMicros, type LineSettings, type LineTiming } from './timing.js';
 export { createPtyPair, type PtyPair } from './pty-pair.js';
 export { startModbusTcpServer } from './tcp-server.js';

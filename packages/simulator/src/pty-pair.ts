@@ -33,6 +33,9 @@ export async function createPtyPair(timeoutMs = 10_000): Promise<PtyPair> {
     const failed = await Promise.race([spawnError, sleep(20).then(() => undefined)]);
     if (failed !== undefined || exitedEarly(child) || Date.now() > deadline) {
       await close();
+      if (failed !== undefined && Reflect.get(failed, 'code') === 'ENOENT') {
+        throw new Error('socat is not installed (it makes the pty pair): install the Debian package socat (sudo apt-get install socat)');
+      }
       const why = failed?.message ?? (stderr.trim() || 'timed out waiting for the ptys');
       throw new Error(`socat could not create a pty pair: ${why}`);
     }

@@ -8,6 +8,8 @@ import { readCommands, readDeviceCloud } from './device-extras.js';
 import { readStreams } from './streams.js';
 import { findOverlaps } from './overlap.js';
 import { ORDERS, readPoint, readReport, REPORT_DEFAULTS } from './points.js';
+import { expandProfiles, relabelIssues } from './profile-expand.js';
+import { EMPTY_LIBRARY, type ProfileLibrary } from './profile-types.js';
 import type { BusConfig, ConfigIssue, DeviceConfig, DeviceLimits, PointConfig } from './site-types.js';
 
 export const DEVICE_DEFAULTS = {
@@ -87,8 +89,41 @@ function checkPoints(points: readonly (PointConfig | undefined)[], pointsPath: s
   }
 }
 
-/** `declared` is undefined when the buses section itself is broken: bus names cannot be checked then. */
-function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined): CompiledDevice | undefined {
+function dropIssuesAt(issues: ConfigIssue[], from: number, path: string): void {
+  for (let i = issues.length - 1; i >= from; i--) if (issues[i].path === path) issues.splice(i, 1);
+}
+
+/** A scale factor names an int16 point of the same device (SunSpec `sunssf`). */
+function checkScaleFactors(points: readonly (PointConfig | undefined)[], pointsPath: string, issues: ConfigIssue[]): void {
+  const byId = new Map(points.filter((p): p is PointConfig => p !== undefined).map((p) => [p.id, p]));
+  points.forEach((point, index) => {
+    if (!point?.scaleFactor) return;
+    const factor = byId.get(point.scaleFactor);
+    const at = `${joinPath(pointsPath, index)}.scaleFactor`;
+    if (!factor) issues.push({ path: at, message: `"${point.scaleFactor}" is not a point of this device (excluded, or misspelt?)` });
+    else if (factor === point) issues.push({ path: at, message: 'a point cannot be its own scale factor' });
+    else if (factor.type !== 'int16') issues.push({ path: at, message: `"${point.scaleFactor}" must be an int16 point (it is ${factor.type})` });
+    else if (factor.scaleFactor !== undefined) issues.push({ path: at, message: `"${point.scaleFactor}" is scaled by another point itself` });
+  });
+}
+
+/**
+ * `declared` is undefined when the buses section itself is broken: bus names cannot be checked then.
+ * A device naming a profile is expanded first; issues about profile points name the profile and point.
+ */
+export function readDevice(
+  raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined,
+  profiles: ProfileLibrary = EMPTY_LIBRARY,
+): CompiledDevice | undefined {
+  const before = issues.length;
+  const expansion = expandProfiles(raw, path, issues, profiles);
+  const device = readExpandedDevice(expansion.raw, path, issues, buses, declared);
+  relabelIssues(issues, before, path, expansion.labels);
+  if (expansion.unresolved) dropIssuesAt(issues, before, joinPath(path, 'points'));
+  return issues.length > before ? undefined : device;
+}
+
+function readExpandedDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined): CompiledDevice | undefined {
   const f = Fields.of(raw, path, issues);
   if (!f) return undefined;
   const before = issues.length;
@@ -114,6 +149,7 @@ function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: Re
   const points = (list ?? []).map((item, index) => readPoint(item, joinPath(pointsPath, index), issues, defaults));
   checkUniqueIds(list ?? [], pointsPath, issues);
   checkPoints(points, pointsPath, limits, issues);
+  checkScaleFactors(points, pointsPath, issues);
   const stamp = cloud?.timestampAttribute;
   if (stamp !== undefined && (stamp === 'online' || points.some((p) => p?.id === stamp))) {
     f.report('cloud', `timestampAttribute "${stamp}" is already a point id or "online": pick another name`);
@@ -131,7 +167,10 @@ function readDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: Re
 }
 
 /** Parses and compiles every device; device names and (bus, unit id) pairs must be unique. */
-export function readDevices(list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined): CompiledDevice[] {
+export function readDevices(
+  list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined,
+  profiles: ProfileLibrary = EMPTY_LIBRARY,
+): CompiledDevice[] {
   const busByName = new Map(buses.map((bus) => [bus.name, bus]));
   const names = new Map<string, number>();
   const units = new Map<string, string>();
@@ -145,7 +184,7 @@ export function readDevices(list: readonly unknown[], path: string, issues: Conf
     } else if (typeof rawName === 'string') {
       names.set(rawName, index);
     }
-    const compiled = readDevice(raw, itemPath, issues, busByName, declared);
+    const compiled = readDevice(raw, itemPath, issues, busByName, declared, profiles);
     if (!compiled || first !== undefined) return;
     const device = compiled.config;
     const unitKey = `${device.bus}/${device.unitId}`;

@@ -3,6 +3,7 @@ import { engineeringRange } from '../points/codec.js';
 import { isBitTable, isWritableTable, rawRangeOf, TABLES, VALUE_TYPES, widthOf } from '../points/types.js';
 import type { ByteOrder, ValueType, WordOrder } from '../points/types.js';
 import { Fields } from './fields.js';
+import { describeValue } from './issues.js';
 import type { ConfigIssue, PointConfig, ReportConfig } from './site-types.js';
 
 export const REPORT_DEFAULTS: ReportConfig = { mode: 'change', deadband: 0, deadbandKind: 'absolute', maxSilenceMs: 0 };
@@ -95,6 +96,7 @@ export function readPoint(raw: unknown, path: string, issues: ConfigIssue[], def
   const offset = f.number('offset', { default: 0 });
   const writable = f.boolean('writable', { default: false });
   const report = readReport(f, defaults.report);
+  const extras = readCodecExtras(f, type, writable);
   if (type === undefined) {
     for (const key of ['bit', 'length', 'min', 'max']) f.take(key);
     f.rejectUnknownKeys();
@@ -122,6 +124,40 @@ export function readPoint(raw: unknown, path: string, issues: ConfigIssue[], def
   if (issues.length > before) return undefined;
   return {
     id: id!, table: table!, address: address!, type, bit: bit!, length: width, wordOrder: wordOrder!,
-    byteOrder: byteOrder!, scale: scale!, offset: offset!, writable: writable!, ...bounds, report: report!,
+    byteOrder: byteOrder!, scale: scale!, offset: offset!, writable: writable!, ...bounds, report: report!, ...extras,
+  };
+}
+
+const INTEGER_TYPES: ReadonlySet<ValueType> = new Set(['int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64']);
+
+/** A string's only "not implemented" value is "" (all registers NUL, as SunSpec defines it). */
+function emptyStringOnly(f: Fields): '' | undefined {
+  const value = f.take('notImplemented');
+  if (value === undefined || value === '') return value;
+  f.report('notImplemented', `for a string only "" (every register NUL) (got ${describeValue(value)})`);
+  return undefined;
+}
+
+/** `unit`, `scaleFactor` and `notImplemented` (SunSpec and similar maps); the scale factor's target is checked per device. */
+function readCodecExtras(f: Fields, type: ValueType | undefined, writable: boolean | undefined): Pick<PointConfig, 'unit' | 'scaleFactor' | 'notImplemented'> {
+  const unit = f.string('unit', { optional: true });
+  const scaleFactor = f.string('scaleFactor', { optional: true, pattern: ID_PATTERN, patternText: ID_TEXT });
+  const notImplemented = type === 'string' ? emptyStringOnly(f) : f.number('notImplemented', { optional: true });
+  if (unit !== undefined && unit.length > 32) f.report('unit', 'must be at most 32 characters');
+  if (type !== undefined && scaleFactor !== undefined && rawRangeOf(type) === undefined) {
+    f.report('scaleFactor', `only numeric types can be scaled (type is ${type})`);
+  }
+  if (scaleFactor !== undefined && writable === true) f.report('scaleFactor', 'a point scaled by another register cannot be writable');
+  if (type !== undefined && type !== 'string' && typeof notImplemented === 'number') {
+    const range = rawRangeOf(type);
+    if (!INTEGER_TYPES.has(type)) f.report('notImplemented', `only integer types have a "not implemented" value (type is ${type})`);
+    else if (!Number.isInteger(notImplemented) || notImplemented < range!.min || notImplemented > range!.max) {
+      f.report('notImplemented', `must be a raw ${type} value ${show(range!.min)}..${show(range!.max)} (got ${show(notImplemented)})`);
+    }
+  }
+  return {
+    ...(unit !== undefined ? { unit } : {}),
+    ...(scaleFactor !== undefined ? { scaleFactor } : {}),
+    ...(notImplemented !== undefined ? { notImplemented } : {}),
   };
 }

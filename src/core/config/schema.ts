@@ -20,6 +20,7 @@ function check(ok: (value: unknown) => boolean, message: string): Check {
 export const formats = {
   nonEmptyString: check((v) => typeof v === 'string' && v.length > 0, 'must be a non-empty string'),
   optionalString: check((v) => typeof v === 'string', 'must be a string'),
+  directoryList: check((v) => Array.isArray(v) && v.length <= 16 && v.every((d) => typeof d === 'string' && d.length > 0), 'must be a list of at most 16 directory paths'),
   boolean: check((v) => typeof v === 'boolean', 'must be true or false'),
   port: check((v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535, 'must be a port number 1..65535'),
   logLevel: check((v) => (LOG_LEVELS as readonly unknown[]).includes(v), `must be one of ${LOG_LEVELS.join(', ')}`),
@@ -33,6 +34,9 @@ export const formats = {
     }, `must be a URL starting with ${protocols.map((p) => `${p}://`).join(' or ')}`);
   },
 };
+
+/** Where a site keeps its own profiles unless `gateway.profileDirs` says otherwise (a missing one is fine). */
+export const DEFAULT_PROFILE_DIR = '/etc/fieldgate/profiles';
 
 /** Unset cloud strings default to '' and come out of gatewayFrom() as absent keys. */
 function cloudString(doc: string, extra: { env?: string; sensitive?: boolean; format?: Check } = {}) {
@@ -48,6 +52,7 @@ function cloudNumber(doc: string, fallback: number, min: number, max: number, en
 export const GATEWAY_SCHEMA = {
   stateDir: { doc: 'Directory for the outbox and credentials (relative to the working directory).', default: './state', format: formats.nonEmptyString, env: 'FIELDGATE_STATE_DIR' },
   logLevel: { doc: 'pino log level.', default: 'info', format: formats.logLevel, env: 'LOG_LEVEL' },
+  profileDirs: { doc: 'Directories of the site\'s own device profiles; a name there overrides a shipped profile.', default: [DEFAULT_PROFILE_DIR], format: formats.directoryList },
   health: {
     enabled: { doc: 'Serve /healthz, /metrics and /status.', default: true, format: formats.boolean },
     host: { doc: 'Listen address; fixed to loopback.', default: '127.0.0.1', format: formats.loopback },
@@ -132,6 +137,7 @@ function isLeaf(node: SchemaNode | SchemaLeaf): node is SchemaLeaf {
  */
 function leafProblem(node: SchemaLeaf, value: unknown): string | undefined {
   if (isMapping(value)) return 'must be a single value, not a mapping';
+  if (Array.isArray(node.default) && !Array.isArray(value)) return `must be a list (got ${describeValue(value)})`;
   const expected = typeof node.default;
   if ((expected === 'boolean' || expected === 'number') && typeof value !== expected) {
     const got = node.sensitive ? '' : ` (got ${describeValue(value)})`;
@@ -206,6 +212,7 @@ export function convictIssues(text: string, env: NodeJS.ProcessEnv, schema: Sche
 type RawGateway = {
   stateDir: string;
   logLevel: LogLevel;
+  profileDirs: string[];
   health: { enabled: boolean; host: string; port: number };
   cloud: CloudSettings;
 };
@@ -232,6 +239,7 @@ function gatewayFrom(raw: RawGateway): GatewaySettings {
     logLevel: raw.logLevel,
     health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port },
     cloud: cloud as unknown as CloudSettings,
+    profileDirs: [...raw.profileDirs],
   };
 }
 

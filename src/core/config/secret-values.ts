@@ -1,6 +1,6 @@
 // The secret values a config holds (pure): keys, tokens and URL passwords, for log redaction.
 import { urlSecrets } from '../redact.js';
-import type { Config } from './site-types.js';
+import type { Config } from './config.js';
 
 export function configSecrets(config: Config): string[] {
   const cloud = config.gateway.cloud;

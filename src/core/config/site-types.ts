@@ -2,7 +2,6 @@
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
-import type { CompiledSite } from './compile.js';
 
 export type Parity = 'none' | 'even' | 'odd';
 
@@ -102,6 +101,12 @@ export interface PointConfig {
   min?: number;
   max?: number;
   report: ReportConfig;
+  /** Unit of the engineering value ("V", "kWh"), for people and listings; not converted. */
+  unit?: string;
+  /** Id of an int16 point holding a power of ten: value = decoded x 10^that (SunSpec `*_SF`). */
+  scaleFactor?: string;
+  /** Raw value by which the device says "not implemented" (integer types; "" for an all-NUL string): reported as absent. */
+  notImplemented?: number | string;
 }
 
 export interface DeviceLimits {
@@ -236,14 +241,16 @@ export interface GatewaySettings {
   logLevel: LogLevel;
   health: HealthSettings;
   cloud: CloudSettings;
+  /** Directories of a site's own device profiles (a name there overrides a shipped profile); absent = none. */
+  profileDirs?: string[];
 }
 
-/** Everything one site file configures; deeply frozen by ops/site-file.ts. */
-export interface Config {
-  gateway: GatewaySettings;
-  site: SiteConfig;
-  /** `site` compiled once (core/config/compile.ts): codecs and starting read plans. */
-  compiled: CompiledSite;
+export interface ProfileOverride {
+  name: string;
+  /** The site's file that is used. */
+  file: string;
+  /** The shipped file it replaces. */
+  shipped: string;
 }
 
 /** One problem in a config file: where (`devices[1].points[3].type`) and what. */

@@ -5,6 +5,7 @@ import { readDevices } from './devices.js';
 import { Fields, isMapping } from './fields.js';
 import { describeKind, sortIssues } from './issues.js';
 import type { ConfigIssue, SiteConfig } from './site-types.js';
+import { EMPTY_LIBRARY, type ProfileLibrary } from './profile-types.js';
 
 export { BUS_DEFAULTS, defaultInterFrameDelayMs, t35Ms } from './buses.js';
 export { DEVICE_DEFAULTS } from './devices.js';
@@ -21,8 +22,8 @@ export interface SiteResult {
   issues: ConfigIssue[];
 }
 
-/** Pure: checks everything it can and reports all problems at once, each with its path. */
-export function validateSite(raw: unknown): SiteResult {
+/** Pure: checks everything it can and reports all problems at once, each with its path. `profiles`: what `profile:` may name. */
+export function validateSite(raw: unknown, profiles: ProfileLibrary = EMPTY_LIBRARY): SiteResult {
   const issues: ConfigIssue[] = [];
   if (!isMapping(raw ?? {})) {
     return { issues: [{ path: '(top level)', message: `must be a mapping with gateway, buses and devices (got ${describeKind(raw)})` }] };
@@ -36,7 +37,7 @@ export function validateSite(raw: unknown): SiteResult {
   root.rejectUnknownKeys();
   const { buses, declared } = readBuses(busList ?? [], 'buses', issues);
   if (busList && busList.length === 0) issues.push({ path: 'buses', message: 'must list at least one bus' });
-  const compiled = readDevices(deviceList ?? [], 'devices', issues, buses, busList ? declared : undefined);
+  const compiled = readDevices(deviceList ?? [], 'devices', issues, buses, busList ? declared : undefined, profiles);
   if (issues.length > 0) return { issues: sortIssues(issues) };
   return { site: { buses, devices: compiled.map((device) => device.config) }, compiled: compiledSiteOf(compiled), issues };
 }

@@ -21,14 +21,17 @@ export type WriteOp =
 /** `value` is what the device will hold after the write, as decode would report it. */
 export type EncodeResult = { ok: true; write: WriteOp; value: PointValue } | { ok: false; error: string };
 
+/** undefined: the device holds the point's "not implemented" value; the point is absent, not a number. */
+export type DecodedValue = PointValue | undefined;
+
 export interface PointCodec {
   readonly point: PointConfig;
   /** Registers (or bits, for coil/discrete) the point occupies. */
   readonly width: number;
   /** Throws if the block does not contain the point (a planning bug, not a device fault). */
-  decode(block: ReadBlock): PointValue;
+  decode(block: ReadBlock): DecodedValue;
   /** Decode the point's own registers (exactly `width` of them), e.g. for a one-off CLI read. */
-  decodeRegisters(words: ArrayLike<number>): PointValue;
+  decodeRegisters(words: ArrayLike<number>): DecodedValue;
   encode(value: unknown): EncodeResult;
 }
 
@@ -79,14 +82,14 @@ class CompiledPoint implements PointCodec {
     return `point "${this.point.id}"`;
   }
 
-  decodeRegisters(words: ArrayLike<number>): PointValue {
+  decodeRegisters(words: ArrayLike<number>): DecodedValue {
     if (words.length !== this.width) {
       throw new RangeError(`${this.label} needs ${this.width} register(s), got ${words.length}`);
     }
     return decodeWords(this.point, words);
   }
 
-  decode(block: ReadBlock): PointValue {
+  decode(block: ReadBlock): DecodedValue {
     const { point, width } = this;
     if (block.table !== point.table) {
       throw new RangeError(`${this.label} is in the ${point.table} table, block is ${block.table}`);
@@ -126,7 +129,9 @@ class CompiledPoint implements PointCodec {
     }
     const words: RawWords = point.type === 'string' ? encodeString(point, value) : encodeNumber(point, value);
     if (typeof words === 'string') return { ok: false, error: words };
-    return { ok: true, write: { kind: 'registers', address: point.address, words }, value: decodeWords(point, words) };
+    const held = decodeWords(point, words);
+    if (held === undefined) return { ok: false, error: `${label}: that value is the device's "not implemented" marker` };
+    return { ok: true, write: { kind: 'registers', address: point.address, words }, value: held };
   }
 }
 
@@ -153,7 +158,7 @@ const textDecoder = new TextDecoder('utf-8');
  * One register, without a byte copy and DataView: most points are 16-bit, and a poll of 100
  * devices x 50 points made that copy the daemon's largest source of garbage. The only 16-bit decoder.
  */
-function decodeWord(point: PointConfig, word: number): PointValue {
+function decodeWord(point: PointConfig, word: number): DecodedValue {
   const w = word & 0xffff;
   if (point.type === 'int16' || point.type === 'uint16') {
     const ordered = point.byteOrder === 'big' ? w : ((w & 0xff) << 8) | (w >> 8);
@@ -163,7 +168,7 @@ function decodeWord(point: PointConfig, word: number): PointValue {
 }
 
 /** Decode a point from exactly its own registers, in wire order. */
-function decodeWords(point: PointConfig, words: ArrayLike<number>): PointValue {
+function decodeWords(point: PointConfig, words: ArrayLike<number>): DecodedValue {
   switch (point.type) {
     case 'bool':
       return (words[0] & 0xffff) !== 0;
@@ -175,7 +180,8 @@ function decodeWords(point: PointConfig, words: ArrayLike<number>): PointValue {
     case 'string': {
       // Strings run register by register; only the byte order inside a register applies.
       const bytes = registersToBytes(words, { wordOrder: 'big', byteOrder: point.byteOrder });
-      return textDecoder.decode(bytes).replace(/^[\0 ]+|[\0 ]+$/g, '');
+      const text = textDecoder.decode(bytes).replace(/^[\0 ]+|[\0 ]+$/g, '');
+      return text === point.notImplemented ? undefined : text;
     }
     default:
       break;
@@ -191,14 +197,17 @@ function decodeWords(point: PointConfig, words: ArrayLike<number>): PointValue {
   }
 }
 
-function scaled(point: PointConfig, raw: number): number {
+function scaled(point: PointConfig, raw: number): number | undefined {
+  if (raw === point.notImplemented) return undefined;
   if (isIdentityScale(point)) return raw;
   // Trim binary noise such as 123 * 0.1 = 12.300000000000001.
   return Number((raw * point.scale + point.offset).toPrecision(15));
 }
 
 /** Exact 64-bit integers stay exact: a decimal string once they pass 2^53. */
-function scaled64(point: PointConfig, raw: bigint): PointValue {
+function scaled64(point: PointConfig, raw: bigint): DecodedValue {
+  // Compared as bigints: near 2^63 a double cannot tell neighbouring raw values apart.
+  if (typeof point.notImplemented === 'number' && raw === BigInt(point.notImplemented)) return undefined;
   if (!isIdentityScale(point)) return scaled(point, Number(raw));
   const asNumber = Number(raw);
   return Number.isSafeInteger(asNumber) ? asNumber : raw.toString();

@@ -60,6 +60,13 @@ export function selfAttributes(current: SelfSample, previous?: SelfSample): Self
     links_total: status.links.length,
     rss_mb: Math.round(current.rssBytes / 104_857.6) / 10,
   };
+  if (status.config) {
+    attributes.config_generation = status.config.generation;
+    attributes.config_sha256 = status.config.sha256;
+    attributes.config_loaded_at = status.config.loadedAt;
+    // Empty when the last reload was applied (a report value is never null).
+    attributes.config_error = status.config.lastError ?? '';
+  }
   if (status.outbox) {
     attributes.outbox_reports = status.outbox.depth;
     attributes.outbox_bytes = status.outbox.bytes;
@@ -68,10 +75,10 @@ export function selfAttributes(current: SelfSample, previous?: SelfSample): Self
   return attributes;
 }
 
-/** What a report is due for on change: devices online and each bus up or down. */
+/** What a report is due for on change: devices online, each bus up or down, and a reload applied or refused. */
 export function discreteState(status: GatewayStatus): string {
   const online = status.devices.filter((d) => d.online).length;
-  return JSON.stringify([online, status.buses.map((b) => [b.name, b.up])]);
+  return JSON.stringify([online, status.buses.map((b) => [b.name, b.up]), status.config?.generation, status.config?.lastError]);
 }
 
 /** The `status` command's answer: small and bounded whatever the size of the site. */

@@ -162,10 +162,11 @@ function readResult(read: RemoteRead, block: ReadBlock): Record<string, unknown>
   const result: Record<string, unknown> = { bus: read.bus, unit: read.unit, table: read.table, address: read.address, raw };
   const point = read.point;
   if (!point) return result;
-  const values: { address: number; value: PointValue }[] = [];
+  // Ad-hoc reads never carry a "not implemented" value, so null only guards the type.
+  const values: { address: number; value: PointValue | null }[] = [];
   for (let index = 0; index < read.values; index += 1) {
     const at = nthPoint(point, index);
-    values.push({ address: at.address, value: compilePoint(at).decode(block) });
+    values.push({ address: at.address, value: compilePoint(at).decode(block) ?? null });
   }
   result.type = point.type;
   result.values = values;

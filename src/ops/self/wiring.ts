@@ -3,7 +3,8 @@
 import type { MqttLink } from '../../cloud/link.js';
 import { MqttSelfChannel } from '../../cloud/self-channel.js';
 import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
-import type { BusConfig, Config } from '../../core/config/site-types.js';
+import type { Config } from '../../core/config/config.js';
+import type { BusConfig } from '../../core/config/site-types.js';
 import type { Time } from '../../core/time.js';
 import type { Poller } from '../../device/poller.js';
 import type { Bus } from '../../field/modbus/bus.js';
@@ -21,20 +22,34 @@ export interface GatewayParts {
   status(): GatewayStatus;
 }
 
-/** fieldgate's own device over its identity's link: own attributes, and the commands of ops/self. */
-export function createSelfDevice(link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: Time): SelfDevice {
+/**
+ * fieldgate's own device over its identity's link: own attributes, and the commands of ops/self.
+ * `onReload`: subscribes to applied reloads, after which the commands know the new buses and devices.
+ */
+export function createSelfDevice(
+  link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: Time, onReload?: (listener: (next: Config) => void) => void,
+): SelfDevice {
   const { cloud } = config.gateway;
   const log = root.child({ component: 'self' });
-  const kinds = gateway.kinds;
-  const buses = new Map([...gateway.buses].map(([name, bus]) => [name, {
-    kind: kinds.get(name) ?? 'rtu', read: bus.read.bind(bus),
-  } satisfies RemoteReadBus]));
-  const pollerOf = new Map(config.site.devices.map((d) => [d.name, gateway.pollers.get(d.bus)]));
+  // Filled in place, so a reload changes what the commands see without rebuilding them.
+  const buses = new Map<string, RemoteReadBus>();
+  const devices: string[] = [];
+  const busOf = new Map<string, string>();
+  const refresh = (current: Config) => {
+    buses.clear();
+    for (const [name, bus] of gateway.buses) buses.set(name, { kind: gateway.kinds.get(name) ?? 'rtu', read: bus.read.bind(bus) });
+    devices.splice(0, devices.length, ...current.site.devices.map((d) => d.name));
+    busOf.clear();
+    for (const d of current.site.devices) busOf.set(d.name, d.bus);
+  };
+  refresh(config);
+  onReload?.(refresh);
+  const pollerOf = (device: string) => gateway.pollers.get(busOf.get(device) ?? '');
   return new SelfDevice({
     channel: new MqttSelfChannel(link, { maxInboundBytes: cloud.maxInboundBytes, maxKeys: cloud.inbound.maxKeys }, log),
     settings: selfSettings(cloud.identity, DEFAULT_SELF_IDENTITY), status: gateway.status, rss: () => process.memoryUsage.rss(),
-    buses, devices: config.site.devices.map((d) => d.name),
-    pollDevice: (device) => pollerOf.get(device)?.pollNow(device) ?? Promise.reject(new Error(`device "${device}" has no poller`)),
+    buses, devices,
+    pollDevice: (device) => pollerOf(device)?.pollNow(device) ?? Promise.reject(new Error(`device "${device}" has no poller`)),
     level: rootLevelControl(root), time, log,
   });
 }

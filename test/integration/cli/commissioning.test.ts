@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
 import { runCli } from '../../helpers/run-cli.js';
+import { freePort } from '../../helpers/mosquitto.js';
+import { isPseudoTerminal } from '../../../src/cli/pty-check.js';
 import { createPtyPair, parseSimMap, startSimulation, type PtyPair, type Simulation } from '../../../packages/simulator/src/index.js';
 
 const MAP = `
@@ -95,7 +97,15 @@ describe('commissioning CLI over Modbus TCP', () => {
     expect(exc.err).toContain('Illegal data address');
     const silent = await run(['read', '--bus', bus, '--unit', '9', '--address', '0', '--timeout', '200']);
     expect(silent.code).toBe(69);
-    expect(silent.err).toContain('A/B wires');
+    expect(silent.err).toContain('the connection is up but the device did not answer: check the unit id');
+    expect(silent.err).not.toMatch(/A\/B|baud|parity|dialout/);
+  });
+
+  it('answers a refused TCP connection with network advice, not serial advice', async () => {
+    const closed = await freePort();
+    const r = await run(['read', '--bus', `127.0.0.1:${closed}`, '--unit', '1', '--address', '0']);
+    expect(r.code).toBe(69);
+    expect(r.err).toBe(`fieldgate read: cannot open 127.0.0.1:${closed}: connect ECONNREFUSED 127.0.0.1:${closed}: nothing accepts connections there: check the IP address and port (Modbus TCP is usually 502) and that the device is on\n`);
   });
 
   it('scans unit ids', async () => {
@@ -131,6 +141,29 @@ describe('commissioning CLI over RTU (socat pty pair)', () => {
     expect(coil).toMatchObject({ code: 0, out: 'true\n' });
     const scan = await run(['scan', '--bus', line.pty().a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
     expect(scan.out).toBe('unit 1 at 19200 baud: answered\nunit 7 at 19200 baud: answered\n');
+  });
+
+  it('says that a pty cannot tell baud rates apart, and lists the units without one', async () => {
+    const scan = await run(['scan', '--bus', line.pty().a, '--bauds', 'common', '--units', '1-8', '--timeout', '150']);
+    expect(scan.code).toBe(0);
+    expect(scan.err).toContain(`fieldgate scan: ${line.pty().a} is a pseudo-terminal (pty): it has no line speed, so every baud rate reaches the unit and --bauds cannot tell them apart`);
+    expect(scan.out).toBe('unit 1: answered\nunit 7: answered\n');
+    const json = await run(['scan', '--bus', line.pty().a, '--bauds', '9600,19200', '--units', '1', '--timeout', '150', '--json']);
+    expect(JSON.parse(json.out)).toEqual([{ unit: 1, answer: 'reply', detail: 'answered' }]);
+  });
+
+  it('tells a pty from other paths', () => {
+    expect(isPseudoTerminal(line.pty().a)).toBe(true);
+    expect(isPseudoTerminal(line.pty().b)).toBe(true);
+    expect(isPseudoTerminal('/dev/null')).toBe(false);
+    expect(isPseudoTerminal('/etc/hostname')).toBe(false);
+    expect(isPseudoTerminal('/nonexistent/ttyUSB0')).toBe(false);
+  });
+
+  it('gives serial advice for a unit that does not answer on the line', async () => {
+    const silent = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '9', '--address', '0', '--timeout', '200']);
+    expect(silent.code).toBe(69);
+    expect(silent.err).toContain('check the unit id, baud rate and parity, and that the RS-485 A/B wires are not swapped');
   });
 });
 

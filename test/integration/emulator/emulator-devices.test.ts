@@ -4,6 +4,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_KEY, startTestEmulator, type TestEmulator } from './helpers.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 const B1 = '/app/device/v1/demo-meter-1-token';
 
@@ -79,6 +80,7 @@ describe('emulator with the real device channel', () => {
   });
 
   it('delivers an A7 attribute push to mosquitto_sub logged in as the device', async () => {
+    requireProgram('mosquitto_sub');
     const sub = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(t.emu.mqttPort), '-u', 'demo-meter-1-token', '-P', PROJECT_KEY,
       '-i', 'meter-1-sub', '-t', 'attributes/push', '-C', '1', '-V', 'mqttv311', '-q', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(sub);

@@ -1,6 +1,8 @@
 // mosquitto_sub / mosquitto_pub processes as independent MQTT clients of the emulator's broker.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { basename } from 'node:path';
 import { waitFor } from './channel-fixtures.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 export interface Watched {
   child: ChildProcess;
@@ -15,6 +17,9 @@ export class MosquittoClients {
   constructor(private readonly port: () => number, private readonly projectKey: string) {}
 
   run(command: string, args: string[]): Watched {
+    requireProgram(command);
+    // stdbuf runs the real client: its first argument that is not an option.
+    if (basename(command) === 'stdbuf') requireProgram(args.find((arg) => !arg.startsWith('-')) ?? command);
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.children.push(child);
     const lines: string[] = [];

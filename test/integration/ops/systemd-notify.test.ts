@@ -4,31 +4,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
-import { createNotifier, statusLine, unixSocketAddress, watchdogIntervalMs } from '../../../src/ops/systemd.js';
+import { createNotifier, monotonicUsec, statusLine, unixSocketAddress, watchdogIntervalMs } from '../../../src/ops/systemd.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
-
-interface Datagram {
-  pid: number | null;
-  message: string;
-}
-
-/** Starts notify_listener.py on `path`; resolves once it is bound. */
-async function pythonListener(path: string): Promise<{ child: ChildProcess; datagrams: Datagram[] }> {
-  const script = join(import.meta.dirname, '../../helpers/notify_listener.py');
-  const child = spawn('/usr/bin/python3', [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const datagrams: Datagram[] = [];
-  let listening = false;
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const event = JSON.parse(line) as Datagram & { listening?: boolean };
-    if (event.listening) listening = true;
-    else datagrams.push(event);
-  });
-  await waitFor(() => listening);
-  return { child, datagrams };
-}
+import { pythonListener } from '../../helpers/notify-listener.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -50,6 +31,7 @@ describe('systemd notify', () => {
   it('sends READY, STATUS, WATCHDOG and STOPPING datagrams to NOTIFY_SOCKET', async () => {
     dir = mkdtempSync(join(tmpdir(), 'fg-notify-'));
     const path = join(dir, 'notify.sock');
+    requireProgram('socat');
     listener = spawn('socat', ['-u', `UNIX-RECV:${path}`, 'STDOUT'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let received = '';
     listener.stdout?.on('data', (c: Buffer) => (received += c.toString()));
@@ -69,6 +51,26 @@ describe('systemd notify', () => {
     expect(received).toContain('STATUS=2 devices online');
     expect(received).toContain('STOPPING=1\nSTATUS=draining outbox');
     expect(received.indexOf('READY=1')).toBeLessThan(received.indexOf('STOPPING=1'));
+  });
+
+  it('announces a reload with RELOADING=1 and MONOTONIC_USEC (CLOCK_MONOTONIC), then READY=1', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fg-notify-'));
+    const path = join(dir, 'notify.sock');
+    const peer = await pythonListener(path);
+    listener = peer.child;
+    const notifier = createNotifier({ NOTIFY_SOCKET: path }, silentLogger());
+    const before = monotonicUsec();
+    notifier.reloading('reloading the site file', monotonicUsec());
+    notifier.ready('10/10 devices online');
+    notifier.close();
+    await waitFor(() => peer.datagrams.length === 2);
+    const [reloading, ready] = peer.datagrams;
+    const fields = Object.fromEntries(reloading.message.split('\n').map((line) => line.split('=')));
+    expect(fields).toEqual({ RELOADING: '1', STATUS: 'reloading the site file', MONOTONIC_USEC: expect.stringMatching(/^\d+$/) });
+    // The same clock systemd reads: not before our own reading, not in the far future.
+    expect(BigInt(fields.MONOTONIC_USEC)).toBeGreaterThanOrEqual(before);
+    expect(BigInt(fields.MONOTONIC_USEC) - before).toBeLessThan(60_000_000n);
+    expect(ready).toEqual({ pid: process.pid, message: 'READY=1\nSTATUS=10/10 devices online' });
   });
 
   it('sends from the daemon process itself, so NotifyAccess=main accepts it', async () => {
@@ -129,6 +131,7 @@ describe('systemd notify', () => {
     const path = join(dir, 'notify.sock');
     // Bound but never reading: the kernel queue (net.unix.max_dgram_qlen datagrams, 10 by default) fills.
     const code = 'import socket,sys,time\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint("bound",flush=True)\ntime.sleep(60)';
+    requireProgram('/usr/bin/python3');
     listener = spawn('/usr/bin/python3', ['-c', code, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     let bound = false;
     listener.stdout?.on('data', () => (bound = true));

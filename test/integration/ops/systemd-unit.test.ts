@@ -29,6 +29,15 @@ describe('systemd/fieldgate.service', () => {
     expect(text).toMatch(/^SupplementaryGroups=dialout$/m);
   });
 
+  it('reloads through `fieldgate reload` (checks the file, waits for the answer) with the same site file and the daemon\'s PID', () => {
+    const text = readFileSync(UNIT, 'utf8');
+    const start = /^ExecStart=.*\bbin\/fieldgate\.js run --config (\S+)$/m.exec(text);
+    const reload = /^ExecReload=\/usr\/bin\/node \S*bin\/fieldgate\.js reload --config (\S+) --pid \$MAINPID$/m.exec(text);
+    expect(start).not.toBeNull();
+    expect(reload).not.toBeNull();
+    expect(reload?.[1]).toBe(start?.[1]);
+  });
+
   it('runs node with the V8 memory flags, the same as the Docker image', () => {
     const flags = serviceNodeFlags(readFileSync(UNIT, 'utf8'));
     expect(flags).toEqual(expect.arrayContaining(['--optimize-for-size', '--v8-pool-size=1']));

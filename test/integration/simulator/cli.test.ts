@@ -1,19 +1,10 @@
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEndpoint, simulateUntil } from '../../../packages/simulator/src/cli.js';
 import { waitFor } from '../../helpers/wait.js';
-import { mbpoll } from './sim-helpers.js';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { Capture, mbpoll } from './sim-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fieldgate-sim-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,9 +69,31 @@ describe('fieldgate simulate', () => {
     [[GOOD, '--rtu', '/dev/null', '--pty'], '--rtu and --pty exclude each other'],
     [[GOOD, '--log-level', 'loud'], '--log-level'],
     [[GOOD, '--frobnicate'], "Unknown option '--frobnicate'"],
+    [[GOOD, '--profile', 'eastron-sdm120'], 'give a register map or --profile, not both'],
+    [[GOOD, '--unit', '3'], '--unit goes with --profile'],
   ])('exits 64 for %j', async (args, message) => {
     const run = start(args);
     expect(await run.done).toBe(64);
+    expect(run.stderr.text).toContain(message);
+  });
+
+  it('serves a SunSpec profile: mbpoll finds the SunS marker and the common model header', async () => {
+    const run = start(['--profile', 'sunspec-inverter-3ph', '--unit', '9', '--tcp', '127.0.0.1:0', '--log-level', 'silent']);
+    const line = await waitFor(() => /modbus tcp listening on 127\.0\.0\.1:(\d+)/.exec(run.stdout.text) ?? undefined, { what: 'listening line' });
+    expect(run.stdout.text).toContain('simulating units 9 (sunspec-common + sunspec-inverter-3ph) from profile sunspec-inverter-3ph');
+    expect(run.stdout.text).toContain('site-file device block:\n  - name: unit-9\n    bus: bus1\n    unitId: 9\n    profile: [sunspec-common, sunspec-inverter-3ph]');
+    const result = await mbpoll(['-m', 'tcp', '-p', line[1], '-a', '9', '-0', '-r', '40000', '-c', '4', '-t', '4:hex', '127.0.0.1']);
+    expect([0, 1, 2, 3].map((i) => result.values.get(40000 + i))).toEqual(['0x5375', '0x6E53', '0x0001', '0x0042']);
+    run.stop.abort();
+    expect(await run.done).toBe(0);
+  });
+
+  it.each([
+    [['--profile', 'eastron-sdm360'], 'unknown profile "eastron-sdm360"'],
+    [['--profile', 'eastron-sdm120', '--unit', '0'], '--unit must be 1..247'],
+  ])('exits 78 for %j', async (args, message) => {
+    const run = start([...args, '--tcp', '127.0.0.1:0', '--log-level', 'silent']);
+    expect(await run.done).toBe(78);
     expect(run.stderr.text).toContain(message);
   });
 

@@ -2,9 +2,11 @@
 // a raw TCP client, and a simulator built from inline YAML.
 import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import { SerialPort } from 'serialport';
 import { silentLogger } from '../../../src/ops/log.js';
 import { parseSimMap, type SimMap } from '../../../packages/simulator/src/map-file.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 export function mapFrom(yaml: string): SimMap {
   const parsed = parseSimMap(yaml);
@@ -13,6 +15,15 @@ export function mapFrom(yaml: string): SimMap {
 }
 
 export const logger = silentLogger();
+
+/** A stream that keeps what was written to it (a CLI's stdout or stderr). */
+export class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
 
 export function nowMicros(): number {
   return Number(process.hrtime.bigint() / 1000n);
@@ -27,6 +38,7 @@ export interface MbpollResult {
 }
 
 export function mbpoll(args: string[], timeoutMs = 20_000): Promise<MbpollResult> {
+  requireProgram('mbpoll');
   return new Promise((resolve) => {
     execFile('mbpoll', ['-1', ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
       const values = new Map<number, string>();

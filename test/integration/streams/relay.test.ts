@@ -12,6 +12,7 @@ import { systemTimers } from '../../../src/core/time.js';
 import { SerialEndpoint } from '../../../src/field/streams/serial-endpoint.js';
 import { StreamRelay } from '../../../src/field/streams/relay.js';
 import { TcpEndpoint } from '../../../src/field/streams/tcp-endpoint.js';
+import { requireProgram } from '../../helpers/peers.js';
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -99,6 +100,7 @@ describe('StreamRelay over a raw serial port (socat pty pair)', () => {
     dir = mkdtempSync(join(tmpdir(), 'fg-stream-'));
     const gw = join(dir, 'gw');
     const dev = join(dir, 'dev');
+    requireProgram('socat');
     socat = spawn('socat', [`pty,raw,echo=0,link=${gw}`, `pty,raw,echo=0,link=${dev}`], { stdio: 'ignore' });
     await waitFor(() => existsSync(gw) && existsSync(dev));
     device = new SerialPort({ path: dev, baudRate: 9600 });

@@ -107,3 +107,19 @@ describe('status formatting', () => {
     expect(text).toContain('meter   holding  point hole (20) read alone  exception 2 (Illegal data address)');
   });
 });
+
+describe('formatStatus: the site file running', () => {
+  const status = (lastError: string | null) => formatStatus({
+    version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, buses: [], devices: [], links: [], outbox: null, rateQueue: null,
+    config: { generation: 4, sha256: 'ab12cd34ef56aa77', loadedAt: '2026-11-22T00:01:00.000Z', lastError, reloads: { applied: 3, unchanged: 1, refused: lastError ? 1 : 0 } },
+  });
+
+  it('shows generation, digest, load time and reload counts', () => {
+    expect(status(null)).toContain('site file: generation 4, sha256 ab12cd34ef56, loaded 2026-11-22T00:01:00.000Z; reloads: 3 applied, 1 unchanged, 0 refused');
+    expect(status(null)).not.toContain('REFUSED');
+  });
+
+  it('says when the last reload was refused, and why', () => {
+    expect(status('1 problem(s): gateway.stateDir: cannot change while fieldgate runs')).toContain('LAST RELOAD REFUSED: 1 problem(s): gateway.stateDir: cannot change while fieldgate runs');
+  });
+});

@@ -30,6 +30,15 @@ describe('machine-side config problems', () => {
     expect(r.err).not.toMatch(/\n\s+at /);
   });
 
+  it('run refuses an unknown FIELDGATE_LOG_LEVELS component before starting anything (was silently ignored)', async () => {
+    const file = site(`  stateDir: ${join(dir, 'state-levels')}`);
+    const r = await run(['run', '--config', file], { FIELDGATE_LOG_LEVELS: 'link=warn' });
+    expect(r.code).toBe(78);
+    expect(r.out).toBe('');
+    expect(r.err).toContain('FIELDGATE_LOG_LEVELS: "link=warn": unknown component "link" (components: bus, poller, reporter, commands, cloud, health, reload)');
+    expect(r.err).toContain('1 problem(s); nothing started');
+  });
+
   it('run takes the same problems from the environment (FIELDGATE_STATE_DIR, FIELDGATE_CA_FILE)', async () => {
     const file = site('  logLevel: info');
     const r = await run(['run', '--config', file], { FIELDGATE_STATE_DIR: stateFile, FIELDGATE_CA_FILE: dir });

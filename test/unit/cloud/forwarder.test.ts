@@ -240,3 +240,38 @@ describe('TokenBucket', () => {
     expect(times.map((t) => bucket.delayFor(t))).toEqual(delays);
   });
 });
+
+describe('Forwarder.quiesce (a device replaced by a reload)', () => {
+  it('sends nothing new, waits for the PUBACKs in flight and acks them, so a replacement resends nothing', async () => {
+    const { outbox, link, forwarder } = make({ window: 2 });
+    outbox.add('d', 'a', 'b', 'c');
+    forwarder.start();
+    await eventLoopTurns();
+    expect(link.sent).toEqual(['a', 'b']);
+    const quiet = forwarder.quiesce(5_000);
+    await eventLoopTurns();
+    link.ackAll();
+    clock.advance(10);
+    await eventLoopTurns();
+    await expect(quiet).resolves.toBe(true);
+    forwarder.stop();
+    expect(link.sent).toEqual(['a', 'b']);
+    const next = new Forwarder({ device: 'd', outbox, link, log: silentLogger(), pacer: unpaced, time: clock });
+    next.start();
+    await eventLoopTurns();
+    expect(link.sent).toEqual(['a', 'b', 'c']);
+  });
+
+  it('gives up after its bound and says so (what stays unacked is sent again: at least once)', async () => {
+    const { outbox, link, forwarder } = make({ window: 2 });
+    outbox.add('d', 'a');
+    forwarder.start();
+    await eventLoopTurns();
+    const quiet = forwarder.quiesce(100);
+    for (let i = 0; i < 12; i += 1) {
+      clock.advance(10);
+      await eventLoopTurns();
+    }
+    await expect(quiet).resolves.toBe(false);
+  });
+});

@@ -59,6 +59,7 @@ describe('loadConfig', () => {
     expect(config.gateway).toEqual({
       stateDir: '/var/lib/fieldgate', logLevel: 'debug', health: { enabled: false, host: '127.0.0.1', port: 9999 },
       cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', apiBaseUrl: 'http://127.0.0.1:8080', appId: 'app-1', caFile: '/etc/fieldgate/ca.pem', ...CLOUD_DEFAULTS },
+      profileDirs: ['/etc/fieldgate/profiles'],
     });
     expect(config.site.buses[0]).toMatchObject({ parity: 'none', stopBits: 2, timeoutMs: 300, interFrameDelayMs: 3, reconnect: { initialMs: 1000, maxMs: 60000, jitter: 0 } });
     expect(config.site.devices[0].points.map((p) => p.id)).toEqual(['speed', 'count', 'label', 'run', 'temp_c']);

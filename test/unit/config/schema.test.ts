@@ -10,7 +10,7 @@ describe('validateGateway', () => {
 
   it('fills every default when the section is absent', () => {
     expect(validateGateway(undefined, {})).toEqual({
-      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180 }, cloud: CLOUD_DEFAULTS },
+      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180 }, cloud: CLOUD_DEFAULTS, profileDirs: ['/etc/fieldgate/profiles'] },
       issues: [],
     });
   });

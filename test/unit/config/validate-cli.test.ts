@@ -1,5 +1,6 @@
 // `fieldgate validate SITE` with captured output: exit 78 with every issue, 0 with read plans, 64 on misuse.
 import { Writable } from 'node:stream';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -67,6 +68,24 @@ describe('runValidate', () => {
     const { io, err } = capture({ FIELDGATE_HEALTH_PORT: 'not-a-port' });
     expect(await runValidate([fixture('valid/minimal.yaml')], io)).toBe(78);
     expect(err()).toContain('gateway.health.port: must be a port number 1..65535 (set by FIELDGATE_HEALTH_PORT)');
+  });
+
+  it('rejects unknown components in FIELDGATE_LOG_LEVELS with the list of valid ones, with the site file\'s issues', async () => {
+    const { io, err } = capture({ FIELDGATE_LOG_LEVELS: 'link=warn,bus=debug,cloud=loud', FIELDGATE_HEALTH_PORT: 'not-a-port' });
+    expect(await runValidate([fixture('valid/minimal.yaml')], io)).toBe(78);
+    expect(err()).toContain('FIELDGATE_LOG_LEVELS: "link=warn": unknown component "link" (components: bus, poller, reporter, commands, cloud, health, reload)');
+    expect(err()).toContain('FIELDGATE_LOG_LEVELS: "cloud=loud": unknown level "loud"');
+    expect(err()).toContain('gateway.health.port: must be a port number');
+    expect(err()).not.toContain('bus=debug');
+  });
+
+  it('accepts every component the example environment file names', async () => {
+    const exampleEnv = readFileSync(fileURLToPath(new URL('../../../systemd/fieldgate.env.example', import.meta.url)), 'utf8');
+    const named = /FIELDGATE_LOG_LEVELS=(\S+)/.exec(exampleEnv)?.[1];
+    expect(named).toBeDefined();
+    const { io, err } = capture({ FIELDGATE_LOG_LEVELS: named });
+    expect(await runValidate([fixture('valid/minimal.yaml')], io)).toBe(0);
+    expect(err()).toBe('');
   });
 
   it('reports a missing file as a config error', async () => {

@@ -14,7 +14,7 @@ import { ManualClock } from '../../helpers/manual-clock.js';
 function fakeNotifier() {
   const calls = { watchdog: 0, status: [] as string[] };
   const notifier: Notifier = {
-    enabled: true, ready: () => undefined, stopping: () => undefined, close: () => undefined,
+    enabled: true, ready: () => undefined, stopping: () => undefined, reloading: () => undefined, close: () => undefined,
     watchdog: () => { calls.watchdog += 1; }, status: (text) => { calls.status.push(text); },
   };
   return { notifier, calls };

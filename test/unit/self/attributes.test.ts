@@ -80,3 +80,22 @@ describe('status summary', () => {
     expect(JSON.stringify(summary).length).toBeLessThan(2000);
   });
 });
+
+describe('own attributes: the site file running', () => {
+  const config = (generation: number, lastError: string | null) => ({ generation, sha256: 'f'.repeat(64), loadedAt: '2026-01-01T00:05:00.000Z', lastError, reloads: { applied: generation - 1, unchanged: 0, refused: lastError ? 1 : 0 } });
+
+  it('reports generation, digest, load time and the refusal (empty when none)', () => {
+    expect(selfAttributes(sample(0, undefined, { config: config(2, null) }))).toMatchObject({
+      config_generation: 2, config_sha256: 'f'.repeat(64), config_loaded_at: '2026-01-01T00:05:00.000Z', config_error: '',
+    });
+    expect(selfAttributes(sample(0, undefined, { config: config(2, 'gateway.stateDir: cannot change') })).config_error).toBe('gateway.stateDir: cannot change');
+    expect(Object.keys(selfAttributes(sample(0))).some((k) => k.startsWith('config_'))).toBe(false);
+  });
+
+  it('an applied or refused reload is a change worth reporting', () => {
+    const base = gatewayStatus({ config: config(1, null) });
+    expect(discreteState(gatewayStatus({ config: config(1, null) }))).toBe(discreteState(base));
+    expect(discreteState(gatewayStatus({ config: config(2, null) }))).not.toBe(discreteState(base));
+    expect(discreteState(gatewayStatus({ config: config(1, 'refused') }))).not.toBe(discreteState(base));
+  });
+});

@@ -1,0 +1,140 @@
+// `fieldgate reload --config SITE`: checks the site file as `run` would, signals the running
+// daemon (SIGHUP) and waits for its answer in <stateDir>/config-state.json (ops/config-state.ts).
+// Exit 0 when applied or unchanged, 78 when the file or the daemon refused it (problems printed),
+// 69 when no daemon answers. systemd's ExecReload runs it, so `systemctl reload` waits too.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CONFIG_STATE_FILE, type ConfigStateFile } from '../ops/config-state.js';
+import type { GatewayStatus } from '../ops/status.js';
+import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo, wantsHelp } from './io.js';
+import { readSiteForRun, reportIssues } from './site-loading.js';
+
+const USAGE = `usage: fieldgate reload --config SITE.yaml [--pid PID] [--timeout-ms MS]
+  --config      the site file the daemon runs (or FIELDGATE_CONFIG)
+  --pid         the daemon's process id (default: from <stateDir>/${CONFIG_STATE_FILE})
+  --timeout-ms  how long to wait for the daemon's answer (default 60000)
+`;
+
+const POLL_MS = 100;
+
+function readState(stateDir: string): ConfigStateFile | undefined {
+  try {
+    return JSON.parse(readFileSync(join(stateDir, CONFIG_STATE_FILE), 'utf8')) as ConfigStateFile;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why `pid` cannot be signalled, or undefined when it can. */
+function signalProblem(pid: number, signal: NodeJS.Signals | 0): string | undefined {
+  try {
+    process.kill(pid, signal);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') return `no process ${pid}: is fieldgate running?`;
+    if (code === 'EPERM') return `not allowed to signal process ${pid}: run as the daemon's user or root`;
+    return `cannot signal process ${pid}: ${code ?? String(err)}`;
+  }
+}
+
+/** What the daemon answered, read from the state file or, when that is elsewhere, from /status. */
+type Answer = Pick<ConfigStateFile, 'pid' | 'attempt' | 'outcome' | 'generation' | 'sha256' | 'problems'>;
+
+/** The daemon's answer through its health endpoint (its state directory is not the new file's). */
+async function readStatusAnswer(port: number): Promise<Answer | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(5000) });
+    const status = (await res.json()) as GatewayStatus;
+    if (!status.config || status.pid === undefined) return undefined;
+    const { reloads, lastError } = status.config;
+    const lastRefused = lastError !== null;
+    return {
+      pid: status.pid, attempt: reloads.applied + reloads.unchanged + reloads.refused, outcome: lastRefused ? 'refused' : 'applied',
+      generation: status.config.generation, sha256: status.config.sha256, problems: lastRefused ? [{ path: 'reload', message: lastError }] : [],
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A PID read from a state file may be stale (after kill -9) and reused by another program: only a
+ * process whose command line runs `run` is signalled. Undefined when it is one (or /proc is absent).
+ */
+function notADaemon(pid: number): string | undefined {
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return undefined;
+  }
+  return args.includes('run') ? undefined : `process ${pid} (from a stale ${CONFIG_STATE_FILE}?) is not a fieldgate daemon; give --pid`;
+}
+
+function answer(state: Answer, io: CliIo, file: string): number {
+  if (state.outcome === 'refused') {
+    reportIssues(state.problems, file, io, 'reload', `refused by the daemon, generation ${state.generation} keeps running`);
+    return EXIT_CONFIG;
+  }
+  const what = state.outcome === 'applied' ? 'reloaded' : 'no changes';
+  io.stdout.write(`fieldgate reload: ${what}; generation ${state.generation}, sha256 ${state.sha256.slice(0, 12)}\n`);
+  return 0;
+}
+
+export const runReload: CliCommand = async (args, io) => {
+  if (wantsHelp(args)) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  let values;
+  try {
+    values = parseArgs({ args, options: { config: { type: 'string', short: 'c' }, pid: { type: 'string' }, 'timeout-ms': { type: 'string' } }, strict: true }).values;
+  } catch (err) {
+    io.stderr.write(`fieldgate reload: ${(err as Error).message}\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  const file = values.config ?? io.env.FIELDGATE_CONFIG;
+  const timeoutMs = Number(values['timeout-ms'] ?? 60_000);
+  const givenPid = values.pid === undefined ? undefined : Number(values.pid);
+  if (!file || !(timeoutMs > 0) || (givenPid !== undefined && !(Number.isInteger(givenPid) && givenPid > 0))) {
+    io.stderr.write(`fieldgate reload: ${!file ? 'no site file given' : 'bad --pid or --timeout-ms'}\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  // Checked here first: a broken file is reported without bothering the daemon.
+  const loaded = readSiteForRun(file, io.env);
+  if (!loaded.config) {
+    reportIssues(loaded.issues, file, io, 'reload', 'nothing sent to the daemon');
+    return EXIT_CONFIG;
+  }
+  const { stateDir, health } = loaded.config.gateway;
+  const inStateDir = readState(stateDir);
+  const pid = givenPid ?? inStateDir?.pid;
+  if (pid === undefined) {
+    io.stderr.write(`fieldgate reload: no running daemon found (${join(stateDir, CONFIG_STATE_FILE)} is missing); is fieldgate running?\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  // A file that moves the state directory (which a reload refuses) is answered through /status.
+  const read = inStateDir?.pid === pid ? async () => readState(stateDir) : health.enabled ? () => readStatusAnswer(health.port) : undefined;
+  const before = await read?.();
+  const attemptBefore = before?.pid === pid ? before.attempt : -1;
+  const problem = (givenPid === undefined ? notADaemon(pid) : undefined) ?? signalProblem(pid, 'SIGHUP');
+  if (problem) {
+    io.stderr.write(`fieldgate reload: ${problem}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  if (!read) {
+    io.stderr.write(`fieldgate reload: signalled process ${pid}, but its answer cannot be read (no ${join(stateDir, CONFIG_STATE_FILE)} of it, health endpoint off); see its log\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const state = await read();
+    if (state?.pid === pid && state.attempt > attemptBefore) return answer(state, io, file);
+    if (signalProblem(pid, 0)) break;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  io.stderr.write(`fieldgate reload: process ${pid} gave no answer within ${timeoutMs} ms (see its log)\n`);
+  return EXIT_UNAVAILABLE;
+};

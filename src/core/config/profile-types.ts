@@ -1,0 +1,49 @@
+// Device profiles: a model's points and device defaults as its manual prescribes (profiles/*.yaml).
+
+/** Where a profile's facts come from: the manufacturer's or the standard's published document. */
+export interface ProfileSource {
+  title: string;
+  /** Version or date of the document. */
+  version: string;
+  /** Table, section or page of the register map. */
+  table: string;
+  url?: string;
+  notes?: string;
+}
+
+/** A SunSpec model: its points are offsets from the model's ID register, placed where the device keeps it. */
+export interface SunSpecPlacement {
+  model: number;
+  /** Registers after the ID and L registers (the L value). */
+  length: number;
+  /** Address of the ID register in the usual layout (SunS at 40000, common model first). */
+  defaultAddress: number;
+}
+
+export interface DeviceProfile {
+  name: string;
+  vendor: string;
+  model: string;
+  firmware?: string;
+  source: ProfileSource;
+  sunspec?: SunSpecPlacement;
+  /** Device keys (pollIntervalMs, wordOrder, byteOrder, limits, report) as the site file spells them. */
+  device: Readonly<Record<string, unknown>>;
+  /** Point mappings as the site file spells them (addresses relative to the model for SunSpec). */
+  points: readonly Readonly<Record<string, unknown>>[];
+  /** The file it was read from. */
+  file: string;
+}
+
+/** The profiles a site can name: shipped ones, replaced by a site's own of the same name. */
+export interface ProfileLibrary {
+  get(name: string): DeviceProfile | undefined;
+  names(): string[];
+}
+
+export function libraryOf(profiles: Iterable<DeviceProfile>): ProfileLibrary {
+  const byName = new Map([...profiles].map((profile) => [profile.name, profile]));
+  return { get: (name) => byName.get(name), names: () => [...byName.keys()].sort() };
+}
+
+export const EMPTY_LIBRARY: ProfileLibrary = libraryOf([]);

@@ -1,0 +1,93 @@
+// What a reload changes (pure): the running config against a newly loaded one. Gateway-level keys
+// cannot change while running (every part is built from them), except the log level; a device is
+// replaced when its definition or its bus changed, and a bus restarts when its definition changed.
+import type { Config } from './config.js';
+import { subDevicesOf } from './gateway-mode.js';
+import type { BusConfig, ConfigIssue, DeviceConfig, LogLevel, SiteConfig } from './site-types.js';
+
+/** Gateway keys a reload applies; every other `gateway.*` key needs a restart. */
+export const LIVE_GATEWAY_KEYS: readonly string[] = ['gateway.logLevel'];
+
+export interface ReloadPlan {
+  /** Nothing differs: the reload is a no-op. */
+  readonly identical: boolean;
+  readonly logLevel: LogLevel | undefined;
+  readonly busesAdded: readonly string[];
+  readonly busesRemoved: readonly string[];
+  /** Buses whose definition changed: the bus and every device on it restart. */
+  readonly busesRestarted: readonly string[];
+  readonly devicesAdded: readonly string[];
+  readonly devicesRemoved: readonly string[];
+  /** Devices replaced: their definition changed, or the bus they use (for polls or a stream) restarts. */
+  readonly devicesReplaced: readonly string[];
+  readonly devicesKept: readonly string[];
+}
+
+export type ReloadDecision = { accepted: true; plan: ReloadPlan } | { accepted: false; issues: ConfigIssue[] };
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Paths of every leaf (or whole subtree present on one side only) where two values differ. */
+export function differingPaths(a: unknown, b: unknown, path: string): string[] {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(a) || !isObject(b)) return same(a, b) ? [] : [path];
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return keys.flatMap((key) => differingPaths(a[key], b[key], `${path}.${key}`));
+}
+
+/** Units a bus serves several requests at once for: part of how the bus is built. */
+function concurrentUnits(site: SiteConfig, bus: string): number[] {
+  return site.devices.filter((d) => d.bus === bus && d.limits.concurrent).map((d) => d.unitId).sort((x, y) => x - y);
+}
+
+function busesOf(device: DeviceConfig): string[] {
+  const streamBuses = device.streams.flatMap((s) => (s.target.kind === 'bus' ? [s.target.bus] : []));
+  return [device.bus, ...streamBuses];
+}
+
+/** The reload plan, or every gateway-level key that changed (all or nothing: nothing is applied then). */
+export function planReload(running: Config, next: Config): ReloadDecision {
+  const fixed = differingPaths(running.gateway, next.gateway, 'gateway').filter((path) => !LIVE_GATEWAY_KEYS.includes(path));
+  if (fixed.length > 0) {
+    return {
+      accepted: false,
+      issues: fixed.map((path) => ({ path, message: 'cannot change while fieldgate runs: restart the service to apply it (nothing was reloaded)' })),
+    };
+  }
+  const oldBuses = new Map<string, BusConfig>(running.site.buses.map((b) => [b.name, b]));
+  const newBuses = new Map<string, BusConfig>(next.site.buses.map((b) => [b.name, b]));
+  const busesAdded = [...newBuses.keys()].filter((name) => !oldBuses.has(name));
+  const busesRemoved = [...oldBuses.keys()].filter((name) => !newBuses.has(name));
+  const busesRestarted = [...newBuses.keys()].filter((name) => {
+    const before = oldBuses.get(name);
+    return before !== undefined && (!same(before, newBuses.get(name)) || !same(concurrentUnits(running.site, name), concurrentUnits(next.site, name)));
+  });
+  const restarting = new Set(busesRestarted);
+  const oldDevices = new Map(running.site.devices.map((d) => [d.name, d]));
+  // A default sub-device address depends on the other devices (one bus or several): it may move.
+  const addressOf = (config: Config) => new Map(subDevicesOf(config.site, config.gateway.cloud).map((s) => [s.device.name, s.address]));
+  const oldAddresses = addressOf(running);
+  const newAddresses = addressOf(next);
+  const devicesAdded: string[] = [];
+  const devicesReplaced: string[] = [];
+  const devicesKept: string[] = [];
+  for (const device of next.site.devices) {
+    const before = oldDevices.get(device.name);
+    if (!before) devicesAdded.push(device.name);
+    else if (!same(before, device) || busesOf(device).some((bus) => restarting.has(bus)) || oldAddresses.get(device.name) !== newAddresses.get(device.name)) {
+      devicesReplaced.push(device.name);
+    }
+    else devicesKept.push(device.name);
+  }
+  const names = new Set(next.site.devices.map((d) => d.name));
+  const devicesRemoved = running.site.devices.map((d) => d.name).filter((name) => !names.has(name));
+  const logLevel = running.gateway.logLevel === next.gateway.logLevel ? undefined : next.gateway.logLevel;
+  // Device order matters too (status lists devices as the file does), so compare the whole site.
+  const identical = logLevel === undefined && same(running.site, next.site);
+  return {
+    accepted: true,
+    plan: { identical, logLevel, busesAdded, busesRemoved, busesRestarted, devicesAdded, devicesRemoved, devicesReplaced, devicesKept },
+  };
+}

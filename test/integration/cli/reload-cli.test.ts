@@ -1,0 +1,89 @@
+// `fieldgate reload` when there is nothing (or the wrong thing) to reload: bad arguments, a broken
+// file, no daemon, a stale state file naming a process that is not a daemon, a daemon that dies.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONFIG_STATE_FILE } from '../../../src/ops/config-state.js';
+import { runCli } from '../../helpers/run-cli.js';
+
+let dir: string;
+let site: string;
+let sleeper: ChildProcess | undefined;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'fg-reload-cli-'));
+  site = join(dir, 'site.yaml');
+  writeFileSync(site, `
+gateway: { stateDir: ${join(dir, 'state')}, health: { enabled: false } }
+buses: [{ name: plant, kind: tcp, host: 127.0.0.1, port: 5020 }]
+devices: [{ name: m1, bus: plant, unitId: 1, points: [{ id: p, table: holding, address: 0 }] }]
+`);
+});
+
+afterEach(() => {
+  sleeper?.kill('SIGKILL');
+  sleeper = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function stateFile(pid: number): void {
+  mkdirSync(join(dir, 'state'), { recursive: true });
+  writeFileSync(join(dir, 'state', CONFIG_STATE_FILE), JSON.stringify({ pid, attempt: 0, outcome: 'started', generation: 1, sha256: 'x', loadedAt: '', lastError: null, reloads: { applied: 0, unchanged: 0, refused: 0 }, problems: [] }));
+}
+
+const env = { PATH: process.env.PATH };
+
+describe('fieldgate reload', () => {
+  it.each([
+    [[], /no site file given/],
+    [['--config', 'x.yaml', '--pid', '0'], /bad --pid/],
+    [['--config', 'x.yaml', '--pid', '12abc'], /bad --pid/],
+    [['--config', 'x.yaml', '--timeout-ms=-5'], /bad --pid or --timeout-ms/],
+    [['--config', 'x.yaml', '--timeout-ms', 'soon'], /bad --pid or --timeout-ms/],
+    [['--config', 'x.yaml', '--bogus'], /Unknown option/],
+  ])('%j: usage error, exit 64', async (args, message) => {
+    const result = await runCli(['reload', ...args], env);
+    expect(result.code).toBe(64);
+    expect(result.err).toMatch(message);
+  });
+
+  it('a broken file: every problem, exit 78, nothing signalled', async () => {
+    writeFileSync(site, 'gateway: { stateDir: 5 }\nbuses: []\ndevices: [ { name: 1 } ]\n');
+    const result = await runCli(['reload', '--config', site], env);
+    expect(result.code).toBe(78);
+    expect(result.err).toMatch(/problem\(s\); nothing sent to the daemon/);
+  });
+
+  it('no daemon: no state file, or a process that is gone: exit 69 with the reason', async () => {
+    const none = await runCli(['reload', '--config', site], env);
+    expect(none.code).toBe(69);
+    expect(none.err).toMatch(/no running daemon found .*config-state\.json is missing/);
+    // A PID that surely is not running: above the kernel's maximum.
+    const gone = await runCli(['reload', '--config', site, '--pid', '4194305'], env);
+    expect(gone.code).toBe(69);
+    expect(gone.err).toMatch(/no process 4194305: is fieldgate running\?/);
+  });
+
+  it('a stale state file naming another program: that program is never signalled', async () => {
+    sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const pid = sleeper.pid ?? 0;
+    stateFile(pid);
+    const result = await runCli(['reload', '--config', site], env);
+    expect(result.code).toBe(69);
+    expect(result.err).toMatch(new RegExp(`process ${pid} .*is not a fieldgate daemon; give --pid`));
+    expect(sleeper.exitCode).toBeNull();
+    expect(sleeper.signalCode).toBeNull();
+  });
+
+  it('a daemon that never answers (here: one that ignores SIGHUP and writes nothing): exit 69 after the timeout', async () => {
+    sleeper = spawn('sh', ['-c', 'trap "" HUP; sleep 30'], { stdio: 'ignore' });
+    const pid = sleeper.pid ?? 0;
+    stateFile(pid);
+    const result = await runCli(['reload', '--config', site, '--pid', String(pid), '--timeout-ms', '300'], env);
+    expect(result.code).toBe(69);
+    expect(result.err).toMatch(new RegExp(`process ${pid} gave no answer within 300 ms`));
+    expect(sleeper.exitCode).toBeNull();
+  });
+});

@@ -1,0 +1,64 @@
+// A reload reads the site file in a worker thread: the same config, the same problems and the same
+// environment overrides as at start-up (loadConfig on the main thread), and the event loop stays free.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { checkHost } from '../../../src/ops/host-checks.js';
+import { ConfigError, loadConfigWithDigest } from '../../../src/ops/site-file.js';
+import { readSiteFile } from '../../../src/ops/site-file-reader.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'fg-reader-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function site(text: string): string {
+  const path = join(dir, 'site.yaml');
+  writeFileSync(path, text);
+  return path;
+}
+
+const GOOD = (stateDir: string) => `
+gateway: { stateDir: ${stateDir}, health: { enabled: false }, cloud: { mqttUrl: "mqtt://127.0.0.1:1883", projectKey: pk-from-file } }
+buses: [{ name: plant, kind: tcp, host: 127.0.0.1, port: 5020 }]
+devices:
+  - { name: m1, bus: plant, unitId: 1, pollIntervalMs: 2s, points: [{ id: p, table: holding, address: 0, type: float32, wordOrder: little }] }
+`;
+
+describe('readSiteFile (worker thread)', () => {
+  it('gives what start-up gets: the same settings, devices, read plan, digest and environment overrides', async () => {
+    const path = site(GOOD(join(dir, 'state')));
+    const env = { FIELDGATE_PROJECT_KEY: 'pk-from-env', FIELDGATE_STATE_DIR: join(dir, 'env-state') };
+    const [read, loaded] = [await readSiteFile(path, env), loadConfigWithDigest(path, env, checkHost)];
+    expect(read.issues).toEqual([]);
+    expect(read.sha256).toBe(loaded.sha256);
+    expect(read.config?.gateway).toEqual(loaded.config.gateway);
+    expect(read.config?.gateway.cloud.projectKey).toBe('pk-from-env');
+    expect(read.config?.gateway.stateDir).toBe(join(dir, 'env-state'));
+    expect(read.config?.site).toEqual(loaded.config.site);
+    expect(read.config?.compiled.devices.map((d) => d.plan)).toEqual(loaded.config.compiled.devices.map((d) => d.plan));
+    const block = { table: 'holding' as const, start: 0, words: Uint16Array.from([0x0000, 0x3f80]) };
+    expect(read.config?.compiled.device('m1')?.codecs.get('p')?.decode(block)).toBe(1);
+  });
+
+  it.each([
+    ['a missing file', undefined, /file not found/],
+    ['broken YAML', 'buses: [unclosed\n', /YAML syntax error/],
+    ['every problem of a bad file', 'gateway: { logLevel: loud }\nbuses: []\ndevices: [{ name: x }]\n', /logLevel/],
+    ['a state directory that cannot be created (under a file)', 'UNDER_A_FILE', /gateway\.stateDir: cannot be used: a parent of it is a file/],
+  ])('%s: the same problems as start-up, nothing thrown', async (_name, text, message) => {
+    const path = text === undefined ? join(dir, 'nope.yaml') : site(text === 'UNDER_A_FILE' ? GOOD(join(dir, 'site.yaml', 'state')) : text);
+    const read = await readSiteFile(path, {});
+    let expected: unknown;
+    try {
+      loadConfigWithDigest(path, {}, checkHost);
+    } catch (err) {
+      expected = err instanceof ConfigError ? err.issues : err;
+    }
+    expect(read.config).toBeUndefined();
+    expect(read.issues).toEqual(expected);
+    expect(read.issues.map((i) => `${i.path}: ${i.message}`).join('\n')).toMatch(message);
+  });
+});

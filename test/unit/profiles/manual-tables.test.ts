@@ -1,0 +1,66 @@
+// Each shipped profile against the manual's register table, kept as data in test/fixtures/profiles/
+// manual (transcribed from the manual or the SunSpec model definition, not from the profile file).
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadProfiles } from '../../../src/ops/profile-library.js';
+
+const MANUAL = fileURLToPath(new URL('../../fixtures/profiles/manual/', import.meta.url));
+const library = loadProfiles([]).library;
+
+interface Row { id: string; table: string; address: number; type: string; length?: number; scale?: number; scaleFactor?: string }
+
+/** SunSpec types as the specification defines them -> the register type that carries them. */
+const SUNSPEC_TYPES: Record<string, string> = {
+  uint16: 'uint16', int16: 'int16', sunssf: 'int16', enum16: 'uint16', bitfield16: 'uint16', acc16: 'uint16', count: 'uint16',
+  uint32: 'uint32', int32: 'int32', acc32: 'uint32', bitfield32: 'uint32', enum32: 'uint32', string: 'string',
+};
+/** Registers each SunSpec type occupies per the specification (strings: their size). */
+const SUNSPEC_SIZES: Record<string, number> = { uint32: 2, int32: 2, acc32: 2, bitfield32: 2, enum32: 2 };
+
+interface SunSpecTable { model: number; length: number; points: { name: string; offset: number; type: string; size: number; sf?: string }[] }
+interface MeterTable { manual: string; registers: { id: string; table: string; hex: string; format: string; resolution?: number }[] }
+
+function manualRows(name: string): { rows: Row[]; model?: { id: number; length: number } } {
+  const data = JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8')) as SunSpecTable | MeterTable;
+  if ('model' in data) {
+    // The model header (ID, L) and padding are not points; every other point of the table is.
+    const rows = data.points.filter((p) => p.name !== 'ID' && p.name !== 'L' && p.type !== 'pad').map((p) => {
+      expect(p.size, `${name} ${p.name} size`).toBe(p.type === 'string' ? p.size : SUNSPEC_SIZES[p.type] ?? 1);
+      return { id: p.name, table: 'holding', address: p.offset, type: SUNSPEC_TYPES[p.type], ...(p.type === 'string' ? { length: p.size } : {}), ...(p.sf ? { scaleFactor: p.sf } : {}) };
+    });
+    return { rows, model: { id: data.model, length: data.length } };
+  }
+  return { rows: data.registers.map((r) => ({ id: r.id, table: r.table, address: Number.parseInt(r.hex, 16), type: r.format, ...(r.resolution ? { scale: r.resolution } : {}) })) };
+}
+
+const shipped = library.names();
+const tables = readdirSync(MANUAL).filter((file) => file.endsWith('.json')).map((file) => file.slice(0, -'.json'.length)).sort();
+
+describe('shipped profiles match the manuals\' tables', () => {
+  it('has a manual table for every shipped profile and no table without a profile', () => {
+    expect(tables).toEqual(shipped);
+  });
+
+  it.each(shipped)('%s', (name) => {
+    const profile = library.get(name)!;
+    const { rows, model } = manualRows(name);
+    if (model) {
+      expect(profile.sunspec?.model).toBe(model.id);
+      if (model.id !== 160) expect(profile.sunspec?.length).toBe(model.length);
+    }
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // Every point of the profile is in the manual's table, at its address, with its type and scale.
+    for (const raw of profile.points) {
+      const point = raw as Record<string, unknown>;
+      const row = byId.get(point.id as string);
+      expect(row, `${name}: point ${String(point.id)} is not in the manual's table`).toBeDefined();
+      expect({ table: point.table, address: point.address, type: point.type }, `${name} ${row!.id}`).toEqual({ table: row!.table, address: row!.address, type: row!.type });
+      if (row!.length !== undefined) expect(point.length, `${name} ${row!.id} length`).toBe(row!.length);
+      expect(point.scale ?? undefined, `${name} ${row!.id} scale`).toBe(row!.scale);
+      expect(point.scaleFactor ?? undefined, `${name} ${row!.id} scale factor`).toBe(row!.scaleFactor);
+    }
+    // And every row of the table is in the profile (SunSpec 160: only its first module is shipped).
+    expect(profile.points.length).toBe(rows.length);
+  });
+});
