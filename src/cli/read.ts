@@ -8,12 +8,16 @@ import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
 import { POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions, type PointSelection } from './point-options.js';
+import { ModbusTimeoutError } from '../field/modbus/errors.js';
+import { LateReplies, lateListenMs, lateReplyHint, timed } from './answer-time.js';
 
 const HELP = `usage: fieldgate read --bus PATH|HOST:PORT --unit U --address A [options]
 
 Reads registers or bits once and prints them decoded. Without --type, registers are shown as hex
 and as every 16/32/64-bit interpretation in every word/byte order, each row with its address.
 With --type and --count N, N values of the type are read and printed as "ADDRESS: VALUE".
+The answer time goes to stderr; on RTU, a reply that misses the timeout is still listened for
+(up to 10 timeouts, at most 5 s) to tell how late the unit answers.
 
 ${BUS_OPTIONS_HELP}
 ${POINT_OPTIONS_HELP}
@@ -67,9 +71,11 @@ export const runRead: CliCommand = async (args, io) => {
     return EXIT_USAGE;
   }
   const transport = createModbusTransport(bus);
+  const late = new LateReplies(transport);
   try {
     await transport.open();
-    const block = await readOnce(transport, selection.unit, selection.table, selection.address, selection.count, bus.timeoutMs);
+    const { value: block, answerMs } = await timed(() => readOnce(transport, selection.unit, selection.table, selection.address, selection.count, bus.timeoutMs));
+    io.stderr.write(`unit ${selection.unit} answered in ${answerMs} ms (timeout ${bus.timeoutMs} ms)\n`);
     const raw = block.words ? Array.from(block.words) : (block.bits ?? []);
     if (selection.point) {
       io.stdout.write(typedOutput(selection, block, raw, values.json === true));
@@ -83,6 +89,10 @@ export const runRead: CliCommand = async (args, io) => {
     return 0;
   } catch (err) {
     io.stderr.write(`fieldgate read: ${explainFieldError(err, bus.kind)}\n`);
+    if (err instanceof ModbusTimeoutError && bus.kind !== 'tcp') {
+      const answeredAfterMs = await late.waitFor(selection.unit, lateListenMs(bus.timeoutMs));
+      if (answeredAfterMs !== undefined) io.stderr.write(`fieldgate read: ${lateReplyHint(selection.unit, answeredAfterMs, bus.timeoutMs)}\n`);
+    }
     return EXIT_UNAVAILABLE;
   } finally {
     await transport.close().catch(() => undefined);

@@ -10,6 +10,7 @@ import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
+import { EXIT_STATE_LOCKED, lockStateDir } from '../ops/state-lock.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
 
@@ -21,6 +22,7 @@ export const runRun: CliCommand = async (args, io) => {
   // From the first moment: a SIGHUP while starting is remembered and applied once running.
   let gateway: GatewayHandle | undefined;
   let hangupWhileStarting = false;
+  let releaseLock = () => {};
   let file: string | undefined;
   const reload = () => {
     if (!gateway || !file) return void (hangupWhileStarting = true);
@@ -50,6 +52,15 @@ export const runRun: CliCommand = async (args, io) => {
     const secrets = new SecretValues();
     secrets.add(...configSecrets(config));
     const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
+    // Before anything touches the state: a second daemon would share the outbox and kick the first's links off the broker.
+    const lock = lockStateDir(config.gateway.stateDir);
+    if (!lock.held) {
+      const holder = lock.holderPid === undefined ? 'another process' : `fieldgate PID ${lock.holderPid}`;
+      io.stderr.write(`fieldgate run: the state directory ${config.gateway.stateDir} is in use by ${holder} (lock ${lock.path}); stop it first or give this site another stateDir\n`);
+      logger.fatal({ stateDir: config.gateway.stateDir, lockFile: lock.path, holderPid: lock.holderPid ?? null }, 'state directory in use by another fieldgate');
+      return EXIT_STATE_LOCKED;
+    }
+    releaseLock = () => lock.release();
     // Checked with the site file above: every entry is valid here.
     const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
     for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
@@ -63,9 +74,15 @@ export const runRun: CliCommand = async (args, io) => {
     if (hangupWhileStarting) reload();
     const signal = await untilSignal();
     logger.info({ signal }, 'signal received');
-    await gateway.stop();
+    try {
+      await gateway.stop();
+    } catch (err) {
+      logger.fatal({ err }, 'gateway stop failed');
+      return 1;
+    }
     return 0;
   } finally {
     stopListening();
+    releaseLock();
   }
 };

@@ -7,6 +7,7 @@ import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './io.js';
 import { readOnce } from './read.js';
+import { LateReplies, lateReplyHint, timed } from './answer-time.js';
 import { describeSunSpecUnit, scanSunSpecUnit } from './scan-sunspec.js';
 import { loadProfiles } from '../ops/profile-library.js';
 import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
@@ -16,8 +17,10 @@ const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--baud
        fieldgate scan --sunspec --bus PATH|HOST:PORT --units LIST [--bus-name NAME] [options]
 
 Probes each unit id with one read; a normal reply or a Modbus exception both prove a unit is there.
-On a serial line, --bauds tries each speed in turn. A pseudo-terminal (a socat pair, the
-simulator's --pty) has no line speed: every rate answers alike, so there it scans once and says so.
+Each is shown with its answer time; on RTU a reply that comes after the timeout still proves the
+unit, and says how late it answers. On a serial line, --bauds tries each speed in turn. A
+pseudo-terminal (a socat pair, the simulator's --pty) has no line speed: every rate answers alike,
+so there it scans once and says so.
 A line that echoes each request (an RS-485 adapter's local echo) is noticed and scanned again with
 the echo stripped: set echo: true on that bus then.
 With --sunspec, looks for the SunS marker at 40000, 50000 and 0, walks the model chain, prints
@@ -59,10 +62,18 @@ export function parseBaudList(text: string | undefined, single: number): number[
 export interface ScanHit {
   unit: number;
   baudRate?: number;
-  answer: 'reply' | 'exception';
+  answer: 'reply' | 'exception' | 'late';
   detail: string;
   /** Found with the line's local echo stripped (set echo: true on this bus). */
   echo?: true;
+  /** Request to reply (ms); for 'late', after the timeout. */
+  answerMs: number;
+}
+
+function describeHit(h: ScanHit, timeoutMs: number): string {
+  const where = `unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}${h.echo ? ' (echo: true)' : ''}`;
+  if (h.answer === 'late') return `${where}: ${lateReplyHint(h.unit, h.answerMs, timeoutMs).replace(/^unit \d+ /, '')}`;
+  return `${where}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`} in ${h.answerMs} ms`;
 }
 
 const echoFlag = (bus: BusConfig): { echo?: true } => (bus.kind !== 'tcp' && bus.echo === true ? { echo: true } : {});
@@ -112,6 +123,7 @@ export const runScan: CliCommand = async (args, io) => {
     const baudRate = bus.kind === 'rtu' && !ptyLine ? bus.baudRate : undefined;
     const label = bus.kind !== 'rtu' ? `${bus.host}:${bus.port}` : ptyLine ? 'pty' : `${bus.baudRate} ${bus.dataBits}${bus.parity[0].toUpperCase()}${bus.stopBits}`;
     let transport: ModbusTransport = createModbusTransport(bus);
+    let late = new LateReplies(transport);
     try {
       await transport.open();
     } catch (err) {
@@ -123,17 +135,20 @@ export const runScan: CliCommand = async (args, io) => {
       for (let i = 0; i < units.length; i += 1) {
         const unit = units[i] as number;
         io.stderr.write(`\rscanning ${label}: unit ${unit} (${i + 1}/${units.length}), found ${hits.length}   `);
+        const started = performance.now();
         try {
-          await readOnce(transport, unit, table, address, 1, bus.timeoutMs);
-          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered', ...echoFlag(bus) });
+          const { answerMs } = await timed(() => readOnce(transport, unit, table, address, 1, bus.timeoutMs));
+          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered', answerMs, ...echoFlag(bus) });
         } catch (err) {
-          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName, ...echoFlag(bus) });
+          const answerMs = Math.round(performance.now() - started);
+          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName, answerMs, ...echoFlag(bus) });
           if (err instanceof LineEchoError && err.problem === 'echoes' && bus.kind !== 'tcp' && bus.echo !== true) {
             // Try the other setting: this unit again, and the rest, with the echo stripped.
             echoNoticed = true;
             bus = { ...bus, echo: true };
             await transport.close().catch(() => undefined);
             transport = createModbusTransport(bus);
+            late = new LateReplies(transport);
             const reopened = await transport.open().then(() => true, (openErr: unknown) => {
               io.stderr.write(`fieldgate scan: ${explainFieldError(openErr, bus.kind)}\n`);
               return false;
@@ -143,6 +158,8 @@ export const runScan: CliCommand = async (args, io) => {
           }
         }
       }
+      for (const [unit, answerMs] of late.units) hits.push({ unit, baudRate, answer: 'late', detail: 'answered after the timeout', answerMs });
+      hits.sort((a, b) => a.unit - b.unit);
     } finally {
       await transport.close().catch(() => undefined);
     }
@@ -153,7 +170,7 @@ export const runScan: CliCommand = async (args, io) => {
   if (echoNoticed) io.stderr.write('the line echoes requests: set echo: true on this bus (scanned with the echo stripped)\n');
   if (values.json) io.stdout.write(`${JSON.stringify(hits)}\n`);
   else if (hits.length === 0) io.stdout.write('no unit answered\n');
-  else for (const h of hits) io.stdout.write(`unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}${h.echo ? ' (echo: true)' : ''}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`}\n`);
+  else for (const h of hits) io.stdout.write(`${describeHit(h, buses[0]?.timeoutMs ?? 0)}\n`);
   return hits.length > 0 ? 0 : EXIT_UNAVAILABLE;
 };
 

@@ -62,7 +62,12 @@ export function formatStatus(s: GatewayStatus): string {
 function formatOutbox(o: NonNullable<GatewayStatus['outbox']>): string {
   const where = o.onDisk === undefined ? '' : ` (${o.onDisk} on disk, ${o.inMemory ?? 0} not yet)`;
   const oldest = o.oldestAgeMs === undefined || o.oldestAgeMs === null ? '' : `, oldest ${age(o.oldestAgeMs)}`;
-  return `outbox${o.mode ? ` (${o.mode})` : ''}: ${o.depth} reports${where}, ${o.bytes} of ${o.maxBytes} bytes, ${o.dropped} dropped${oldest}`;
+  const line = `outbox${o.mode ? ` (${o.mode})` : ''}: ${o.depth} reports${where}, ${o.bytes} of ${o.maxBytes} bytes, ${o.dropped} dropped${oldest}`;
+  const dropped = Object.entries(o.droppedByDevice ?? {}).map(([device, n]) => `${device} ${n}`).join(', ');
+  const storage = o.storage?.state === 'failing'
+    ? `\noutbox storage FAILING for ${age(o.storage.failingForMs ?? 0)}: ${o.storage.cause ?? 'unknown cause'}; reports in memory only, no crash window holds`
+    : '';
+  return `${line}${dropped ? `\ndropped by device: ${dropped}` : ''}${storage}`;
 }
 
 const USAGE = `usage: fieldgate status [--port N] [--config SITE] [--env-file FILE] [--json]

@@ -26,13 +26,27 @@ export interface OutboxStats {
   diskBytes: number;
   /** Sample time of the oldest report held, if any (Unix ms). */
   oldestTs: number | undefined;
+  /** Whether the disk takes writes (absent for outboxes without a file). */
+  storage?: OutboxStorageState;
+}
+
+/** While `failing`, reports live in memory only: a crash or power cut loses them (no crash window holds). */
+export interface OutboxStorageState {
+  state: 'ok' | 'failing';
+  /** The error that started the episode, as SQLite gave it. */
+  cause?: string;
+  /** Start of the episode (Unix ms). */
+  since?: number;
+  /** Writes that failed since start (every attempt). */
+  failedWrites: number;
 }
 
 export interface OutboxDropInfo {
   device: string;
   records: number;
   bytes: number;
-  reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed';
+  /** write-failed: memory lost at a stop while the file took no writes; file-lost: rows of a corrupt file that could not be read. */
+  reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed' | 'file-lost';
 }
 
 /** What the reporter, forwarders and the gateway need from an outbox, whatever its mode. */
@@ -45,7 +59,9 @@ export interface ReportOutbox {
   ack(device: string, upToSeq: number): number;
   stats(): OutboxStats;
   devicesWithBacklog(): string[];
-  /** Writes what memory holds to disk now. */
+  /** Writes what memory holds to disk now; a failure shows in stats().storage, it is not thrown. */
   flush(): void;
+  /** Periodic: replaces a file deleted, replaced or found corrupt while open (outboxes with a file). */
+  checkFile?(): void;
   close(): void;
 }

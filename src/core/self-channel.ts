@@ -1,5 +1,5 @@
 // fieldgate's own identity in the cloud, as the operations side sees it: report attributes, answer
-// commands. The MQTT adapter is cloud/self-channel.ts; tests use a fake.
+// commands. The MQTT adapter is cloud/mqtt/self-channel.ts; tests use a fake.
 import type { CommandOutcome } from './device-write-types.js';
 
 export interface SelfCommand {

@@ -3,7 +3,7 @@
 import { createServer } from 'node:net';
 
 export interface HealthChoice {
-  /** The port for the gateway (0: any free one); undefined: run without the endpoint. */
+  /** The port for the gateway (0 picks a free one); undefined: run without the endpoint. */
   port: number | undefined;
   /** Why there is no endpoint ('' when there is one). */
   note: string;

@@ -1,8 +1,8 @@
 // Interface-B sync of one device: reads the cloud's values of its writable points and applies the
 // ones the device does not already hold. The credential comes from the credential service, so a
 // sync needs no MQTT connection (it can run before the first connect or while the broker is down).
-import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
-import type { DeviceApiClient } from '../cloud/device-api.js';
+import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials/credentials.js';
+import type { DeviceApiClient } from '../cloud/http/device-api.js';
 import { repeatEvery, type Timers } from '../core/time.js';
 import type { Logger } from '../core/logger.js';
 import type { CloudValues } from './cloud-values.js';

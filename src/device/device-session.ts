@@ -8,12 +8,12 @@ import type { CloudSettings, DeviceConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
 import type { Reporter } from './reporter.js';
 import type { StreamRelay } from '../field/streams/relay.js';
-import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
-import type { DeviceApiClient } from '../cloud/device-api.js';
-import { Forwarder, type Pacer } from '../cloud/forwarder.js';
-import { MqttLink } from '../cloud/link.js';
+import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials/credentials.js';
+import type { DeviceApiClient } from '../cloud/http/device-api.js';
+import { Forwarder, type Pacer } from '../cloud/forwarding/forwarder.js';
+import { MqttLink } from '../cloud/mqtt/link.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
-import { commandReply, dataTopic, parseInbound, type Inbound } from '../cloud/topics.js';
+import { commandReply, dataTopic, parseInbound, type Inbound } from '../cloud/mqtt/topics.js';
 import { systemTime, type Time } from '../core/time.js';
 
 /** Answers one command the way it came (the device's own link or its gateway's). */

@@ -3,14 +3,14 @@
 // state on `gateway/connect` / `gateway/disconnect` (all online ones announced again after every
 // connect), and inbound pushes and commands routed by address to the device's own inbound path.
 import type { CloudSettings } from '../core/config/site-types.js';
-import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials.js';
-import type { Pacer } from '../cloud/forwarder.js';
-import { GatewayForwarder } from '../cloud/gateway-forwarder.js';
-import { GATEWAY_SUBSCRIPTIONS, gatewayCommandReply, gatewayPresence, parseGatewayInbound, type RoutedMessage } from '../cloud/gateway-topics.js';
-import { MqttLink } from '../cloud/link.js';
-import { SELF_SUBSCRIPTIONS } from '../cloud/self-channel.js';
+import type { CredentialResolver, DeviceIdentity } from '../cloud/credentials/credentials.js';
+import type { Pacer } from '../cloud/forwarding/forwarder.js';
+import { GatewayForwarder } from '../cloud/forwarding/gateway-forwarder.js';
+import { GATEWAY_SUBSCRIPTIONS, gatewayCommandReply, gatewayPresence, parseGatewayInbound, type RoutedMessage } from '../cloud/mqtt/gateway-topics.js';
+import { MqttLink } from '../cloud/mqtt/link.js';
+import { SELF_SUBSCRIPTIONS } from '../cloud/mqtt/self-channel.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
-import type { Inbound, OutboundMessage } from '../cloud/topics.js';
+import type { Inbound, OutboundMessage } from '../cloud/mqtt/topics.js';
 import { systemTime, type Time } from '../core/time.js';
 import type { Logger } from '../core/logger.js';
 import type { Replier } from './device-session.js';
@@ -72,7 +72,7 @@ export class GatewaySession {
         return { clientId: credential.deviceId, username: credential.accessToken, password: credential.projectKey };
       },
       streams: [],
-      // The identity is also a device of its own: its commands go to ops/self (cloud/self-channel.ts).
+      // The identity is also a device of its own: its commands go to ops/self (cloud/mqtt/self-channel.ts).
       subscriptions: [...GATEWAY_SUBSCRIPTIONS, ...SELF_SUBSCRIPTIONS],
       keepaliveS: settings.keepaliveS,
       connectTimeoutMs: settings.connectTimeoutMs,
@@ -157,7 +157,7 @@ export class GatewaySession {
   }
 
   private receive(topic: string, payload: Buffer): void {
-    if (!topic.startsWith('gateway/')) return; // the own device's topics (cloud/self-channel.ts)
+    if (!topic.startsWith('gateway/')) return; // the own device's topics (cloud/mqtt/self-channel.ts)
     const { maxInboundBytes, inbound } = this.options.settings;
     const parsed = parseGatewayInbound(topic, payload, { maxPayloadBytes: maxInboundBytes, maxKeys: inbound.maxKeys });
     switch (parsed.kind) {

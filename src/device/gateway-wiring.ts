@@ -1,7 +1,7 @@
 // Builds fieldgate's own identity session from the site: which DeviceSessions run without a link
 // of their own (gateway mode) and reach the cloud through it.
-import { identityFrom, type CredentialResolver, type DeviceIdentity } from '../cloud/credentials.js';
-import type { Pacer } from '../cloud/forwarder.js';
+import { identityFrom, type CredentialResolver, type DeviceIdentity } from '../cloud/credentials/credentials.js';
+import type { Pacer } from '../cloud/forwarding/forwarder.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
 import type { CloudSettings, SiteConfig } from '../core/config/site-types.js';

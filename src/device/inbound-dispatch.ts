@@ -6,7 +6,7 @@
 import { COMMAND_ERRORS, type CommandService } from './commands.js';
 import type { CloudValues } from './cloud-values.js';
 import type { StreamRelay } from '../field/streams/relay.js';
-import type { CommandErrorBody, Inbound, JsonObject } from '../cloud/topics.js';
+import type { CommandErrorBody, Inbound, JsonObject } from '../cloud/mqtt/topics.js';
 import type { Logger } from '../core/logger.js';
 
 /** Sends the reply of one command back the way it came. */

@@ -4,85 +4,18 @@
 // makes that next one skip (counted; the timer is set for the first slot after the cycle ends, so
 // skipping costs no timer ticks), so overload never queues work or grows memory. A period of 0
 // polls continuously: the next cycle starts as soon as the last one ends.
-import type { DeviceConfig } from '../core/config/site-types.js';
 import type { CompiledDevice } from '../core/config/compile.js';
-import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
 import { type Clock, type Timers, systemClock, systemTimers } from '../core/time.js';
 import { UnitCoolingDownError } from '../field/modbus/errors.js';
-import { runCycle, type CycleOutcome, type PollBus, type Sample } from './poll-cycle.js';
-import { PointHealth, type FailingPointStatus } from './point-health.js';
-import type { PointCodec } from '../core/points/codec.js';
-import { ReadPlanLearner, type LearnedLimit } from './read-plan-learner.js';
+import { runCycle, type CycleOutcome, type Sample } from './poll-cycle.js';
+import type { DeviceRun, DevicePollStats, DeviceState, PollerOptions } from './poller-types.js';
+import { PointHealth } from './point-health.js';
+import { ReadPlanLearner } from './read-plan-learner.js';
 
 export type { PollBus, Sample, SampleError } from './poll-cycle.js';
 
-export type DeviceState = 'online' | 'offline';
-
-export interface SampleSink {
-  /** One per cycle that decoded at least one value. */
-  onSample(sample: Sample): void;
-  /** Once per transition. */
-  onDeviceState(device: string, state: DeviceState, reason: string): void;
-}
-
-export interface DevicePollStats {
-  device: string;
-  state: DeviceState | 'unknown';
-  cycles: number;
-  failedCycles: number;
-  skippedCycles: number;
-  lastCycleMs: number;
-  lastError?: string;
-  /** True while cycles take longer than the period (cycles are being skipped). */
-  overrunning: boolean;
-  /** Points the device answers for without a value, now. */
-  failingPoints: FailingPointStatus[];
-  /** Times any point started failing since start. */
-  pointFailures: number;
-  /** Splits and isolated points learned from the device's refusals. */
-  learned: LearnedLimit[];
-}
-
-export interface PollerOptions {
-  bus: PollBus;
-  devices: readonly CompiledDevice[];
-  sink: SampleSink;
-  logger: Logger;
-  clock?: Clock;
-  timers?: Timers;
-  random?: () => number;
-  /** Consecutive cycles without any value before a device is reported offline. */
-  offlineAfterFailedCycles?: number;
-  /** Pause after a continuous device's cycle that read nothing (so a dead bus does not spin). */
-  continuousRetryMs?: number;
-}
-
-interface Overrun {
-  since: number;
-  skippedBefore: number;
-}
-
-interface DeviceRun {
-  config: DeviceConfig;
-  learner: ReadPlanLearner;
-  health: PointHealth;
-  codecs: ReadonlyMap<string, PointCodec>;
-  log: Logger;
-  startAt: number;
-  /** Index of the next slot: its due time is startAt + k * period. */
-  k: number;
-  running: Promise<void> | undefined;
-  /** A cycle asked for out of turn (pollNow) and not yet done: scheduled cycles wait for it. */
-  outOfTurn: Promise<void> | undefined;
-  cancelTimer: (() => void) | undefined;
-  consecutiveFailures: number;
-  overrun: Overrun | undefined;
-  lastCycleRead: boolean;
-  /** Taken off the schedule by a reload: a cycle still running sets no new timer. */
-  removed: boolean;
-  stats: Omit<DevicePollStats, 'overrunning' | 'failingPoints' | 'pointFailures' | 'learned'>;
-}
+export type { DeviceState, SampleSink, DevicePollStats, PollerOptions } from './poller-types.js';
 
 export const DEFAULT_CONTINUOUS_RETRY_MS = 1000;
 

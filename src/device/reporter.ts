@@ -3,7 +3,7 @@
 // an offline device reports only `online: false`, and its filter forgets the old values.
 // Devices without a `cloud` block keep their latest values here and write nothing to the outbox.
 import type { ReportOutbox } from '../core/outbox-types.js';
-import { attributesReport, type ReportValue } from '../cloud/topics.js';
+import { attributesReport, type ReportValue } from '../cloud/mqtt/topics.js';
 import type { DeviceConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
 import { ChangeFilter } from '../core/points/change-filter.js';

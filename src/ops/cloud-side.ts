@@ -3,12 +3,12 @@
 // every stream relay. Built at start; a reload adds and removes one device's parts at a time.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CredentialResolver, CredentialStore, deviceIdentity } from '../cloud/credentials.js';
-import { DeviceApiClient } from '../cloud/device-api.js';
-import { TokenBucket } from '../cloud/forwarder.js';
-import { HttpClient } from '../cloud/http-client.js';
-import { ProjectApiClient } from '../cloud/project-api.js';
-import { RateQueue } from '../cloud/rate-queue.js';
+import { CredentialResolver, CredentialStore, deviceIdentity } from '../cloud/credentials/credentials.js';
+import { DeviceApiClient } from '../cloud/http/device-api.js';
+import { TokenBucket } from '../cloud/forwarding/forwarder.js';
+import { HttpClient } from '../cloud/http/http-client.js';
+import { ProjectApiClient } from '../cloud/http/project-api.js';
+import { RateQueue } from '../cloud/http/rate-queue.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
 import type { CloudSettings, DeviceConfig, SiteConfig } from '../core/config/site-types.js';
 import type { ReportOutbox } from '../core/outbox-types.js';

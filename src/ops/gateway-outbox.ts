@@ -1,18 +1,19 @@
 // The gateway's outbox: opened in the configured mode, its backlog logged at start, replay
 // progress logged at a bounded rate, and its figures for /status and metrics.
 import { join } from 'node:path';
-import { openOutbox } from '../cloud/open-outbox.js';
+import { openOutbox } from '../cloud/outbox/open-outbox.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import type { CloudSettings } from '../core/config/site-types.js';
 import type { Logger } from './log.js';
 import { backlogOf, ReplayProgress } from '../core/outbox-backlog.js';
-import type { OutboxStatus } from './status.js';
+import type { OutboxStats, OutboxStorageState } from '../core/outbox-types.js';
+import type { OutboxStatus, OutboxStorageStatus } from './status.js';
 import { systemTime, type Time } from '../core/time.js';
 
 export interface GatewayOutbox {
   readonly outbox: ReportOutbox;
   status(now: number): OutboxStatus;
-  /** Called from the gateway's ticker: logs backlog transitions and replay progress. */
+  /** Called from the gateway's ticker: replaces a deleted or corrupt file, logs backlog transitions and replay progress. */
   tick(now: number, ackedTotal: number): void;
   /** Full above 80 %, clear again below 70 % (hysteresis), for the gateway's transition log. */
   fill(): number;
@@ -25,23 +26,31 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
   const durableAfterMs = settings.durableAfterMs ?? 1000;
   let warnedFull = false;
   let warnedLost = false;
+  const path = join(stateDir, 'outbox.sqlite');
   const outbox = openOutbox(mode, {
-    path: join(stateDir, 'outbox.sqlite'),
+    path,
     flushIntervalMs: settings.commitIntervalMs,
     durableAfterMs,
     maxBytesTotal: settings.maxBytes,
     onDrop: (info) => {
-      // Reports lost to a failing disk (also the last spill on close): its own line, once.
-      if (info.reason === 'write-failed') {
+      // Reports lost to a failing disk (the last spill on close) or a corrupt file: their own line, once.
+      if (info.reason === 'write-failed' || info.reason === 'file-lost') {
         if (!warnedLost) logger.error({ ...info }, 'outbox reports lost: write failed');
         warnedLost = true;
         return;
       }
-      if (!warnedFull) logger.warn({ ...info }, 'outbox full: dropping oldest reports');
+      // One line per episode; the per-device counts are in status and metrics (and at the episode's end).
+      if (!warnedFull) logger.warn({ ...info, policy: 'the device holding the most bytes loses its oldest first' }, 'outbox full: dropping oldest reports');
       warnedFull = true;
     },
+    onMovedAside: (moved) => logger.error({ ...moved }, 'outbox file corrupt: moved aside, a fresh one is used'),
     onCommit: wake,
-    onError: (err) => logger.error({ err }, 'outbox commit failed'),
+    // One line per transition, never per attempt: a full card is not made fuller by the log.
+    onStorage: (state) => {
+      if (state.state === 'failing') logger.error({ cause: state.cause, path, effect: 'reports kept in memory only: no crash window holds until the file takes writes again' }, 'outbox storage failing');
+      else logger.info({ failedWrites: state.failedWrites, path }, 'outbox storage back');
+    },
+    storageRetryMs: settings.storageRetryMs,
     time,
   });
   const atStart = backlogOf(outbox.stats(), time.now());
@@ -53,9 +62,14 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     status(now) {
       const s = outbox.stats();
       const b = backlogOf(s, now);
-      return { depth: b.reports, bytes: s.bytes, maxBytes: settings.maxBytes, dropped: s.dropped, mode, onDisk: b.onDisk, inMemory: b.inMemory, oldestAgeMs: b.oldestAgeMs };
+      return {
+        depth: b.reports, bytes: s.bytes, maxBytes: settings.maxBytes, dropped: s.dropped, mode, onDisk: b.onDisk, inMemory: b.inMemory, oldestAgeMs: b.oldestAgeMs,
+        ...(s.storage ? { storage: storageStatusOf(s.storage, now) } : {}),
+        droppedByDevice: droppedByDevice(s),
+      };
     },
     tick(now, ackedTotal) {
+      outbox.checkFile?.();
       const event = progress.next(now, backlogOf(outbox.stats(), now), ackedTotal);
       if (event) logger[event.level](event.fields, event.message);
     },
@@ -63,5 +77,18 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     resetFullWarning: () => {
       warnedFull = false;
     },
+  };
+}
+
+/** Reports dropped per device since start, devices without drops left out. */
+export function droppedByDevice(stats: OutboxStats): Record<string, number> {
+  return Object.fromEntries(Object.entries(stats.devices).filter(([, d]) => d.dropped > 0).map(([device, d]) => [device, d.dropped]));
+}
+
+function storageStatusOf(state: OutboxStorageState, now: number): OutboxStorageStatus {
+  const failing = state.state === 'failing';
+  return {
+    state: state.state, failedWrites: state.failedWrites, crashWindowHolds: !failing,
+    ...(failing ? { cause: state.cause, failingForMs: Math.max(0, now - (state.since ?? now)) } : {}),
   };
 }

@@ -45,6 +45,8 @@ export function createMetricsRegistry(snapshot: Snapshot): Registry {
   counter('fieldgate_bus_timeouts_total', 'Modbus requests that timed out per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.timeouts)));
   counter('fieldgate_bus_exceptions_total', 'Modbus exception replies per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.exceptions)));
   counter('fieldgate_bus_discarded_replies_total', 'Received frames that were not exactly the awaited reply (late, duplicate, foreign, malformed), never decoded.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.discardedReplies ?? 0)));
+  counter('fieldgate_bus_late_replies_total', 'Replies that came after their request timed out, per unit (RTU framing; discarded, never decoded).', ['bus', 'unit'],
+    (s, set) => s.buses.forEach((b) => b.lateUnits?.forEach((u) => set({ bus: b.name, unit: String(u.unit) }, u.lateReplies))));
   counter('fieldgate_bus_silence_reopens_total', 'Ports reopened because no unit gave a good reply for reopenAfterSilenceMs.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.silenceReopens ?? 0)));
   gauge('fieldgate_bus_queue_depth', 'Requests waiting for the line.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.queueDepth)));
   gauge('fieldgate_bus_utilisation_ratio', 'Fraction of time the line was busy.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.utilisation)));
@@ -65,7 +67,10 @@ export function createMetricsRegistry(snapshot: Snapshot): Registry {
   gauge('fieldgate_outbox_bytes', 'Bytes held by the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.bytes));
   gauge('fieldgate_outbox_disk_reports', 'Reports of the outbox held on disk.', [], (s, set) => s.outbox?.onDisk !== undefined && set({}, s.outbox.onDisk));
   gauge('fieldgate_outbox_oldest_age_seconds', 'Age of the oldest report in the outbox by poll time (0 when empty).', [], (s, set) => s.outbox?.oldestAgeMs !== undefined && set({}, (s.outbox.oldestAgeMs ?? 0) / 1000));
-  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
+  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full or its file took no writes.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
+  counter('fieldgate_outbox_device_dropped_total', 'Reports dropped per device (outbox caps, failed writes).', ['device'], (s, set) => Object.entries(s.outbox?.droppedByDevice ?? {}).forEach(([device, n]) => set({ device }, n)));
+  gauge('fieldgate_outbox_storage_ok', '1 while the outbox file takes writes; 0 while reports are in memory only (no crash window).', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.state === 'ok' ? 1 : 0));
+  counter('fieldgate_outbox_storage_failed_writes_total', 'Outbox writes (commits, deletes) that failed: disk full, read-only, I/O error, corrupt file.', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.failedWrites));
   gauge('fieldgate_rate_queue_pending', 'Cloud HTTP calls waiting in the rate queue.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.pending));
   counter('fieldgate_rate_queue_rate_limited_total', 'HTTP 429 answers from the cloud.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.rateLimited));
   counter('fieldgate_rate_queue_waits_total', 'Times the queue paused for Retry-After or low remaining quota.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.waits));

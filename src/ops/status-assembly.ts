@@ -36,7 +36,7 @@ export function assembleStatus(sources: StatusSources, now: number): GatewayStat
       return {
         name: d.name, bus: d.bus, online: sources.isOnline(d.name), points: d.points.length,
         lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: poll?.skippedCycles ?? 0,
-        ...(poll ? { overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
+        ...(poll ? { cyclesWithValues: poll.cycles - poll.failedCycles, overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
       };
     }),
     links: sources.links(),
@@ -53,6 +53,8 @@ export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): Bu
     transactions: stats.transactions, timeouts: stats.timeouts, exceptions: stats.exceptions, queueDepth: stats.queueDepth,
     failures: stats.timeouts + stats.exceptions + stats.frameErrors + stats.otherErrors,
     discardedReplies: stats.discardedReplies, silenceReopens: stats.silenceReopens,
+    lateReplies: stats.lateReplies,
+    lateUnits: stats.lateUnits.map(({ unit, lateReplies, slowestAnswerMs }) => ({ unit, lateReplies, slowestAnswerMs })),
     utilisation: uptimeMs > 0 ? Math.min(1, stats.busyTimeMs / uptimeMs) : 0,
     ...(stats.echoProblem ? { echoProblem: stats.echoProblem } : {}),
   };

@@ -18,11 +18,21 @@ export interface BusStatus {
   discardedReplies?: number;
   /** Reopens after `reopenAfterSilenceMs` without a good reply. */
   silenceReopens?: number;
+  /** Replies that came after their request had timed out (RTU framing; discarded, never decoded). */
+  lateReplies?: number;
+  /** Per unit that answered late: how often, and its slowest answer time (pick a timeoutMs above it). */
+  lateUnits?: LateUnitStatus[];
   queueDepth: number;
   /** Fraction of wall time the line was busy with transactions since start (0..1). */
   utilisation: number;
   /** The line's echo does not match the bus's `echo` setting: what to set. */
   echoProblem?: string;
+}
+
+export interface LateUnitStatus {
+  unit: number;
+  lateReplies: number;
+  slowestAnswerMs: number;
 }
 
 export interface DeviceStatus {
@@ -33,6 +43,8 @@ export interface DeviceStatus {
   /** Milliseconds since the last successful poll; null before the first one. */
   lastPollAgeMs: number | null;
   skippedCycles: number;
+  /** Poll cycles that gave values since start (each one report when the device reports every poll). */
+  cyclesWithValues?: number;
   /** True while poll cycles take longer than the period and are being skipped. */
   overrunning?: boolean;
   /** Points the device answers for without a value (refused or undecodable), now. */
@@ -62,6 +74,22 @@ export interface OutboxStatus {
   inMemory?: number;
   /** Age of the oldest report held, by its poll time; null when empty. */
   oldestAgeMs?: number | null;
+  /** `failing` while the file takes no writes: reports are then in memory only and no crash window holds. */
+  storage?: OutboxStorageStatus;
+  /** Reports dropped per device (caps, failed writes), since start. */
+  droppedByDevice?: Record<string, number>;
+}
+
+export interface OutboxStorageStatus {
+  state: 'ok' | 'failing';
+  /** The error that started the episode (SQLite's code and message). */
+  cause?: string;
+  /** How long the episode has lasted. */
+  failingForMs?: number;
+  /** Writes that failed since start (every attempt). */
+  failedWrites: number;
+  /** True only while reports reach the disk within the crash window (memory-first) or group commit (write-ahead). */
+  crashWindowHolds: boolean;
 }
 
 export interface RateQueueStatus {
@@ -106,6 +134,10 @@ export function unhealthyReasons(status: GatewayStatus, stalledLoops: readonly s
   for (const loop of stalledLoops) reasons.push(`${loop} made no progress`);
   if (status.outbox && status.outbox.maxBytes > 0 && status.outbox.bytes >= status.outbox.maxBytes) {
     reasons.push('outbox is full and dropping reports');
+  }
+  const storage = status.outbox?.storage;
+  if (storage?.state === 'failing') {
+    reasons.push(`outbox storage failing (${storage.cause ?? 'unknown cause'}): reports kept in memory only, no crash window holds`);
   }
   return reasons;
 }

@@ -9,7 +9,7 @@ import type { ReportOutbox } from '../core/outbox-types.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusProgress } from '../field/modbus/bus-stats.js';
 import { DEFAULT_REOPEN_AFTER_SILENCE_MS } from '../field/modbus/bus-supervision.js';
-import type { GatewayOutbox } from './gateway-outbox.js';
+import { droppedByDevice, type GatewayOutbox } from './gateway-outbox.js';
 import type { LinkStatus } from './status.js';
 import type { Notifier } from './systemd.js';
 import { busProgress, linkProgress, type LoopProgress } from './watchdog.js';
@@ -71,7 +71,8 @@ export function startSupervisionTicker(options: TickerOptions): () => void {
     const fill = store.fill();
     // Hysteresis: warn above 80 %, all clear only below 70 %, so a level near 80 % does not flap.
     const over = fill >= 0.8 || (transitions.isActive('outbox') && fill >= 0.7);
-    transitions.update('outbox', over, 'outbox over 80 % full', 'outbox back under 70 %', { bytes: store.outbox.stats().bytes, maxBytes: options.maxOutboxBytes });
+    const stats = store.outbox.stats();
+    transitions.update('outbox', over, 'outbox over 80 % full', 'outbox back under 70 %', { bytes: stats.bytes, maxBytes: options.maxOutboxBytes, droppedByDevice: droppedByDevice(stats) });
     if (!over) store.resetFullWarning();
     store.tick(time.now(), options.links().reduce((n, l) => n + l.publishes, 0));
     const limited = options.rateLimited();

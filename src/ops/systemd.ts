@@ -1,11 +1,8 @@
-// sd_notify over the NOTIFY_SOCKET datagram socket (the only importer of koffi).
-// Node has no AF_UNIX datagram sockets, so two libc calls go through koffi's FFI (prebuilt on the
-// npm registry, no compiler). The daemon's own process sends, so the unit keeps NotifyAccess=main.
-// Without NOTIFY_SOCKET every call is a no-op and koffi is never loaded.
-import { createRequire } from 'node:module';
-import { constants as osConstants } from 'node:os';
-import type * as Koffi from 'koffi';
+// sd_notify over the NOTIFY_SOCKET datagram socket. Node has no AF_UNIX datagram sockets, so two
+// libc calls go through koffi's FFI (libc.ts). The daemon's own process sends, so the unit keeps
+// NotifyAccess=main. Without NOTIFY_SOCKET every call is a no-op and koffi is never loaded.
 import type { Logger } from './log.js';
+import { errnoError, libc } from './libc.js';
 
 export interface Notifier {
   readonly enabled: boolean;
@@ -69,31 +66,15 @@ const SOCK_CLOEXEC = 0o2000000;
 const MSG_DONTWAIT = 0x40;
 const MSG_NOSIGNAL = 0x4000;
 
-function errnoError(call: string, errno: number): Error & { code: string } {
-  const code = Object.entries(osConstants.errno).find(([, value]) => value === errno)?.[0] ?? `errno ${errno}`;
-  return Object.assign(new Error(`${call} failed: ${code}`), { code });
-}
-
 function openUnixDatagram(address: Buffer): DatagramSocket {
-  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
-  const libc = koffi.load(null);
-  const socket = libc.func('int socket(int, int, int)') as (domain: number, type: number, protocol: number) => number;
-  const sendto = libc.func('intptr_t sendto(int, const void *, size_t, int, const void *, uint32_t)') as (
-    fd: number,
-    message: Buffer,
-    length: number,
-    flags: number,
-    address: Buffer,
-    addressLength: number,
-  ) => number;
-  const closeFd = libc.func('int close(int)') as (fd: number) => number;
+  const { socket, sendto, close: closeFd, errno } = libc();
   let fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw errnoError('socket', koffi.errno());
+  if (fd < 0) throw errnoError('socket', errno());
   return {
     send(message) {
       if (fd < 0) throw new Error('notify socket is closed');
       const sent = sendto(fd, message, message.length, MSG_DONTWAIT | MSG_NOSIGNAL, address, address.length);
-      if (sent < 0) throw errnoError('sendto', koffi.errno());
+      if (sent < 0) throw errnoError('sendto', errno());
     },
     close() {
       if (fd >= 0) closeFd(fd);

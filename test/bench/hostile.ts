@@ -1,18 +1,13 @@
 // `npm run bench -- hostile`: a healthy device sharing a line (RTU pty) or connection (Modbus TCP)
 // with a hostile unit, per attack mode: the healthy device's poll period p99 against a run without
 // attack, wrong values reported (must be 0) and seconds until the hostile unit reports the truth
-// again once it turns good.
+// again once it turns good. Then the slow, late and busy modes (hostile-slow.ts).
 import { RTU_ATTACKS, TCP_ATTACKS, type PeerMode } from '../helpers/hostile-modbus.js';
 import { runHostileScenario, type ScenarioOptions } from '../helpers/hostile-scenario.js';
+import { p99Period, runSlow } from './hostile-slow.js';
 
 const POLL_MS = 500;
 const TIMEOUT_MS = 150;
-
-function p99Period(times: readonly number[]): number {
-  const periods = times.slice(1).map((t, i) => t - (times[i] as number)).sort((a, b) => a - b);
-  if (periods.length === 0) return Number.NaN;
-  return periods[Math.min(periods.length - 1, Math.ceil(0.99 * periods.length) - 1)] as number;
-}
 
 export async function run(log: (line: string) => void, attackMs = 6_000): Promise<void> {
   log(`## Hostile peers: healthy device polled every ${POLL_MS} ms next to a hostile unit (timeout ${TIMEOUT_MS} ms, ${attackMs / 1000} s per attack)`);
@@ -35,4 +30,5 @@ export async function run(log: (line: string) => void, attackMs = 6_000): Promis
     }
   }
   log('');
+  await runSlow(log);
 }

@@ -1,7 +1,7 @@
 // Inbound benchmark: event-loop time one hostile cloud message costs before and while it reaches
 // the bus (parse, key cap, validation, one log line, planned read-backs), with an in-memory device.
 import { performance } from 'node:perf_hooks';
-import { parseInbound } from '../../src/cloud/topics.js';
+import { parseInbound } from '../../src/cloud/mqtt/topics.js';
 import { CommandService, type DeviceIo } from '../../src/device/commands.js';
 import type { DeviceConfig } from '../../src/core/config/site-types.js';
 import { createLogger } from '../../src/ops/log.js';

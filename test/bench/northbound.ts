@@ -11,9 +11,9 @@ import { compiledConfig } from '../../src/ops/site-file.js';
 import { startGateway } from '../../src/main.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { parseSimMap, startSimulation, type Simulation } from '../../packages/simulator/src/index.js';
-import { Forwarder, TokenBucket } from '../../src/cloud/forwarder.js';
-import { MqttLink } from '../../src/cloud/link.js';
-import { Outbox } from '../../src/cloud/outbox.js';
+import { Forwarder, TokenBucket } from '../../src/cloud/forwarding/forwarder.js';
+import { MqttLink } from '../../src/cloud/mqtt/link.js';
+import { Outbox } from '../../src/cloud/outbox/outbox.js';
 import { Reporter } from '../../src/device/reporter.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 

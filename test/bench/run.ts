@@ -2,6 +2,7 @@
 // A module exports `run(log)`; register it in BENCHES. Benchmarks measure; they never assert.
 import { run as inbound } from './inbound.js';
 import { run as gateway } from './gateway.js';
+import { run as flood } from './flood.js';
 import { run as hostile } from './hostile.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
@@ -13,6 +14,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   'outbox-disk': (log) => outboxDisk(log),
   inbound: (log) => inbound(log),
   hostile: (log) => hostile(log),
+  flood: (log) => flood(log),
   gateway: (log) => gateway(log),
 };
 

@@ -1,7 +1,7 @@
 // Bus configs for tests, with every default filled in as ops/site-file.ts would.
-import type { RtuBusConfig, TcpBusConfig } from '../../src/core/config/site-types.js';
+import type { RtuBusConfig, SharedBusSettings, TcpBusConfig } from '../../src/core/config/site-types.js';
 
-export function rtuBusConfig(overrides: Partial<RtuBusConfig> = {}): RtuBusConfig {
+export function rtuBusConfig(overrides: Partial<RtuBusConfig> & SharedBusSettings = {}): RtuBusConfig & SharedBusSettings {
   return {
     kind: 'rtu',
     name: 'line1',
@@ -19,7 +19,7 @@ export function rtuBusConfig(overrides: Partial<RtuBusConfig> = {}): RtuBusConfi
   };
 }
 
-export function tcpBusConfig(overrides: Partial<TcpBusConfig> = {}): TcpBusConfig {
+export function tcpBusConfig(overrides: Partial<TcpBusConfig> & SharedBusSettings = {}): TcpBusConfig & SharedBusSettings {
   return {
     kind: 'tcp',
     name: 'plc',

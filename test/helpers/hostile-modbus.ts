@@ -6,6 +6,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { crc16, encodeRtuFrame } from '../../src/core/modbus/rtu-frame.js';
 import { openSerialLine, type SerialLine } from '../../packages/simulator/src/serial-line.js';
+import { isSlowMode, type SlowAction, type SlowMode, slowAction, type SlowState, slowState } from './hostile-slow.js';
 
 export const TCP_ATTACKS = [
   'truncated', 'oversized', 'short-count', 'wrong-unit', 'wrong-function', 'wrong-protocol', 'wrong-transaction',
@@ -16,7 +17,7 @@ export const RTU_ATTACKS = [
   'foreign-ahead', 'duplicate-late',
 ] as const;
 export type Attack = (typeof TCP_ATTACKS)[number] | (typeof RTU_ATTACKS)[number];
-export type PeerMode = Attack | 'good';
+export type PeerMode = Attack | SlowMode | 'good';
 
 export const BAD = 0xbad0;
 /** The value register `address` of `unit` really holds. */
@@ -24,6 +25,8 @@ export const truth = (unit: number, address: number): number => (unit * 1000 + a
 
 export interface HostilePeer {
   mode: PeerMode;
+  /** Reads of the hostile unit served so far (in whatever mode). */
+  readonly hostileReads: number;
   /** 127.0.0.1 port (TCP) or the pty path the master opens (RTU). */
   readonly endpoint: string | number;
   stop(): Promise<void>;
@@ -34,6 +37,8 @@ interface PeerSetup {
   hostileUnit: number;
   /** The master's timeout: 'late' answers after it, 'slow' within it. */
   timeoutMs: number;
+  /** How long after the request the slow modes (late-silent ...) answer late; default timeoutMs + 30. */
+  lateMs?: number;
 }
 
 interface Read {
@@ -84,10 +89,32 @@ function mbap(transactionId: number, unit: number, pdu: Buffer, options: { proto
 
 type Send = (bytes: Buffer, afterMs?: number) => void;
 
+/** The frame (in the peer's framing) for a slow mode's action: wrong values when late. */
+function sendSlow(action: SlowAction, frame: (pdu: Buffer) => Buffer, req: Read, send: Send): void {
+  switch (action.kind) {
+    case 'ignore': return;
+    case 'good': return send(frame(good(req)));
+    case 'late': return send(frame(bad(req)), action.afterMs);
+    case 'exception': return send(frame(Buffer.from([0x83, action.code])));
+  }
+}
+
+const lateMsOf = (setup: PeerSetup) => setup.lateMs ?? setup.timeoutMs + 30;
+
+interface PeerControl { mode: PeerMode; hostileReads: number }
+
+/** The mode a read of `unit` is answered in; the hostile unit's reads are counted. */
+function modeFor(peer: PeerControl, unit: number, setup: PeerSetup): PeerMode {
+  if (unit !== setup.hostileUnit) return 'good';
+  peer.hostileReads += 1;
+  return peer.mode;
+}
+
 /** What the hostile unit of a TCP peer sends for one read. */
-function tcpReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send): void {
+function tcpReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
   const tid = req.transactionId;
   const unit = req.unit;
+  if (isSlowMode(mode)) return sendSlow(slowAction(mode, state, lateMsOf(setup), Date.now()), (pdu) => mbap(tid, unit, pdu), req, send);
   switch (mode) {
     case 'good': return send(mbap(tid, unit, good(req)));
     case 'truncated': return send(mbap(tid, unit, bad(req), { length: good(req).length + 21 }));
@@ -115,8 +142,9 @@ function tcpReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send): void
 }
 
 /** What the hostile unit of an RTU peer sends for one read. */
-function rtuReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send): void {
+function rtuReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
   const unit = req.unit;
+  if (isSlowMode(mode)) return sendSlow(slowAction(mode, state, lateMsOf(setup), Date.now()), (pdu) => encodeRtuFrame(unit, pdu), req, send);
   switch (mode) {
     case 'good': return send(encodeRtuFrame(unit, good(req)));
     case 'truncated': {
@@ -165,15 +193,32 @@ function scheduler(write: (bytes: Buffer) => void, timers: Set<NodeJS.Timeout>):
   };
 }
 
-export async function startHostileTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
+/** A TCP server on 127.0.0.1 (ephemeral port) whose connections each get `serve(socket, send)`. */
+async function startTcpPeer(serve: (socket: Socket, send: Send) => void): Promise<HostilePeer & PeerControl> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  const peer = { mode: 'good' as PeerMode };
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
-    const send = scheduler((bytes) => { if (!socket.destroyed) socket.write(bytes); }, timers);
+    serve(socket, scheduler((bytes) => { if (!socket.destroyed) socket.write(bytes); }, timers));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    mode: 'good', hostileReads: 0,
+    endpoint: typeof address === 'object' && address ? address.port : 0,
+    async stop() {
+      for (const timer of timers) clearTimeout(timer);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export async function startHostileTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
+  const peer = await startTcpPeer((socket, send) => {
+    const state = slowState();
     let pending = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
@@ -184,47 +229,49 @@ export async function startHostileTcpPeer(setup: PeerSetup): Promise<HostilePeer
         pending = pending.subarray(6 + length);
         const req: Read = { transactionId: frame.readUInt16BE(0), unit: frame[6] as number, start: frame.readUInt16BE(8), count: frame.readUInt16BE(10) };
         if (frame[7] !== 3) continue;
-        tcpReply(req.unit === setup.hostileUnit ? peer.mode : 'good', req, setup, send);
+        tcpReply(modeFor(peer, req.unit, setup), req, setup, send, state);
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return Object.assign(peer, {
-    endpoint: port,
-    async stop() {
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
+  return peer;
+}
+
+/** The RTU side of a peer: FC3 requests in, replies out through `send` (one line, one state). */
+function rtuRequestHandler(setup: PeerSetup, peer: PeerControl, send: Send): (chunk: Buffer) => void {
+  const state = slowState();
+  let pending = Buffer.alloc(0);
+  return (chunk) => {
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= 8) {
+      const frame = pending.subarray(0, 8);
+      if (crc16(frame, 0, 6) !== frame.readUInt16LE(6) || frame[1] !== 3) {
+        pending = pending.subarray(1); // not a read request at this offset: resynchronise
+        continue;
+      }
+      pending = pending.subarray(8);
+      const req: Read = { transactionId: 0, unit: frame[0] as number, start: frame.readUInt16BE(2), count: frame.readUInt16BE(4) };
+      if (req.unit !== setup.healthyUnit && req.unit !== setup.hostileUnit) continue;
+      rtuReply(modeFor(peer, req.unit, setup), req, setup, send, state);
+    }
+  };
+}
+
+/** RTU frames through a TCP serial server (127.0.0.1, ephemeral port), as `rtu-over-tcp` buses talk. */
+export async function startHostileRtuOverTcpPeer(setup: PeerSetup): Promise<HostilePeer> {
+  const peer = await startTcpPeer((socket, send) => socket.on('data', rtuRequestHandler(setup, peer, send)));
+  return peer;
 }
 
 /** Serves the far end of a pty pair (`path`: the end the master does not open). */
 export async function startHostileRtuPeer(setup: PeerSetup, path: string): Promise<HostilePeer> {
   const timers = new Set<NodeJS.Timeout>();
-  const peer = { mode: 'good' as PeerMode };
-  let pending = Buffer.alloc(0);
+  const peer: PeerControl = { mode: 'good', hostileReads: 0 };
   let line: SerialLine | undefined;
-  const send = scheduler((bytes) => line?.write(bytes), timers);
+  const onData = rtuRequestHandler(setup, peer, scheduler((bytes) => line?.write(bytes), timers));
   line = await openSerialLine(path, { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 }, {
     onError: () => undefined,
     onClose: () => undefined,
-    onData: (chunk) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 8) {
-        const frame = pending.subarray(0, 8);
-        if (crc16(frame, 0, 6) !== frame.readUInt16LE(6) || frame[1] !== 3) {
-          pending = pending.subarray(1); // not a read request at this offset: resynchronise
-          continue;
-        }
-        pending = pending.subarray(8);
-        const req: Read = { transactionId: 0, unit: frame[0] as number, start: frame.readUInt16BE(2), count: frame.readUInt16BE(4) };
-        if (req.unit !== setup.healthyUnit && req.unit !== setup.hostileUnit) continue;
-        rtuReply(req.unit === setup.hostileUnit ? peer.mode : 'good', req, setup, send);
-      }
-    },
+    onData,
   });
   return Object.assign(peer, {
     endpoint: path,

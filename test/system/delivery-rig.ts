@@ -27,20 +27,28 @@ export interface RigOptions {
   /** Outbox mode and crash window (the site's defaults when absent). */
   mode?: 'memory-first' | 'write-ahead';
   durableAfterMs?: number;
+  /** The state directory (a small filesystem in the storage tests); `<rig dir>/state` by default. */
+  stateDir?: string;
+  /** Serve /healthz, /status and /metrics on this port (off by default). */
+  healthPort?: number;
+  /** Outbox byte cap (16 MiB by default). */
+  maxBytes?: number;
+  logLevel?: string;
 }
 
 function siteFile(stateDir: string, brokerUrl: string, simPort: number, options: RigOptions): string {
   const extra = [options.mode ? `mode: ${options.mode}` : '', options.durableAfterMs !== undefined ? `durableAfterMs: ${options.durableAfterMs}` : ''].filter(Boolean).join(', ');
+  const health = options.healthPort === undefined ? '{ enabled: false }' : `{ enabled: true, port: ${options.healthPort} }`;
   return `
 gateway:
   stateDir: ${stateDir}
-  logLevel: warn
-  health: { enabled: false }
+  logLevel: ${options.logLevel ?? 'warn'}
+  health: ${health}
   cloud:
     mqttUrl: ${brokerUrl}
     projectKey: pk
     reconnect: { initialMs: 100, maxMs: 500, jitter: 0.1 }
-    outbox: { maxBytes: 16777216, commitIntervalMs: 20${extra ? `, ${extra}` : ''} }
+    outbox: { maxBytes: ${options.maxBytes ?? 16777216}, commitIntervalMs: 20${extra ? `, ${extra}` : ''} }
 buses:
   - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 500 }
 devices:
@@ -166,6 +174,11 @@ export class OutboxSampler {
     return this.read(0).filter((r) => r.device === device).map((r) => r.value);
   }
 
+  /** Poll times of the counter rows committed and not yet deleted, right now. */
+  pendingTs(): number[] {
+    return this.read(0).map((r) => r.ts);
+  }
+
   /** Rows committed and not yet acknowledged, with or without a counter value. */
   pendingRows(): number {
     const row = this.open()?.prepare('SELECT COUNT(*) AS n FROM outbox').get() as { n: number } | undefined;
@@ -233,6 +246,8 @@ export class DeliveryRig {
   readonly received: number[] = [];
   /** Poll times (the `ts` attribute) of the `online: false` reports that arrived. */
   readonly offlineTs: number[] = [];
+  /** Poll times of the counter reports that arrived, redeliveries included (one per poll cycle). */
+  readonly receivedTs: number[] = [];
   /** Every message on `attributes`, with or without a counter value. */
   messages = 0;
   private readonly children: ChildProcess[] = [];
@@ -250,6 +265,7 @@ export class DeliveryRig {
       this.messages += 1;
       const body = JSON.parse(payload.toString()) as { seq?: unknown; online?: unknown; ts?: unknown };
       if (typeof body.seq === 'number') this.received.push(body.seq);
+      if (typeof body.seq === 'number' && typeof body.ts === 'number') this.receivedTs.push(body.ts);
       if (body.online === false && typeof body.ts === 'number') this.offlineTs.push(body.ts);
     });
   }
@@ -262,19 +278,20 @@ export class DeliveryRig {
     const dir = mkdtempSync(join(tmpdir(), 'fg-faults-'));
     const site = join(dir, 'site.yaml');
     const pipe = await BrokerPipe.start(broker.port);
-    writeFileSync(site, siteFile(join(dir, 'state'), pipe.url, sim.tcp?.port ?? 0, options));
+    const stateDir = options.stateDir ?? join(dir, 'state');
+    writeFileSync(site, siteFile(stateDir, pipe.url, sim.tcp?.port ?? 0, options));
     // A persistent QoS 1 session: the broker keeps what arrives while the subscriber is away.
     const subscriber = await mqtt.connectAsync(broker.url, { clientId: 'fault-counter', clean: false, reconnectPeriod: 200 });
     await subscriber.subscribeAsync('attributes', { qos: 1 });
-    const outbox = new OutboxSampler(join(dir, 'state', 'outbox.sqlite'));
+    const outbox = new OutboxSampler(join(stateDir, 'outbox.sqlite'));
     outbox.start();
     return new DeliveryRig(broker, sim, dir, site, subscriber, outbox, pipe);
   }
 
-  /** `fieldgate run --config site.yaml` from source, as a daemon would run it. */
-  startGateway(): GatewayProcess {
+  /** `fieldgate run --config site.yaml` from source, as a daemon would run it; `logTo` keeps its stdout (the JSON log) and stderr. */
+  startGateway(logTo?: { out: number; err: number }): GatewayProcess {
     const child = spawn(process.execPath, [...TSX_FROM_SOURCE, 'test/system/fixtures/cli.ts', 'run', '--config', this.site], {
-      stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH },
+      stdio: ['ignore', logTo?.out ?? 'ignore', logTo?.err ?? 'inherit'], env: { PATH: process.env.PATH },
     });
     this.children.push(child);
     return { child, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };

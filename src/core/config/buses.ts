@@ -147,6 +147,8 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   const cooldown = readCooldown(f);
   const busyRetries = f.integer('busyRetries', { default: BUS_DEFAULTS.busyRetries, min: 0, max: 20 });
   const reopenAfterSilenceMs = f.duration('reopenAfterSilenceMs', { default: BUS_DEFAULTS.reopenAfterSilenceMs, min: 1000, max: 86_400_000 });
+  // Absent = 10 x the bus timeout (the bus applies it, so a per-request timeout scales it too).
+  const lateReplyGuardMs = f.duration('lateReplyGuardMs', { min: 1, max: 3_600_000, optional: true });
   // Keys of the other kinds are not "unknown" when the kind itself is wrong: one issue is enough.
   if (kind !== undefined) {
     rejectOtherKindKeys(f, kind);
@@ -155,7 +157,7 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined || reopenAfterSilenceMs === undefined) {
     return undefined;
   }
-  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs };
+  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs, ...(lateReplyGuardMs === undefined ? {} : { lateReplyGuardMs }) };
 }
 
 export interface ReadBuses {

@@ -96,6 +96,7 @@ export const GATEWAY_SCHEMA = {
       initialMs: cloudNumber('First MQTT reconnect delay (ms).', 1000, 10, 600_000, 'FIELDGATE_RECONNECT_INITIAL_MS'),
       maxMs: cloudNumber('Longest MQTT reconnect delay (ms).', 60_000, 10, 3_600_000, 'FIELDGATE_RECONNECT_MAX_MS'),
       jitter: cloudNumber('Fraction of each delay randomised (0..1).', 0.3, 0, 1),
+      probeMs: cloudNumber('While waiting out a reconnect delay after the broker was unreachable, a TCP connect to it is tried this often; when it answers the link reconnects at once (ms; 0 = off).', 2000, 0, 600_000),
     },
     outbox: {
       maxBytes: cloudNumber('Outbox size cap in bytes; the oldest reports are dropped beyond it.', 64 * 1024 * 1024, 65_536, 8 * 1024 ** 3, 'FIELDGATE_OUTBOX_MAX_BYTES'),
@@ -103,6 +104,7 @@ export const GATEWAY_SCHEMA = {
       mode: { doc: 'memory-first: only reports not acked within durableAfterMs are written; write-ahead: every report is.', default: 'memory-first', format: check((v) => v === 'memory-first' || v === 'write-ahead', 'must be memory-first or write-ahead') },
       durableAfterMs: cloudNumber('Memory-first mode: the longest a report lives in memory only (ms), the crash window.', 1000, 0, 60_000),
       progressLogMs: cloudNumber('Backlog replay progress is logged at most this often (ms).', 10_000, 1000, 3_600_000),
+      storageRetryMs: cloudNumber('While the outbox file takes no writes (disk full, read-only, I/O error): time between write attempts (ms).', 1000, 100, 600_000),
     },
     rateQueue: {
       ratePerS: cloudNumber('Cloud HTTP requests started per second at most.', 5, 1, 1000),
@@ -115,7 +117,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs',
+  'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
   ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';

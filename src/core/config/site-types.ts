@@ -54,9 +54,14 @@ export interface RtuOverTcpBusConfig {
 export type BusConfig = (RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig) & SharedBusSettings;
 
 /** Settings every bus kind shares; the loader fills them, hand-built configs (tests, CLI) may omit the optional ones. */
-interface SharedBusSettings {
+export interface SharedBusSettings {
   /** Reopen the port when no unit gave a good reply for this long while requests failed. */
   reopenAfterSilenceMs?: number;
+  /**
+   * RTU framing: after a timeout the unit is not asked again until its late reply was seen or this
+   * long has passed (default 10 x timeoutMs), so no late reply can pass for the answer to another request.
+   */
+  lateReplyGuardMs?: number;
 }
 
 export interface BackoffConfig {
@@ -203,7 +208,8 @@ export interface CloudSettings {
   publishWindow: number;
   /** Backlog replay pace per device (reports/s), so live reports still get through. */
   replayRatePerS: number;
-  reconnect: BackoffConfig;
+  /** `probeMs`: while a reconnect waits after an unreachable broker, a TCP probe this often (0 = off). */
+  reconnect: BackoffConfig & { probeMs?: number };
   outbox: {
     maxBytes: number;
     /** Write-ahead mode's group-commit window. */
@@ -214,6 +220,8 @@ export interface CloudSettings {
     durableAfterMs?: number;
     /** Replay progress is logged at most this often. */
     progressLogMs?: number;
+    /** While the file takes no writes: time between write attempts. */
+    storageRetryMs?: number;
   };
   rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
   /** Payloads larger than this from the cloud are refused unread. */

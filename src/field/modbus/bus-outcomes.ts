@@ -9,12 +9,12 @@ import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
 import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
 
 export type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
-  | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies';
+  | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies' | 'lateReplies' | 'lateGuardRejects';
 
 export function zeroCounters(): Record<Counter, number> {
   return {
     transactions: 0, timeouts: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
-    cooldownRejects: 0, downRejects: 0, queueRejects: 0, discardedReplies: 0,
+    cooldownRejects: 0, downRejects: 0, queueRejects: 0, discardedReplies: 0, lateReplies: 0, lateGuardRejects: 0,
   };
 }
 
@@ -83,8 +83,10 @@ export class BusOutcomes {
     } else if (err instanceof ModbusExceptionError) {
       counters.exceptions += 1;
       this.good(); // a matched exception reply: the line works
-      // A gateway answering "target did not respond" is a timeout seen through the gateway.
-      this.transition(unit, err.isGatewayNoResponse ? health.onNoAnswer(unit, now, isProbe) : health.onAnswer(unit, now));
+      // A gateway answering "target did not respond" is a timeout seen through the gateway; a unit
+      // still busy after every repeat is as unavailable as a silent one.
+      const unavailable = err.isGatewayNoResponse || err.isBusy;
+      this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe) : health.onAnswer(unit, now));
     } else if (err instanceof ModbusFrameError && !isRaw) {
       if (err instanceof LineEchoError) this.echoMismatch(unit, err);
       // A reply that cannot be trusted is no answer: a unit that only sends garbage cools down too.
@@ -102,6 +104,20 @@ export class BusOutcomes {
     if (this.echoProblem === err.hint) return;
     this.echoProblem = err.hint;
     this.ctx.log.warn({ unit, hint: err.hint }, 'bus echo setting does not match the line');
+  }
+
+  /**
+   * The reply of a timed-out request came after all: counted, a failure for cool-down, and the
+   * unit's first one is a warning with how late it answered against the configured timeout.
+   */
+  late(unit: number, answeredAfterMs: number, timeoutMs: number, first: boolean): void {
+    this.ctx.counters.lateReplies += 1;
+    if (first) {
+      this.ctx.log.warn({ unit, answeredAfterMs, timeoutMs }, 'unit answers after its timeout, late replies are discarded: raise timeoutMs above its answer time');
+    } else {
+      this.ctx.log.debug({ unit, answeredAfterMs, timeoutMs }, 'late reply discarded');
+    }
+    this.transition(unit, this.ctx.health.onLate(unit, this.ctx.clock.now()));
   }
 
   discarded(reason: string): void {
@@ -130,7 +146,7 @@ export class BusOutcomes {
     const log = this.ctx.log;
     switch (transition.kind) {
       case 'cooldown-started':
-        log.warn({ unit, timeouts: transition.timeouts, cooldownMs: transition.delayMs }, 'unit cooling down');
+        log.warn({ unit, timeouts: transition.timeouts, failures: transition.failures, cooldownMs: transition.delayMs }, 'unit cooling down');
         break;
       case 'cooldown-extended':
         log.debug({ unit, cooldownMs: transition.delayMs, level: transition.level }, 'unit still not answering');

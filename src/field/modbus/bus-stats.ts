@@ -1,5 +1,6 @@
 // What a bus reports about itself (metrics, /status, tests).
 import type { ConnectionState } from './bus-connection.js';
+import type { LateUnitView } from './late-guard.js';
 
 export interface BusStats {
   bus: string;
@@ -24,6 +25,12 @@ export interface BusStats {
   goodReplies: number;
   /** Frames or bytes received that were not the awaited reply (late, duplicate, foreign, malformed). */
   discardedReplies: number;
+  /** Replies that came after their request had timed out (RTU framing; discarded, never decoded). */
+  lateReplies: number;
+  /** Requests refused because their unit's late reply may still come (RTU framing). */
+  lateGuardRejects: number;
+  /** Per unit: late replies and the slowest answer time seen (units that never answered late are absent). */
+  lateUnits: LateUnitView[];
   /** Times the port was reopened because no unit gave a good reply for `reopenAfterSilenceMs`. */
   silenceReopens: number;
   downReason?: string;

@@ -9,14 +9,14 @@ import {
   type Operation, type OperationResult, type Priority, type RequestOptions, type WriteOptions,
   perform, validateOperation,
 } from './bus-request.js';
-import { type Clock, type Timers, sleep, systemClock, systemTimers } from '../../core/time.js';
+import { type Clock, type Timers, systemClock, systemTimers } from '../../core/time.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
-import { type Admission, type HealthTransition, type UnitStateView, UnitHealthTracker } from './cooldown.js';
-import {
-  BusDownError, BusStoppedError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError,
-  UnitCoolingDownError,
-} from './errors.js';
+import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
+import type { BusOptions, Job } from './bus-types.js';
+import { BusDownError, BusStoppedError, UnitCoolingDownError, UnitLateReplyPendingError } from './errors.js';
+import type { LateUnitView } from './late-guard.js';
+import { SlowUnits } from './slow-units.js';
 import type { BusProgress, BusStats } from './bus-stats.js';
 import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
 import type { RawReplyWindow } from './raw-exchange.js';
@@ -26,36 +26,10 @@ import type { ModbusTransport, TransportFactory } from './transport.js';
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
 
 export type BusState = ConnectionState;
+export type { BusOptions } from './bus-types.js';
 export type { BusProgress, BusStats } from './bus-stats.js';
 
-export interface BusOptions {
-  config: BusConfig;
-  transportFactory: TransportFactory;
-  logger: Logger;
-  clock?: Clock;
-  timers?: Timers;
-  random?: () => number;
-  /** Requests allowed to wait; beyond it requests are rejected with QueueFullError. */
-  queueLimit?: number;
-  /** Pause before repeating a request answered with "slave device busy" (grows linearly). */
-  busyBackoffMs?: number;
-  /** Share of bus time 'high' (cloud) work may take while polls wait, (0, 1]; 1 = always first. */
-  highShare?: number;
-  /** Units that serve several requests at once (device `limits.concurrent`); others get one at a time. */
-  concurrentUnits?: ReadonlySet<number>;
-}
-
-interface Job {
-  unit: number;
-  op: Operation;
-  priority: Priority;
-  timeoutMs: number;
-  resolve: (result: OperationResult) => void;
-  reject: (err: unknown) => void;
-}
-
 export const DEFAULT_QUEUE_LIMIT = 1000;
-const DEFAULT_BUSY_BACKOFF_MS = 50;
 
 export class Bus {
   readonly name: string;
@@ -69,7 +43,8 @@ export class Bus {
   private readonly health: UnitHealthTracker;
   private readonly maxInFlight: number;
   private readonly interFrameDelayMs: number;
-  private readonly busyBackoffMs: number;
+  /** Late replies (RTU framing) and "busy" answers. */
+  private readonly slow: SlowUnits<Job>;
   private readonly counters = zeroCounters();
   private readonly outcomes: BusOutcomes;
   private readonly concurrentUnits: ReadonlySet<number>;
@@ -93,7 +68,6 @@ export class Bus {
     this.health = new UnitHealthTracker(options.config.cooldown);
     this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
     this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
-    this.busyBackoffMs = options.busyBackoffMs ?? DEFAULT_BUSY_BACKOFF_MS;
     this.concurrentUnits = options.concurrentUnits ?? new Set();
     this.transport = options.transportFactory(options.config);
     this.connection = new BusConnection(
@@ -107,6 +81,24 @@ export class Bus {
       lost: (reason) => this.connection.lost(reason), reopen: (reason) => void this.connection.reopen(reason),
     });
     this.transport.onDiscard((reason) => this.outcomes.discarded(reason));
+    this.slow = new SlowUnits<Job>({
+      config: options.config, clock: this.clock, timers: this.timers, interFrameDelayMs: this.interFrameDelayMs,
+      busyBackoffMs: options.busyBackoffMs,
+      watchesLateReplies: options.config.kind !== 'tcp' && this.transport.onLateReply !== undefined,
+      isUp: () => this.state === 'up',
+      requeue: (job) => {
+        if (!this.queue.push(job, job.priority)) return false;
+        this.pump();
+        return true;
+      },
+      downError: () => new BusDownError(this.name, this.connection.downReason),
+      onBusyRepeat: () => { this.counters.busyRetries += 1; },
+      onLate: (unit, answeredAfterMs, first) => {
+        this.outcomes.late(unit, answeredAfterMs, this.config.timeoutMs, first);
+        this.pump();
+      },
+    });
+    this.transport.onLateReply?.((unit, answeredAfterMs) => this.slow.lateReply(unit, answeredAfterMs));
   }
 
   private get state(): BusState {
@@ -123,7 +115,7 @@ export class Bus {
     const wasActive = this.state !== 'idle' && this.state !== 'stopped';
     this.cancelGapTimer?.();
     this.cancelGapTimer = undefined;
-    const waiting = this.queue.drain();
+    const waiting = [...this.queue.drain(), ...this.slow.cancelAll()];
     await this.connection.stop();
     for (const job of waiting) job.reject(new BusStoppedError(this.name));
     if (wasActive) this.log.info('bus stopped');
@@ -168,6 +160,7 @@ export class Bus {
       reconnects: this.connection.reconnects,
       busyTimeMs: this.busyTimeMs,
       unitsCoolingDown: this.health.coolingDownCount(),
+      lateUnits: this.lateUnits(),
       goodReplies: this.outcomes.goodReplies,
       silenceReopens: this.outcomes.silenceReopens,
       ...(this.state === 'down' ? { downReason: this.connection.downReason } : {}),
@@ -184,6 +177,11 @@ export class Bus {
     return this.health.view(unit);
   }
 
+  /** Units that answered after their timeout (RTU framing), with how late. */
+  lateUnits(): LateUnitView[] {
+    return this.slow.lateUnits();
+  }
+
   private submit(unit: number, op: Operation, priority: Priority, timeoutMs?: number): Promise<OperationResult> {
     try {
       validateOperation(unit, op);
@@ -197,7 +195,7 @@ export class Bus {
     }
     return new Promise<OperationResult>((resolve, reject) => {
       if (op.kind !== 'raw') this.outcomes.seen(unit);
-      const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject };
+      const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject, busyAttempts: 0 };
       if (!this.queue.push(job, priority)) {
         this.counters.queueRejects += 1;
         if (!this.queueFullLogged) {
@@ -226,15 +224,36 @@ export class Bus {
       }
       const job = this.queue.shift((j) => this.mayStart(j));
       if (!job) return; // every waiting request is for a unit that is busy: a completion pumps again
-      // Raw stream bytes address no unit: no cool-down applies to them.
-      const admission: Admission = job.op.kind === 'raw' ? { kind: 'go' } : this.health.admit(job.unit, this.clock.now());
-      if (admission.kind === 'reject') {
-        this.counters.cooldownRejects += 1;
-        job.reject(new UnitCoolingDownError(job.unit, admission.retryInMs));
+      const admission = this.admit(job);
+      if (admission.kind === 'refuse') {
+        job.reject(admission.error);
         continue;
       }
+      job.admitted = admission.kind;
       void this.execute(job, admission.kind === 'probe');
     }
+  }
+
+  /** Raw stream bytes address no unit: neither guard nor cool-down applies; a repeat after "busy" was admitted already. */
+  private admit(job: Job): { kind: 'go' | 'probe' } | { kind: 'refuse'; error: Error } {
+    if (job.admitted) return { kind: job.admitted };
+    if (job.op.kind === 'raw') return { kind: 'go' };
+    const now = this.clock.now();
+    const guardWaitMs = this.slow.guardWait(job.unit);
+    const cooling = this.health.view(job.unit);
+    if (guardWaitMs !== undefined && cooling.state === 'cooling-down') {
+      // The cool-down says more; its probe waits for the guard too.
+      this.counters.cooldownRejects += 1;
+      return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, Math.max(guardWaitMs, (cooling.nextProbeAt ?? now) - now)) };
+    }
+    if (guardWaitMs !== undefined) {
+      this.counters.lateGuardRejects += 1;
+      return { kind: 'refuse', error: new UnitLateReplyPendingError(job.unit, guardWaitMs) };
+    }
+    const admission = this.health.admit(job.unit, now);
+    if (admission.kind !== 'reject') return admission;
+    this.counters.cooldownRejects += 1;
+    return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, admission.retryInMs) };
   }
 
   /** One request at a time per unit on a TCP connection, unless the device says it serves several. */
@@ -248,14 +267,17 @@ export class Bus {
     const started = this.clock.now();
     let silenceKept = false;
     try {
-      const result = await this.performWithBusyRetry(job);
+      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1; // a bit write: read + write
+      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs);
       // The transport already listened through t3.5 after the reply: no second gap needed.
       silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
       job.resolve(result);
     } catch (err) {
-      this.outcomes.failed(job.unit, job.op.kind === 'raw', err, isProbe);
-      job.reject(err);
+      if (!this.slow.afterFailure(job, err)) {
+        this.outcomes.failed(job.unit, job.op.kind === 'raw', err, isProbe);
+        job.reject(err);
+      }
     } finally {
       const now = this.clock.now();
       this.inFlight -= 1;
@@ -269,20 +291,6 @@ export class Bus {
     }
   }
 
-  private async performWithBusyRetry(job: Job): Promise<OperationResult> {
-    for (let attempt = 0; ; attempt += 1) {
-      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1; // a bit write: read + write
-      try {
-        return await perform(this.transport, job.unit, job.op, job.timeoutMs);
-      } catch (err) {
-        const busy = err instanceof ModbusExceptionError && err.isBusy;
-        if (!busy || attempt >= this.config.busyRetries || this.state !== 'up') throw err;
-        this.counters.busyRetries += 1;
-        await sleep(this.timers, Math.max(this.interFrameDelayMs, this.busyBackoffMs * (attempt + 1)));
-      }
-    }
-  }
-
   private onUp(): void {
     this.outcomes.opened();
     this.lineFreeAt = this.clock.now() + this.interFrameDelayMs;
@@ -293,6 +301,6 @@ export class Bus {
   private onDown(reason: string): void {
     this.cancelGapTimer?.();
     this.cancelGapTimer = undefined;
-    for (const job of this.queue.drain()) job.reject(new BusDownError(this.name, reason));
+    for (const job of [...this.queue.drain(), ...this.slow.cancelAll()]) job.reject(new BusDownError(this.name, reason));
   }
 }

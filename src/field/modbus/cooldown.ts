@@ -1,6 +1,9 @@
-// Per-unit health on one bus (pure: time passed in). After `afterTimeouts` consecutive timeouts a
-// unit cools down: its requests fail fast, except one probe per cool-down period, so a dead unit
-// costs at most one timeout per period while the other units on the line keep their schedule.
+// Per-unit health on one bus (pure: time passed in). Each failure (a timeout, a late reply, "busy"
+// to the last repeat) adds one to a unit's failure count and each answer takes one off; at
+// `afterTimeouts` the unit cools down: its requests fail fast, except one probe per cool-down
+// period, so a dead unit costs at most one timeout per period while the other units on the line
+// keep their schedule. A unit that fails more often than it answers (late every other time) gets
+// there too; a dead one after `afterTimeouts` timeouts in a row.
 import type { CooldownConfig } from '../../core/config/site-types.js';
 
 export type Admission =
@@ -10,7 +13,7 @@ export type Admission =
   | { kind: 'reject'; retryInMs: number };
 
 export type HealthTransition =
-  | { kind: 'cooldown-started'; delayMs: number; timeouts: number }
+  | { kind: 'cooldown-started'; delayMs: number; timeouts: number; failures: number }
   | { kind: 'cooldown-extended'; delayMs: number; level: number }
   | { kind: 'recovered'; cooledForMs: number };
 
@@ -26,6 +29,8 @@ export interface UnitStateView {
 
 interface UnitHealth {
   consecutiveTimeouts: number;
+  /** Failures not yet paid back by answers. */
+  failures: number;
   /** 0 = not cooling down. */
   cooldownUntil: number;
   cooldownSince: number;
@@ -41,7 +46,7 @@ export class UnitHealthTracker {
   private get(unit: number): UnitHealth {
     let health = this.units.get(unit);
     if (!health) {
-      health = { consecutiveTimeouts: 0, cooldownUntil: 0, cooldownSince: 0, level: 0, probing: false };
+      health = { consecutiveTimeouts: 0, failures: 0, cooldownUntil: 0, cooldownSince: 0, level: 0, probing: false };
       this.units.set(unit, health);
     }
     return health;
@@ -62,15 +67,17 @@ export class UnitHealthTracker {
     const health = this.units.get(unit);
     if (!health) return undefined;
     health.consecutiveTimeouts = 0;
+    health.failures = Math.max(0, health.failures - 1);
     if (health.cooldownUntil === 0) return undefined;
     const cooledForMs = now - health.cooldownSince;
     this.units.delete(unit);
     return { kind: 'recovered', cooledForMs };
   }
 
-  /** The unit did not answer (timeout, or a gateway reporting it unreachable). */
+  /** The unit did not answer (timeout, or a gateway reporting it unreachable), or stayed busy. */
   onNoAnswer(unit: number, now: number, wasProbe: boolean): HealthTransition | undefined {
     const health = this.get(unit);
+    health.consecutiveTimeouts += 1;
     if (health.cooldownUntil !== 0) {
       // A late timeout of a request admitted before the cool-down started changes nothing.
       if (!wasProbe) return undefined;
@@ -80,13 +87,24 @@ export class UnitHealthTracker {
       health.cooldownUntil = now + delayMs;
       return { kind: 'cooldown-extended', delayMs, level: health.level };
     }
-    health.consecutiveTimeouts += 1;
-    if (health.consecutiveTimeouts < Math.max(1, this.config.afterTimeouts)) return undefined;
+    return this.failure(health, now);
+  }
+
+  /** The reply of a timed-out request came after all: the unit is alive but too slow, a failure too. */
+  onLate(unit: number, now: number): HealthTransition | undefined {
+    const health = this.get(unit);
+    if (health.cooldownUntil !== 0) return undefined;
+    return this.failure(health, now);
+  }
+
+  private failure(health: UnitHealth, now: number): HealthTransition | undefined {
+    health.failures += 1;
+    if (health.failures < Math.max(1, this.config.afterTimeouts)) return undefined;
     health.level = 0;
     health.cooldownSince = now;
     const delayMs = this.delayFor(0);
     health.cooldownUntil = now + delayMs;
-    return { kind: 'cooldown-started', delayMs, timeouts: health.consecutiveTimeouts };
+    return { kind: 'cooldown-started', delayMs, timeouts: health.consecutiveTimeouts, failures: health.failures };
   }
 
   /** The request ended without telling anything about the unit (port closed, garbled frame). */

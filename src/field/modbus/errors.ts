@@ -40,9 +40,9 @@ export class ModbusExceptionError extends ModbusEngineError {
     super(`unit ${unit} answered with Modbus exception ${code} (${exceptionName(code)})`);
     this.exceptionName = exceptionName(code);
   }
-  /** 6 "slave device busy": the request may be repeated shortly. */
+  /** 6 "slave device busy" or 5 "acknowledge" (still working on it): the request may be repeated shortly. */
   get isBusy(): boolean {
-    return this.code === 6;
+    return this.code === 6 || this.code === 5;
   }
   /** 10/11: a gateway in between could not reach the unit (treated like a timeout for health). */
   get isGatewayNoResponse(): boolean {
@@ -103,6 +103,16 @@ export class PortOpenError extends ModbusEngineError {
 export class UnitCoolingDownError extends ModbusEngineError {
   constructor(readonly unit: number, readonly retryInMs: number) {
     super(`unit ${unit} is cooling down after repeated timeouts (next probe in ${Math.max(0, Math.round(retryInMs))} ms)`);
+  }
+}
+
+/**
+ * The bus refused the request: the unit's last request timed out on an RTU line and its reply may
+ * still come, so the unit is not asked again until it came or the late-reply guard ran out.
+ */
+export class UnitLateReplyPendingError extends ModbusEngineError {
+  constructor(readonly unit: number, readonly retryInMs: number) {
+    super(`unit ${unit} timed out and its reply may still come: not asked again for ${Math.max(0, Math.round(retryInMs))} ms (late-reply guard)`);
   }
 }
 

@@ -18,22 +18,6 @@ export function mapLibraryError(err: unknown, unit: number, timeoutMs: number): 
   return new ModbusEngineError(`unit ${unit}: ${message}`, { cause: err });
 }
 
-const linePorts = new WeakMap<object, { takeUnmatched(): number }>();
-
-/** The RTU port a client was made with (the client keeps it in a private field; we keep our own link). */
-export function registerLinePort(client: object, port: { takeUnmatched(): number }): void {
-  linePorts.set(client, port);
-}
-
-/**
- * Bytes an RTU-framed port (serial or RTU over TCP) holds beyond the frames it handed over: stale
- * input before a request, or a second frame after a reply. Taking them also forgets them, as a
- * master flushes its receive FIFO.
- */
-export function takeUnmatchedInput(client: object): number {
-  return linePorts.get(client)?.takeUnmatched() ?? 0;
-}
-
 /** Tears down a client whose open failed or timed out, whatever state it is in. */
 export function destroyQuietly(client: { destroy(cb: () => void): void; close(cb: () => void): void }): void {
   try {

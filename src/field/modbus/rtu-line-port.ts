@@ -3,16 +3,31 @@
 // TCP connection to a serial server. It cuts the awaited reply with RtuReplyFramer (echo, length
 // mismatch, skipped and extra bytes), counts stray bytes between exchanges, and time-stamps the
 // line with a monotonic high-resolution clock so the next request keeps the inter-frame silence.
+// It also watches for the late replies of timed-out requests (their units are not asked again
+// until the reply was seen or its guard ran out): such a frame is reported and excused, so the
+// exchange of another unit it landed in keeps its own, unambiguous reply.
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { SerialPort } from 'serialport';
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { ExpectedReply } from '../../core/modbus/reply-check.js';
 import { type ReplyVerdict, RtuReplyFramer } from '../../core/modbus/rtu-reply-framer.js';
+import { type AwaitedLateReply, findLateFrames } from '../../core/modbus/late-frames.js';
+import type { Clock } from '../../core/time.js';
 import type { RawPort } from './raw-exchange.js';
 import { hrClock } from './line-silence.js';
 
 type Callback = (err?: Error | null) => void;
+
+export type LateReplyListener = (unit: number, answeredAfterMs: number) => void;
+
+/** Received bytes kept for the late-reply scan: a few of the longest RTU frames (256 bytes). */
+const CAPTURE_LIMIT = 2048;
+
+/** What the framer saw, and how many of the other bytes were late replies (excused). */
+export interface LineVerdict extends ReplyVerdict {
+  lateBytes: number;
+}
 
 /** What the port needs of its byte stream (a serial port or a socket). */
 interface LineStream extends EventEmitter {
@@ -37,17 +52,24 @@ export class RtuLinePort extends EventEmitter {
   private lastReceiveMs = Number.NEGATIVE_INFINITY;
   private lastSendDoneMs = Number.NEGATIVE_INFINITY;
   private silenceTimer: NodeJS.Timeout | undefined;
+  private readonly awaitedLate = new Map<number, AwaitedLateReply>();
+  /** Bytes received since the last exchange began while late replies are awaited, found ones cut out. */
+  private capture = Buffer.alloc(0);
+  /** Late frames found while an exchange ran, and between exchanges (bytes). */
+  private lateDuring = 0;
+  private lateBetween = 0;
 
-  constructor(private readonly config: BusConfig, private readonly options: RtuLineOptions) {
+  constructor(private readonly config: BusConfig, private readonly options: RtuLineOptions,
+    private readonly clock: Clock, private readonly onLate: LateReplyListener) {
     super();
   }
 
   /** The port for an RTU or RTU-over-TCP bus, with its echo setting and character time. */
-  static forBus(config: BusConfig): RtuLinePort {
+  static forBus(config: BusConfig, clock: Clock, onLate: LateReplyListener): RtuLinePort {
     const charMs = config.kind === 'rtu'
       ? ((1 + config.dataBits + (config.parity === 'none' ? 0 : 1) + config.stopBits) * 1000) / config.baudRate
       : 0; // unknown behind a TCP serial server
-    return new RtuLinePort(config, { echo: config.kind !== 'tcp' && config.echo === true, charMs });
+    return new RtuLinePort(config, { echo: config.kind !== 'tcp' && config.echo === true, charMs }, clock, onLate);
   }
 
   get isOpen(): boolean {
@@ -137,11 +159,23 @@ export class RtuLinePort extends EventEmitter {
   }
 
   /**
-   * Starts an exchange: drops what is buffered and returns the stray bytes since the last
-   * exchange ended (between exchanges, or left unframed by the last one).
+   * Starts an exchange with `unit` (-1: raw bytes): drops what is buffered and returns the stray
+   * bytes since the last exchange ended (between exchanges, or left unframed by the last one),
+   * late replies found among them not included. From now on a frame of `unit` is its reply.
    */
-  begin(): number {
-    return this.takeUnmatched();
+  begin(unit: number): number {
+    const strays = Math.max(0, this.takeUnmatched() - this.lateBetween);
+    this.awaitedLate.delete(unit);
+    this.capture = Buffer.alloc(0);
+    this.lateDuring = 0;
+    this.lateBetween = 0;
+    return strays;
+  }
+
+  /** A request timed out: its reply may still come (the bus does not ask its unit meanwhile). */
+  awaitLate(request: AwaitedLateReply): void {
+    this.awaitedLate.set(request.unit, request);
+    this.scanLate(Buffer.alloc(0)); // it may already be complete in what was received
   }
 
   /** The client's request (unit, PDU, CRC), written now. */
@@ -155,9 +189,9 @@ export class RtuLinePort extends EventEmitter {
     this.lastSendDoneMs = hrClock() + frame.length * this.options.charMs;
   }
 
-  /** What the framer saw in this exchange so far. */
-  verdict(): ReplyVerdict {
-    return this.framer.verdict();
+  /** What the framer saw in this exchange so far, and the late replies among the other bytes. */
+  verdict(): LineVerdict {
+    return { ...this.framer.verdict(), lateBytes: this.lateDuring };
   }
 
   /** Ends the exchange: from now on every byte is a stray. */
@@ -176,6 +210,7 @@ export class RtuLinePort extends EventEmitter {
 
   private receive(chunk: Buffer): void {
     this.lastReceiveMs = hrClock();
+    if (this.awaitedLate.size > 0) this.scanLate(chunk);
     if (!this.framer.active) {
       this.between += chunk.length;
       return;
@@ -187,6 +222,27 @@ export class RtuLinePort extends EventEmitter {
     } else if (this.framer.awaitingLonger()) {
       this.armSilenceTimer();
     }
+  }
+
+  private scanLate(chunk: Buffer): void {
+    this.capture = Buffer.concat([this.capture, chunk]);
+    if (this.capture.length > CAPTURE_LIMIT) this.capture = this.capture.subarray(this.capture.length - CAPTURE_LIMIT);
+    const frames = findLateFrames(this.capture, [...this.awaitedLate.values()]);
+    if (frames.length === 0) return;
+    const now = this.clock.now();
+    const kept: Buffer[] = [];
+    let from = 0;
+    for (const frame of frames) {
+      kept.push(this.capture.subarray(from, frame.offset));
+      from = frame.offset + frame.length;
+      if (this.framer.active) this.lateDuring += frame.length;
+      else this.lateBetween += frame.length;
+      const request = this.awaitedLate.get(frame.unit);
+      this.awaitedLate.delete(frame.unit);
+      if (request) this.onLate(frame.unit, now - request.sentAt);
+    }
+    kept.push(this.capture.subarray(from));
+    this.capture = Buffer.concat(kept);
   }
 
   /** Waiting for a longer frame than asked: if the line goes quiet, hand over the asked length. */

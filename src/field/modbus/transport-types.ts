@@ -17,6 +17,12 @@ export interface ModbusTransport {
   onClose(listener: (reason: string, outOfStep?: boolean) => void): void;
   /** Called for every received frame or byte run that was not exactly the awaited reply (never decoded). */
   onDiscard(listener: (reason: string) => void): void;
+  /**
+   * RTU framing: called when the reply of a timed-out request arrives after all (`answeredAfterMs`
+   * after the request went out). Until then, or until its guard has run out, the bus must not ask
+   * that unit again: only then can no late frame pass for the reply to a new request.
+   */
+  onLateReply?(listener: (unit: number, answeredAfterMs: number) => void): void;
   readCoils(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
   readDiscreteInputs(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
   readHoldingRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array>;

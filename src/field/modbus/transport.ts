@@ -3,11 +3,11 @@
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../../core/config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
-import { sleep, systemTimers, type Timers } from '../../core/time.js';
+import { type Clock, systemClock, systemTimers, type Timers } from '../../core/time.js';
 import { t35Ms } from '../../core/config/buses.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
 import { wireError, wireProblem } from './wire-verdict.js';
-import { destroyQuietly, mapLibraryError, registerLinePort, takeUnmatchedInput } from './library-errors.js';
+import { destroyQuietly, mapLibraryError } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
 import { RtuLinePort } from './rtu-line-port.js';
@@ -30,6 +30,7 @@ class ModbusSerialTransport implements ModbusTransport {
   /** Rejecters of requests awaiting an answer: failed at once when the port closes. */
   private readonly pending = new Map<(err: Error) => void, number>();
   private readonly discardListeners: Array<(reason: string) => void> = [];
+  private readonly lateListeners: Array<(unit: number, answeredAfterMs: number) => void> = [];
   /** Modbus TCP only: our port in place of modbus-serial's (framing, 16-bit ids, reply matching). */
   private guard: ModbusTcpPort | undefined;
   /** RTU framing (serial or through a TCP serial server): our port in place of modbus-serial's. */
@@ -39,7 +40,7 @@ class ModbusSerialTransport implements ModbusTransport {
   /** Why the session ended, when fieldgate knows better than the library. */
   private closeReason = '';
 
-  constructor(private readonly config: BusConfig, private readonly timers: Timers = systemTimers) {
+  constructor(private readonly config: BusConfig, private readonly timers: Timers = systemTimers, private readonly clock: Clock = systemClock) {
     this.target = describeTarget(config);
     this.keepsSilenceAfterReply = config.kind !== 'tcp';
     this.silenceMs = config.kind === 'rtu'
@@ -55,8 +56,17 @@ class ModbusSerialTransport implements ModbusTransport {
     this.discardListeners.push(listener);
   }
 
+  onLateReply(listener: (unit: number, answeredAfterMs: number) => void): void {
+    this.lateListeners.push(listener);
+  }
+
   private discarded(reason: string): void {
     for (const listener of this.discardListeners) listener(reason);
+  }
+
+  private lateReply(unit: number, answeredAfterMs: number): void {
+    this.discarded(`late reply of unit ${unit} (${Math.round(answeredAfterMs)} ms after its request)`);
+    for (const listener of this.lateListeners) listener(unit, answeredAfterMs);
   }
 
   async open(): Promise<void> {
@@ -65,9 +75,8 @@ class ModbusSerialTransport implements ModbusTransport {
     const port = config.kind === 'tcp' ? new ModbusTcpPort(config.host, config.port, {
       onDiscard: (reason) => this.discarded(reason),
       onDesync: (reason) => this.resync(client, reason),
-    }) : RtuLinePort.forBus(config);
+    }) : RtuLinePort.forBus(config, this.clock, (unit, afterMs) => this.lateReply(unit, afterMs));
     const client = new ModbusRTU(port);
-    if (port instanceof RtuLinePort) registerLinePort(client, port);
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
     this.closeReason = '';
     this.outOfStep = false;
@@ -162,8 +171,9 @@ class ModbusSerialTransport implements ModbusTransport {
     // The send-time silence: nothing goes out before the line has been quiet for t3.5.
     const quietBefore = line && untilQuiet(() => line.lastActivityMs, this.silenceMs);
     if (quietBefore) await quietBefore;
-    const stale = line?.begin() ?? 0;
+    const stale = line?.begin(expected.unit) ?? 0;
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+    const sentAt = this.clock.now();
     client.setID(expected.unit);
     client.setTimeout(timeoutMs);
     const transactionId = guard?.expect(expected);
@@ -174,12 +184,10 @@ class ModbusSerialTransport implements ModbusTransport {
     } catch (err) {
       if (err instanceof ModbusTimeoutError && guard && guard.pendingBytes > 0 && this.client === client) {
         this.resync(client, `${guard.pendingBytes} bytes of an unfinished reply at timeout`);
-      } else if (err instanceof ModbusTimeoutError && !guard) {
-        // RTU has no transaction id: a reply coming just after the timeout would pass for the answer
-        // to the next request. Keep listening one more timeout and drop what comes.
-        await sleep(this.timers, timeoutMs);
-        const late = takeUnmatchedInput(client);
-        if (late > 0) this.discarded(`${late} bytes after the timeout (late reply)`);
+      } else if (err instanceof ModbusTimeoutError && line) {
+        // RTU has no transaction id: the reply may still come. The bus does not ask this unit again
+        // until it came (reported by the line port) or its guard ran out, so it cannot pass for another.
+        line.awaitLate({ ...expected, sentAt });
       }
       throw err;
     } finally {
@@ -277,7 +285,7 @@ class ModbusSerialTransport implements ModbusTransport {
     if (!client || !line || !port) throw new PortClosedError('port not open');
     const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
     if (quietBefore) await quietBefore;
-    const stale = line.begin();
+    const stale = line.begin(-1);
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {

@@ -1,7 +1,7 @@
 // fieldgate's own attributes, computed from two status snapshots and the time between them (pure).
 // Rates come from counter differences; a rate that cannot be known (no time passed, a counter went
 // backwards) is left out rather than reported as a false 0.
-import type { ReportValue } from '../../cloud/topics.js';
+import type { ReportValue } from '../../cloud/mqtt/topics.js';
 import { emptyRecord, firstNames } from '../../core/device-write-types.js';
 import type { BusStatus, GatewayStatus } from '../status.js';
 
@@ -71,14 +71,20 @@ export function selfAttributes(current: SelfSample, previous?: SelfSample): Self
     attributes.outbox_reports = status.outbox.depth;
     attributes.outbox_bytes = status.outbox.bytes;
     attributes.outbox_oldest_age_s = Math.floor((status.outbox.oldestAgeMs ?? 0) / 1000);
+    attributes.outbox_dropped = status.outbox.dropped;
+    const storage = status.outbox.storage;
+    if (storage) {
+      attributes.outbox_storage = storage.state;
+      attributes.outbox_crash_safe = storage.crashWindowHolds;
+    }
   }
   return attributes;
 }
 
-/** What a report is due for on change: devices online, each bus up or down, and a reload applied or refused. */
+/** What a report is due for on change: devices online, each bus up or down, the outbox storage state, and a reload applied or refused. */
 export function discreteState(status: GatewayStatus): string {
   const online = status.devices.filter((d) => d.online).length;
-  return JSON.stringify([online, status.buses.map((b) => [b.name, b.up]), status.config?.generation, status.config?.lastError]);
+  return JSON.stringify([online, status.buses.map((b) => [b.name, b.up]), status.outbox?.storage?.state ?? 'ok', status.config?.generation, status.config?.lastError]);
 }
 
 /** The `status` command's answer: small and bounded whatever the size of the site. */
@@ -92,7 +98,10 @@ export function statusCommandResult(sample: SelfSample): Record<string, unknown>
     devices: { online: status.devices.length - offline.length, total: status.devices.length, offline: firstNames(offline, SUMMARY_NAMES_SHOWN) },
     buses: status.buses.slice(0, SUMMARY_NAMES_SHOWN).map((b) => ({ name: b.name, up: b.up, queue: b.queueDepth, utilisation: Math.round(b.utilisation * 1000) / 1000 })),
     links: { up: status.links.filter((l) => l.state === 'up').length, total: status.links.length },
-    outbox: status.outbox ? { reports: status.outbox.depth, bytes: status.outbox.bytes, dropped: status.outbox.dropped, oldest_age_s: Math.floor((status.outbox.oldestAgeMs ?? 0) / 1000) } : null,
+    outbox: status.outbox ? {
+      reports: status.outbox.depth, bytes: status.outbox.bytes, dropped: status.outbox.dropped, oldest_age_s: Math.floor((status.outbox.oldestAgeMs ?? 0) / 1000),
+      storage: status.outbox.storage?.state ?? 'ok', ...(status.outbox.storage?.cause ? { storage_cause: status.outbox.storage.cause } : {}),
+    } : null,
     rss_mb: Math.round(sample.rssBytes / 104_857.6) / 10,
   };
 }

@@ -9,7 +9,7 @@ import type { PointValue, Table } from '../../core/points/types.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
 import type { SelfCommand } from '../../core/self-channel.js';
 import type { Time } from '../../core/time.js';
-import { TokenBucket } from '../../cloud/pacer.js';
+import { TokenBucket } from '../../cloud/forwarding/pacer.js';
 import { ModbusEngineError } from '../../field/modbus/errors.js';
 import type { Sample } from '../../device/poll-cycle.js';
 import { LOG_LEVELS, type Logger } from '../../core/logger.js';

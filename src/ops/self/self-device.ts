@@ -1,5 +1,5 @@
 // fieldgate as a cloud device of its own: the attribute reporter and the command handler over one
-// SelfChannel (cloud/self-channel.ts over the identity's MQTT link).
+// SelfChannel (cloud/mqtt/self-channel.ts over the identity's MQTT link).
 import type { SelfIdentitySettings } from '../../core/config/self-identity.js';
 import type { SelfChannel } from '../../core/self-channel.js';
 import type { GatewayStatus } from '../status.js';

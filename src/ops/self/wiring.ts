@@ -1,7 +1,7 @@
 // Wiring of fieldgate's own device (composition only): its channel over the identity's link, the
 // buses and pollers it reads through, and the root logger whose level it may change for a while.
-import type { MqttLink } from '../../cloud/link.js';
-import { MqttSelfChannel } from '../../cloud/self-channel.js';
+import type { MqttLink } from '../../cloud/mqtt/link.js';
+import { MqttSelfChannel } from '../../cloud/mqtt/self-channel.js';
 import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
 import type { Config } from '../../core/config/config.js';
 import type { BusConfig } from '../../core/config/site-types.js';

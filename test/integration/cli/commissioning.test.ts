@@ -111,7 +111,7 @@ describe('commissioning CLI over Modbus TCP', () => {
   it('scans unit ids', async () => {
     const r = await run(['scan', '--bus', bus, '--units', '1-10', '--timeout', '150']);
     expect(r.code).toBe(0);
-    expect(r.out).toBe('unit 1: answered\nunit 7: answered\n');
+    expect(r.out).toMatch(/^unit 1: answered in \d+ ms\nunit 7: answered in \d+ ms\n$/);
     expect(r.err).toContain('scanning');
   });
 });
@@ -139,17 +139,18 @@ describe('commissioning CLI over RTU (socat pty pair)', () => {
   it('reads a coil and finds the units with --bauds', async () => {
     const coil = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
     expect(coil).toMatchObject({ code: 0, out: 'true\n' });
+    expect(coil.err).toMatch(/^unit 1 answered in \d+ ms \(timeout \d+ ms\)$/m);
     const scan = await run(['scan', '--bus', line.pty().a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
-    expect(scan.out).toBe('unit 1 at 19200 baud: answered\nunit 7 at 19200 baud: answered\n');
+    expect(scan.out).toMatch(/^unit 1 at 19200 baud: answered in \d+ ms\nunit 7 at 19200 baud: answered in \d+ ms\n$/);
   });
 
   it('says that a pty cannot tell baud rates apart, and lists the units without one', async () => {
     const scan = await run(['scan', '--bus', line.pty().a, '--bauds', 'common', '--units', '1-8', '--timeout', '150']);
     expect(scan.code).toBe(0);
     expect(scan.err).toContain(`fieldgate scan: ${line.pty().a} is a pseudo-terminal (pty): it has no line speed, so every baud rate reaches the unit and --bauds cannot tell them apart`);
-    expect(scan.out).toBe('unit 1: answered\nunit 7: answered\n');
+    expect(scan.out).toMatch(/^unit 1: answered in \d+ ms\nunit 7: answered in \d+ ms\n$/);
     const json = await run(['scan', '--bus', line.pty().a, '--bauds', '9600,19200', '--units', '1', '--timeout', '150', '--json']);
-    expect(JSON.parse(json.out)).toEqual([{ unit: 1, answer: 'reply', detail: 'answered' }]);
+    expect(JSON.parse(json.out)).toEqual([{ unit: 1, answer: 'reply', detail: 'answered', answerMs: expect.any(Number) as number }]);
   });
 
   it('tells a pty from other paths', () => {
@@ -180,7 +181,7 @@ describe('commissioning CLI on an echoing RS-485 line (simulator --echo)', () =>
 
   it('scan tries both settings: finds the units with the echo stripped and says so', async () => {
     const scan = await run(['scan', '--bus', line.pty().a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
-    expect(scan.out).toBe('unit 1 at 19200 baud (echo: true): answered\nunit 7 at 19200 baud (echo: true): answered\n');
+    expect(scan.out).toMatch(/^unit 1 at 19200 baud \(echo: true\): answered in \d+ ms\nunit 7 at 19200 baud \(echo: true\): answered in \d+ ms\n$/);
     expect(scan.err).toContain('the line echoes requests: set echo: true on this bus');
   });
 });

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Forwarder, TokenBucket } from '../../../src/cloud/forwarder.js';
-import { MqttLink } from '../../../src/cloud/link.js';
-import { Outbox } from '../../../src/cloud/outbox.js';
+import { Forwarder, TokenBucket } from '../../../src/cloud/forwarding/forwarder.js';
+import { MqttLink } from '../../../src/cloud/mqtt/link.js';
+import { Outbox } from '../../../src/cloud/outbox/outbox.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { Mosquitto } from '../../helpers/mosquitto.js';
 

@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ProjectApiClient, type ProjectApiClientOptions } from '../../../src/cloud/project-api.js';
-import { DeviceApiClient } from '../../../src/cloud/device-api.js';
-import { CloudApiError, CloudHttpError, NetworkError } from '../../../src/cloud/errors.js';
-import { HttpClient, type HttpClientOptions } from '../../../src/cloud/http-client.js';
-import { RateQueue, type RateInfo } from '../../../src/cloud/rate-queue.js';
+import { ProjectApiClient, type ProjectApiClientOptions } from '../../../src/cloud/http/project-api.js';
+import { DeviceApiClient } from '../../../src/cloud/http/device-api.js';
+import { CloudApiError, CloudHttpError, NetworkError } from '../../../src/cloud/http/errors.js';
+import { HttpClient, type HttpClientOptions } from '../../../src/cloud/http/http-client.js';
+import { RateQueue, type RateInfo } from '../../../src/cloud/http/rate-queue.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { FakeHttpServer, type SeenRequest } from './fake-http.js';
 

@@ -4,9 +4,9 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudHttpError, NetworkError } from '../../../src/cloud/errors.js';
-import { HttpClient } from '../../../src/cloud/http-client.js';
-import { RedirectRefusedError } from '../../../src/cloud/node-fetch.js';
+import { CloudHttpError, NetworkError } from '../../../src/cloud/http/errors.js';
+import { HttpClient } from '../../../src/cloud/http/http-client.js';
+import { RedirectRefusedError } from '../../../src/cloud/http/node-fetch.js';
 
 const CAP = 64 * 1024;
 const behaviours: Record<string, (res: ServerResponse) => void> = {

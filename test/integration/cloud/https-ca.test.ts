@@ -3,10 +3,10 @@ import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceApiClient } from '../../../src/cloud/device-api.js';
-import { CloudHttpError, NetworkError } from '../../../src/cloud/errors.js';
-import { HttpClient } from '../../../src/cloud/http-client.js';
-import { RateQueue } from '../../../src/cloud/rate-queue.js';
+import { DeviceApiClient } from '../../../src/cloud/http/device-api.js';
+import { CloudHttpError, NetworkError } from '../../../src/cloud/http/errors.js';
+import { HttpClient } from '../../../src/cloud/http/http-client.js';
+import { RateQueue } from '../../../src/cloud/http/rate-queue.js';
 import { SecretValues } from '../../../src/core/redact.js';
 import { makeTestCertificates, type TestCertificates } from '../../helpers/tls-certs.js';
 

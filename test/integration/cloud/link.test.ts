@@ -1,6 +1,6 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MqttLink, LinkDownError, type MqttLinkOptions, type LinkEvent } from '../../../src/cloud/link.js';
+import { MqttLink, LinkDownError, type MqttLinkOptions, type LinkEvent } from '../../../src/cloud/mqtt/link.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { captureLog } from '../../helpers/capture-log.js';
 import { ManualClock } from '../../helpers/manual-clock.js';

@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboxStore } from '../../../src/cloud/outbox-store.js';
-import type { OutboxMode } from '../../../src/cloud/outbox-options.js';
+import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
+import type { OutboxMode } from '../../../src/cloud/outbox/outbox-options.js';
 
 const KILLS = Number(process.env.OUTBOX_KILLS ?? 200);
 const LANES = 4;

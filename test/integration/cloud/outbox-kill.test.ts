@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Outbox } from '../../../src/cloud/outbox.js';
+import { Outbox } from '../../../src/cloud/outbox/outbox.js';
 import { TSX_FROM_SOURCE } from '../../helpers/child.js';
 
 const writer = fileURLToPath(new URL('./fixtures/outbox-writer.ts', import.meta.url));

@@ -3,8 +3,8 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialStore } from '../../../src/cloud/credential-store.js';
-import { Outbox } from '../../../src/cloud/outbox.js';
+import { CredentialStore } from '../../../src/cloud/credentials/credential-store.js';
+import { Outbox } from '../../../src/cloud/outbox/outbox.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 

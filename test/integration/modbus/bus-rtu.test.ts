@@ -1,7 +1,9 @@
 // Modbus RTU through a socat pty pair with the real serialport binding, pymodbus as the slave.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../../src/field/modbus/bus.js';
-import { ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../../src/field/modbus/errors.js';
+import {
+  ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError,
+} from '../../../src/field/modbus/errors.js';
 import { createModbusTransport } from '../../../src/field/modbus/transport.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
@@ -54,12 +56,16 @@ describe('Modbus RTU over a pty pair against pymodbus', () => {
 
   it('surfaces an exception typed, times out an absent unit into cool-down, keeps the present one', async () => {
     const { pair } = await line({ units: [1] });
-    const bus = await openBus(pair.a, { cooldown: { afterTimeouts: 2, initialMs: 10_000, maxMs: 10_000 } });
+    const bus = await openBus(pair.a, { cooldown: { afterTimeouts: 2, initialMs: 10_000, maxMs: 10_000 }, lateReplyGuardMs: 1500 });
     const err = await bus.read(1, 'input', 199, 2).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 2, exceptionName: 'Illegal data address' });
     expect(err).toBeInstanceOf(ModbusExceptionError);
 
     await expect(bus.read(5, 'holding', 0, 1)).rejects.toBeInstanceOf(ModbusTimeoutError);
+    // Its reply may still come: the unit is left alone until the late-reply guard has passed.
+    await expect(bus.read(5, 'holding', 0, 1)).rejects.toBeInstanceOf(UnitLateReplyPendingError);
+    expect((await bus.read(1, 'holding', 7, 1)).words).toEqual(Uint16Array.from([1007]));
+    await waitFor(() => bus.lateUnits().length === 0, { what: 'late-reply guard over' });
     await expect(bus.read(5, 'holding', 0, 1)).rejects.toBeInstanceOf(ModbusTimeoutError);
     for (let round = 0; round < 5; round += 1) {
       await expect(bus.read(5, 'holding', 0, 1)).rejects.toBeInstanceOf(UnitCoolingDownError);

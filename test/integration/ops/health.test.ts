@@ -50,12 +50,37 @@ describe('health endpoint', () => {
   });
 });
 
+describe('outbox storage and drops in /metrics', () => {
+  let server: HealthServer | undefined;
+  afterEach(async () => server?.close());
+
+  it('exports the storage state, failed writes and drops per device', async () => {
+    const snap = status({
+      outbox: {
+        depth: 40, bytes: 4000, maxBytes: 10_000, dropped: 7, droppedByDevice: { fast: 6, slow: 1 },
+        storage: { state: 'failing', cause: 'SQLITE_IOERR_WRITE: disk I/O error', failingForMs: 1000, failedWrites: 12, crashWindowHolds: false },
+      },
+    });
+    server = await startHealthServer({ port: 0, snapshot: () => snap, stalledLoops: () => [], logger: silentLogger() });
+    const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    expect(metrics).toMatch(/^fieldgate_outbox_storage_ok 0$/m);
+    expect(metrics).toMatch(/^fieldgate_outbox_storage_failed_writes_total 12$/m);
+    expect(metrics).toMatch(/^fieldgate_outbox_device_dropped_total\{device="fast"\} 6$/m);
+    expect(metrics).toMatch(/^fieldgate_outbox_device_dropped_total\{device="slow"\} 1$/m);
+    const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
+    expect(health.status).toBe(503);
+  });
+});
+
 describe('unhealthyReasons', () => {
   it.each([
     ['healthy', status(), [], []],
     ['all devices offline', status({ devices: [{ ...status().devices[0], online: false }] }), [], ['no device is online']],
     ['outbox full', status({ outbox: { depth: 9, bytes: 10_000, maxBytes: 10_000, dropped: 4 } }), [], ['outbox is full and dropping reports']],
     ['no devices configured is not a fault', status({ devices: [] }), [], []],
+    ['outbox storage ok', status({ outbox: { depth: 1, bytes: 90, maxBytes: 10_000, dropped: 0, storage: { state: 'ok', failedWrites: 3, crashWindowHolds: true } } }), [], []],
+    ['outbox storage failing', status({ outbox: { depth: 1, bytes: 90, maxBytes: 10_000, dropped: 0, storage: { state: 'failing', cause: 'SQLITE_FULL: database or disk is full', failingForMs: 9000, failedWrites: 9, crashWindowHolds: false } } }), [],
+      ['outbox storage failing (SQLITE_FULL: database or disk is full): reports kept in memory only, no crash window holds']],
   ])('%s', (_name, snap, stalled, expected) => {
     expect(unhealthyReasons(snap, stalled)).toEqual(expected);
   });

@@ -3,7 +3,7 @@
 // (an independent Modbus TCP peer), and the replies and own attributes come back through the broker.
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MqttLink } from '../../../src/cloud/link.js';
+import { MqttLink } from '../../../src/cloud/mqtt/link.js';
 import type { Sample } from '../../../src/device/poller.js';
 import { createSouthbound } from '../../../src/main.js';
 import { createLogger } from '../../../src/ops/log.js';

@@ -1,4 +1,6 @@
 // The shipped unit file: hardening score and syntax, checked by systemd's own analyzer.
+import { EXIT_CONFIG } from '../../../src/cli/io.js';
+import { EXIT_STATE_LOCKED } from '../../../src/ops/state-lock.js';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -20,10 +22,10 @@ describe('systemd/fieldgate.service', () => {
     expect(`${run.stdout}${run.stderr}`.trim()).toBe('');
   });
 
-  it('is a notify service that does not restart-loop on config errors (exit 78)', () => {
+  it('is a notify service that does not restart-loop on config errors (exit 78) or a state directory in use (exit 73)', () => {
     const text = readFileSync(UNIT, 'utf8');
     expect(text).toMatch(/^Type=notify$/m);
-    expect(text).toMatch(/^RestartPreventExitStatus=78$/m);
+    expect(text).toMatch(new RegExp(`^RestartPreventExitStatus=${EXIT_CONFIG} ${EXIT_STATE_LOCKED}$`, 'm'));
     expect(text).toMatch(/^Restart=on-failure$/m);
     expect(text).toMatch(/^WatchdogSec=/m);
     expect(text).toMatch(/^SupplementaryGroups=dialout$/m);

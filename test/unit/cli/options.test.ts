@@ -89,6 +89,23 @@ describe('status formatting', () => {
     expect(text).toContain('cloud API queue: 0 pending, 1 rate-limited, 0 rejected');
   });
 
+  it('says when the outbox storage fails, and the drops per device', () => {
+    const text = formatStatus({
+      version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, buses: [], devices: [], links: [], rateQueue: null,
+      outbox: {
+        depth: 40, bytes: 4000, maxBytes: 10_000, dropped: 7, droppedByDevice: { fast: 6, slow: 1 },
+        storage: { state: 'failing', cause: 'SQLITE_FULL: database or disk is full', failingForMs: 65_000, failedWrites: 60, crashWindowHolds: false },
+      },
+    });
+    expect(text).toContain('dropped by device: fast 6, slow 1');
+    expect(text).toMatch(/outbox storage FAILING for .+: SQLITE_FULL: database or disk is full; reports in memory only, no crash window holds/);
+    const healthy = formatStatus({
+      version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, buses: [], devices: [], links: [], rateQueue: null,
+      outbox: { depth: 0, bytes: 0, maxBytes: 10_000, dropped: 0, droppedByDevice: {}, storage: { state: 'ok', failedWrites: 0, crashWindowHolds: true } },
+    });
+    expect(healthy).not.toMatch(/storage FAILING|dropped by device/);
+  });
+
   it('lists failing points, learned read limits and an overrun', () => {
     const text = formatStatus({
       version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, buses: [], links: [], outbox: null, rateQueue: null,

@@ -2,13 +2,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CreateDeviceInput, DeviceCertificate } from '../../../src/cloud/project-api.js';
+import type { CreateDeviceInput, DeviceCertificate } from '../../../src/cloud/http/project-api.js';
 import {
   CredentialFileError, CredentialResolver, CredentialStore, CredentialUnavailableError,
   type CertificateProvider, type DeviceKeyProvider, type DeviceIdentity,
-} from '../../../src/cloud/credentials.js';
-import type { CertificateByKeyInput, DeviceKeyCertificate } from '../../../src/cloud/device-api.js';
-import { CloudApiError } from '../../../src/cloud/errors.js';
+} from '../../../src/cloud/credentials/credentials.js';
+import type { CertificateByKeyInput, DeviceKeyCertificate } from '../../../src/cloud/http/device-api.js';
+import { CloudApiError } from '../../../src/cloud/http/errors.js';
 import { createLogger, silentLogger } from '../../../src/ops/log.js';
 import { SecretValues } from '../../../src/core/redact.js';
 

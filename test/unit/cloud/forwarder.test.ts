@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Forwarder, TokenBucket, type ForwarderLink } from '../../../src/cloud/forwarder.js';
-import { LinkDownError, type LinkEvent } from '../../../src/cloud/link.js';
+import { Forwarder, TokenBucket, type ForwarderLink } from '../../../src/cloud/forwarding/forwarder.js';
+import { LinkDownError, type LinkEvent } from '../../../src/cloud/mqtt/link.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import type { Time } from '../../../src/core/time.js';
 import { FakeOutbox } from '../../helpers/fake-outbox.js';

@@ -1,11 +1,11 @@
 // Batched gateway/attributes: byte bounds, one report per device, order, and the forwarder's
 // acknowledgements (only on PUBACK, never skipping a batch), pacing and resend after link down.
 import { describe, expect, it } from 'vitest';
-import { packBatch, type BatchCandidate } from '../../../src/cloud/gateway-batch.js';
-import { GatewayForwarder } from '../../../src/cloud/gateway-forwarder.js';
-import type { ForwarderLink, ForwarderOutbox } from '../../../src/cloud/forwarder.js';
-import { LinkDownError, type LinkEvent } from '../../../src/cloud/link.js';
-import type { OutboxRecord } from '../../../src/cloud/outbox.js';
+import { packBatch, type BatchCandidate } from '../../../src/cloud/forwarding/gateway-batch.js';
+import { GatewayForwarder } from '../../../src/cloud/forwarding/gateway-forwarder.js';
+import type { ForwarderLink, ForwarderOutbox } from '../../../src/cloud/forwarding/forwarder.js';
+import { LinkDownError, type LinkEvent } from '../../../src/cloud/mqtt/link.js';
+import type { OutboxRecord } from '../../../src/cloud/outbox/outbox.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 

@@ -2,8 +2,8 @@
 // classified (routed per sub-device, refusal, accepted or invalid), never thrown, and a command
 // body is checked exactly as on a direct device's topic.
 import { describe, expect, it } from 'vitest';
-import { GATEWAY_TOPIC, parseGatewayInbound } from '../../../src/cloud/gateway-topics.js';
-import { parseInbound } from '../../../src/cloud/topics.js';
+import { GATEWAY_TOPIC, parseGatewayInbound } from '../../../src/cloud/mqtt/gateway-topics.js';
+import { parseInbound } from '../../../src/cloud/mqtt/topics.js';
 
 const OPTIONS = { maxPayloadBytes: 4096, maxKeys: 3 };
 const parse = (topic: string, body: unknown) => parseGatewayInbound(topic, Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), OPTIONS);

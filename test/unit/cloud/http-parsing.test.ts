@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { unwrapProjectResult } from '../../../src/cloud/project-api.js';
-import { unwrapDeviceResult } from '../../../src/cloud/device-api.js';
-import { CloudApiError, CloudHttpError, NetworkError, RateLimitedError, isRetryable } from '../../../src/cloud/errors.js';
-import { parseRateInfo, parseRetryAfter } from '../../../src/cloud/http-client.js';
+import { unwrapProjectResult } from '../../../src/cloud/http/project-api.js';
+import { unwrapDeviceResult } from '../../../src/cloud/http/device-api.js';
+import { CloudApiError, CloudHttpError, NetworkError, RateLimitedError, isRetryable } from '../../../src/cloud/http/errors.js';
+import { parseRateInfo, parseRetryAfter } from '../../../src/cloud/http/http-client.js';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 

@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MemoryFirstOutbox } from '../../../src/cloud/memory-first-outbox.js';
-import { OutboxStore } from '../../../src/cloud/outbox-store.js';
-import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
+import { MemoryFirstOutbox } from '../../../src/cloud/outbox/memory-first-outbox.js';
+import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
+import type { OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { rowsIn } from '../../helpers/outbox-file.js';
 
 let dir: string;
 // Manual time: the durability deadlines fire only when a test advances it.
@@ -14,14 +15,7 @@ const open: MemoryFirstOutbox[] = [];
 const text = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
 
 /** Rows in the file as another process would see them. */
-function rowsOnDisk(): number {
-  const store = new OutboxStore(join(dir, 'outbox.db'));
-  try {
-    return store.totals().reduce((n, t) => n + t.depth, 0);
-  } finally {
-    store.close();
-  }
-}
+const rowsOnDisk = () => rowsIn(join(dir, 'outbox.db'));
 
 function make(options: Partial<OutboxOptions> = {}): MemoryFirstOutbox {
   const outbox = new MemoryFirstOutbox({ path: join(dir, 'outbox.db'), durableAfterMs: 1000, time: clock, ...options });
@@ -119,8 +113,8 @@ describe('MemoryFirstOutbox', () => {
 
   it('a final spill that throws on close still closes the store and reports what memory held as dropped', () => {
     const drops: unknown[] = [];
-    const errors: unknown[] = [];
-    const outbox = make({ onDrop: (info) => drops.push(info), onError: (err) => errors.push(err) });
+    const states: unknown[] = [];
+    const outbox = make({ onDrop: (info) => drops.push(info), onStorage: (state) => states.push(state) });
     outbox.append('a', 'a1', 1);
     outbox.append('a', 'a22', 2);
     outbox.append('b', 'b1', 3);
@@ -129,7 +123,7 @@ describe('MemoryFirstOutbox', () => {
     try {
       expect(() => outbox.close()).not.toThrow();
       expect(closeStore).toHaveBeenCalledTimes(1);
-      expect(errors).toEqual([expect.objectContaining({ message: 'disk I/O error' })]);
+      expect(states).toEqual([expect.objectContaining({ state: 'failing', cause: 'disk I/O error', failedWrites: 1 })]);
       expect(drops).toEqual([
         { device: 'a', records: 2, bytes: 5, reason: 'write-failed' },
         { device: 'b', records: 1, bytes: 2, reason: 'write-failed' },

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openOutbox } from '../../../src/cloud/open-outbox.js';
+import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
 import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
-import type { OutboxOptions } from '../../../src/cloud/outbox-options.js';
+import type { OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import { FAKE_OUTBOX_CAPABILITIES, FakeOutbox, type OutboxCapabilities } from '../../helpers/fake-outbox.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
@@ -124,7 +124,7 @@ describe.each(implementations)('outbox contract: $name', ({ name, capabilities, 
     expect(drops).toEqual([]);
   });
 
-  withByteCaps('byte caps: drops the globally oldest records beyond the total cap', () => {
+  withByteCaps('byte caps: beyond the total cap drops the oldest records of the device holding the most (a tie: the first device)', () => {
     const drops: OutboxDropInfo[] = [];
     const outbox = make({ maxBytesTotal: 6, onDrop: (d) => drops.push(d) });
     outbox.append('a', 'a1', 1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deadlineFor, MemoryQueue } from '../../../src/cloud/outbox-memory.js';
+import { deadlineFor, MemoryQueue } from '../../../src/cloud/outbox/outbox-memory.js';
 
 const b = (s: string) => Buffer.from(s);
 
@@ -75,12 +75,38 @@ describe('MemoryQueue', () => {
     expect(q.due(2000).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('drops the globally oldest records until enough bytes are freed', () => {
+  it('drops fairly: the oldest of the device holding the most, until enough bytes are freed', () => {
     const q = filled();
-    const dropped = q.dropOldest(4);
-    expect(Object.fromEntries(dropped)).toEqual({ a: { records: 1, bytes: 2 }, b: { records: 1, bytes: 3 } });
-    expect(q.all().map((r) => r.seq)).toEqual([3, 4]);
-    expect(q.nextDeadline()).toBe(1500);
+    // a holds 6 bytes, b 3: a loses a1, then (a 4 vs b 3) a3.
+    const dropped = q.dropFairly(4);
+    expect(Object.fromEntries(dropped)).toEqual({ a: { records: 2, bytes: 4 } });
+    expect(q.all().map((r) => r.seq)).toEqual([2, 4]);
+    expect([q.deviceBytes('a'), q.deviceBytes('b'), q.bytes]).toEqual([2, 3, 5]);
+  });
+
+  it('drops fairly counting what a device holds elsewhere (its disk rows)', () => {
+    const q = filled();
+    const dropped = q.dropFairly(3, (device) => (device === 'b' ? 100 : 0));
+    expect(Object.fromEntries(dropped)).toEqual({ b: { records: 1, bytes: 3 } });
+    expect(q.all().map((r) => r.seq)).toEqual([1, 3, 4]);
+  });
+
+  it.each([
+    // fast device's records, slow device's records, bytes to free: the slow one keeps all
+    [200, 20, 100],
+    [2000, 10, 1500],
+    [50, 50, 40],
+  ])('a fast device (%d reports) does not evict a slow one (%d reports) freeing %d bytes', (fast, slow, excess) => {
+    const q = new MemoryQueue(1000);
+    let seq = 0;
+    for (let i = 0; i < slow; i += 1) q.push('slow', ++seq, seq, b('xx'), 0);
+    for (let i = 0; i < fast; i += 1) q.push('fast', ++seq, seq, b('xx'), 0);
+    const dropped = q.dropFairly(excess * 2);
+    const slowLost = dropped.get('slow')?.records ?? 0;
+    const fastLost = dropped.get('fast')?.records ?? 0;
+    expect(slowLost + fastLost).toBe(excess);
+    // The slow device loses only once the fast one is down to its size.
+    expect(q.deviceCount('slow')).toBe(Math.min(slow, Math.ceil((fast + slow - excess) / 2)));
   });
 
   it('drops a device\'s oldest records only', () => {

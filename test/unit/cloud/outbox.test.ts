@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Outbox, type OutboxOptions } from '../../../src/cloud/outbox.js';
+import { Outbox, type OutboxOptions } from '../../../src/cloud/outbox/outbox.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 let dir: string;

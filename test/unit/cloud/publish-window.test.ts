@@ -1,7 +1,7 @@
 // The in-flight window shared by both forwarders: acks by prefix whatever order PUBACKs come in,
 // ignores callbacks from before a reset, and reports a failure of the current generation only.
 import { describe, expect, it } from 'vitest';
-import { PublishWindow } from '../../../src/cloud/publish-window.js';
+import { PublishWindow } from '../../../src/cloud/forwarding/publish-window.js';
 
 function deferred() {
   let resolve!: () => void;

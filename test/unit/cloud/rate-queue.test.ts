@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   CloudHttpError, NetworkError, QueueClosedError, RateLimitedError,
-} from '../../../src/cloud/errors.js';
+} from '../../../src/cloud/http/errors.js';
 import { QueueFullError } from '../../../src/core/queue-full-error.js';
-import { RateQueue, type RateQueueOptions } from '../../../src/cloud/rate-queue.js';
+import { RateQueue, type RateQueueOptions } from '../../../src/cloud/http/rate-queue.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 
 function deferred<T>() {

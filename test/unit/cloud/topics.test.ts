@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   attributesGetRequest, attributesReport, commandReply, dataSetTopic, dataTopic, isValidTopicLevel,
   parseInbound, subscriptionTopics, type Inbound,
-} from '../../../src/cloud/topics.js';
+} from '../../../src/cloud/mqtt/topics.js';
 
 const streams = ['rs485', 'tcp1'];
 const parse = (topic: string, payload: string | Buffer, maxPayloadBytes?: number): Inbound =>

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../../src/device/commands.js';
 import { InboundDispatch, type CommandReplier, type InboundTarget } from '../../../src/device/inbound-dispatch.js';
-import type { Inbound } from '../../../src/cloud/topics.js';
+import type { Inbound } from '../../../src/cloud/mqtt/topics.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 
 /** A device whose commands finish only when released. */

@@ -37,7 +37,7 @@ describe('UnitHealthTracker', () => {
   it('cools down after N timeouts, allows one probe per period, doubles up to max, recovers', () => {
     const health = new UnitHealthTracker(config);
     expect(health.onNoAnswer(5, 0, false)).toBeUndefined();
-    expect(health.onNoAnswer(5, 100, false)).toEqual({ kind: 'cooldown-started', delayMs: 1000, timeouts: 2 });
+    expect(health.onNoAnswer(5, 100, false)).toEqual({ kind: 'cooldown-started', delayMs: 1000, timeouts: 2, failures: 2 });
     expect(health.admit(5, 500)).toEqual({ kind: 'reject', retryInMs: 600 });
     expect(health.admit(6, 500)).toEqual({ kind: 'go' });
     expect(health.admit(5, 1100)).toEqual({ kind: 'probe' });
@@ -51,6 +51,21 @@ describe('UnitHealthTracker', () => {
     expect(health.admit(5, 11_400)).toEqual({ kind: 'probe' });
     expect(health.onAnswer(5, 11_450)).toEqual({ kind: 'recovered', cooledForMs: 11_350 });
     expect(health.view(5)).toEqual({ unit: 5, state: 'ok', consecutiveTimeouts: 0, cooldownLevel: 0 });
+  });
+
+  it.each([
+    ['timeouts in a row', ['timeout', 'timeout'], true],
+    ['an answer between timeouts pays one back', ['timeout', 'answer', 'timeout'], false],
+    ['a timeout and its late reply', ['timeout', 'late'], true],
+    ['occasional timeouts among answers', ['timeout', 'answer', 'answer', 'timeout', 'answer', 'timeout'], false],
+  ] as const)('failures not paid back by answers start a cool-down: %s', (_name, events, coolsDown) => {
+    const health = new UnitHealthTracker(config);
+    events.forEach((event, i) => {
+      if (event === 'timeout') health.onNoAnswer(3, i, false);
+      else if (event === 'late') health.onLate(3, i);
+      else health.onAnswer(3, i);
+    });
+    expect(health.view(3).state).toBe(coolsDown ? 'cooling-down' : 'ok');
   });
 
   it('a probe ending inconclusively (port closed) frees the probe slot without extending', () => {

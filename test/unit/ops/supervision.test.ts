@@ -92,7 +92,7 @@ describe('status assembly', () => {
     { busy: 5000, uptime: 1000, utilisation: 1 },
     { busy: 10, uptime: 0, utilisation: 0 },
   ])('bus utilisation $busy ms busy over $uptime ms is $utilisation', ({ busy, uptime, utilisation }) => {
-    const stats = { bus: 'plc', state: 'up', queueDepth: 0, transactions: 3, timeouts: 1, exceptions: 0, busyTimeMs: busy, discardedReplies: 2, silenceReopens: 0 };
+    const stats = { bus: 'plc', state: 'up', queueDepth: 0, transactions: 3, timeouts: 1, exceptions: 0, busyTimeMs: busy, discardedReplies: 2, silenceReopens: 0, lateReplies: 0, lateUnits: [] as unknown[] };
     expect(busStatusOf(stats as Parameters<typeof busStatusOf>[0], 'rtu', uptime)).toEqual(expect.objectContaining({ name: 'plc', up: true, utilisation, discardedReplies: 2 }));
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { discreteState, selfAttributes, statusCommandResult, type SelfSample } from '../../../src/ops/self/attributes.js';
 import { bus, gatewayStatus } from './status-fixture.js';
+import type { OutboxStorageStatus } from '../../../src/ops/status.js';
 
 const MB = 1024 * 1024;
 
@@ -14,8 +15,20 @@ describe('own attributes', () => {
       version: '9.9.9', uptime_s: 120, devices_online: 1, devices_total: 2, buses_up: 1, buses_total: 1,
       // 60 good and 0 failed in one second.
       buses: { line1: { up: true, good_per_min: 3600, failed_per_min: 0 } },
-      links_up: 1, links_total: 2, rss_mb: 42.3, outbox_reports: 7, outbox_bytes: 2048, outbox_oldest_age_s: 65,
+      links_up: 1, links_total: 2, rss_mb: 42.3, outbox_reports: 7, outbox_bytes: 2048, outbox_oldest_age_s: 65, outbox_dropped: 1,
     });
+  });
+
+  const storageCases: Array<[string, OutboxStorageStatus, Record<string, unknown>]> = [
+    ['ok', { state: 'ok', failedWrites: 0, crashWindowHolds: true }, { outbox_storage: 'ok', outbox_crash_safe: true }],
+    ['failing', { state: 'failing', cause: 'SQLITE_FULL: database or disk is full', failingForMs: 5000, failedWrites: 6, crashWindowHolds: false }, { outbox_storage: 'failing', outbox_crash_safe: false }],
+  ];
+  it.each(storageCases)('says whether the outbox storage is %s and whether the crash window holds', (_what, storage, expected) => {
+    const outbox = { depth: 7, bytes: 2048, maxBytes: 1 << 20, dropped: 1, oldestAgeMs: 0, storage };
+    expect(selfAttributes(sample(0, undefined, { outbox }))).toMatchObject(expected);
+    expect(statusCommandResult(sample(0, undefined, { outbox })).outbox).toMatchObject({ storage: storage.state, ...(storage.cause ? { storage_cause: storage.cause } : {}) });
+    // A change of the storage state is a change worth a prompt report.
+    expect(discreteState(sample(0, undefined, { outbox }).status)).not.toBe(discreteState(sample(0, undefined, { outbox: { ...outbox, storage: { ...storage, state: storage.state === 'ok' ? 'failing' : 'ok' } } }).status));
   });
 
   // Table: [what, previous buses, current buses, elapsed ms, expected line1 entry]

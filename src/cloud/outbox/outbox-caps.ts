@@ -1,7 +1,8 @@
 // Dropping the oldest rows on disk when an outbox is over its byte caps (inside the caller's
 // transaction). Memory-first callers count their memory bytes in `extraBytes`.
+import type { MemoryQueue } from './outbox-memory.js';
 import type { OutboxStore } from './outbox-store.js';
-import type { OutboxDeviceStats, OutboxDropInfo } from '../core/outbox-types.js';
+import type { OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
 
 export type DropTally = Map<string, { records: number; bytes: number }>;
 
@@ -34,26 +35,49 @@ export function dropOldestOfDevice(store: OutboxStore, disk: OutboxDeviceStats, 
   return dropped;
 }
 
-/** Deletes the globally oldest disk rows until all bytes (disk + extra) fit `cap`. */
-export function dropOldestOverall(store: OutboxStore, counters: ReadonlyMap<string, OutboxDeviceStats>, counter: (device: string) => OutboxDeviceStats, cap: number, extraBytes = 0): DropTally {
-  let total = extraBytes;
-  for (const c of counters.values()) total += c.bytes;
+/**
+ * Deletes disk rows until all bytes (disk + `heldElsewhere`) fit `cap`, fairly: each row deleted
+ * is the oldest of the device holding the most bytes, so a device reporting 20 times a second
+ * loses its own history before a slow device loses any of its outage.
+ */
+export function dropFairOverall(store: OutboxStore, counters: ReadonlyMap<string, OutboxDeviceStats>, cap: number, heldElsewhere: (device: string) => number = () => 0): DropTally {
+  let total = 0;
+  for (const [device, c] of counters) total += c.bytes + heldElsewhere(device);
   const dropped: DropTally = new Map();
+  const fetched = new Map<string, { seq: number; size: number }[]>();
   while (total > cap) {
-    const oldest = store.oldestRows(256);
-    if (oldest.length === 0) break;
-    for (const row of oldest) {
-      if (total <= cap) break;
-      store.deleteOne(row.seq);
-      const c = counter(row.device);
-      c.bytes -= row.size;
-      c.depth -= 1;
-      c.dropped += 1;
-      total -= row.size;
-      tally(dropped, row.device, 1, row.size);
+    const device = largestOnDisk(counters, heldElsewhere);
+    if (device === undefined) break;
+    let rows = fetched.get(device);
+    if (!rows || rows.length === 0) {
+      rows = store.oldestRowsOf(device, 64);
+      fetched.set(device, rows);
     }
+    const row = rows.shift();
+    const c = counters.get(device);
+    if (!row || !c) break;
+    store.deleteOne(row.seq);
+    c.bytes -= row.size;
+    c.depth -= 1;
+    c.dropped += 1;
+    total -= row.size;
+    tally(dropped, device, 1, row.size);
   }
   return dropped;
+}
+
+/** The device with rows on disk that holds the most bytes in all. */
+function largestOnDisk(counters: ReadonlyMap<string, OutboxDeviceStats>, heldElsewhere: (device: string) => number): string | undefined {
+  let best: string | undefined;
+  let most = -1;
+  for (const [device, c] of counters) {
+    const held = c.bytes + heldElsewhere(device);
+    if (c.depth > 0 && held > most) {
+      most = held;
+      best = device;
+    }
+  }
+  return best;
 }
 
 /** A device's counters, created at zero on first use. */
@@ -77,15 +101,15 @@ export function noDrops(): CapDrops {
 
 /**
  * Both caps over the disk rows (inside the caller's transaction), the per-device one first.
- * `heldElsewhere`: bytes kept outside the disk (memory-first's memory), counted in the total.
+ * `heldElsewhere`: a device's bytes kept outside the disk (memory-first's memory), counted in the total.
  */
-export function enforceCaps(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, touched: ReadonlySet<string>, caps: { maxBytesPerDevice?: number; maxBytesTotal?: number }, heldElsewhere = 0): CapDrops {
+export function enforceCaps(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, touched: ReadonlySet<string>, caps: { maxBytesPerDevice?: number; maxBytesTotal?: number }, heldElsewhere?: (device: string) => number): CapDrops {
   const drops = noDrops();
   const perDevice = caps.maxBytesPerDevice;
   if (perDevice !== undefined) {
     for (const device of touched) merge(drops.device, dropOldestOfDevice(store, counterIn(counters, device), device, perDevice));
   }
-  if (caps.maxBytesTotal !== undefined) merge(drops.total, dropOldestOverall(store, counters, (d) => counterIn(counters, d), caps.maxBytesTotal, heldElsewhere));
+  if (caps.maxBytesTotal !== undefined) merge(drops.total, dropFairOverall(store, counters, caps.maxBytesTotal, heldElsewhere));
   return drops;
 }
 
@@ -105,4 +129,24 @@ export function admit(device: string, payload: Buffer | string, maxBytesPerDevic
 
 function merge(into: DropTally, from: DropTally): void {
   for (const [device, entry] of from) tally(into, device, entry.records, entry.bytes);
+}
+
+/**
+ * Memory-first's memory over a cap after an append to `device`: the device's own oldest beyond
+ * its cap; beyond the total, fairly (the device holding the most, `onDisk` included, loses first).
+ * Memory alone is held to the total: the disk's share is enforced at each write, and while the
+ * file takes no writes memory is all there is.
+ */
+export function capMemory(memory: MemoryQueue, device: string, caps: { maxBytesPerDevice?: number; maxBytesTotal?: number }, onDisk: (device: string) => number): CapDrops {
+  const drops = noDrops();
+  const excess = caps.maxBytesPerDevice === undefined ? 0 : memory.deviceBytes(device) - caps.maxBytesPerDevice;
+  if (excess > 0) {
+    const gone = memory.dropOldestOf(device, excess);
+    tally(drops.device, device, gone.records, gone.bytes);
+  }
+  const total = caps.maxBytesTotal;
+  if (total !== undefined && memory.bytes > total) {
+    for (const [d, gone] of memory.dropFairly(memory.bytes - total, onDisk)) tally(drops.total, d, gone.records, gone.bytes);
+  }
+  return drops;
 }

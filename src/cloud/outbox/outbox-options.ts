@@ -1,6 +1,7 @@
 // Settings of the SQLite-backed outbox implementations (both modes).
-import type { Time } from '../core/time.js';
-import type { OutboxDropInfo } from '../core/outbox-types.js';
+import type { Time } from '../../core/time.js';
+import type { MovedAside } from './outbox-file.js';
+import type { OutboxDropInfo, OutboxStorageState } from '../../core/outbox-types.js';
 
 export type OutboxMode = 'memory-first' | 'write-ahead';
 
@@ -20,8 +21,12 @@ export interface OutboxOptions {
   onDrop?: (info: OutboxDropInfo) => void;
   /** Called when devices got new records to send (wakes forwarders). */
   onCommit?: (devices: ReadonlySet<string>) => void;
-  /** A timed commit failed (disk full, I/O error); the batch is kept and retried. */
-  onError?: (err: unknown) => void;
+  /** The file stopped or started taking writes again (once per transition, with the cause). */
+  onStorage?: (state: OutboxStorageState) => void;
+  /** A corrupt file was moved aside (kept) and a fresh one used. */
+  onMovedAside?: (moved: MovedAside) => void;
+  /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. */
+  storageRetryMs?: number;
   /** Clock and commit timers; the system's by default. */
   time?: Time;
 }

@@ -18,4 +18,6 @@ export interface SqliteDatabase {
   pragma(source: string): unknown;
   transaction<F extends (...args: never[]) => unknown>(fn: F): F;
   close(): unknown;
+  /** True between BEGIN and COMMIT/ROLLBACK (SQLite may roll back by itself on disk full or I/O errors). */
+  readonly inTransaction: boolean;
 }

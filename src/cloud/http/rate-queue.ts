@@ -1,11 +1,11 @@
 // One bounded, rate-aware queue for every interface A/B call (the only importer of p-queue).
 // Limits: start rate, concurrency, outstanding requests. Obeys Retry-After and X-RateLimit-*.
 import PQueue from 'p-queue';
-import { backoffDelay } from '../core/backoff.js';
-import type { BackoffConfig } from '../core/config/site-types.js';
+import { backoffDelay } from '../../core/backoff.js';
+import type { BackoffConfig } from '../../core/config/site-types.js';
 import { QueueClosedError, RateLimitedError, isRetryable } from './errors.js';
-import { QueueFullError } from '../core/queue-full-error.js';
-import { sleep, systemTime, type Time } from '../core/time.js';
+import { QueueFullError } from '../../core/queue-full-error.js';
+import { sleep, systemTime, type Time } from '../../core/time.js';
 
 export interface RateInfo {
   limit?: number;

@@ -1,13 +1,13 @@
 // Drains one device's outbox into its link: in order, a window of publishes in flight, ack only
 // after PUBACK, paced so a replayed backlog does not flood the cloud. On link down everything
 // not yet acked is sent again after the next up (at least once, in order).
-import type { Logger } from '../core/logger.js';
-import type { LinkEvent } from './link.js';
-import type { OutboxRecord } from './outbox.js';
+import type { Logger } from '../../core/logger.js';
+import type { LinkEvent } from '../mqtt/link.js';
+import type { OutboxRecord } from '../outbox/outbox.js';
 import type { Pacer } from './pacer.js';
 import { TokenBucket } from './pacer.js';
-import { TOPIC } from './topics.js';
-import { sleep, systemTime, type Time } from '../core/time.js';
+import { TOPIC } from '../mqtt/topics.js';
+import { sleep, systemTime, type Time } from '../../core/time.js';
 import { PublishWindow } from './publish-window.js';
 import { WakeSignal } from './wake-signal.js';
 

@@ -1,10 +1,10 @@
 // fieldgate's own identity over its MQTT link (device-channel.md section 2): own attributes on
 // `attributes`, commands from `command/send/<id>` answered on `command/reply/<id>`. The own
 // identity has no writable attributes and no data streams: pushes to it are logged and dropped.
-import type { CommandOutcome } from '../core/device-write-types.js';
-import { COMMAND_ERRORS, describeError } from '../core/device-write-types.js';
-import type { SelfChannel, SelfCommandHandler } from '../core/self-channel.js';
-import type { Logger } from '../core/logger.js';
+import type { CommandOutcome } from '../../core/device-write-types.js';
+import { COMMAND_ERRORS, describeError } from '../../core/device-write-types.js';
+import type { SelfChannel, SelfCommandHandler } from '../../core/self-channel.js';
+import type { Logger } from '../../core/logger.js';
 import type { MqttLink } from './link.js';
 import { TOPIC, attributesReport, commandReply, parseInbound, type ReportValue } from './topics.js';
 

@@ -3,20 +3,23 @@
 // is written to SQLite, together with the rest of its device's memory and every other device due
 // then, in one transaction. Acknowledged disk rows are deleted in the same periodic transaction.
 // A spill takes a device's whole memory, so its disk rows are always older than its memory
-// records: a device's order is its disk rows, then its memory records.
-import { admit, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
+// records: a device's order is its disk rows, then its memory records. While the file takes no
+// writes (StorageHealth), reports stay in memory (capped, fair drops), are still delivered and
+// acknowledged, and a write is tried every storageRetryMs until one succeeds.
+import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
-import { OutboxStore } from './outbox-store.js';
-import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../core/outbox-types.js';
+import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
+import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
-import { systemTime, type Time } from '../core/time.js';
+import { systemTime, type Time } from '../../core/time.js';
 
 export const DEFAULT_DURABLE_AFTER_MS = 1000;
 
 export class MemoryFirstOutbox implements ReportOutbox {
-  private readonly store: OutboxStore;
+  private readonly file: StoreKeeper;
   private readonly memory: MemoryQueue;
   private readonly durableAfterMs: number;
+  private readonly retryMs: number;
   private readonly time: Time;
   /** Rows on disk and not yet acknowledged, per device; `dropped` counts memory drops too. */
   private readonly disk = new Map<string, OutboxDeviceStats>();
@@ -31,12 +34,13 @@ export class MemoryFirstOutbox implements ReportOutbox {
   constructor(private readonly options: OutboxOptions) {
     this.durableAfterMs = Math.max(0, options.durableAfterMs ?? DEFAULT_DURABLE_AFTER_MS);
     this.time = options.time ?? systemTime;
+    this.retryMs = options.storageRetryMs ?? 1000;
     this.memory = new MemoryQueue(this.durableAfterMs);
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
-    this.store = new OutboxStore(options.path, { synchronous: 'FULL' });
-    for (const row of this.store.totals()) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
-    this.nextSeq = this.store.maxSeq() + 1;
+    this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
+    for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    this.nextSeq = this.file.opened.maxSeq + 1;
   }
 
   append(device: string, payload: Buffer | string, ts: number): void {
@@ -53,9 +57,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
 
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    const fromDisk = (this.disk.get(device)?.depth ?? 0) > 0
-      ? this.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit)
-      : [];
+    const fromDisk = (this.disk.get(device)?.depth ?? 0) > 0 ? this.readDisk(device, afterSeq, limit) : [];
     if (fromDisk.length >= limit) return fromDisk;
     const last = fromDisk.at(-1)?.seq ?? afterSeq;
     const fromMemory = this.memory.after(device, last, limit - fromDisk.length);
@@ -68,10 +70,10 @@ export class MemoryFirstOutbox implements ReportOutbox {
     const disk = this.disk.get(device);
     if (disk && disk.depth > 0) {
       const from = this.ackedOnDisk.get(device) ?? 0;
-      if (upToSeq > from) {
+      const gone = upToSeq > from ? this.measureDisk(device, from, upToSeq) : undefined;
+      if (gone) {
         // Only counted now; the DELETE waits for the next write (at most durableAfterMs): a crash
         // before it resends these few (counted as duplicates downstream), never loses any.
-        const gone = this.store.measure(device, from, upToSeq);
         disk.depth -= gone.records;
         disk.bytes -= gone.bytes;
         acked += gone.records;
@@ -98,7 +100,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     const diskOldest = onDisk > 0 && !this.closed ? this.oldestOnDisk() : undefined;
     return {
       devices, depth: onDisk + this.memory.size, bytes: diskBytes + this.memory.bytes, dropped,
-      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(),
+      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(), storage: this.file.health.state(),
     };
   }
 
@@ -108,62 +110,115 @@ export class MemoryFirstOutbox implements ReportOutbox {
     return [...names];
   }
 
-  /** Writes all of memory and the pending deletes now, in one transaction. */
+  /** A file deleted, replaced or found corrupt is replaced by a fresh one with every row that could be read. */
+  checkFile(): void {
+    if (this.closed) return;
+    const { replaced, complete } = this.file.check();
+    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+  }
+
+  /** Writes all of memory and the pending deletes now, in one transaction; a failure is kept in storage state. */
   flush(): void {
     if (this.closed) return;
     this.clearTimer();
-    this.write(this.memory.all());
-    this.schedule(this.time.now());
+    this.checkFile();
+    this.afterWrite(this.write(this.memory.all()));
   }
 
-  private write(batch: readonly MemoryRecord[]): void {
+  /** False when the write failed (counters restored, memory kept, health told). */
+  private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
-    if (batch.length === 0 && deletes.length === 0) return;
+    if (batch.length === 0 && deletes.length === 0) return this.file.ok || this.probe();
     const touched = new Set<string>();
     let drops = noDrops();
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
     try {
-      this.store.transaction(() => {
+      this.file.store.transaction(() => {
         // Acknowledged rows go first, so the caps below never count them twice.
-        for (const [device, upTo] of deletes) this.store.deleteThrough(device, upTo);
+        for (const [device, upTo] of deletes) this.file.store.deleteThrough(device, upTo);
         for (const record of batch) {
-          this.store.insertWithSeq(record);
+          this.file.store.insertWithSeq(record);
           const counter = this.counter(record.device);
           counter.depth += 1;
           counter.bytes += record.payload.length;
           touched.add(record.device);
         }
         // What stays in memory after this write still counts against the total cap.
-        const staying = this.memory.bytes - batch.reduce((n, r) => n + r.payload.length, 0);
-        drops = enforceCaps(this.store, this.disk, touched, this.options, staying);
+        drops = enforceCaps(this.file.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
       });
     } catch (err) {
       for (const [device, saved] of before) Object.assign(this.counter(device), saved);
       for (const device of touched) if (!before.has(device)) this.disk.delete(device);
-      throw err;
+      this.file.failed(err);
+      return false;
     }
+    this.file.succeeded();
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);
     reportCapDrops(drops, this.options.onDrop);
+    return true;
   }
 
   /**
    * Spills memory to disk and closes the store. A spill that fails loses what memory held: it is
-   * reported (onError) and counted as dropped ('write-failed'), and the store is closed all the same.
+   * counted as dropped ('write-failed'), and the store is closed all the same. Never throws.
    */
   close(): void {
     if (this.closed) return;
+    this.checkFile();
+    if (!this.write(this.memory.all())) this.dropMemory();
+    this.closed = true;
+    this.clearTimer();
     try {
-      this.flush();
+      this.file.store.close();
     } catch (err) {
-      this.options.onError?.(err);
-      this.dropMemory();
-    } finally {
-      this.closed = true;
-      this.clearTimer();
-      this.store.close();
+      this.file.failed(err);
     }
+  }
+
+  /** Disk rows of a device after afterSeq; none (memory still served) when the file cannot be read. */
+  private readDisk(device: string, afterSeq: number, limit: number): OutboxRecord[] {
+    try {
+      return this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+    } catch (err) {
+      this.failedRead(err);
+      return [];
+    }
+  }
+
+  /** Undefined when the file cannot be read: the rows then stay counted and are deleted later. */
+  private measureDisk(device: string, from: number, upToSeq: number): { records: number; bytes: number } | undefined {
+    try {
+      return this.file.store.measure(device, from, upToSeq);
+    } catch (err) {
+      this.failedRead(err);
+      return undefined;
+    }
+  }
+
+  private failedRead(err: unknown): void {
+    this.file.failed(err);
+    this.schedule(this.time.now(), this.time.now() + this.retryMs);
+  }
+
+  /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
+  private probe(): boolean {
+    try {
+      this.file.store.probeWrite();
+      this.file.succeeded();
+      return true;
+    } catch (err) {
+      this.file.failed(err);
+      return false;
+    }
+  }
+
+  /** The next timer: the earliest deadline after a good write, a retry after a failed one. */
+  private afterWrite(ok: boolean): void {
+    const now = this.time.now();
+    if (ok) this.schedule(now);
+    else this.schedule(now, now + this.retryMs);
   }
 
   private dropMemory(): void {
@@ -179,10 +234,14 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** Per device, skipping rows acknowledged but not yet deleted. */
   private oldestOnDisk(): number | undefined {
     let oldest: number | undefined;
-    for (const [device, d] of this.disk) {
-      if (d.depth === 0) continue;
-      const ts = this.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
-      if (ts !== undefined && (oldest === undefined || ts < oldest)) oldest = ts;
+    try {
+      for (const [device, d] of this.disk) {
+        if (d.depth === 0) continue;
+        const ts = this.file.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
+        if (ts !== undefined && (oldest === undefined || ts < oldest)) oldest = ts;
+      }
+    } catch (err) {
+      this.failedRead(err);
     }
     return oldest;
   }
@@ -193,27 +252,17 @@ export class MemoryFirstOutbox implements ReportOutbox {
 
   /** Memory alone over a cap: drop its oldest now (disk rows are dropped at the next write). */
   private capMemory(device: string): void {
-    const perDevice = this.options.maxBytesPerDevice;
-    const drops = noDrops();
-    if (perDevice !== undefined) {
-      const excess = this.memory.deviceBytes(device) - perDevice;
-      if (excess > 0) {
-        const gone = this.memory.dropOldestOf(device, excess);
-        tally(drops.device, device, gone.records, gone.bytes);
-      }
-    }
-    const total = this.options.maxBytesTotal;
-    if (total !== undefined && this.memory.bytes > total) {
-      for (const [d, gone] of this.memory.dropOldest(this.memory.bytes - total)) tally(drops.total, d, gone.records, gone.bytes);
-    }
+    const drops = capMemory(this.memory, device, this.options, (d) => this.disk.get(d)?.bytes ?? 0);
     for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) this.counter(d).dropped += e.records;
     reportCapDrops(drops, this.options.onDrop);
   }
 
-
-  /** Arms the write timer for the earliest memory deadline (or `at`), whichever comes first. */
+  /** Arms the write timer for the earliest memory deadline (or `at`); while failing, only the retry. */
   private schedule(now: number, at = this.memory.nextDeadline() ?? Infinity): void {
     if (this.closed || at >= this.timerAt) return;
+    // A failing disk is retried every retryMs, not at each append's (past) deadline: that was a
+    // tight loop of doomed transactions starving delivery.
+    if (!this.file.ok && this.cancelTimer !== undefined) return;
     this.clearTimer();
     this.timerAt = at;
     this.cancelTimer = this.time.setTimer(() => this.onTimer(), Math.max(0, at - now), { unref: true });
@@ -222,14 +271,8 @@ export class MemoryFirstOutbox implements ReportOutbox {
   private onTimer(): void {
     this.cancelTimer = undefined;
     this.timerAt = Infinity;
-    const now = this.time.now();
-    try {
-      this.write(this.memory.due(now));
-      this.schedule(now);
-    } catch (err) {
-      this.options.onError?.(err);
-      this.schedule(now, now + Math.max(this.durableAfterMs, 1000));
-    }
+    if (!this.file.ok) this.checkFile();
+    this.afterWrite(this.write(this.memory.due(this.time.now())));
   }
 
   private clearTimer(): void {

@@ -3,9 +3,9 @@
 // and text the server sends back is passed through `redact` (it may echo a key or token).
 import { CloudHttpError, NetworkError, RateLimitedError } from './errors.js';
 import { createNodeFetch, type FetchLike } from './node-fetch.js';
-import type { SecretValues } from '../core/redact.js';
+import type { SecretValues } from '../../core/redact.js';
 import type { RateInfo } from './rate-queue.js';
-import { systemClock, type Clock } from '../core/time.js';
+import { systemClock, type Clock } from '../../core/time.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

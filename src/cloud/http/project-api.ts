@@ -1,10 +1,10 @@
 // Interface A client (project API): API token, device certificate, device creation.
 // Every request goes through the shared rate queue; the token is fetched outside any queued task
 // so a queue of concurrency 1 cannot deadlock on it.
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../../core/logger.js';
 import { CloudApiError, CloudHttpError } from './errors.js';
 import type { HttpMethod, JsonRequester } from './http-client.js';
-import { systemClock, type Clock } from '../core/time.js';
+import { systemClock, type Clock } from '../../core/time.js';
 import { joinUrl, requireString, type CloudRequestQueue } from './api-common.js';
 
 export interface DeviceCertificate {

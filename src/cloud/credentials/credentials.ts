@@ -1,13 +1,13 @@
 // Where a device's cloud identity comes from, in order: the site file, the credential store,
 // interface A (certificate by device id, or create by device key), then the device-key endpoint.
 // Fetched credentials are stored so the next start needs no API. Secrets are never logged.
-import type { Logger } from '../core/logger.js';
-import type { CloudSettings, DeviceConfig, IdentityConfig } from '../core/config/site-types.js';
-import type { SecretValues } from '../core/redact.js';
-import type { CreateDeviceInput, DeviceCertificate } from './project-api.js';
-import type { CertificateByKeyInput, DeviceKeyCertificate } from './device-api.js';
+import type { Logger } from '../../core/logger.js';
+import type { CloudSettings, DeviceConfig, IdentityConfig } from '../../core/config/site-types.js';
+import type { SecretValues } from '../../core/redact.js';
+import type { CreateDeviceInput, DeviceCertificate } from '../http/project-api.js';
+import type { CertificateByKeyInput, DeviceKeyCertificate } from '../http/device-api.js';
 import type { CredentialSource, CredentialStore, StoredCredential } from './credential-store.js';
-import { systemClock, type Clock } from '../core/time.js';
+import { systemClock, type Clock } from '../../core/time.js';
 
 export { CredentialStore, CredentialFileError } from './credential-store.js';
 export type { CredentialSource, StoredCredential } from './credential-store.js';

@@ -4,12 +4,12 @@
 // message that carried it and of every earlier message (so a device's acks never skip ahead),
 // publishes are paced by the shared pacer, and on link down everything unacked is sent again
 // after the next up.
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../../core/logger.js';
 import type { ForwarderLink, ForwarderOutbox, Pacer } from './forwarder.js';
 import { packBatch, type BatchCandidate } from './gateway-batch.js';
-import { GATEWAY_TOPIC } from './gateway-topics.js';
-import type { OutboxRecord } from './outbox.js';
-import { sleep, systemTime, type Time } from '../core/time.js';
+import { GATEWAY_TOPIC } from '../mqtt/gateway-topics.js';
+import type { OutboxRecord } from '../outbox/outbox.js';
+import { sleep, systemTime, type Time } from '../../core/time.js';
 import { PublishWindow } from './publish-window.js';
 import { WakeSignal } from './wake-signal.js';
 

@@ -1,9 +1,10 @@
 // The outbox's SQLite file: the only module that imports the SQLite binding (libsql). Both outbox modes
 // keep their rows here; everything else about them (order, bytes, deadlines) lives in memory.
+import { statSync } from 'node:fs';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
 import type { SqliteDatabase, Statement } from './sqlite-types.js';
-import type { OutboxRecord } from '../core/outbox-types.js';
+import type { OutboxRecord } from '../../core/outbox-types.js';
 
 /** A row as libsql returns it: BLOBs arrive as ArrayBuffer. */
 type StoredRecord = Omit<OutboxRecord, 'payload'> & { payload: ArrayBuffer };
@@ -35,9 +36,11 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 `;
 
+/** Bytes a storage probe writes (and deletes): a few pages, so it needs space as a small commit does. */
+const PROBE_BYTES = 8192;
+
 export class OutboxStore {
   private readonly db: SqliteDatabase;
-  private readonly insertAuto: Statement<[string, number, Buffer]>;
   private readonly insertSeq: Statement<[number, string, number, Buffer]>;
   private readonly selectAfter: Statement<[string, number, number], StoredRecord>;
   private readonly sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
@@ -49,8 +52,12 @@ export class OutboxStore {
   private readonly oldestTs: Statement<[], { ts: number }>;
   private readonly oldestTsOf: Statement<[string, number], { ts: number }>;
 
-  constructor(path: string, options: StoreOptions = { synchronous: 'NORMAL' }) {
+  /** The file's device and inode when opened, to notice it deleted or replaced under us. */
+  private readonly fileId: string | undefined;
+
+  constructor(readonly path: string, readonly options: StoreOptions = { synchronous: 'NORMAL' }) {
     if (path !== ':memory:') ensurePrivateFile(path);
+    this.fileId = fileIdOf(path);
     this.db = new Database(path) as SqliteDatabase;
     // better-sqlite3's defaults, which libsql lacks: a 5 s wait for a lock held by another
     // connection (libsql: 0 ms) and a 16 MB page cache (libsql: 2 MB).
@@ -68,7 +75,6 @@ export class OutboxStore {
     // No (device, seq) index: with devices interleaved it touched a page per device per commit,
     // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
     this.db.exec('DROP INDEX IF EXISTS outbox_device_seq');
-    this.insertAuto = this.db.prepare('INSERT INTO outbox (device, ts, payload) VALUES (?, ?, ?)');
     this.insertSeq = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
     this.selectAfter = this.db.prepare('SELECT seq, ts, payload FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?');
     this.sumUpTo = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?');
@@ -95,14 +101,27 @@ export class OutboxStore {
     return Math.max(used?.seq ?? 0, live.seq ?? 0);
   }
 
-  /** Runs `work` in one transaction (one commit, one fsync at most). */
+  /**
+   * Runs `work` in one transaction (one commit, one fsync at most). A failed statement or COMMIT
+   * is rethrown as it is: SQLite may already have rolled back (disk full, I/O error), and the
+   * binding's own wrapper then threw `cannot rollback - no transaction is active` instead.
+   */
   transaction<T>(work: () => T): T {
-    return this.db.transaction(work)();
-  }
-
-  /** Inserts with a fresh sequence number; returns it. */
-  insert(device: string, ts: number, payload: Buffer): number {
-    return Number(this.insertAuto.run(device, ts, payload).lastInsertRowid);
+    this.db.exec('BEGIN');
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) {
+        try {
+          this.db.exec('ROLLBACK');
+        } catch {
+          // The first error is the cause; a failed rollback leaves SQLite to roll back on reopen.
+        }
+      }
+      throw err;
+    }
   }
 
   /** Inserts with the sequence number the caller already gave the record. */
@@ -152,6 +171,41 @@ export class OutboxStore {
     return this.oldestTsOf.get(device, afterSeq)?.ts;
   }
 
+  /**
+   * A real write that leaves nothing behind: a few pages inserted and deleted in one transaction.
+   * Tells whether the file takes writes again when there is nothing else to write.
+   */
+  probeWrite(): void {
+    this.transaction(() => {
+      // Made here, not with the schema: opening a file on a full disk must not need a write.
+      this.db.exec('CREATE TABLE IF NOT EXISTS storage_probe (data BLOB)');
+      this.db.prepare('INSERT INTO storage_probe (data) VALUES (zeroblob(?))').run(PROBE_BYTES);
+      this.db.exec('DELETE FROM storage_probe');
+    });
+  }
+
+  /** Every row, oldest first (moving the rows to a fresh file). */
+  allRows(): StoredRow[] {
+    return (this.db.prepare('SELECT seq, device, ts, payload FROM outbox ORDER BY seq').all() as (StoredRecord & { device: string })[])
+      .map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload) }));
+  }
+
+  /** Makes the next automatic sequence number follow `seq` (a fresh file continues the old one's numbering). */
+  continueSequence(seq: number): void {
+    this.db.prepare("DELETE FROM sqlite_sequence WHERE name = 'outbox'").run();
+    this.db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)").run(seq);
+  }
+
+  /** True when the path no longer names the file this store has open (deleted, renamed or replaced). */
+  fileReplaced(): boolean {
+    return this.fileId !== undefined && fileIdOf(this.path) !== this.fileId;
+  }
+
+  /** SQLite's quick consistency check (no index cross-checks): ['ok'] for a sound file. */
+  quickCheck(): string[] {
+    return (this.db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check);
+  }
+
   /** SQLite's own consistency check: ['ok'] for a sound file, else the problems found. */
   integrityCheck(): string[] {
     return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check);
@@ -159,5 +213,15 @@ export class OutboxStore {
 
   close(): void {
     this.db.close();
+  }
+}
+
+function fileIdOf(path: string): string | undefined {
+  if (path === ':memory:') return undefined;
+  try {
+    const stat = statSync(path);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return 'missing';
   }
 }

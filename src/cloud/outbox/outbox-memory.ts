@@ -1,6 +1,6 @@
 // The memory half of the memory-first outbox (pure: no I/O, time passed in). Per-device FIFOs
 // of reports not yet on disk, their byte counts, and the deadline by which each must be on disk.
-import type { OutboxRecord } from '../core/outbox-types.js';
+import type { OutboxRecord } from '../../core/outbox-types.js';
 
 export interface MemoryRecord extends OutboxRecord {
   device: string;
@@ -26,6 +26,7 @@ export function deadlineFor(now: number, durableAfterMs: number): number {
 
 export class MemoryQueue {
   private readonly fifos = new Map<string, MemoryRecord[]>();
+  private readonly bytesOf = new Map<string, number>();
   private total = 0;
   private totalBytes = 0;
 
@@ -49,6 +50,7 @@ export class MemoryQueue {
     fifo.push({ device, seq, ts, payload, deadline: deadlineFor(now, this.durableAfterMs) });
     this.total += 1;
     this.totalBytes += payload.length;
+    this.bytesOf.set(device, (this.bytesOf.get(device) ?? 0) + payload.length);
   }
 
   /** Up to `limit` records of a device with seq > afterSeq, oldest first. */
@@ -94,12 +96,16 @@ export class MemoryQueue {
     return removed;
   }
 
-  /** Removes the globally oldest records until `excessBytes` are freed; per device. */
-  dropOldest(excessBytes: number): Map<string, Removed> {
+  /**
+   * Frees `excessBytes` fairly: each record dropped is the oldest of the device holding the most
+   * bytes (here plus `heldElsewhere`, e.g. its disk rows), so a fast device loses its own history
+   * before a slow one loses any of its outage. Returns what each device lost.
+   */
+  dropFairly(excessBytes: number, heldElsewhere: (device: string) => number = () => 0): Map<string, Removed> {
     const dropped = new Map<string, Removed>();
     let freed = 0;
     while (freed < excessBytes && this.total > 0) {
-      const device = this.oldestDevice();
+      const device = this.largestDevice(heldElsewhere);
       if (device === undefined) break;
       const one = this.dropOldestOf(device, 1);
       freed += one.bytes;
@@ -112,9 +118,7 @@ export class MemoryQueue {
   }
 
   deviceBytes(device: string): number {
-    let bytes = 0;
-    for (const r of this.fifos.get(device) ?? []) bytes += r.payload.length;
-    return bytes;
+    return this.bytesOf.get(device) ?? 0;
   }
 
   deviceCount(device: string): number {
@@ -174,10 +178,29 @@ export class MemoryQueue {
     return best?.device;
   }
 
+  private largestDevice(heldElsewhere: (device: string) => number): string | undefined {
+    let best: string | undefined;
+    let most = -1;
+    for (const [device, bytes] of this.bytesOf) {
+      const held = bytes + heldElsewhere(device);
+      if (held > most) {
+        most = held;
+        best = device;
+      }
+    }
+    return best;
+  }
+
   private remove(device: string, fifo: MemoryRecord[], n: number, bytes: number): void {
     if (n === 0) return;
     fifo.splice(0, n);
-    if (fifo.length === 0) this.fifos.delete(device);
+    const left = (this.bytesOf.get(device) ?? 0) - bytes;
+    if (fifo.length === 0) {
+      this.fifos.delete(device);
+      this.bytesOf.delete(device);
+    } else {
+      this.bytesOf.set(device, left);
+    }
     this.total -= n;
     this.totalBytes -= bytes;
   }

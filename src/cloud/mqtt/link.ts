@@ -3,11 +3,13 @@
 // (it may have been refreshed after a refusal) and subscribe again after every connect.
 import mqtt from 'mqtt';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import type { Logger } from '../core/logger.js';
-import { backoffDelay } from '../core/backoff.js';
-import type { BackoffConfig } from '../core/config/site-types.js';
+import type { Logger } from '../../core/logger.js';
+import { backoffDelay } from '../../core/backoff.js';
+import type { BackoffConfig } from '../../core/config/site-types.js';
 import { subscriptionTopics } from './topics.js';
-import { systemTime, type Time } from '../core/time.js';
+import { probeTargetOf, sharedProbes, type BrokerProbes } from './broker-probe.js';
+import { systemTime, type Time } from '../../core/time.js';
+import { InboundPacer } from './inbound-pacer.js';
 
 export interface LinkCredentials {
   clientId: string;
@@ -28,7 +30,10 @@ export interface MqttLinkOptions {
   subscriptions?: readonly string[];
   keepaliveS: number;
   connectTimeoutMs: number;
-  reconnect: BackoffConfig;
+  /** `probeMs`: while a delay after an unreachable broker runs, a TCP probe this often cuts it short (0 = off). */
+  reconnect: BackoffConfig & { probeMs?: number };
+  /** Shared probe loops (one per broker address); the clock's by default. */
+  probes?: BrokerProbes;
   /** CA bundle (PEM) for mqtts; Node's default trust store when absent. */
   ca?: string | Buffer;
   log: Logger;
@@ -66,6 +71,9 @@ export class MqttLink {
   private attempt = 0;
   private upSince = 0;
   private cancelReconnect: (() => void) | undefined;
+  private cancelProbe: (() => void) | undefined;
+  /** The last attempt failed below MQTT (refused, unreachable, timed out): the broker is away, not refusing. */
+  private unreachable = false;
   private lastError: string | undefined;
   private authCode: number | undefined;
   private downLogged = false;
@@ -75,10 +83,19 @@ export class MqttLink {
   private readonly eventListeners = new Set<(event: LinkEvent) => void>();
   private readonly random: () => number;
   private readonly time: Time;
+  private readonly pacer = new InboundPacer({
+    hold: () => this.socket()?.cork?.(),
+    release: () => this.socket()?.uncork?.(),
+  });
 
   constructor(private readonly options: MqttLinkOptions) {
     this.random = options.random ?? Math.random;
     this.time = options.time ?? systemTime;
+  }
+
+  /** The current connection's stream, for holding writes back during a burst of inbound messages. */
+  private socket(): { cork?: () => void; uncork?: () => void } | undefined {
+    return this.client?.stream as { cork?: () => void; uncork?: () => void } | undefined;
   }
 
   get isUp(): boolean {
@@ -93,8 +110,7 @@ export class MqttLink {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.cancelReconnect?.();
-    this.cancelReconnect = undefined;
+    this.cancelWait();
     const client = this.client;
     this.client = undefined;
     this.up = false;
@@ -140,6 +156,8 @@ export class MqttLink {
     if (this.stopped) return;
     this.lastError = undefined;
     this.authCode = undefined;
+    // Until the TCP connection opens: a broker that accepts and then refuses is not unreachable.
+    this.unreachable = true;
     const options: IClientOptions = {
       protocolVersion: 4,
       clean: true,
@@ -159,6 +177,9 @@ export class MqttLink {
     if (this.options.ca !== undefined) options.ca = this.options.ca;
     const client = mqtt.connect(this.options.url, options);
     this.client = client;
+    (client.stream as { once?: (event: string, cb: () => void) => void } | undefined)?.once?.('connect', () => {
+      if (client === this.client) this.unreachable = false;
+    });
     client.on('connect', () => {
       // Small MQTT packets (PUBACKs, command replies) must not wait for Nagle's algorithm.
       const socket = client.stream as { setNoDelay?: (on: boolean) => void };
@@ -166,6 +187,8 @@ export class MqttLink {
       void this.onConnected(client);
     });
     client.on('message', (topic, payload) => this.dispatch(topic, payload));
+    // Called after each 'message': a burst of inbound messages yields to polling now and then.
+    client.handleMessage = (_packet, callback) => this.pacer.handled(() => callback());
     client.on('error', (err) => {
       this.lastError = err.message;
       const code = (err as Error & { code?: unknown }).code;
@@ -230,9 +253,41 @@ export class MqttLink {
     const delay = backoffDelay(this.options.reconnect, this.attempt - 1, this.random);
     this.options.log.debug({ device: this.options.name, delay, attempt: this.attempt }, 'cloud link reconnect scheduled');
     this.cancelReconnect = this.time.setTimer(() => {
-      this.cancelReconnect = undefined;
+      this.cancelWait();
       void this.connect();
     }, delay);
+    this.probeWhileWaiting(delay);
+  }
+
+  /**
+   * A broker that was unreachable may come back long before a delay near `maxMs` ends: a shared
+   * TCP probe every probeMs cuts the wait short (after a little jitter, so links do not all
+   * connect in the same instant). The attempt counter is kept: a broker that then refuses gets
+   * the full backoff again.
+   */
+  private probeWhileWaiting(delay: number): void {
+    const every = this.options.reconnect.probeMs ?? 0;
+    const target = probeTargetOf(this.options.url);
+    if (!this.unreachable || every <= 0 || delay <= every || !target) return;
+    const probes = this.options.probes ?? sharedProbes(this.time);
+    this.cancelProbe = probes.watch(target, every, () => {
+      this.cancelProbe = undefined;
+      if (this.stopped || this.cancelReconnect === undefined) return;
+      this.cancelReconnect();
+      const spread = Math.round(every * Math.min(1, Math.max(0, this.options.reconnect.jitter)) * this.random());
+      this.options.log.debug({ device: this.options.name, spread }, 'cloud broker reachable again, reconnecting');
+      this.cancelReconnect = this.time.setTimer(() => {
+        this.cancelWait();
+        void this.connect();
+      }, spread);
+    });
+  }
+
+  private cancelWait(): void {
+    this.cancelReconnect?.();
+    this.cancelReconnect = undefined;
+    this.cancelProbe?.();
+    this.cancelProbe = undefined;
   }
 
   private dispatch(topic: string, payload: Buffer): void {

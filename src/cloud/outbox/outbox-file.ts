@@ -1,0 +1,204 @@
+// The outbox's SQLite file as a whole: opened with a consistency check (a corrupt file is moved
+// aside, kept for inspection, and a fresh one used instead of a crash loop), and replaced while
+// running when it was deleted, renamed or found corrupt (its readable rows go to a fresh file).
+import { existsSync, renameSync, unlinkSync } from 'node:fs';
+import { tally, type DropTally } from './outbox-caps.js';
+import { StorageHealth, type StorageListener } from './outbox-storage.js';
+import type { OutboxDeviceStats } from '../../core/outbox-types.js';
+import { OutboxStore, type DeviceTotals, type StoreOptions } from './outbox-store.js';
+
+export interface MovedAside {
+  path: string;
+  /** Where the damaged file (and its -wal/-shm) now are. */
+  movedTo: string;
+  cause: string;
+}
+
+export interface OpenedStore {
+  store: OutboxStore;
+  totals: DeviceTotals[];
+  maxSeq: number;
+}
+
+/** SQLite's codes for a file that is not a sound database. */
+export function isCorruption(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_NOTADB'));
+}
+
+/** Renames the file and its -wal/-shm to `<path>.corrupt-<time>`; returns the new name. */
+export function moveAside(path: string, now: number): string {
+  const target = `${path}.corrupt-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
+  for (const suffix of ['', '-wal', '-shm']) {
+    try {
+      renameSync(`${path}${suffix}`, `${target}${suffix}`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return target;
+}
+
+class CorruptFileError extends Error {
+  readonly code = 'SQLITE_CORRUPT';
+}
+
+function openChecked(path: string, options: StoreOptions): OpenedStore {
+  let store: OutboxStore | undefined;
+  try {
+    store = new OutboxStore(path, options);
+    const problems = store.quickCheck();
+    if (problems.length !== 1 || problems[0] !== 'ok') throw new CorruptFileError(`quick_check: ${problems.slice(0, 3).join('; ')}`);
+    return { store, totals: store.totals(), maxSeq: store.maxSeq() };
+  } catch (err) {
+    try {
+      store?.close();
+    } catch {
+      // Closing a damaged file may fail too; the open error is the one to report.
+    }
+    throw err;
+  }
+}
+
+/** Opens (creating) the outbox file; a corrupt one is moved aside (reported once) and a fresh one opened. */
+export function openOutboxFile(path: string, options: StoreOptions, now: number, onMovedAside?: (moved: MovedAside) => void): OpenedStore {
+  try {
+    return openChecked(path, options);
+  } catch (err) {
+    if (!isCorruption(err) || path === ':memory:') throw err;
+    const movedTo = moveAside(path, now);
+    onMovedAside?.({ path, movedTo, cause: err instanceof Error ? `${String((err as { code?: unknown }).code)}: ${err.message}` : String(err) });
+    return openChecked(path, options);
+  }
+}
+
+/**
+ * A fresh file at `path` holding every row of `old` that can still be read, with its sequence
+ * continued; `old` is closed first (its last close removes its -wal/-shm, so they cannot be taken
+ * for the new file's). With `moveAwayFirst` the old file is renamed aside (corrupt), else it is
+ * already gone from the path (deleted or replaced). When no file can be made there (read-only,
+ * full), the rows go to an in-memory store (`onDisk: false`) and a later call tries again.
+ */
+export function replaceFile(old: OutboxStore, path: string, now: number, moveAwayFirst: boolean): { store: OutboxStore; onDisk: boolean; complete: boolean; movedTo?: string } {
+  let rows: ReturnType<OutboxStore['allRows']> = [];
+  let seq = 0;
+  let complete = true;
+  try {
+    rows = old.allRows();
+    seq = old.maxSeq();
+  } catch {
+    complete = false;
+  }
+  try {
+    old.close();
+  } catch {
+    // A damaged or vanished file; its connection is abandoned either way.
+  }
+  let movedTo: string | undefined;
+  try {
+    // A file now at the path is not the one we had open (replaced): kept aside like a corrupt one.
+    if (moveAwayFirst || existsSync(path)) movedTo = moveAside(path, now);
+    // The deleted file's -wal/-shm, if left behind, must not be taken for the fresh file's.
+    else removeLeftovers(path);
+    return { store: filled(new OutboxStore(path, old.options), rows, seq), onDisk: true, complete, ...(movedTo ? { movedTo } : {}) };
+  } catch {
+    return { store: filled(new OutboxStore(':memory:', old.options), rows, seq), onDisk: false, complete, ...(movedTo ? { movedTo } : {}) };
+  }
+}
+
+function removeLeftovers(path: string): void {
+  for (const suffix of ['-wal', '-shm']) {
+    try {
+      unlinkSync(`${path}${suffix}`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+}
+
+function filled(store: OutboxStore, rows: ReturnType<OutboxStore['allRows']>, seq: number): OutboxStore {
+  try {
+    store.transaction(() => {
+      for (const row of rows) store.insertWithSeq(row);
+      store.continueSequence(Math.max(seq, rows.at(-1)?.seq ?? 0));
+    });
+    return store;
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+}
+
+export interface KeeperHooks {
+  now: () => number;
+  onStorage?: StorageListener;
+  onMovedAside?: (moved: MovedAside) => void;
+}
+
+/**
+ * The open store and whether it takes writes. An outbox reports each failure and success here;
+ * check() (periodic, and before each retry) swaps in a fresh file when the path lost the open one
+ * (deleted, replaced) or a failure said the file is corrupt.
+ */
+export class StoreKeeper {
+  store: OutboxStore;
+  readonly health: StorageHealth;
+  readonly opened: OpenedStore;
+  private corrupt = false;
+
+  constructor(private readonly path: string, options: StoreOptions, private readonly hooks: KeeperHooks) {
+    this.health = new StorageHealth(hooks.now, hooks.onStorage);
+    this.opened = openOutboxFile(path, options, hooks.now(), hooks.onMovedAside);
+    this.store = this.opened.store;
+  }
+
+  get ok(): boolean {
+    return this.health.ok;
+  }
+
+  failed(err: unknown): void {
+    if (isCorruption(err)) this.corrupt = true;
+    this.health.failed(err);
+  }
+
+  /** A write reached the store; it counts as storage back only when the store is the file. */
+  succeeded(): void {
+    if (this.store.path === this.path) this.health.succeeded();
+  }
+
+  /**
+   * Replaces the store when its file is gone from the path, corrupt, or when the rows live in
+   * memory after an earlier replacement failed. Returns whether it did, and whether every row
+   * came along (when not, the caller recounts).
+   */
+  check(): { replaced: boolean; complete: boolean } {
+    const inMemory = this.store.path !== this.path;
+    const gone = !inMemory && this.store.fileReplaced();
+    if (!inMemory && !gone && !this.corrupt) return { replaced: false, complete: true };
+    if (gone) this.health.failed(new Error(`the outbox file ${this.path} was deleted or replaced while open`));
+    const moveAway = this.corrupt && !gone && !inMemory;
+    const result = replaceFile(this.store, this.path, this.hooks.now(), moveAway);
+    this.store = result.store;
+    this.corrupt = false;
+    if (result.movedTo) this.hooks.onMovedAside?.({ path: this.path, movedTo: result.movedTo, cause: moveAway ? 'found corrupt while running' : 'another file took its place while running' });
+    if (result.onDisk) this.health.succeeded();
+    return { replaced: true, complete: result.complete };
+  }
+}
+
+/**
+ * After a replacement that could not read every row: each device's counters set to what the new
+ * store holds (past `ackedThrough`), the difference counted as dropped ('file-lost').
+ */
+export function recountAfterLoss(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, ackedThrough: ReadonlyMap<string, number>): DropTally {
+  const lost: DropTally = new Map();
+  for (const [device, counter] of counters) {
+    const held = store.measure(device, ackedThrough.get(device) ?? 0, Number.MAX_SAFE_INTEGER);
+    const records = counter.depth - held.records;
+    if (records > 0) tally(lost, device, records, Math.max(0, counter.bytes - held.bytes));
+    counter.dropped += Math.max(0, records);
+    counter.depth = held.records;
+    counter.bytes = held.bytes;
+  }
+  return lost;
+}

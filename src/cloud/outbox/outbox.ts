@@ -1,0 +1,253 @@
+// Write-ahead outbox: every report goes to SQLite (group-committed) before it is published, and
+// leaves only through ack() after PUBACK. The `write-ahead` mode; see memory-first-outbox.ts.
+// While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
+// published from there after what is on disk (no crash window holds then), and a commit is tried
+// every storageRetryMs; acks are counted at once and deleted at the next commit.
+import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, type DropTally } from './outbox-caps.js';
+import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
+import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
+import { systemTime, type Time } from '../../core/time.js';
+import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
+import type { OutboxOptions } from './outbox-options.js';
+
+export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
+export type { OutboxMode, OutboxOptions } from './outbox-options.js';
+
+export class Outbox implements ReportOutbox {
+  private readonly file: StoreKeeper;
+  private readonly flushIntervalMs: number;
+  private readonly flushRecords: number;
+  private readonly retryMs: number;
+  private readonly counters = new Map<string, OutboxDeviceStats>();
+  /** Rows acknowledged while the file took no writes: skipped by peek, deleted at the next commit. */
+  private readonly ackedOnDisk = new Map<string, number>();
+  private pending: Pending[] = [];
+  private nextSeq: number;
+  private cancelTimer: (() => void) | undefined;
+  private readonly time: Time;
+  private closed = false;
+
+  constructor(private readonly options: OutboxOptions) {
+    this.flushIntervalMs = options.flushIntervalMs ?? 50;
+    this.flushRecords = options.flushRecords ?? 500;
+    this.retryMs = options.storageRetryMs ?? 1000;
+    this.time = options.time ?? systemTime;
+    this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
+    for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    this.nextSeq = this.file.opened.maxSeq + 1;
+  }
+
+  /** Buffer one report; committed within flushIntervalMs or flushRecords, or by flush()/close(). */
+  append(device: string, payload: Buffer | string, ts: number): void {
+    if (this.closed) throw new Error('outbox is closed');
+    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.counters, this.options.onDrop);
+    if (bytes === undefined) return;
+    this.pending.push({ seq: this.nextSeq, device, ts, payload: bytes });
+    this.nextSeq += 1;
+    if (!this.file.ok) {
+      // The retry timer commits; meanwhile memory stays within its caps and is published from there.
+      this.trimPending();
+      this.options.onCommit?.(new Set([device]));
+    } else if (this.pending.length >= this.flushRecords) {
+      this.flush();
+    } else if (this.cancelTimer === undefined) {
+      this.cancelTimer = this.time.setTimer(() => this.flush(), this.flushIntervalMs, { unref: true });
+    }
+  }
+
+  /** Commit every buffered append and deferred delete in one transaction, then enforce the byte caps. Never throws. */
+  flush(): void {
+    if (this.cancelTimer !== undefined) {
+      this.cancelTimer();
+      this.cancelTimer = undefined;
+    }
+    this.checkFile();
+    const deletes = [...this.ackedOnDisk];
+    if (this.closed) return;
+    if (this.pending.length === 0 && deletes.length === 0) {
+      if (!this.file.ok) this.probe();
+      return;
+    }
+    const batch = this.pending;
+    this.pending = [];
+    const touched = new Set<string>();
+    const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
+    let drops = noDrops();
+    try {
+      this.file.store.transaction(() => {
+        for (const [device, upTo] of deletes) this.file.store.deleteThrough(device, upTo);
+        for (const record of batch) {
+          this.file.store.insertWithSeq(record);
+          const counter = this.counter(record.device);
+          counter.depth += 1;
+          counter.bytes += record.payload.length;
+          touched.add(record.device);
+        }
+        drops = enforceCaps(this.file.store, this.counters, touched, this.options);
+      });
+    } catch (err) {
+      // Rolled back: restore the counters and keep the batch, bounded, for the next commit.
+      for (const [device, saved] of before) Object.assign(this.counter(device), saved);
+      for (const device of touched) if (!before.has(device)) this.counters.delete(device);
+      this.pending = batch.concat(this.pending);
+      this.trimPending();
+      this.file.failed(err);
+      this.retryLater();
+      return;
+    }
+    this.file.succeeded();
+    for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
+    reportCapDrops(drops, this.options.onDrop);
+    if (touched.size > 0) this.options.onCommit?.(touched);
+  }
+
+  /** A file deleted, replaced or found corrupt is replaced by a fresh one with every row that could be read. */
+  checkFile(): void {
+    if (this.closed) return;
+    const { replaced, complete } = this.file.check();
+    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+  }
+
+  /** Committed records; while the file takes no writes, then the ones waiting for it (newer by seq). */
+  peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
+    if (this.closed) return [];
+    let fromDisk: OutboxRecord[] = [];
+    try {
+      fromDisk = this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+    } catch (err) {
+      this.file.failed(err);
+    }
+    if (this.file.ok || fromDisk.length >= limit) return fromDisk;
+    const waiting = pendingOf(this.pending, device, fromDisk.at(-1)?.seq ?? afterSeq, limit - fromDisk.length);
+    return fromDisk.concat(waiting.map(({ seq, ts, payload }) => ({ seq, ts, payload })));
+  }
+
+  ack(device: string, upToSeq: number): number {
+    if (this.closed) return 0;
+    // Published from memory while the file took no writes: acknowledged, they need no commit.
+    const before = this.pending.length;
+    this.pending = this.pending.filter((p) => p.device !== device || p.seq > upToSeq);
+    const fromMemory = before - this.pending.length;
+    const from = this.ackedOnDisk.get(device) ?? 0;
+    if (upToSeq <= from) return fromMemory;
+    // Rows already counted as gone and not yet deleted: the rest waits for the same commit.
+    if (from === 0) {
+      try {
+        return this.uncount(device, this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq))) + fromMemory;
+      } catch (err) {
+        this.file.failed(err);
+      }
+    }
+    // The file takes no deletes: count the rows gone now, delete them at the next commit.
+    let gone: { records: number; bytes: number };
+    try {
+      gone = this.file.store.measure(device, from, upToSeq);
+    } catch {
+      return fromMemory;
+    }
+    this.ackedOnDisk.set(device, upToSeq);
+    if (this.cancelTimer === undefined) this.retryLater();
+    return this.uncount(device, gone) + fromMemory;
+  }
+
+  private uncount(device: string, gone: { records: number; bytes: number }): number {
+    const counter = this.counter(device);
+    counter.depth -= gone.records;
+    counter.bytes -= gone.bytes;
+    return gone.records;
+  }
+
+  /** Depth and bytes count what waits for a commit too (as memory-first's count its memory); onDisk what is committed. */
+  stats(): OutboxStats {
+    const devices: Record<string, OutboxDeviceStats> = {};
+    let onDisk = 0;
+    let diskBytes = 0;
+    let dropped = 0;
+    for (const [device, counter] of this.counters) {
+      devices[device] = { ...counter };
+      onDisk += counter.depth;
+      diskBytes += counter.bytes;
+      dropped += counter.dropped;
+    }
+    let pendingBytes = 0;
+    for (const p of this.pending) {
+      const entry = (devices[p.device] ??= { depth: 0, bytes: 0, dropped: 0 });
+      entry.depth += 1;
+      entry.bytes += p.payload.length;
+      pendingBytes += p.payload.length;
+    }
+    return {
+      devices, depth: onDisk + this.pending.length, bytes: diskBytes + pendingBytes, dropped, buffered: this.pending.length, onDisk, diskBytes,
+      oldestTs: this.closed || onDisk === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.file.health.state(),
+    };
+  }
+
+  devicesWithBacklog(): string[] {
+    const names = new Set(this.pending.map((p) => p.device));
+    for (const [device, c] of this.counters) if (c.depth > 0) names.add(device);
+    return [...names];
+  }
+
+  /** Commits what is buffered and closes the store; what cannot be committed is counted as dropped. Never throws. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.dropPending(this.pending.splice(0), 'write-failed');
+    try {
+      this.file.store.close();
+    } catch (err) {
+      this.file.failed(err);
+    }
+  }
+
+  /** Nothing to commit while failing: a small real write tells whether the file takes writes again. */
+  private probe(): void {
+    try {
+      this.file.store.probeWrite();
+      this.file.succeeded();
+    } catch (err) {
+      this.file.failed(err);
+      this.retryLater();
+    }
+  }
+
+  private retryLater(): void {
+    if (!this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
+  }
+
+  private oldestOnDisk(): number | undefined {
+    try {
+      return this.file.store.oldestSampleTs();
+    } catch (err) {
+      this.file.failed(err);
+      return undefined;
+    }
+  }
+
+  /** At most flushRecords × 20 reports and maxBytesTotal bytes wait in memory; the largest holder loses first. */
+  private trimPending(): void {
+    const kept = trimPendingFairly(this.pending, this.flushRecords * 20, this.options.maxBytesTotal ?? Infinity, (d) => this.counters.get(d)?.bytes ?? 0);
+    this.dropPending(kept.lost, 'total-cap');
+    this.pending = kept.kept;
+  }
+
+  private dropPending(lost: readonly Pending[], reason: OutboxDropInfo['reason']): void {
+    if (lost.length === 0) return;
+    const byDevice: DropTally = new Map();
+    for (const record of lost) {
+      const entry = byDevice.get(record.device) ?? { records: 0, bytes: 0 };
+      entry.records += 1;
+      entry.bytes += record.payload.length;
+      byDevice.set(record.device, entry);
+      this.counter(record.device).dropped += 1;
+    }
+    reportDrops(byDevice, reason, this.options.onDrop);
+  }
+
+  private counter(device: string): OutboxDeviceStats {
+    return counterIn(this.counters, device);
+  }
+}

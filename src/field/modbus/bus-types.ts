@@ -1,0 +1,37 @@
+// The options a Bus is built with, and the job it keeps for each request.
+import type { BusConfig } from '../../core/config/site-types.js';
+import type { Logger } from '../../core/logger.js';
+import type { Clock, Timers } from '../../core/time.js';
+import type { Operation, OperationResult, Priority } from './bus-request.js';
+import type { TransportFactory } from './transport.js';
+
+export interface BusOptions {
+  config: BusConfig;
+  transportFactory: TransportFactory;
+  logger: Logger;
+  clock?: Clock;
+  timers?: Timers;
+  random?: () => number;
+  /** Requests allowed to wait; beyond it requests are rejected with QueueFullError. */
+  queueLimit?: number;
+  /** Pause before repeating a request answered "busy" or "acknowledge" (grows linearly); the line serves others meanwhile. */
+  busyBackoffMs?: number;
+  /** Share of bus time 'high' (cloud) work may take while polls wait, (0, 1]; 1 = always first. */
+  highShare?: number;
+  /** Units that serve several requests at once (device `limits.concurrent`); others get one at a time. */
+  concurrentUnits?: ReadonlySet<number>;
+}
+
+export interface Job {
+  unit: number;
+  op: Operation;
+  priority: Priority;
+  timeoutMs: number;
+  resolve: (result: OperationResult) => void;
+  reject: (err: unknown) => void;
+  /** Repeats after "busy" so far. */
+  busyAttempts: number;
+  /** Set once the job was let onto the line: a repeat after "busy" is not admitted again. */
+  admitted?: 'go' | 'probe';
+}
+

@@ -1,0 +1,41 @@
+// Requests answered "busy" (exception 6) or "acknowledge" (5) wait for their next attempt off the
+// line: the line serves other units meanwhile, and the request goes back into the queue when its
+// pause is over. The pause grows with each attempt; the number of attempts is bounded.
+import type { Timers } from '../../core/time.js';
+
+export class BusyRetries<J> {
+  private readonly waiting = new Map<J, () => void>();
+
+  constructor(
+    private readonly timers: Timers,
+    /** Pause before the first repeat; the n-th repeat waits n times as long (never less than `minPauseMs`). */
+    private readonly backoffMs: number,
+    private readonly minPauseMs: number,
+  ) {}
+
+  /** How long the `attempt`-th repeat (1-based) waits. */
+  pauseMs(attempt: number): number {
+    return Math.max(this.minPauseMs, this.backoffMs * attempt);
+  }
+
+  /** Calls `requeue` with the job after its pause, unless `cancelAll` comes first. */
+  schedule(job: J, attempt: number, requeue: (job: J) => void): void {
+    const cancel = this.timers.setTimer(() => {
+      this.waiting.delete(job);
+      requeue(job);
+    }, this.pauseMs(attempt));
+    this.waiting.set(job, cancel);
+  }
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  /** The bus stops or goes down: every waiting job is handed back to be failed. */
+  cancelAll(): J[] {
+    const jobs = [...this.waiting.keys()];
+    for (const cancel of this.waiting.values()) cancel();
+    this.waiting.clear();
+    return jobs;
+  }
+}

@@ -1,0 +1,92 @@
+// What the bus does about units that answer late or busy: on RTU framing a unit that timed out is
+// not asked again until its late reply was seen or its guard ran out (late-guard.ts), and a
+// request answered "busy"/"acknowledge" is repeated a bounded number of times after a pause off
+// the line (busy-retries.ts). Both are failures for cool-down (bus-outcomes.ts).
+import type { BusConfig } from '../../core/config/site-types.js';
+import type { Clock, Timers } from '../../core/time.js';
+import { BusyRetries } from './busy-retries.js';
+import { ModbusExceptionError, ModbusTimeoutError } from './errors.js';
+import { LateReplyGuard, type LateUnitView } from './late-guard.js';
+
+/** Default late-reply guard on RTU framing, in request timeouts: a reply up to 10x late cannot pass for another. */
+export const LATE_GUARD_TIMEOUTS = 10;
+const DEFAULT_BUSY_BACKOFF_MS = 50;
+
+export interface SlowJob {
+  unit: number;
+  timeoutMs: number;
+  /** Repeats after "busy" so far. */
+  busyAttempts: number;
+  reject: (err: unknown) => void;
+}
+
+export interface SlowUnitsContext<J extends SlowJob> {
+  config: BusConfig;
+  clock: Clock;
+  timers: Timers;
+  interFrameDelayMs: number;
+  busyBackoffMs: number | undefined;
+  /** The transport reports late replies (RTU framing): guard units that timed out. */
+  watchesLateReplies: boolean;
+  isUp(): boolean;
+  /** Puts a job back into the queue and pumps; false when the queue is full. */
+  requeue(job: J): boolean;
+  downError(): Error;
+  /** A repeat after "busy" was scheduled (counted). */
+  onBusyRepeat(): void;
+  /** A late reply came: counted, a cool-down failure, a warning the first time for the unit. */
+  onLate(unit: number, answeredAfterMs: number, first: boolean): void;
+}
+
+export class SlowUnits<J extends SlowJob> {
+  private readonly busy: BusyRetries<J>;
+  private readonly guard: LateReplyGuard | undefined;
+
+  constructor(private readonly ctx: SlowUnitsContext<J>) {
+    this.busy = new BusyRetries<J>(ctx.timers, ctx.busyBackoffMs ?? DEFAULT_BUSY_BACKOFF_MS, ctx.interFrameDelayMs);
+    this.guard = ctx.watchesLateReplies ? new LateReplyGuard() : undefined;
+  }
+
+  /** Ms until `unit` may be asked again (its late reply may still come), or undefined when it may now. */
+  guardWait(unit: number): number | undefined {
+    const admission = this.guard?.admit(unit, this.ctx.clock.now());
+    return admission?.kind === 'wait' ? admission.retryInMs : undefined;
+  }
+
+  /**
+   * A job failed with `err`. True when it repeats later ("busy" with repeats left: back into the
+   * queue after a pause off the line); false when it fails now (a timeout starts its unit's guard).
+   */
+  afterFailure(job: J, err: unknown): boolean {
+    const busy = err instanceof ModbusExceptionError && err.isBusy;
+    if (busy && job.busyAttempts < this.ctx.config.busyRetries && this.ctx.isUp()) {
+      job.busyAttempts += 1;
+      this.ctx.onBusyRepeat();
+      this.busy.schedule(job, job.busyAttempts, (again) => {
+        if (!this.ctx.isUp()) again.reject(this.ctx.downError());
+        else if (!this.ctx.requeue(again)) again.reject(err);
+      });
+      return true;
+    }
+    if (err instanceof ModbusTimeoutError && this.guard) {
+      const guardMs = this.ctx.config.lateReplyGuardMs ?? LATE_GUARD_TIMEOUTS * job.timeoutMs;
+      this.guard.onTimeout(job.unit, this.ctx.clock.now(), guardMs);
+    }
+    return false;
+  }
+
+  /** The reply of a timed-out request came after all: the unit may be asked again. */
+  lateReply(unit: number, answeredAfterMs: number): void {
+    if (!this.guard) return;
+    this.ctx.onLate(unit, Math.round(answeredAfterMs), this.guard.onLateReply(unit, answeredAfterMs));
+  }
+
+  lateUnits(): LateUnitView[] {
+    return this.guard?.list(this.ctx.clock.now()) ?? [];
+  }
+
+  /** The bus stops or goes down: jobs waiting to repeat are handed back to be failed. */
+  cancelAll(): J[] {
+    return this.busy.cancelAll();
+  }
+}
