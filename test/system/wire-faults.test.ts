@@ -58,24 +58,7 @@ buses:
   - { name: wrong, kind: rtu, path: ${wrong.pty.a}, baudRate: 19200, timeoutMs: 300, echo: false }
   - { name: right, kind: rtu, path: ${right.pty.a}, baudRate: 19200, timeoutMs: 300, echo: true }
 devices:
-  - name: meter-1
-    bus: wrong
-    unitId: 1
-    pollIntervalMs: 100ms
-    cloud: { accessToken: demo-meter-1-token }
-    points: [{ id: voltage, table: input, address: 0, scale: 0.1 }]
-  - name: meter-2
-    bus: right
-    unitId: 1
-    pollIntervalMs: 100ms
-    cloud: { accessToken: demo-meter-2-token }
-    points: [{ id: voltage, table: input, address: 0, scale: 0.1 }]
-  - name: meter-3
-    bus: right
-    unitId: 2
-    pollIntervalMs: 100ms
-    cloud: { accessToken: demo-meter-3-token }
-    points: [{ id: voltage, table: input, address: 0, scale: 0.1 }]
+${[['meter-1', 'wrong', 1], ['meter-2', 'right', 1], ['meter-3', 'right', 2]].map(([name, bus, unit]) => `  - { name: ${name}, bus: ${bus}, unitId: ${unit}, pollIntervalMs: 100ms, cloud: { accessToken: demo-${name}-token }, points: [{ id: voltage, table: input, address: 0, scale: 0.1 }] }`).join('\n')}
 `);
     const child = spawn(process.execPath, [...TSX_FROM_SOURCE, 'test/system/fixtures/cli.ts', 'run', '--config', file], {
       env: { PATH: process.env.PATH, LOG_LEVEL: 'info', FIELDGATE_PROJECT_KEY: 'demo-project-key', FIELDGATE_ACCESS_KEY: 'demo-access-key', FIELDGATE_SECRET_KEY: 'demo-secret-key' },
