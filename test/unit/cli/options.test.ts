@@ -92,7 +92,7 @@ describe('status formatting', () => {
   it('says which bus has a line whose echo does not match its setting', () => {
     const hint = 'the line echoes requests: set echo: true on this bus';
     const text = formatStatus({
-      version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, devices: [], links: [], rateQueue: null,
+      version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, devices: [], links: [], rateQueue: null, outbox: null,
       buses: [
         { name: 'line1', kind: 'rtu', up: true, transactions: 10, timeouts: 0, exceptions: 0, queueDepth: 0, utilisation: 0.1, echoProblem: hint },
         { name: 'line2', kind: 'rtu', up: true, transactions: 10, timeouts: 0, exceptions: 0, queueDepth: 0, utilisation: 0.1 },
