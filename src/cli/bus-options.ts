@@ -10,6 +10,7 @@ export const BUS_OPTIONS = {
   'stop-bits': { type: 'string' },
   timeout: { type: 'string' },
   'rtu-over-tcp': { type: 'boolean' },
+  echo: { type: 'boolean' },
 } as const;
 
 export const BUS_OPTIONS_HELP = `  --bus PATH|HOST:PORT   serial device (Modbus RTU) or TCP peer (Modbus TCP)
@@ -18,6 +19,7 @@ export const BUS_OPTIONS_HELP = `  --bus PATH|HOST:PORT   serial device (Modbus 
   --data-bits 7|8        (default 8)
   --stop-bits 1|2        (default 1)
   --rtu-over-tcp         RTU framing through a TCP serial server
+  --echo                 the RS-485 adapter echoes each request: expect and strip it (echo: true)
   --timeout MS           per-request timeout (default 1000)`;
 
 export interface BusOptionValues {
@@ -28,6 +30,7 @@ export interface BusOptionValues {
   'stop-bits'?: string;
   timeout?: string;
   'rtu-over-tcp'?: boolean;
+  echo?: boolean;
 }
 
 export class UsageError extends Error {}
@@ -56,7 +59,8 @@ export function busFromOptions(values: BusOptionValues, baudOverride?: number): 
   if (hostPort && !target.startsWith('/')) {
     const host = hostPort[1].replace(/^\[|\]$/g, '');
     const port = integerOption('bus port', hostPort[2], undefined, 1, 65535);
-    if (values['rtu-over-tcp']) return { kind: 'rtu-over-tcp', host, port, interFrameDelayMs: BUS_DEFAULTS.rtuOverTcp.interFrameDelayMs, ...common };
+    if (values['rtu-over-tcp']) return { kind: 'rtu-over-tcp', host, port, interFrameDelayMs: BUS_DEFAULTS.rtuOverTcp.interFrameDelayMs, echo: values.echo === true, ...common };
+    if (values.echo) throw new UsageError('--echo is for RTU framing (a serial line or --rtu-over-tcp), not Modbus TCP');
     return { kind: 'tcp', host, port, maxInFlight: 1, ...common };
   }
   const baudRate = baudOverride ?? integerOption('baud', values.baud, BUS_DEFAULTS.rtu.baudRate, 50, 4_000_000);
@@ -66,6 +70,6 @@ export function busFromOptions(values: BusOptionValues, baudOverride?: number): 
   const stopBits = integerOption('stop-bits', values['stop-bits'], 1, 1, 2) as 1 | 2;
   return {
     kind: 'rtu', path: target, baudRate, parity, dataBits, stopBits,
-    interFrameDelayMs: defaultInterFrameDelayMs(baudRate, dataBits, parity, stopBits), ...common,
+    interFrameDelayMs: defaultInterFrameDelayMs(baudRate, dataBits, parity, stopBits), echo: values.echo === true, ...common,
   };
 }

@@ -2,7 +2,7 @@
 // kind of bus that failed: a TCP peer gets network advice, a serial line gets wiring advice.
 import type { BusConfig } from '../core/config/site-types.js';
 import {
-  ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusTimeoutError, PortClosedError, PortOpenError,
+  LineEchoError, ModbusCrcError, ModbusEngineError, ModbusExceptionError, ModbusTimeoutError, PortClosedError, PortOpenError,
 } from '../field/modbus/errors.js';
 
 export type BusKind = BusConfig['kind'];
@@ -55,6 +55,10 @@ export function explainFieldError(err: unknown, kind: BusKind): string {
   if (err instanceof ModbusExceptionError) return explainException(err, kind);
   if (err instanceof ModbusCrcError) {
     return kind === 'rtu-over-tcp' ? `${err.message}: noise or wrong baud/parity on the converter's serial side` : kind === 'rtu' ? `${err.message}: noise or wrong baud/parity on the line` : err.message;
+  }
+  if (err instanceof LineEchoError) {
+    const flag = err.problem === 'echoes' ? ' (here: pass --echo)' : err.problem === 'missing' ? ' (here: leave out --echo)' : '';
+    return `${err.message}${flag}`;
   }
   if (err instanceof PortOpenError) return explainOpen(err, kind);
   if (err instanceof PortClosedError && kind !== 'rtu') return `${err.message}: the device closed the connection (it may allow one client at a time: is the fieldgate service or another master connected?)`;

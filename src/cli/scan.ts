@@ -1,8 +1,8 @@
 // `fieldgate scan`: which unit ids answer on a line, and at which baud rate (commissioning on site).
 import { parseArgs } from 'node:util';
 import type { BusConfig } from '../core/config/site-types.js';
-import { ModbusExceptionError, PortOpenError } from '../field/modbus/errors.js';
-import { createModbusTransport } from '../field/modbus/transport.js';
+import { LineEchoError, ModbusExceptionError, PortOpenError } from '../field/modbus/errors.js';
+import { type ModbusTransport, createModbusTransport } from '../field/modbus/transport.js';
 import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
 import { explainFieldError } from './field-errors.js';
 import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from './io.js';
@@ -21,6 +21,8 @@ Each is shown with its answer time; on RTU a reply that comes after the timeout 
 unit, and says how late it answers. On a serial line, --bauds tries each speed in turn. A
 pseudo-terminal (a socat pair, the simulator's --pty) has no line speed: every rate answers alike,
 so there it scans once and says so.
+A line that echoes each request (an RS-485 adapter's local echo) is noticed and scanned again with
+the echo stripped: set echo: true on that bus then.
 With --sunspec, looks for the SunS marker at 40000, 50000 and 0, walks the model chain, prints
 each model (id, address, length) and a site-file device block naming the matching profiles.
 
@@ -62,15 +64,19 @@ export interface ScanHit {
   baudRate?: number;
   answer: 'reply' | 'exception' | 'late';
   detail: string;
+  /** Found with the line's local echo stripped (set echo: true on this bus). */
+  echo?: true;
   /** Request to reply (ms); for 'late', after the timeout. */
   answerMs: number;
 }
 
 function describeHit(h: ScanHit, timeoutMs: number): string {
-  const where = `unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}`;
+  const where = `unit ${h.unit}${h.baudRate ? ` at ${h.baudRate} baud` : ''}${h.echo ? ' (echo: true)' : ''}`;
   if (h.answer === 'late') return `${where}: ${lateReplyHint(h.unit, h.answerMs, timeoutMs).replace(/^unit \d+ /, '')}`;
   return `${where}: ${h.answer === 'reply' ? 'answered' : `answered with exception (${h.detail})`} in ${h.answerMs} ms`;
 }
+
+const echoFlag = (bus: BusConfig): { echo?: true } => (bus.kind !== 'tcp' && bus.echo === true ? { echo: true } : {});
 
 export const runScan: CliCommand = async (args, io) => {
   let values;
@@ -112,11 +118,12 @@ export const runScan: CliCommand = async (args, io) => {
   }
   if (values.sunspec) return runSunSpecScan(buses[0], units, values['bus-name'] ?? 'bus1', io);
   const hits: ScanHit[] = [];
-  for (const bus of buses) {
+  let echoNoticed = false;
+  for (let bus of buses) {
     const baudRate = bus.kind === 'rtu' && !ptyLine ? bus.baudRate : undefined;
     const label = bus.kind !== 'rtu' ? `${bus.host}:${bus.port}` : ptyLine ? 'pty' : `${bus.baudRate} ${bus.dataBits}${bus.parity[0].toUpperCase()}${bus.stopBits}`;
-    const transport = createModbusTransport(bus);
-    const late = new LateReplies(transport);
+    let transport: ModbusTransport = createModbusTransport(bus);
+    let late = new LateReplies(transport);
     try {
       await transport.open();
     } catch (err) {
@@ -125,15 +132,30 @@ export const runScan: CliCommand = async (args, io) => {
       continue;
     }
     try {
-      for (const [i, unit] of units.entries()) {
+      for (let i = 0; i < units.length; i += 1) {
+        const unit = units[i] as number;
         io.stderr.write(`\rscanning ${label}: unit ${unit} (${i + 1}/${units.length}), found ${hits.length}   `);
         const started = performance.now();
         try {
           const { answerMs } = await timed(() => readOnce(transport, unit, table, address, 1, bus.timeoutMs));
-          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered', answerMs });
+          hits.push({ unit, baudRate, answer: 'reply', detail: 'answered', answerMs, ...echoFlag(bus) });
         } catch (err) {
           const answerMs = Math.round(performance.now() - started);
-          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName, answerMs });
+          if (err instanceof ModbusExceptionError) hits.push({ unit, baudRate, answer: 'exception', detail: err.exceptionName, answerMs, ...echoFlag(bus) });
+          if (err instanceof LineEchoError && err.problem === 'echoes' && bus.kind !== 'tcp' && bus.echo !== true) {
+            // Try the other setting: this unit again, and the rest, with the echo stripped.
+            echoNoticed = true;
+            bus = { ...bus, echo: true };
+            await transport.close().catch(() => undefined);
+            transport = createModbusTransport(bus);
+            late = new LateReplies(transport);
+            const reopened = await transport.open().then(() => true, (openErr: unknown) => {
+              io.stderr.write(`fieldgate scan: ${explainFieldError(openErr, bus.kind)}\n`);
+              return false;
+            });
+            if (!reopened) return EXIT_UNAVAILABLE;
+            i -= 1;
+          }
         }
       }
       for (const [unit, answerMs] of late.units) hits.push({ unit, baudRate, answer: 'late', detail: 'answered after the timeout', answerMs });
@@ -145,6 +167,7 @@ export const runScan: CliCommand = async (args, io) => {
     if (hits.length > 0) break;
   }
   io.stderr.write('\n');
+  if (echoNoticed) io.stderr.write('the line echoes requests: set echo: true on this bus (scanned with the echo stripped)\n');
   if (values.json) io.stdout.write(`${JSON.stringify(hits)}\n`);
   else if (hits.length === 0) io.stdout.write('no unit answered\n');
   else for (const h of hits) io.stdout.write(`${describeHit(h, buses[0]?.timeoutMs ?? 0)}\n`);

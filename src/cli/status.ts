@@ -49,6 +49,7 @@ export function formatStatus(s: GatewayStatus): string {
   parts.push('', formatTable(['DEVICE', 'BUS', 'STATE', 'POINTS', 'FAILING', 'LAST POLL', 'SKIPPED'],
     s.devices.map((d) => [d.name, d.bus, d.online ? 'online' : 'OFFLINE', d.points, d.failingPoints?.length ?? 0, age(d.lastPollAgeMs),
       d.overrunning ? `${d.skippedCycles} (overrunning)` : d.skippedCycles])));
+  for (const b of s.buses) if (b.echoProblem) parts.push(`bus ${b.name}: ${b.echoProblem}`);
   parts.push(...pointSections(s));
   if (s.links.length > 0) {
     parts.push('', formatTable(['LINK', 'STATE', 'RECONNECTS', 'PUBLISHES'], s.links.map((l) => [l.device, l.state, l.reconnects, l.publishes])));

@@ -56,6 +56,7 @@ export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): Bu
     lateReplies: stats.lateReplies,
     lateUnits: stats.lateUnits.map(({ unit, lateReplies, slowestAnswerMs }) => ({ unit, lateReplies, slowestAnswerMs })),
     utilisation: uptimeMs > 0 ? Math.min(1, stats.busyTimeMs / uptimeMs) : 0,
+    ...(stats.echoProblem ? { echoProblem: stats.echoProblem } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export interface BusStatus {
   queueDepth: number;
   /** Fraction of wall time the line was busy with transactions since start (0..1). */
   utilisation: number;
+  /** The line's echo does not match the bus's `echo` setting: what to set. */
+  echoProblem?: string;
 }
 
 export interface LateUnitStatus {

@@ -26,6 +26,8 @@ const USAGE = `usage: fieldgate simulate MAP [options]
   --data-bits 7|8         (default 8)
   --stop-bits 1|2         (default 1)
   --baud-accurate         RTU replies only after the time the exchange would take on a real line
+  --strict                with --baud-accurate: ignore requests sent less than t3.5 after the previous frame
+  --echo                  RTU lines echo every request byte back before the reply (RS-485 local echo)
   --log-level LEVEL       trace|debug|info|warn|error|silent (default info; debug logs every request)
 `;
 
@@ -86,7 +88,7 @@ export async function simulateUntil(args: string[], io: CliIo, stop: AbortSignal
         tcp: { type: 'string' }, rtu: { type: 'string' }, pty: { type: 'boolean' },
         'rtu-over-tcp': { type: 'string' }, baud: { type: 'string' }, parity: { type: 'string' },
         'data-bits': { type: 'string' }, 'stop-bits': { type: 'string' },
-        'baud-accurate': { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'baud-accurate': { type: 'boolean' }, strict: { type: 'boolean' }, echo: { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
         profile: { type: 'string', multiple: true }, unit: { type: 'string' }, 'profile-dir': { type: 'string', multiple: true },
       },
     });
@@ -99,6 +101,7 @@ export async function simulateUntil(args: string[], io: CliIo, stop: AbortSignal
     if (profiles.length === 0 && parsed.positionals.length !== 1) throw new UsageError('exactly one register map file is needed');
     if (parsed.values.unit !== undefined && profiles.length === 0) throw new UsageError('--unit goes with --profile');
     if (parsed.values.rtu !== undefined && parsed.values.pty === true) throw new UsageError('--rtu and --pty exclude each other');
+    if (parsed.values.strict === true && parsed.values['baud-accurate'] !== true) throw new UsageError('--strict needs --baud-accurate');
     const level = parsed.values['log-level'];
     if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level)) throw new UsageError(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
     line = parseLine(parsed.values);
@@ -125,6 +128,7 @@ export async function simulateUntil(args: string[], io: CliIo, stop: AbortSignal
     const rtuPath = values.rtu ?? pty?.a;
     simulation = await startSimulation({
       map, logger, tcp, rtuOverTcp, line, baudAccurate: values['baud-accurate'] === true,
+      strict: values.strict === true, echo: values.echo === true,
       rtu: rtuPath === undefined ? undefined : { path: rtuPath },
     });
     const names = map.units.map((u) => `${u.unit} (${u.name})`).join(', ');

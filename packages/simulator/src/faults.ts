@@ -22,6 +22,11 @@ export interface UnitFault {
   disappear?: DisappearFault | true;
   /** Reply with a corrupted CRC: true = always, a number in 0..1 = that fraction of replies. */
   garble?: boolean | number;
+  /**
+   * Off-by-N register reads (FC3/FC4): the reply carries this many registers more (or, negative,
+   * fewer; at least one) than asked, with a byte count and CRC consistent with what it carries.
+   */
+  extraRegisters?: number;
 }
 
 export interface ActiveFault {
@@ -32,9 +37,22 @@ export interface ActiveFault {
 
 export type FaultAction =
   | { answer: false; reason: 'timeout' | 'disappeared' }
-  | { answer: true; delayMs: number; garble: boolean; exception?: InjectedException };
+  | { answer: true; delayMs: number; garble: boolean; exception?: InjectedException; extraRegisters: number };
 
-export const NO_FAULT_ACTION: FaultAction = { answer: true, delayMs: 0, garble: false };
+export const NO_FAULT_ACTION: FaultAction = { answer: true, delayMs: 0, garble: false, extraRegisters: 0 };
+
+/** A register-read reply PDU re-sized by `extra` registers (byte count adjusted); other PDUs unchanged. */
+export function resizeReadReply(pdu: Buffer, extra: number): Buffer {
+  const code = pdu[0];
+  if (extra === 0 || (code !== 3 && code !== 4) || pdu.length < 4) return pdu;
+  const registers = Math.max(1, Math.min(125, (pdu.length - 2) / 2 + extra));
+  const out = Buffer.alloc(2 + 2 * registers);
+  pdu.copy(out, 0, 0, Math.min(pdu.length, out.length));
+  out[1] = 2 * registers;
+  // Added registers repeat a recognisable value, so a decoded one would stand out.
+  for (let at = pdu.length; at + 1 < out.length; at += 2) out.writeUInt16BE(0xbad0, at);
+  return out;
+}
 
 export function isDisappeared(active: ActiveFault, nowMs: number): boolean {
   const spec = active.fault.disappear;
@@ -53,7 +71,7 @@ export function decideFault(active: ActiveFault | undefined, nowMs: number, rand
   if (fault.timeout === true) return { answer: false, reason: 'timeout' };
   if (isDisappeared(active, nowMs)) return { answer: false, reason: 'disappeared' };
   const garble = fault.garble === true || (typeof fault.garble === 'number' && random() < fault.garble);
-  return { answer: true, delayMs: Math.max(0, fault.slowMs ?? 0), garble, exception: fault.exception };
+  return { answer: true, delayMs: Math.max(0, fault.slowMs ?? 0), garble, exception: fault.exception, extraRegisters: fault.extraRegisters ?? 0 };
 }
 
 /** Check a fault from a map file or an API call; every problem with its path. */
@@ -61,12 +79,15 @@ export function validateFault(fault: unknown, path: string): string[] {
   const problems: string[] = [];
   if (typeof fault !== 'object' || fault === null || Array.isArray(fault)) return [`${path}: must be an object`];
   const f = fault as Record<string, unknown>;
-  const known = ['exception', 'timeout', 'slowMs', 'disappear', 'garble'];
+  const known = ['exception', 'timeout', 'slowMs', 'disappear', 'garble', 'extraRegisters'];
   for (const key of Object.keys(f)) if (!known.includes(key)) problems.push(`${path}.${key}: unknown fault (known: ${known.join(', ')})`);
   if (f.timeout !== undefined && typeof f.timeout !== 'boolean') problems.push(`${path}.timeout: must be true or false`);
   if (f.slowMs !== undefined && !isNonNegative(f.slowMs)) problems.push(`${path}.slowMs: must be a number >= 0`);
   if (f.garble !== undefined && typeof f.garble !== 'boolean' && !(isNonNegative(f.garble) && Number(f.garble) <= 1)) {
     problems.push(`${path}.garble: must be true, false or a fraction 0..1`);
+  }
+  if (f.extraRegisters !== undefined && !(isIntIn(f.extraRegisters, -124, 124) && f.extraRegisters !== 0)) {
+    problems.push(`${path}.extraRegisters: must be a whole number of registers -124..124, not 0`);
   }
   if (f.disappear !== undefined && f.disappear !== true) problems.push(...validateDisappear(f.disappear, `${path}.disappear`));
   if (f.exception !== undefined) problems.push(...validateException(f.exception, `${path}.exception`));

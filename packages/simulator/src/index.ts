@@ -51,6 +51,10 @@ export interface SimulationOptions {
   /** Line settings for rtu and rtu-over-tcp (default 9600 8E1). */
   line?: LineSettings;
   baudAccurate?: boolean;
+  /** RTU lines echo every request byte back before the reply (RS-485 local echo). */
+  echo?: boolean;
+  /** RTU lines ignore (and count) requests that begin less than t3.5 after the previous frame; needs baudAccurate. */
+  strict?: boolean;
 }
 
 export interface Simulation {
@@ -66,7 +70,7 @@ export const DEFAULT_LINE: LineSettings = { baud: 9600, parity: 'even', dataBits
 export async function startSimulation(options: SimulationOptions): Promise<Simulation> {
   const simulator = new Simulator(options.map, { logger: options.logger });
   const line = options.line ?? DEFAULT_LINE;
-  const rtuOptions = { simulator, logger: options.logger, line, baudAccurate: options.baudAccurate };
+  const rtuOptions = { simulator, logger: options.logger, line, baudAccurate: options.baudAccurate, echo: options.echo, strict: options.strict };
   const started: Simulation = { simulator, close: async () => {} };
   const closers: Array<() => Promise<void>> = [];
   started.close = async () => {

@@ -14,6 +14,10 @@ export interface RtuServerOptions {
   baudAccurate?: boolean;
   /** Silence that ends an unknown frame / drops a partial one (ms). */
   silenceMs?: number;
+  /** The line echoes every request byte back before the reply (RS-485 local echo). */
+  echo?: boolean;
+  /** Ignore (and count) requests that begin less than t3.5 after the previous frame. */
+  strict?: boolean;
 }
 
 export interface SerialRtuServer {
@@ -42,6 +46,8 @@ export async function startSerialRtuServer(path: string, options: RtuServerOptio
     timing: lineTiming(options.line),
     baudAccurate: options.baudAccurate,
     silenceMs: options.silenceMs,
+    echo: options.echo,
+    strict: options.strict,
   });
   const opened = session;
   return {
@@ -69,6 +75,8 @@ export async function startRtuOverTcpServer(host: string, port: number, options:
       timing,
       baudAccurate: options.baudAccurate,
       silenceMs: options.silenceMs,
+      echo: options.echo,
+      strict: options.strict,
       line,
     });
     return { onData: (chunk) => session.feed(chunk), onClose: () => session.close() };

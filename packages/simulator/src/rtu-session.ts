@@ -15,6 +15,13 @@ export interface RtuSessionOptions {
   /** Line settings; with `baudAccurate` replies wait for the wire time they would take. */
   timing?: LineTiming;
   baudAccurate?: boolean;
+  /** The line returns every byte the master sends before the reply (an RS-485 adapter's local echo). */
+  echo?: boolean;
+  /**
+   * Like a strict device, ignore a request that begins less than t3.5 after the previous frame on
+   * the line (counted in the simulator's line counters). Needs baud-accurate mode.
+   */
+  strict?: boolean;
   /** Silence that ends an unknown-length frame / drops a partial one (default max(t3.5, 20 ms)). */
   silenceMs?: number;
   /** Shared by sessions that model one physical line (several TCP clients of one serial server). */
@@ -50,6 +57,7 @@ export class RtuSession {
 
   constructor(private readonly options: RtuSessionOptions) {
     if (options.baudAccurate === true && options.timing === undefined) throw new Error('baud-accurate mode needs line timing');
+    if (options.strict === true && options.baudAccurate !== true) throw new Error('strict timing needs baud-accurate mode');
     this.clock = options.clock ?? hrtimeMicros;
     this.line = options.line ?? { busyUntilMicros: 0 };
     const t35Ms = (options.timing?.t35Micros ?? 0) / 1000;
@@ -62,6 +70,7 @@ export class RtuSession {
   feed(chunk: Buffer): void {
     if (this.closed) return;
     const now = this.clock();
+    if (this.options.echo === true) this.options.write(chunk);
     this.clearSilenceTimer();
     for (const frame of this.assembler.push(chunk, now)) this.process(frame, now);
     if (this.assembler.buffered > 0) {
@@ -93,6 +102,15 @@ export class RtuSession {
       logger.debug({ reason: frame.reason, bytes: frame.bytes }, 'frame ignored');
       this.occupyLine(arrivedMicros, frame.bytes);
       return;
+    }
+    if (this.options.baudAccurate === true && arrivedMicros < this.line.busyUntilMicros) {
+      // Began less than t3.5 after the previous frame: counted; a strict device ignores it.
+      simulator.line.earlyRequests += 1;
+      if (this.options.strict === true) {
+        logger.debug({ earlyByMicros: Math.round(this.line.busyUntilMicros - arrivedMicros) }, 'request before t3.5 ignored (strict)');
+        this.occupyLine(arrivedMicros, frame.bytes);
+        return;
+      }
     }
     const outcome = simulator.handle(frame.unit, frame.pdu);
     if (outcome.kind === 'drop') {

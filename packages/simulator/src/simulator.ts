@@ -3,7 +3,7 @@
 import { type Logger, isBitTable, type Table } from 'fieldgate/shared';
 import { dynamicWords, type DynamicRegister } from './dynamics.js';
 import { encodeTyped, type TypedValue } from './encode.js';
-import { decideFault, isDisappeared, validateFault, type ActiveFault, type UnitFault } from './faults.js';
+import { decideFault, isDisappeared, resizeReadReply, validateFault, type ActiveFault, type UnitFault } from './faults.js';
 import type { SimMap, SimUnitSpec } from './map-file.js';
 import { UnitMemory } from './memory.js';
 import { handlePdu } from './pdu.js';
@@ -27,6 +27,8 @@ export interface LineCounters {
   badCrc: number;
   /** Frames for unit ids this simulator does not have. */
   foreignUnit: number;
+  /** Baud-accurate RTU: requests that began less than t3.5 after the previous frame (ignored in strict mode). */
+  earlyRequests: number;
 }
 
 export interface SimulatorOptions {
@@ -49,7 +51,7 @@ interface SimUnit {
 export const BROADCAST_UNIT = 0;
 
 export class Simulator {
-  readonly line: LineCounters = { badCrc: 0, foreignUnit: 0 };
+  readonly line: LineCounters = { badCrc: 0, foreignUnit: 0, earlyRequests: 0 };
   private readonly unitsById = new Map<number, SimUnit>();
   private readonly log: Logger;
   private readonly clock: () => number;
@@ -100,11 +102,12 @@ export class Simulator {
     }
     this.refreshDynamic(sim, now);
     const result = handlePdu(sim.memory, pdu, action.exception);
+    const response = resizeReadReply(result.response, action.extraRegisters);
     sim.counters.replies += 1;
     if (result.exception !== undefined) sim.counters.exceptions += 1;
     if (action.garble) sim.counters.garbled += 1;
     this.log.debug({ unit, ...result.scope, exception: result.exception }, 'request');
-    return { kind: 'reply', pdu: result.response, delayMs: action.delayMs, garble: action.garble };
+    return { kind: 'reply', pdu: response, delayMs: action.delayMs, garble: action.garble };
   }
 
   setFault(unit: number, fault: UnitFault): void {

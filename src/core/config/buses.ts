@@ -27,9 +27,12 @@ export function t35Ms(baudRate: number, dataBits: number, parity: Parity, stopBi
   return (3.5 * bitsPerCharacter * 1000) / baudRate;
 }
 
-/** Default inter-frame silence: t3.5 rounded up to whole ms, and never below 2 ms (timer granularity). */
+/**
+ * Default inter-frame silence: t3.5 itself (rounded up to the microsecond). The RTU transport
+ * keeps it on a monotonic sub-millisecond clock, so it need not be rounded to whole milliseconds.
+ */
 export function defaultInterFrameDelayMs(baudRate: number, dataBits: number, parity: Parity, stopBits: number): number {
-  return Math.max(2, Math.ceil(t35Ms(baudRate, dataBits, parity, stopBits)));
+  return Math.ceil(t35Ms(baudRate, dataBits, parity, stopBits) * 1000 - 1e-6) / 1000;
 }
 
 function readBackoff(bus: Fields): BackoffConfig | undefined {
@@ -83,19 +86,20 @@ function readRtu(f: Fields, name: string): KindSpecific<RtuBusConfig> | undefine
   const interFrameDelayMs = f.duration('interFrameDelayMs', {
     default: defaultInterFrameDelayMs(baudRate, dataBits, parity, stopBits),
   });
+  const echo = f.boolean('echo', { default: false });
   if (interFrameDelayMs !== undefined && interFrameDelayMs < minimum) {
     const frame = `${dataBits}${parity[0].toUpperCase()}${stopBits}`;
     f.report('interFrameDelayMs', `must be at least t3.5 = ${Number(minimum.toFixed(3))} ms at ${baudRate} baud ${frame} (got ${interFrameDelayMs} ms)`);
     return undefined;
   }
-  if (path === undefined || timeoutMs === undefined || interFrameDelayMs === undefined) return undefined;
-  return { kind: 'rtu', name, path, baudRate, parity, dataBits, stopBits, timeoutMs, interFrameDelayMs };
+  if (path === undefined || timeoutMs === undefined || interFrameDelayMs === undefined || echo === undefined) return undefined;
+  return { kind: 'rtu', name, path, baudRate, parity, dataBits, stopBits, timeoutMs, interFrameDelayMs, echo };
 }
 
 const KIND_KEYS: Record<BusConfig['kind'], readonly string[]> = {
-  rtu: ['path', 'baudRate', 'parity', 'dataBits', 'stopBits', 'timeoutMs', 'interFrameDelayMs'],
+  rtu: ['path', 'baudRate', 'parity', 'dataBits', 'stopBits', 'timeoutMs', 'interFrameDelayMs', 'echo'],
   tcp: ['host', 'port', 'timeoutMs', 'maxInFlight'],
-  'rtu-over-tcp': ['host', 'port', 'timeoutMs', 'interFrameDelayMs'],
+  'rtu-over-tcp': ['host', 'port', 'timeoutMs', 'interFrameDelayMs', 'echo'],
 };
 
 /** `path` on a tcp bus is a misplaced setting, not a typo: say which kinds take it. */
@@ -133,8 +137,9 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
       const d = BUS_DEFAULTS.rtuOverTcp;
       const timeoutMs = f.duration('timeoutMs', { default: d.timeoutMs, min: 1, max: 60_000 });
       const interFrameDelayMs = f.duration('interFrameDelayMs', { default: d.interFrameDelayMs });
-      if (host !== undefined && port !== undefined && timeoutMs !== undefined && interFrameDelayMs !== undefined) {
-        specific = { kind, name: name ?? '', host, port, timeoutMs, interFrameDelayMs };
+      const echo = f.boolean('echo', { default: false });
+      if (host !== undefined && port !== undefined && timeoutMs !== undefined && interFrameDelayMs !== undefined && echo !== undefined) {
+        specific = { kind, name: name ?? '', host, port, timeoutMs, interFrameDelayMs, echo };
       }
     }
   }

@@ -16,6 +16,8 @@ export interface RtuBusConfig {
   timeoutMs: number;
   /** Silence kept between the end of one reply and the next request (t3.5 at least). */
   interFrameDelayMs: number;
+  /** The RS-485 adapter returns each request before the reply (local echo): expect and strip it. */
+  echo?: boolean;
   reconnect: BackoffConfig;
   cooldown: CooldownConfig;
   busyRetries: number;
@@ -42,6 +44,8 @@ export interface RtuOverTcpBusConfig {
   port: number;
   timeoutMs: number;
   interFrameDelayMs: number;
+  /** The serial server returns each request before the reply (local echo): expect and strip it. */
+  echo?: boolean;
   reconnect: BackoffConfig;
   cooldown: CooldownConfig;
   busyRetries: number;

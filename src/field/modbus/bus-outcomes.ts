@@ -6,7 +6,7 @@ import { DEFAULT_REOPEN_AFTER_SILENCE_MS, LogBudget, SilenceWatch } from './bus-
 import type { BusProgress } from './bus-stats.js';
 import type { Clock } from '../../core/time.js';
 import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
-import { ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
+import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
 
 export type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
   | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies' | 'lateReplies' | 'lateGuardRejects';
@@ -43,6 +43,9 @@ export class BusOutcomes {
     this.silence = new SilenceWatch(this.limitMs);
   }
 
+  /** The echo hint, while the line's echo does not match the bus setting (logged once per spell). */
+  echoProblem: string | undefined;
+
   get goodReplies(): number {
     return this.silence.goodReplies;
   }
@@ -65,6 +68,7 @@ export class BusOutcomes {
   }
 
   answered(unit: number): void {
+    this.echoProblem = undefined;
     this.good();
     this.transition(unit, this.ctx.health.onAnswer(unit, this.ctx.clock.now()));
   }
@@ -84,6 +88,7 @@ export class BusOutcomes {
       const unavailable = err.isGatewayNoResponse || err.isBusy;
       this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe) : health.onAnswer(unit, now));
     } else if (err instanceof ModbusFrameError && !isRaw) {
+      if (err instanceof LineEchoError) this.echoMismatch(unit, err);
       // A reply that cannot be trusted is no answer: a unit that only sends garbage cools down too.
       counters.frameErrors += 1;
       this.silent();
@@ -93,6 +98,12 @@ export class BusOutcomes {
       if (!isRaw) health.onInconclusive(unit, isProbe);
       if (err instanceof PortClosedError && this.ctx.isUp()) this.ctx.lost(err.reason);
     }
+  }
+
+  private echoMismatch(unit: number, err: LineEchoError): void {
+    if (this.echoProblem === err.hint) return;
+    this.echoProblem = err.hint;
+    this.ctx.log.warn({ unit, hint: err.hint }, 'bus echo setting does not match the line');
   }
 
   /**

@@ -34,6 +34,8 @@ export interface BusStats {
   /** Times the port was reopened because no unit gave a good reply for `reopenAfterSilenceMs`. */
   silenceReopens: number;
   downReason?: string;
+  /** The line's echo does not match the bus's `echo` setting (the hint says what to set); cleared by a good reply. */
+  echoProblem?: string;
 }
 
 /** What the watchdog needs of a bus. */

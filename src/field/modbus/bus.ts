@@ -164,6 +164,7 @@ export class Bus {
       goodReplies: this.outcomes.goodReplies,
       silenceReopens: this.outcomes.silenceReopens,
       ...(this.state === 'down' ? { downReason: this.connection.downReason } : {}),
+      ...(this.outcomes.echoProblem ? { echoProblem: this.outcomes.echoProblem } : {}),
     };
   }
 

@@ -64,6 +64,27 @@ export class ModbusCrcError extends ModbusFrameError {
   }
 }
 
+/** A complete reply with consistent byte count and CRC, but not of the length asked (a device or map bug). */
+export class ModbusLengthError extends ModbusFrameError {}
+
+/** What an RTU line's local echo (RS-485 adapters that return every request byte) looks like. */
+export type EchoProblem = 'echoes' | 'differs' | 'missing';
+
+const ECHO_HINTS: Record<EchoProblem, string> = {
+  echoes: 'the line echoes requests: set echo: true on this bus',
+  differs: 'the local echo differs from the request (a collision on the line, or a garbled echo)',
+  missing: 'no local echo before the reply: this line does not echo requests, set echo: false on this bus',
+};
+
+/** The bus's echo setting does not match the line (or the echo was garbled). */
+export class LineEchoError extends ModbusFrameError {
+  readonly hint: string;
+  constructor(unit: number, readonly problem: EchoProblem) {
+    super(unit, ECHO_HINTS[problem]);
+    this.hint = ECHO_HINTS[problem];
+  }
+}
+
 /** The port or connection is not open, or closed while a request was waiting for its answer. */
 export class PortClosedError extends ModbusEngineError {
   constructor(readonly reason: string, options?: { cause?: unknown }) {

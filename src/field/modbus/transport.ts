@@ -1,16 +1,18 @@
 // Adapter: the only importer of modbus-serial. One transport = one serial port or TCP connection.
 // A fresh modbus-serial client is made on every open(), so nothing leaks from a dead connection.
-import { EventEmitter } from 'node:events';
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../../core/config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
-import { type Clock, sleep, systemClock, systemTimers, type Timers } from '../../core/time.js';
+import { type Clock, systemClock, systemTimers, type Timers } from '../../core/time.js';
+import { t35Ms } from '../../core/config/buses.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
-import { destroyQuietly, libraryPortOf, mapLibraryError, serialPortOf, takeUnmatchedInput } from './library-errors.js';
+import { wireError, wireProblem } from './wire-verdict.js';
+import { destroyQuietly, mapLibraryError } from './library-errors.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
-import { RtuReceiveTally } from './rtu-receive-tally.js';
-import { TcpReplyGuard } from './tcp-reply-guard.js';
+import { RtuLinePort } from './rtu-line-port.js';
+import { untilQuiet } from './line-silence.js';
+import { ModbusTcpPort } from './modbus-tcp-port.js';
 
 export { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
 const ModbusRTU = ModbusPkg.default;
@@ -29,15 +31,21 @@ class ModbusSerialTransport implements ModbusTransport {
   private readonly pending = new Map<(err: Error) => void, number>();
   private readonly discardListeners: Array<(reason: string) => void> = [];
   private readonly lateListeners: Array<(unit: number, answeredAfterMs: number) => void> = [];
-  /** Modbus TCP only: matches replies to requests in place of modbus-serial's MBAP parsing. */
-  private guard: TcpReplyGuard | undefined;
-  private tally: RtuReceiveTally | undefined;
+  /** Modbus TCP only: our port in place of modbus-serial's (framing, 16-bit ids, reply matching). */
+  private guard: ModbusTcpPort | undefined;
+  /** RTU framing (serial or through a TCP serial server): our port in place of modbus-serial's. */
+  private line: RtuLinePort | undefined;
+  /** The silence an RTU line keeps between frames, ms (t3.5 or the configured interFrameDelayMs). */
+  private readonly silenceMs: number;
   /** Why the session ended, when fieldgate knows better than the library. */
   private closeReason = '';
 
   constructor(private readonly config: BusConfig, private readonly timers: Timers = systemTimers, private readonly clock: Clock = systemClock) {
     this.target = describeTarget(config);
     this.keepsSilenceAfterReply = config.kind !== 'tcp';
+    this.silenceMs = config.kind === 'rtu'
+      ? Math.max(t35Ms(config.baudRate, config.dataBits, config.parity, config.stopBits), config.interFrameDelayMs)
+      : config.kind === 'rtu-over-tcp' ? config.interFrameDelayMs : 0;
   }
 
   onClose(listener: (reason: string, outOfStep?: boolean) => void): void {
@@ -63,7 +71,12 @@ class ModbusSerialTransport implements ModbusTransport {
 
   async open(): Promise<void> {
     if (this.client) await this.close();
-    const client = new ModbusRTU();
+    const config = this.config;
+    const port = config.kind === 'tcp' ? new ModbusTcpPort(config.host, config.port, {
+      onDiscard: (reason) => this.discarded(reason),
+      onDesync: (reason) => this.resync(client, reason),
+    }) : RtuLinePort.forBus(config, this.clock, (unit, afterMs) => this.lateReply(unit, afterMs));
+    const client = new ModbusRTU(port);
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
     this.closeReason = '';
     this.outOfStep = false;
@@ -75,7 +88,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const timedOut = new Promise<never>((_, reject) => {
       cancelOpenTimeout = this.timers.setTimer(() => reject(new Error(`no connection within ${openTimeoutMs} ms`)), openTimeoutMs);
     });
-    const connecting = this.connect(client);
+    const connecting = new Promise<void>((resolve, reject) => client.open((err: unknown) => (err ? reject(err) : resolve())));
     try {
       await Promise.race([connecting, timedOut]);
     } catch (err) {
@@ -91,9 +104,9 @@ class ModbusSerialTransport implements ModbusTransport {
     this.client = client;
     // modbus-serial drops its port error listener on close; a later write error (EIO from an
     // unplugged adapter) must not become an uncaught exception.
-    const port = libraryPortOf(client);
-    if (port instanceof EventEmitter) port.on('error', (err: unknown) => { this.closeReason = err instanceof Error ? err.message : String(err); });
-    this.installChecks(client);
+    port.on('error', (err: unknown) => { this.closeReason = err instanceof Error ? err.message : String(err); });
+    this.guard = port instanceof ModbusTcpPort ? port : undefined;
+    this.line = port instanceof RtuLinePort ? port : undefined;
     client.on('close', () => {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
@@ -101,17 +114,6 @@ class ModbusSerialTransport implements ModbusTransport {
       this.failPending(new PortClosedError(reason));
       for (const listener of this.closeListeners) listener(reason, this.outOfStep);
     });
-  }
-
-  /** The reply checks of this framing: our MBAP guard on Modbus TCP, the receive tally on RTU framing. */
-  private installChecks(client: ModbusClient): void {
-    const tcp = this.config.kind === 'tcp';
-    this.guard = tcp ? TcpReplyGuard.install(libraryPortOf(client), {
-      onDiscard: (reason) => this.discarded(reason),
-      onDesync: (reason) => this.resync(client, reason),
-    }) : undefined;
-    this.tally = tcp ? undefined : RtuReceiveTally.install(client, this.clock, (unit, afterMs) => this.lateReply(unit, afterMs));
-    if (!this.guard && !this.tally) throw new PortOpenError(this.target, `unsupported modbus-serial ${this.config.kind} port (cannot check replies)`);
   }
 
   /** Replies no longer line up with requests: drop the connection (the bus reopens it). */
@@ -123,23 +125,7 @@ class ModbusSerialTransport implements ModbusTransport {
     // What was waiting got garbage, not a closed port: its unit is charged for it (cool-down).
     for (const [reject, unit] of this.pending) reject(new ModbusFrameError(unit, reason));
     this.pending.clear();
-    this.guard?.disconnect();
-  }
-
-  private connect(client: ModbusClient): Promise<void> {
-    const config = this.config;
-    switch (config.kind) {
-      case 'rtu':
-        return client.connectRTUBuffered(config.path, {
-          baudRate: config.baudRate, parity: config.parity, dataBits: config.dataBits, stopBits: config.stopBits,
-        });
-      case 'tcp':
-        return client.connectTCP(config.host, { port: config.port });
-      case 'rtu-over-tcp':
-        // Raw RTU frames (with CRC) through a TCP serial server: modbus-serial calls this "telnet".
-        // (Its connectTcpRTUBuffered speaks MBAP framing, i.e. plain Modbus TCP.)
-        return client.connectTelnet(config.host, { port: config.port });
-    }
+    this.guard?.destroy();
   }
 
   async close(): Promise<void> {
@@ -168,8 +154,11 @@ class ModbusSerialTransport implements ModbusTransport {
     call: (client: ModbusClient) => Promise<T>, check: (reply: T) => string | undefined): Promise<T> {
     try {
       return await this.exchange(expected, timeoutMs, call, check);
+    } catch (err) {
+      // A CRC or length error from the library may be an echo or a reply of another length: say so.
+      throw this.line ? wireError(this.line.verdict(), expected.unit, err) : err;
     } finally {
-      this.tally?.end();
+      this.line?.end();
     }
   }
 
@@ -178,32 +167,41 @@ class ModbusSerialTransport implements ModbusTransport {
     const client = this.client;
     if (!client || !client.isOpen) throw new PortClosedError('port not open');
     const guard = this.guard;
-    const stale = this.tally?.begin(client, expected.unit) ?? 0;
+    const line = this.line;
+    // The send-time silence: nothing goes out before the line has been quiet for t3.5.
+    const quietBefore = line && untilQuiet(() => line.lastActivityMs, this.silenceMs);
+    if (quietBefore) await quietBefore;
+    const stale = line?.begin(expected.unit) ?? 0;
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     const sentAt = this.clock.now();
     client.setID(expected.unit);
     client.setTimeout(timeoutMs);
     const transactionId = guard?.expect(expected);
+    line?.expect(expected);
     let reply: T;
     try {
       reply = await this.settleOnClose(call(client), expected.unit, timeoutMs);
     } catch (err) {
       if (err instanceof ModbusTimeoutError && guard && guard.pendingBytes > 0 && this.client === client) {
         this.resync(client, `${guard.pendingBytes} bytes of an unfinished reply at timeout`);
-      } else if (err instanceof ModbusTimeoutError && this.tally) {
+      } else if (err instanceof ModbusTimeoutError && line) {
         // RTU has no transaction id: the reply may still come. The bus does not ask this unit again
-        // until it came (reported by the tally) or its guard ran out, so it cannot pass for another.
-        this.tally.awaitLate({ ...expected, sentAt });
+        // until it came (reported by the line port) or its guard ran out, so it cannot pass for another.
+        line.awaitLate({ ...expected, sentAt });
       }
       throw err;
     } finally {
       if (transactionId !== undefined) guard?.settle(transactionId);
     }
-    if (this.tally && this.config.kind !== 'tcp') {
+    if (line) {
       // Listen for one inter-frame silence more: a reply is only unambiguous if nothing follows it.
-      await sleep(this.timers, this.config.interFrameDelayMs);
-      const ambiguity = this.tally.ambiguity(client);
-      if (ambiguity !== undefined) return this.reject(expected.unit, ambiguity);
+      const quietAfter = untilQuiet(() => line.lastActivityMs, this.silenceMs);
+      if (quietAfter) await quietAfter;
+      const problem = wireProblem(line.verdict(), expected.unit);
+      if (problem !== undefined) {
+        this.discarded(problem.message);
+        throw problem;
+      }
     }
     const problem = check(reply);
     if (problem !== undefined) return this.reject(expected.unit, problem);
@@ -282,9 +280,12 @@ class ModbusSerialTransport implements ModbusTransport {
   async exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer> {
     if (this.config.kind !== 'rtu') throw new InvalidRequestError(`raw bytes need an rtu bus (${this.target} is ${this.config.kind})`);
     const client = this.client;
-    const port = client && client.isOpen ? serialPortOf(client) : undefined;
-    if (!client || !port) throw new PortClosedError('port not open');
-    const stale = this.tally?.begin(client, -1) ?? 0;
+    const line = this.line;
+    const port = client && client.isOpen ? line?.rawPort : undefined;
+    if (!client || !line || !port) throw new PortClosedError('port not open');
+    const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
+    if (quietBefore) await quietBefore;
+    const stale = line.begin(-1);
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     let fail: (err: Error) => void = () => undefined;
     const closed = new Promise<never>((_, reject) => {
@@ -299,8 +300,8 @@ class ModbusSerialTransport implements ModbusTransport {
       throw new PortClosedError(`write failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       this.pending.delete(fail);
-      takeUnmatchedInput(client); // the stream's reply, also in modbus-serial's buffer: not a Modbus discard
-      this.tally?.end();
+      line.takeUnmatched(); // the stream's reply, also seen by the Modbus port: not a Modbus discard
+      line.end();
     }
   }
 }

@@ -116,48 +116,72 @@ describe('commissioning CLI over Modbus TCP', () => {
   });
 });
 
-describe('commissioning CLI over RTU (socat pty pair)', () => {
+/** A simulated 19200 8E1 line on a socat pty for the describe block; `pty.a` is the master's end. */
+function rtuLine(options: { echo: boolean }): { pty: () => PtyPair } {
   let sim: Simulation;
   let pty: PtyPair;
   beforeAll(async () => {
     const map = parseSimMap(MAP);
     if (!map.ok) throw new Error(map.problems.join('; '));
     pty = await createPtyPair();
-    sim = await startSimulation({ map: map.map, logger: silentLogger(), rtu: { path: pty.b }, line: { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 } });
+    sim = await startSimulation({ map: map.map, logger: silentLogger(), rtu: { path: pty.b }, line: { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 }, echo: options.echo });
   });
   afterAll(async () => {
     await sim.close();
     await pty.close();
   });
+  return { pty: () => pty };
+}
+
+describe('commissioning CLI over RTU (socat pty pair)', () => {
+  const line = rtuLine({ echo: false });
 
   it('reads a coil and finds the units with --bauds', async () => {
-    const coil = await run(['read', '--bus', pty.a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
+    const coil = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
     expect(coil).toMatchObject({ code: 0, out: 'true\n' });
     expect(coil.err).toMatch(/^unit 1 answered in \d+ ms \(timeout \d+ ms\)$/m);
-    const scan = await run(['scan', '--bus', pty.a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
+    const scan = await run(['scan', '--bus', line.pty().a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
     expect(scan.out).toMatch(/^unit 1 at 19200 baud: answered in \d+ ms\nunit 7 at 19200 baud: answered in \d+ ms\n$/);
   });
 
   it('says that a pty cannot tell baud rates apart, and lists the units without one', async () => {
-    const scan = await run(['scan', '--bus', pty.a, '--bauds', 'common', '--units', '1-8', '--timeout', '150']);
+    const scan = await run(['scan', '--bus', line.pty().a, '--bauds', 'common', '--units', '1-8', '--timeout', '150']);
     expect(scan.code).toBe(0);
-    expect(scan.err).toContain(`fieldgate scan: ${pty.a} is a pseudo-terminal (pty): it has no line speed, so every baud rate reaches the unit and --bauds cannot tell them apart`);
+    expect(scan.err).toContain(`fieldgate scan: ${line.pty().a} is a pseudo-terminal (pty): it has no line speed, so every baud rate reaches the unit and --bauds cannot tell them apart`);
     expect(scan.out).toMatch(/^unit 1: answered in \d+ ms\nunit 7: answered in \d+ ms\n$/);
-    const json = await run(['scan', '--bus', pty.a, '--bauds', '9600,19200', '--units', '1', '--timeout', '150', '--json']);
+    const json = await run(['scan', '--bus', line.pty().a, '--bauds', '9600,19200', '--units', '1', '--timeout', '150', '--json']);
     expect(JSON.parse(json.out)).toEqual([{ unit: 1, answer: 'reply', detail: 'answered', answerMs: expect.any(Number) as number }]);
   });
 
   it('tells a pty from other paths', () => {
-    expect(isPseudoTerminal(pty.a)).toBe(true);
-    expect(isPseudoTerminal(pty.b)).toBe(true);
+    expect(isPseudoTerminal(line.pty().a)).toBe(true);
+    expect(isPseudoTerminal(line.pty().b)).toBe(true);
     expect(isPseudoTerminal('/dev/null')).toBe(false);
     expect(isPseudoTerminal('/etc/hostname')).toBe(false);
     expect(isPseudoTerminal('/nonexistent/ttyUSB0')).toBe(false);
   });
 
   it('gives serial advice for a unit that does not answer on the line', async () => {
-    const silent = await run(['read', '--bus', pty.a, '--baud', '19200', '--unit', '9', '--address', '0', '--timeout', '200']);
+    const silent = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '9', '--address', '0', '--timeout', '200']);
     expect(silent.code).toBe(69);
     expect(silent.err).toContain('check the unit id, baud rate and parity, and that the RS-485 A/B wires are not swapped');
+  });
+});
+
+describe('commissioning CLI on an echoing RS-485 line (simulator --echo)', () => {
+  const line = rtuLine({ echo: true });
+
+  it('read says the line echoes (and how to fix it); with --echo it reads', async () => {
+    const plain = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool']);
+    expect(plain.code).not.toBe(0);
+    expect(plain.err).toContain('the line echoes requests: set echo: true on this bus (here: pass --echo)');
+    const echoed = await run(['read', '--bus', line.pty().a, '--baud', '19200', '--unit', '1', '--table', 'coil', '--address', '3', '--type', 'bool', '--echo']);
+    expect(echoed).toMatchObject({ code: 0, out: 'true\n' });
+  });
+
+  it('scan tries both settings: finds the units with the echo stripped and says so', async () => {
+    const scan = await run(['scan', '--bus', line.pty().a, '--bauds', '19200', '--units', '1-8', '--timeout', '150']);
+    expect(scan.out).toMatch(/^unit 1 at 19200 baud \(echo: true\): answered in \d+ ms\nunit 7 at 19200 baud \(echo: true\): answered in \d+ ms\n$/);
+    expect(scan.err).toContain('the line echoes requests: set echo: true on this bus');
   });
 });

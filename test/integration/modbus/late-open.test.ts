@@ -20,15 +20,16 @@ describe('serial open slower than its timeout', () => {
     const pair = await startPtyPair();
     cleanups.push(() => pair.stop());
     const config = rtuBusConfig({ path: pair.a, timeoutMs: 100 });
-    const realConnect = ModbusRTU.prototype.connectRTUBuffered;
+    const realOpen = ModbusRTU.prototype.open;
     let lateOpenDone = false;
     // The first open takes 3.5 s, beyond the 3 s minimum open timeout, then really opens the pty.
-    vi.spyOn(ModbusRTU.prototype, 'connectRTUBuffered').mockImplementationOnce(function (this: InstanceType<typeof ModbusRTU>, ...args) {
-      return new Promise<void>((resolve, reject) => {
-        setTimeout(() => {
-          realConnect.apply(this, args).then(() => { lateOpenDone = true; resolve(); }, reject);
-        }, 3500);
-      });
+    vi.spyOn(ModbusRTU.prototype, 'open').mockImplementationOnce(function (this: InstanceType<typeof ModbusRTU>, callback?: Function) {
+      setTimeout(() => {
+        realOpen.call(this, (err?: unknown) => {
+          lateOpenDone = err === undefined || err === null;
+          (callback as ((err?: unknown) => void) | undefined)?.(err);
+        });
+      }, 3500);
     });
     const slow = createModbusTransport(config);
     const err = await slow.open().catch((e: unknown) => e);

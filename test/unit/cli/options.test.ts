@@ -10,8 +10,8 @@ describe('busFromOptions', () => {
     [{ bus: 'plc.local:502', timeout: '250' }, { kind: 'tcp', host: 'plc.local', port: 502, timeoutMs: 250 }],
     [{ bus: '[::1]:502' }, { kind: 'tcp', host: '::1', port: 502 }],
     [{ bus: '10.0.0.9:4001', 'rtu-over-tcp': true }, { kind: 'rtu-over-tcp', host: '10.0.0.9', port: 4001 }],
-    [{ bus: '/dev/ttyUSB0' }, { kind: 'rtu', path: '/dev/ttyUSB0', baudRate: 9600, parity: 'even', dataBits: 8, stopBits: 1, interFrameDelayMs: 5 }],
-    [{ bus: '/dev/ttyUSB0', baud: '115200', parity: 'none', 'stop-bits': '2' }, { kind: 'rtu', baudRate: 115200, parity: 'none', stopBits: 2, interFrameDelayMs: 2 }],
+    [{ bus: '/dev/ttyUSB0' }, { kind: 'rtu', path: '/dev/ttyUSB0', baudRate: 9600, parity: 'even', dataBits: 8, stopBits: 1, interFrameDelayMs: 4.011, echo: false }],
+    [{ bus: '/dev/ttyUSB0', baud: '115200', parity: 'none', 'stop-bits': '2' }, { kind: 'rtu', baudRate: 115200, parity: 'none', stopBits: 2, interFrameDelayMs: 1.75, echo: false }],
   ])('%o -> %o', (options, expected) => {
     expect(busFromOptions(options)).toMatchObject(expected);
   });
@@ -87,6 +87,19 @@ describe('status formatting', () => {
     expect(text).not.toContain('LEARNED');
     expect(text).toContain('outbox: 2 reports, 100 of 1000 bytes, 0 dropped');
     expect(text).toContain('cloud API queue: 0 pending, 1 rate-limited, 0 rejected');
+  });
+
+  it('says which bus has a line whose echo does not match its setting', () => {
+    const hint = 'the line echoes requests: set echo: true on this bus';
+    const text = formatStatus({
+      version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, devices: [], links: [], rateQueue: null, outbox: null,
+      buses: [
+        { name: 'line1', kind: 'rtu', up: true, transactions: 10, timeouts: 0, exceptions: 0, queueDepth: 0, utilisation: 0.1, echoProblem: hint },
+        { name: 'line2', kind: 'rtu', up: true, transactions: 10, timeouts: 0, exceptions: 0, queueDepth: 0, utilisation: 0.1 },
+      ],
+    });
+    expect(text).toContain(`bus line1: ${hint}`);
+    expect(text).not.toContain('bus line2:');
   });
 
   it('says when the outbox storage fails, and the drops per device', () => {

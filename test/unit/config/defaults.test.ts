@@ -22,7 +22,7 @@ describe('bus defaults', () => {
   it('fills an rtu bus', () => {
     expect(site({ buses: [{ name: 'l', kind: 'rtu', path: '/dev/ttyS0' }], devices: [] }).buses[0]).toEqual({
       kind: 'rtu', name: 'l', path: '/dev/ttyS0', baudRate: 9600, parity: 'even', dataBits: 8, stopBits: 1,
-      timeoutMs: 1000, interFrameDelayMs: 5,
+      timeoutMs: 1000, interFrameDelayMs: 4.011, echo: false,
       reconnect: { initialMs: 500, maxMs: 30000, jitter: 0.2 },
       cooldown: { afterTimeouts: 3, initialMs: 5000, maxMs: 60000 },
       busyRetries: 3, reopenAfterSilenceMs: 30000,
@@ -35,7 +35,7 @@ describe('bus defaults', () => {
 
   it('fills an rtu-over-tcp bus', () => {
     const bus = site({ buses: [{ name: 'r', kind: 'rtu-over-tcp', host: 'gw', port: 4001 }], devices: [] }).buses[0];
-    expect(bus).toMatchObject({ kind: 'rtu-over-tcp', port: 4001, timeoutMs: 2000, interFrameDelayMs: 5, busyRetries: 3 });
+    expect(bus).toMatchObject({ kind: 'rtu-over-tcp', port: 4001, timeoutMs: 2000, interFrameDelayMs: 5, echo: false, busyRetries: 3 });
   });
 
   it('keeps explicit shared settings', () => {
@@ -50,15 +50,15 @@ describe('bus defaults', () => {
 describe('inter-frame delay from the line settings', () => {
   it.each<[number, 7 | 8, Parity, 1 | 2, number, number]>([
     // baud, data bits, parity, stop bits, t3.5 ms, default delay ms
-    [1200, 8, 'even', 1, 32.083, 33],
-    [4800, 7, 'even', 1, 7.292, 8],
-    [9600, 8, 'even', 1, 4.01, 5],
-    [9600, 8, 'none', 1, 3.646, 4],
-    [9600, 8, 'none', 2, 4.01, 5],
-    [19200, 8, 'even', 1, 2.005, 3],
-    [19200, 8, 'none', 1, 1.823, 2],
-    [38400, 8, 'even', 1, 1.75, 2],
-    [115200, 8, 'none', 1, 1.75, 2],
+    [1200, 8, 'even', 1, 32.083, 32.084],
+    [4800, 7, 'even', 1, 7.292, 7.292],
+    [9600, 8, 'even', 1, 4.01, 4.011],
+    [9600, 8, 'none', 1, 3.646, 3.646],
+    [9600, 8, 'none', 2, 4.01, 4.011],
+    [19200, 8, 'even', 1, 2.005, 2.006],
+    [19200, 8, 'none', 1, 1.823, 1.823],
+    [38400, 8, 'even', 1, 1.75, 1.75],
+    [115200, 8, 'none', 1, 1.75, 1.75],
   ])('%i baud %i%s%i', (baud, dataBits, parity, stopBits, t35, delay) => {
     expect(t35Ms(baud, dataBits, parity, stopBits)).toBeCloseTo(t35, 3);
     expect(defaultInterFrameDelayMs(baud, dataBits, parity, stopBits)).toBe(delay);

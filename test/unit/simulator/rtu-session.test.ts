@@ -16,7 +16,7 @@ class RecordingScheduler implements ReplyScheduler {
   close() { this.jobs = []; }
 }
 
-function setup(options: { baudAccurate?: boolean; baud?: number } = {}) {
+function setup(options: { baudAccurate?: boolean; baud?: number; strict?: boolean; echo?: boolean } = {}) {
   const parsed = parseSimMap('units: { 1: { holding: { 0: 7 } }, 2: { holding: { 0: 8 } } }');
   if (!parsed.ok) throw new Error(parsed.problems.join());
   const simulator = new Simulator(parsed.map, { logger: silentLogger() });
@@ -26,7 +26,7 @@ function setup(options: { baudAccurate?: boolean; baud?: number } = {}) {
   const timing = lineTiming({ baud: options.baud ?? 9600, parity: 'even', dataBits: 8, stopBits: 1 });
   const session = new RtuSession({
     simulator, logger: silentLogger(), write: (b) => written.push(b), timing,
-    baudAccurate: options.baudAccurate, clock: () => clock.now, scheduler,
+    baudAccurate: options.baudAccurate, clock: () => clock.now, scheduler, strict: options.strict, echo: options.echo,
   });
   return { simulator, clock, written, scheduler, session, timing };
 }
@@ -49,7 +49,7 @@ describe('RtuSession', () => {
     bad[6] ^= 0xff;
     session.feed(Buffer.concat([bad, encodeRtuFrame(5, hex('03 0000 0001')), encodeRtuFrame(2, hex('03 0000 0001'))]));
     expect(written.map((b) => decodeRtuFrame(b))).toEqual([{ ok: true, unit: 2, pdu: hex('03 02 0008') }]);
-    expect(simulator.line).toEqual({ badCrc: 1, foreignUnit: 1 });
+    expect(simulator.line).toEqual({ badCrc: 1, foreignUnit: 1, earlyRequests: 0 });
   });
 
   it('garbled replies fail their CRC', () => {
@@ -108,11 +108,44 @@ describe('RtuSession', () => {
     expect(scheduler.jobs[0].atMicros - start).toBeCloseTo(busy + timing.replyDoneMicros(8, 7), 6);
   });
 
-  it('needs line timing for baud-accurate mode', () => {
+  it('strict: a request beginning less than t3.5 after the reply is ignored and counted; one after t3.5 is answered', () => {
+    const { session, scheduler, clock, timing, simulator } = setup({ baudAccurate: true, baud: 115200, strict: true });
+    session.feed(readUnit1);
+    const replyAt = scheduler.jobs[0]?.atMicros ?? 0;
+    clock.now = replyAt + timing.t35Micros - 1; // 1 µs too early
+    session.feed(readUnit1);
+    expect(simulator.line.earlyRequests).toBe(1);
+    expect(scheduler.jobs).toHaveLength(1);
+    clock.now += timing.frameMicros(8) + timing.t35Micros + 1; // the ignored request held the line too
+    session.feed(readUnit1);
+    expect(simulator.line.earlyRequests).toBe(1);
+    expect(scheduler.jobs).toHaveLength(2);
+  });
+
+  it('not strict: an early request is counted but still answered', () => {
+    const { session, scheduler, clock, timing, simulator } = setup({ baudAccurate: true, baud: 115200 });
+    session.feed(readUnit1);
+    clock.now = (scheduler.jobs[0]?.atMicros ?? 0) + timing.t35Micros / 2;
+    session.feed(readUnit1);
+    expect(simulator.line.earlyRequests).toBe(1);
+    expect(scheduler.jobs).toHaveLength(2);
+  });
+
+  it('echo: every request byte goes back before the reply', () => {
+    const { session, written } = setup({ echo: true });
+    session.feed(readUnit1.subarray(0, 3));
+    session.feed(readUnit1.subarray(3));
+    expect(Buffer.concat(written.slice(0, 2))).toEqual(readUnit1);
+    expect(decodeRtuFrame(written[2] as Buffer)).toMatchObject({ ok: true, unit: 1 });
+  });
+
+  it.each([
+    [{ baudAccurate: true }, 'baud-accurate mode needs line timing'],
+    [{ strict: true }, 'strict timing needs baud-accurate mode'],
+  ])('refuses %o: %s', (options, message) => {
     const parsed = parseSimMap('units: { 1: {} }');
     if (!parsed.ok) throw new Error('map');
     const simulator = new Simulator(parsed.map, { logger: silentLogger() });
-    expect(() => new RtuSession({ simulator, logger: silentLogger(), write: () => {}, baudAccurate: true }))
-      .toThrow('baud-accurate mode needs line timing');
+    expect(() => new RtuSession({ simulator, logger: silentLogger(), write: () => {}, ...options })).toThrow(message);
   });
 });

@@ -1,0 +1,263 @@
+// RTU framing as a port for modbus-serial's client (its public constructor takes any port object),
+// in place of the library's buffered RTU and "telnet" ports: one serial port (serialport) or one
+// TCP connection to a serial server. It cuts the awaited reply with RtuReplyFramer (echo, length
+// mismatch, skipped and extra bytes), counts stray bytes between exchanges, and time-stamps the
+// line with a monotonic high-resolution clock so the next request keeps the inter-frame silence.
+// It also watches for the late replies of timed-out requests (their units are not asked again
+// until the reply was seen or its guard ran out): such a frame is reported and excused, so the
+// exchange of another unit it landed in keeps its own, unambiguous reply.
+import { EventEmitter } from 'node:events';
+import { Socket } from 'node:net';
+import { SerialPort } from 'serialport';
+import type { BusConfig } from '../../core/config/site-types.js';
+import type { ExpectedReply } from '../../core/modbus/reply-check.js';
+import { type ReplyVerdict, RtuReplyFramer } from '../../core/modbus/rtu-reply-framer.js';
+import { type AwaitedLateReply, findLateFrames } from '../../core/modbus/late-frames.js';
+import type { Clock } from '../../core/time.js';
+import type { RawPort } from './raw-exchange.js';
+import { hrClock } from './line-silence.js';
+
+type Callback = (err?: Error | null) => void;
+
+export type LateReplyListener = (unit: number, answeredAfterMs: number) => void;
+
+/** Received bytes kept for the late-reply scan: a few of the longest RTU frames (256 bytes). */
+const CAPTURE_LIMIT = 2048;
+
+/** What the framer saw, and how many of the other bytes were late replies (excused). */
+export interface LineVerdict extends ReplyVerdict {
+  lateBytes: number;
+}
+
+/** What the port needs of its byte stream (a serial port or a socket). */
+interface LineStream extends EventEmitter {
+  write(data: Buffer): unknown;
+}
+
+export interface RtuLineOptions {
+  /** The adapter returns every request byte before the reply (RS-485 local echo): expect and strip it. */
+  echo: boolean;
+  /** Wire time of one character, ms (0 when unknown, e.g. through a TCP serial server). */
+  charMs: number;
+}
+
+export class RtuLinePort extends EventEmitter {
+  private readonly framer = new RtuReplyFramer();
+  private stream: LineStream | undefined;
+  private serial: SerialPort | undefined;
+  private openFlag = false;
+  private expected: ExpectedReply | undefined;
+  /** Bytes that arrived while no exchange was running. */
+  private between = 0;
+  private lastReceiveMs = Number.NEGATIVE_INFINITY;
+  private lastSendDoneMs = Number.NEGATIVE_INFINITY;
+  private silenceTimer: NodeJS.Timeout | undefined;
+  private readonly awaitedLate = new Map<number, AwaitedLateReply>();
+  /** Bytes received since the last exchange began while late replies are awaited, found ones cut out. */
+  private capture = Buffer.alloc(0);
+  /** Late frames found while an exchange ran, and between exchanges (bytes). */
+  private lateDuring = 0;
+  private lateBetween = 0;
+
+  constructor(private readonly config: BusConfig, private readonly options: RtuLineOptions,
+    private readonly clock: Clock, private readonly onLate: LateReplyListener) {
+    super();
+  }
+
+  /** The port for an RTU or RTU-over-TCP bus, with its echo setting and character time. */
+  static forBus(config: BusConfig, clock: Clock, onLate: LateReplyListener): RtuLinePort {
+    const charMs = config.kind === 'rtu'
+      ? ((1 + config.dataBits + (config.parity === 'none' ? 0 : 1) + config.stopBits) * 1000) / config.baudRate
+      : 0; // unknown behind a TCP serial server
+    return new RtuLinePort(config, { echo: config.kind !== 'tcp' && config.echo === true, charMs }, clock, onLate);
+  }
+
+  get isOpen(): boolean {
+    return this.openFlag;
+  }
+
+  /** When the line last carried a byte either way (the request's end estimated from its wire time). */
+  get lastActivityMs(): number {
+    return Math.max(this.lastReceiveMs, this.lastSendDoneMs);
+  }
+
+  open(callback: Callback): void {
+    const config = this.config;
+    if (config.kind === 'rtu') {
+      const serial = new SerialPort({
+        path: config.path, baudRate: config.baudRate, parity: config.parity, dataBits: config.dataBits,
+        stopBits: config.stopBits, autoOpen: false,
+      });
+      this.attach(serial);
+      this.serial = serial;
+      serial.open((err) => this.opened(err, callback));
+      return;
+    }
+    if (config.kind === 'tcp') {
+      callback(new Error('RTU framing on a Modbus TCP bus'));
+      return;
+    }
+    const socket = new Socket();
+    this.attach(socket);
+    socket.once('error', (err) => { if (!this.openFlag) callback(err); });
+    socket.connect({ host: config.host, port: config.port }, () => {
+      socket.setNoDelay(true);
+      this.opened(null, callback);
+    });
+  }
+
+  private attach(stream: LineStream): void {
+    this.stream = stream;
+    stream.on('data', (chunk: Buffer) => this.receive(chunk));
+    stream.on('error', (err: Error) => { if (this.openFlag) this.emit('error', err); });
+    stream.on('close', () => {
+      const wasOpen = this.openFlag;
+      this.openFlag = false;
+      this.clearSilenceTimer();
+      if (wasOpen) this.emit('close');
+    });
+  }
+
+  private opened(err: Error | null | undefined, callback: Callback): void {
+    if (err) {
+      callback(err);
+      return;
+    }
+    this.openFlag = true;
+    callback();
+  }
+
+  close(callback?: Callback): void {
+    this.clearSilenceTimer();
+    const serial = this.serial;
+    if (serial) {
+      if (serial.isOpen) serial.close((err) => callback?.(err));
+      else callback?.();
+      return;
+    }
+    const socket = this.stream instanceof Socket ? this.stream : undefined;
+    if (!socket || socket.destroyed) {
+      callback?.();
+      return;
+    }
+    if (callback) socket.once('close', () => callback());
+    socket.destroy();
+  }
+
+  destroy(callback?: Callback): void {
+    this.close(callback);
+  }
+
+  /** The serial port itself, for raw (non-Modbus) exchanges of custom data streams. */
+  get rawPort(): RawPort | undefined {
+    return this.openFlag ? this.serial : undefined;
+  }
+
+  /** Call just before the client writes the request: how its reply is framed. */
+  expect(reply: ExpectedReply): void {
+    this.expected = reply;
+  }
+
+  /**
+   * Starts an exchange with `unit` (-1: raw bytes): drops what is buffered and returns the stray
+   * bytes since the last exchange ended (between exchanges, or left unframed by the last one),
+   * late replies found among them not included. From now on a frame of `unit` is its reply.
+   */
+  begin(unit: number): number {
+    const strays = Math.max(0, this.takeUnmatched() - this.lateBetween);
+    this.awaitedLate.delete(unit);
+    this.capture = Buffer.alloc(0);
+    this.lateDuring = 0;
+    this.lateBetween = 0;
+    return strays;
+  }
+
+  /** A request timed out: its reply may still come (the bus does not ask its unit meanwhile). */
+  awaitLate(request: AwaitedLateReply): void {
+    this.awaitedLate.set(request.unit, request);
+    this.scanLate(Buffer.alloc(0)); // it may already be complete in what was received
+  }
+
+  /** The client's request (unit, PDU, CRC), written now. */
+  write(frame: Buffer): void {
+    const stream = this.stream;
+    if (!stream || !this.openFlag) return;
+    const expected = this.expected;
+    this.expected = undefined;
+    if (expected) this.framer.begin(frame, expected, this.options.echo);
+    stream.write(frame);
+    this.lastSendDoneMs = hrClock() + frame.length * this.options.charMs;
+  }
+
+  /** What the framer saw in this exchange so far, and the late replies among the other bytes. */
+  verdict(): LineVerdict {
+    return { ...this.framer.verdict(), lateBytes: this.lateDuring };
+  }
+
+  /** Ends the exchange: from now on every byte is a stray. */
+  end(): void {
+    this.framer.end();
+    this.clearSilenceTimer();
+  }
+
+  /** Bytes received but not handed over as a frame since the last call; forgets them. */
+  takeUnmatched(): number {
+    const count = this.between + (this.framer.active ? this.framer.unframed : 0);
+    this.between = 0;
+    this.framer.end();
+    return count;
+  }
+
+  private receive(chunk: Buffer): void {
+    this.lastReceiveMs = hrClock();
+    if (this.awaitedLate.size > 0) this.scanLate(chunk);
+    if (!this.framer.active) {
+      this.between += chunk.length;
+      return;
+    }
+    const frame = this.framer.push(chunk);
+    if (frame) {
+      this.clearSilenceTimer();
+      this.emit('data', frame);
+    } else if (this.framer.awaitingLonger()) {
+      this.armSilenceTimer();
+    }
+  }
+
+  private scanLate(chunk: Buffer): void {
+    this.capture = Buffer.concat([this.capture, chunk]);
+    if (this.capture.length > CAPTURE_LIMIT) this.capture = this.capture.subarray(this.capture.length - CAPTURE_LIMIT);
+    const frames = findLateFrames(this.capture, [...this.awaitedLate.values()]);
+    if (frames.length === 0) return;
+    const now = this.clock.now();
+    const kept: Buffer[] = [];
+    let from = 0;
+    for (const frame of frames) {
+      kept.push(this.capture.subarray(from, frame.offset));
+      from = frame.offset + frame.length;
+      if (this.framer.active) this.lateDuring += frame.length;
+      else this.lateBetween += frame.length;
+      const request = this.awaitedLate.get(frame.unit);
+      this.awaitedLate.delete(frame.unit);
+      if (request) this.onLate(frame.unit, now - request.sentAt);
+    }
+    kept.push(this.capture.subarray(from));
+    this.capture = Buffer.concat(kept);
+  }
+
+  /** Waiting for a longer frame than asked: if the line goes quiet, hand over the asked length. */
+  private armSilenceTimer(): void {
+    this.clearSilenceTimer();
+    const quietMs = Math.max(2, Math.ceil(this.config.kind === 'tcp' ? 0 : this.config.interFrameDelayMs));
+    this.silenceTimer = setTimeout(() => {
+      this.silenceTimer = undefined;
+      const frame = this.framer.flush();
+      if (frame) this.emit('data', frame);
+    }, quietMs);
+  }
+
+  private clearSilenceTimer(): void {
+    if (this.silenceTimer !== undefined) clearTimeout(this.silenceTimer);
+    this.silenceTimer = undefined;
+  }
+}
