@@ -44,16 +44,17 @@ export interface ModeFigures {
   devicesReporting: number;
 }
 
-const PROJECT_KEY = 'bench-project-key';
+export const BENCH_PROJECT_KEY = 'bench-project-key';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function seedText(devices: number): string {
+/** The emulator's seed: N direct devices (`direct-N-token`), and the identity with N sub-devices (`sub-N-token`). */
+export function seedText(devices: number): string {
   const rows = Array.from({ length: devices }, (_, i) => {
     const n = i + 1;
     return `  - { id: dev-direct-${n}, name: direct ${n}, type: type-meter, device_key: direct-${n}, access_token: direct-${n}-token }\n`
       + `  - { id: dev-sub-${n}, name: sub ${n}, type: type-sub, device_key: sub-${n}, access_token: sub-${n}-token, gateway: dev-fieldgate, sub_device_addr: "${n}" }\n`;
   }).join('');
-  return `project: { id: prj-bench, name: bench, project_key: ${PROJECT_KEY} }
+  return `project: { id: prj-bench, name: bench, project_key: ${BENCH_PROJECT_KEY} }
 device_types:
   - { id: type-meter, name: meter, conn_protocol: mqtt, conn_type: "1" }
   - { id: type-gateway, name: fieldgate, kind: gateway, conn_protocol: mqtt, conn_type: "3" }
@@ -69,7 +70,7 @@ function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emula
   return [
     'gateway:', `  stateDir: ${join(dir, 'state')}`, '  logLevel: warn', '  health: { enabled: false }',
     '  cloud:', `    mode: ${mode}`, ...(mode === 'gateway' ? ['    identity: { accessToken: gw-token }'] : []),
-    `    mqttUrl: ${mqttUrl}`, `    apiBaseUrl: http://127.0.0.1:${emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
+    `    mqttUrl: ${mqttUrl}`, `    apiBaseUrl: http://127.0.0.1:${emulator.httpPort}`, `    projectKey: ${BENCH_PROJECT_KEY}`, '    syncPeriodMs: 0',
     'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 1000 }`, 'devices:',
     ...Array.from({ length: options.devices }, (_, i) => `  - { name: dev-${i + 1}, bus: plant, unitId: ${i + 1}, pollIntervalMs: 1s, cloud: { accessToken: ${token(i + 1)} }, points: [${points}] }`),
     '',
