@@ -127,6 +127,21 @@ describe('parseSiteText', () => {
     ]);
   });
 
+  it('keeps every YAML value as written when it copies the strings off the file text', () => {
+    const text = ['name: "plant \\uD800 \\u00e9 \\U0001F600"', 'list: &l [a, "b c", 3, true, null]', 'again: *l', 'nested: { __proto__: tag, "x": { y: [deep] } }', ''].join('\n');
+    const { raw, issues } = parseSiteText(text, 'site.yaml');
+    expect(issues).toEqual([]);
+    const site = raw as Record<string, unknown>;
+    expect(site.name).toBe('plant \uD800 \u00e9 \u{1F600}');
+    expect(site.list).toEqual(['a', 'b c', 3, true, null]);
+    expect(site.again).toEqual(site.list);
+    const nested = site.nested as Record<string, unknown>;
+    // An own "__proto__" key stays a value; the object's prototype is untouched.
+    expect(Object.getOwnPropertyDescriptor(nested, '__proto__')?.value).toBe('tag');
+    expect(Object.getPrototypeOf(nested)).toBe(Object.prototype);
+    expect(nested.x).toEqual({ y: ['deep'] });
+  });
+
   it('refuses alias bombs', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]', 'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]'].join('\n');
     const { issues } = parseSiteText(bomb, 'bomb.yaml');
