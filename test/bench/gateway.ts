@@ -13,6 +13,7 @@ import { parseSeed } from '../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { cpuSeconds } from '../arm64/proc-cpu.js';
 import { serviceNodeFlags, simulator } from './northbound.js';
+import { baselineRef, commitCheckout, currentCheckout, type Checkout } from './checkouts.js';
 import { PublishCounter } from './publish-counter.js';
 
 export type CloudMode = 'direct' | 'gateway';
@@ -64,15 +65,21 @@ devices:
 ${rows}`;
 }
 
-function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emulator, simPort: number, options: GatewayBenchOptions): string {
+/** Modbus unit ids stop at 247: a larger site spreads its devices over several simulated servers, a bus each. */
+const UNITS_PER_BUS = 200;
+
+function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emulator, simPorts: readonly number[], options: GatewayBenchOptions): string {
   const token = (n: number) => (mode === 'gateway' ? `sub-${n}-token` : `direct-${n}-token`);
   const points = Array.from({ length: options.points }, (_, p) => `{ id: p${p}, table: holding, address: ${p}, report: { mode: always } }`).join(', ');
   return [
     'gateway:', `  stateDir: ${join(dir, 'state')}`, '  logLevel: warn', '  health: { enabled: false }',
     '  cloud:', `    mode: ${mode}`, ...(mode === 'gateway' ? ['    identity: { accessToken: gw-token }'] : []),
     `    mqttUrl: ${mqttUrl}`, `    apiBaseUrl: http://127.0.0.1:${emulator.httpPort}`, `    projectKey: ${BENCH_PROJECT_KEY}`, '    syncPeriodMs: 0',
-    'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 1000 }`, 'devices:',
-    ...Array.from({ length: options.devices }, (_, i) => `  - { name: dev-${i + 1}, bus: plant, unitId: ${i + 1}, pollIntervalMs: 1s, cloud: { accessToken: ${token(i + 1)} }, points: [${points}] }`),
+    'buses:', ...simPorts.map((port, b) => `  - { name: plant-${b}, kind: tcp, host: 127.0.0.1, port: ${port}, timeoutMs: 1000 }`), 'devices:',
+    ...Array.from({ length: options.devices }, (_, i) => {
+      const [bus, unit] = [Math.floor(i / UNITS_PER_BUS), (i % UNITS_PER_BUS) + 1];
+      return `  - { name: dev-${i + 1}, bus: plant-${bus}, unitId: ${unit}, pollIntervalMs: 1s, cloud: { accessToken: ${token(i + 1)} }, points: [${points}] }`;
+    }),
     '',
   ].join('\n');
 }
@@ -100,12 +107,12 @@ async function untilEveryDeviceReports(emulator: Emulator, ids: readonly string[
 export async function measureMode(mode: CloudMode, options: GatewayBenchOptions): Promise<ModeFigures> {
   const emulator = await startEmulator({ httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed: parseSeed(seedText(options.devices), Date.now()), logger: silentLogger() });
   const counter = await PublishCounter.start(emulator.mqttPort);
-  const sim = await simulator(options.devices);
+  const sims = await Promise.all(Array.from({ length: Math.ceil(options.devices / UNITS_PER_BUS) }, (_, b) => simulator(Math.min(UNITS_PER_BUS, options.devices - b * UNITS_PER_BUS))));
   const dir = mkdtempSync(join(tmpdir(), 'fg-bench-gw-'));
   const ids = Array.from({ length: options.devices }, (_, i) => (mode === 'gateway' ? `dev-sub-${i + 1}` : `dev-direct-${i + 1}`));
   try {
     const site = join(dir, 'site.yaml');
-    writeFileSync(site, siteFile(dir, mode, counter.url, emulator, sim.tcp?.port ?? 0, options));
+    writeFileSync(site, siteFile(dir, mode, counter.url, emulator, sims.map((sim) => sim.tcp?.port ?? 0), options));
     const flags = [...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
     const child = spawn(process.execPath, [...flags, ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
     const pid = child.pid ?? 0;
@@ -144,7 +151,7 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
     }
   } finally {
     await counter.close();
-    await sim.close();
+    await Promise.all(sims.map((sim) => sim.close()));
     await emulator.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -158,8 +165,38 @@ export async function measureGatewayModes(options: GatewayBenchOptions): Promise
   return { direct, gateway, load: [loadBefore[0], loadAfter[0]] };
 }
 
+function costRow(devices: number, points: number, label: string, f: ModeFigures): string {
+  return `| ${devices} x ${points} | ${label} | ${f.pointsPerS.toFixed(0)} of ${devices * points} | ${f.messagesPerS.toFixed(1)} | ${f.cpuSPer1000Points.toFixed(4)} | `
+    + `${f.rssAnonMb.toFixed(1)} MB | ${f.rssFileMb.toFixed(1)} MB | ${f.rssPeakMb.toFixed(1)} MB | ${f.devicesReporting} |`;
+}
+
+/** Gateway mode at 100 (figures already taken for this checkout) and 500 devices, this checkout against the baseline. */
+async function costPerReport(log: (line: string) => void, options: GatewayBenchOptions, current: Checkout, atHundred: ModeFigures): Promise<void> {
+  const baseline = commitCheckout(baselineRef());
+  try {
+    const load = loadavg()[0];
+    const rows: string[] = [];
+    for (const devices of [100, 500]) {
+      const base = await measureMode('gateway', { ...options, devices, entry: baseline.entry });
+      const mine = devices === 100 ? atHundred : await measureMode('gateway', { ...options, devices, entry: current.entry });
+      rows.push(costRow(devices, options.points, baseline.label, base), costRow(devices, options.points, current.label, mine));
+    }
+    log('### Gateway mode: cost per report, against the baseline in the same run');
+    log('');
+    log(`Gateway identity, devices x points every 1 s over Modbus TCP (up to ${UNITS_PER_BUS} units per simulated server, a bus each); load average (1 min) ${load.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after.`);
+    log('');
+    log('| devices x points | daemon | points/s stored | MQTT PUBLISH/s | CPU s per 1,000 points | RssAnon (target <= 24 MB at 100) | RssFile | VmHWM | devices reporting |');
+    log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const row of rows) log(row);
+    log('');
+  } finally {
+    baseline.cleanup();
+  }
+}
+
 export async function run(log: (line: string) => void): Promise<void> {
-  const options = { devices: 100, points: 50, warmupS: 15, measureS: 30 };
+  const current = currentCheckout();
+  const options = { devices: 100, points: 50, warmupS: 15, measureS: 30, entry: current.entry };
   const { direct, gateway, load } = await measureGatewayModes(options);
   const ratio = (g: number, d: number) => (d > 0 ? (g / d).toFixed(2) : 'n/a');
   log('## Gateway mode');
@@ -180,4 +217,5 @@ export async function run(log: (line: string) => void): Promise<void> {
   log(`| daemon CPU seconds per 1,000 points stored | ${direct.cpuSPer1000Points.toFixed(3)} | ${gateway.cpuSPer1000Points.toFixed(3)} | ${ratio(gateway.cpuSPer1000Points, direct.cpuSPer1000Points)} |`);
   log(`| devices with reports stored in the window | ${direct.devicesReporting} | ${gateway.devicesReporting} | |`);
   log('');
+  await costPerReport(log, options, current, gateway);
 }

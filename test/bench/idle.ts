@@ -2,66 +2,25 @@
 // Modbus TCP, health and metrics on (the service's default) and scraped every 15 s as a Prometheus
 // would, the daemon a child process with the unit's node flags. This checkout and a baseline (the
 // commit this branch started from, or the previous commit on main; BENCH_BASELINE_REF to choose)
-// are each built from git with this checkout's TypeScript and run side by side in the same run,
+// are each built (checkouts.ts) and run side by side in the same run,
 // without and with a cloud link (the emulator). Per daemon: wake-ups of the main thread per second
 // (its voluntary context switches) and CPU seconds of all its threads per 1,000 registers read.
-import { execFileSync, execSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startEmulator, type Emulator } from '../../packages/emulator/src/index.js';
 import type { Simulation } from '../../packages/simulator/src/index.js';
 import { parseSeed } from '../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { mainThreadWakeups, threadCpuSeconds } from '../arm64/proc-cpu.js';
 import { freePort } from '../helpers/mosquitto.js';
+import { baselineRef, commitCheckout, currentCheckout, type Checkout } from './checkouts.js';
 import { BENCH_PROJECT_KEY, seedText } from './gateway.js';
 import { serviceNodeFlags, simulator } from './northbound.js';
 
 const POINTS = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
-
-export interface Checkout {
-  label: string;
-  /** How the daemon is started after node's flags: a checkout's bin/fieldgate.js over its fresh dist/. */
-  entry: string[];
-  cleanup(): void;
-}
-
-/** The baseline commit: BENCH_BASELINE_REF, else where HEAD left main, else (on main) HEAD's first parent. */
-export function baselineRef(env = process.env): string {
-  if (env.BENCH_BASELINE_REF) return git('rev-parse', '--verify', `${env.BENCH_BASELINE_REF}^{commit}`);
-  const head = git('rev-parse', 'HEAD');
-  const base = git('merge-base', 'HEAD', 'main');
-  return base === head ? git('rev-parse', 'HEAD~1') : base;
-}
-
-function compile(root: string): void {
-  execFileSync(resolve('node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
-}
-
-/** This working tree (uncommitted changes included), compiled in place. */
-export function currentCheckout(): Checkout {
-  compile(process.cwd());
-  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-  return { label: `this checkout (${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes' : ''})`, entry: [resolve('bin/fieldgate.js')], cleanup: () => undefined };
-}
-
-/** A commit's tree exported to a temporary directory (git archive: no worktree registered), compiled there. */
-export function commitCheckout(commit: string): Checkout {
-  const root = mkdtempSync(join(tmpdir(), 'fg-bench-base-'));
-  try {
-    execSync(`git archive ${commit} | tar -x -C ${root}`);
-    // Same dependencies as this checkout: the daemon's libraries are not what is compared.
-    symlinkSync(resolve('node_modules'), join(root, 'node_modules'));
-    compile(root);
-  } catch (err) {
-    rmSync(root, { recursive: true, force: true });
-    throw err;
-  }
-  return { label: `baseline ${git('rev-parse', '--short', commit)}`, entry: [join(root, 'bin/fieldgate.js')], cleanup: () => rmSync(root, { recursive: true, force: true }) };
-}
 
 interface Cloud { emulator: Emulator; mqttUrl: string }
 
