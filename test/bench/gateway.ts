@@ -37,6 +37,8 @@ export interface ModeFigures {
   /** At the end of the window: RssAnon (the daemon's own memory) and RssFile (mapped files, mostly the node binary's pages, shared). */
   rssAnonMb: number;
   rssFileMb: number;
+  /** RssAnon, mean of the 1 s samples: steadier than one reading, which moves with each GC. */
+  rssAnonMeanMb: number;
   pointsPerS: number;
   messagesPerS: number;
   bytesPerS: number;
@@ -114,18 +116,21 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
     const site = join(dir, 'site.yaml');
     writeFileSync(site, siteFile(dir, mode, counter.url, emulator, sims.map((sim) => sim.tcp?.port ?? 0), options));
     const flags = [...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-    const child = spawn(process.execPath, [...flags, ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...flags, ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', process.env.BENCH_DAEMON_LOGS ? 'inherit' : 'ignore', 'inherit'] });
     const pid = child.pid ?? 0;
     const exited = new Promise((r) => child.once('exit', r));
     try {
       // Start-up (from source under a loaded test run, many seconds) is not part of the warm-up.
-      await untilEveryDeviceReports(emulator, ids, 120);
+      await untilEveryDeviceReports(emulator, ids, 300);
       await sleep(options.warmupS * 1000);
       const before = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
       const samples: number[] = [];
+      const anonSamples: number[] = [];
       for (let t = 0; t < options.measureS; t += 1) {
         await sleep(1000);
-        samples.push(rssKb(pid).rss);
+        const kb = rssKb(pid);
+        samples.push(kb.rss);
+        anonSamples.push(kb.anon);
       }
       const after = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
       const end = rssKb(pid);
@@ -139,6 +144,7 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
         rssPeakMb: Math.max(end.hwm, ...samples) / 1024,
         rssAnonMb: end.anon / 1024,
         rssFileMb: end.file / 1024,
+        rssAnonMeanMb: anonSamples.reduce((a, b) => a + b, 0) / anonSamples.length / 1024,
         pointsPerS: points / seconds,
         messagesPerS: (after.publishes - before.publishes) / seconds,
         bytesPerS: (after.bytes - before.bytes) / seconds,
@@ -167,7 +173,7 @@ export async function measureGatewayModes(options: GatewayBenchOptions): Promise
 
 function costRow(devices: number, points: number, label: string, f: ModeFigures): string {
   return `| ${devices} x ${points} | ${label} | ${f.pointsPerS.toFixed(0)} of ${devices * points} | ${f.messagesPerS.toFixed(1)} | ${f.cpuSPer1000Points.toFixed(4)} | `
-    + `${f.rssAnonMb.toFixed(1)} MB | ${f.rssFileMb.toFixed(1)} MB | ${f.rssPeakMb.toFixed(1)} MB | ${f.devicesReporting} |`;
+    + `${f.rssAnonMeanMb.toFixed(1)} MB (end ${f.rssAnonMb.toFixed(1)}) | ${f.rssFileMb.toFixed(1)} MB | ${f.rssPeakMb.toFixed(1)} MB | ${f.devicesReporting} |`;
 }
 
 /** Gateway mode at 100 (figures already taken for this checkout) and 500 devices, this checkout against the baseline. */
@@ -185,7 +191,7 @@ async function costPerReport(log: (line: string) => void, options: GatewayBenchO
     log('');
     log(`Gateway identity, devices x points every 1 s over Modbus TCP (up to ${UNITS_PER_BUS} units per simulated server, a bus each); load average (1 min) ${load.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after.`);
     log('');
-    log('| devices x points | daemon | points/s stored | MQTT PUBLISH/s | CPU s per 1,000 points | RssAnon (target <= 24 MB at 100) | RssFile | VmHWM | devices reporting |');
+    log('| devices x points | daemon | points/s stored | MQTT PUBLISH/s | CPU s per 1,000 points | RssAnon, mean of 1 s samples (target <= 24 MB at 100) | RssFile | VmHWM | devices reporting |');
     log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const row of rows) log(row);
     log('');
