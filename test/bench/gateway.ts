@@ -98,12 +98,15 @@ function rssKb(pid: number): { rss: number; hwm: number; anon: number; file: num
   return { rss: field('VmRSS'), hwm: field('VmHWM'), anon: field('RssAnon'), file: field('RssFile') };
 }
 
-async function untilEveryDeviceReports(emulator: Emulator, ids: readonly string[], timeoutS: number): Promise<void> {
+/** Waits until every device has a report stored; returns those still without one after timeoutS. */
+async function untilEveryDeviceReports(emulator: Emulator, ids: readonly string[], timeoutS: number): Promise<string[]> {
   const until = performance.now() + timeoutS * 1000;
-  while (stored(emulator, ids).perDevice.some((n) => n === 0)) {
-    if (performance.now() > until) throw new Error(`not every device reported within ${timeoutS} s`);
-    await sleep(200);
-  }
+  const silent = () => {
+    const { perDevice } = stored(emulator, ids);
+    return ids.filter((_, i) => perDevice[i] === 0);
+  };
+  while (silent().length > 0 && performance.now() < until) await sleep(500);
+  return silent();
 }
 
 export async function measureMode(mode: CloudMode, options: GatewayBenchOptions): Promise<ModeFigures> {
@@ -121,7 +124,9 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
     const exited = new Promise((r) => child.once('exit', r));
     try {
       // Start-up (from source under a loaded test run, many seconds) is not part of the warm-up.
-      await untilEveryDeviceReports(emulator, ids, 300);
+      const silent = await untilEveryDeviceReports(emulator, ids, 180);
+      // Measured anyway: the table's "devices reporting" shows it, and the rest of the run is not lost.
+      if (silent.length > 0) process.stderr.write(`gateway bench (${mode}, ${options.devices} devices): ${silent.length} without a stored report after 180 s (${silent.slice(0, 5).join(', ')}); measuring anyway\n`);
       await sleep(options.warmupS * 1000);
       const before = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
       const samples: number[] = [];
