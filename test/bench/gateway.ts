@@ -181,13 +181,13 @@ function costRow(devices: number, points: number, label: string, f: ModeFigures)
     + `${f.rssAnonMeanMb.toFixed(1)} MB (end ${f.rssAnonMb.toFixed(1)}) | ${f.rssFileMb.toFixed(1)} MB | ${f.rssPeakMb.toFixed(1)} MB | ${f.devicesReporting} |`;
 }
 
-/** Gateway mode at 100 (figures already taken for this checkout) and 500 devices, this checkout against the baseline. */
+/** Gateway mode at 100 (figures already taken for this checkout) and 500 devices (BENCH_GATEWAY_DEVICES), this checkout against the baseline. */
 async function costPerReport(log: (line: string) => void, options: GatewayBenchOptions, current: Checkout, atHundred: ModeFigures): Promise<void> {
   const baseline = commitCheckout(baselineRef());
   try {
     const load = loadavg()[0];
     const rows: string[] = [];
-    for (const devices of [100, 500]) {
+    for (const devices of (process.env.BENCH_GATEWAY_DEVICES ?? '100,500').split(',').map(Number)) {
       const base = await measureMode('gateway', { ...options, devices, entry: baseline.entry });
       const mine = devices === 100 ? atHundred : await measureMode('gateway', { ...options, devices, entry: current.entry });
       rows.push(costRow(devices, options.points, baseline.label, base), costRow(devices, options.points, current.label, mine));
