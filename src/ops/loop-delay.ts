@@ -18,6 +18,9 @@ export interface LoopDelaySummary {
   p99: number;
 }
 
+/** The summary without samples. */
+export const NO_LOOP_DELAY: LoopDelaySummary = { count: 0, min: Number.NaN, max: Number.NaN, mean: Number.NaN, stddev: Number.NaN, p50: Number.NaN, p90: Number.NaN, p99: Number.NaN };
+
 export class LoopDelaySampler {
   private readonly histogram: RecordableHistogram = createHistogram();
   private readonly stop: () => void;
@@ -36,7 +39,7 @@ export class LoopDelaySampler {
   /** What was recorded since the last reset, in seconds. */
   summary(): LoopDelaySummary {
     const h = this.histogram;
-    if (h.count === 0) return { count: 0, min: Number.NaN, max: Number.NaN, mean: Number.NaN, stddev: Number.NaN, p50: Number.NaN, p90: Number.NaN, p99: Number.NaN };
+    if (h.count === 0) return NO_LOOP_DELAY;
     const s = (ns: number) => ns / 1e9;
     return { count: h.count, min: s(h.min), max: s(h.max), mean: s(h.mean), stddev: s(h.stddev), p50: s(h.percentile(50)), p90: s(h.percentile(90)), p99: s(h.percentile(99)) };
   }

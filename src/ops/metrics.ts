@@ -1,7 +1,7 @@
 // Prometheus metrics built from a status snapshot at scrape time (the only importer of prom-client).
 // Loaded by the health endpoint at the first /metrics request, so a box nobody scrapes never loads it.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { LoopDelaySampler, LoopDelaySummary } from './loop-delay.js';
+import { NO_LOOP_DELAY, type LoopDelaySampler, type LoopDelaySummary } from './loop-delay.js';
 import type { GatewayStatus } from './status.js';
 
 type Snapshot = () => GatewayStatus;
@@ -30,7 +30,8 @@ function loopDelayGauges(registry: Registry, read: () => LoopDelaySummary): void
   }
 }
 
-export function createMetricsRegistry(snapshot: Snapshot, sampler: LoopDelaySampler): Registry {
+/** `sampler`: the event-loop delay behind the lag gauges; without one they read NaN. */
+export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySampler): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'fieldgate_', eventLoopMonitoringPrecision: PARKED_SAMPLER_MS });
   let current: GatewayStatus | undefined;
@@ -39,8 +40,8 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler: LoopDelaySamp
   const view = (): GatewayStatus => (current ??= snapshot());
   loopDelayGauges(registry, () => {
     if (!lag) {
-      lag = sampler.summary();
-      sampler.reset();
+      lag = sampler?.summary() ?? NO_LOOP_DELAY;
+      sampler?.reset();
     }
     return lag;
   });

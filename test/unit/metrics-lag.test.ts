@@ -40,6 +40,11 @@ describe('event-loop lag metrics', () => {
     expect(text).toContain('fieldgate_nodejs_eventloop_lag_seconds');
   });
 
+  it('read NaN without a sampler (a registry built for one scrape)', async () => {
+    const text = await createMetricsRegistry(() => EMPTY).metrics();
+    for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) expect(lag(text, stat)).toBeNaN();
+  });
+
   it('records a stalled loop longer than the sampling period in the maximum, once', async () => {
     sampler = new LoopDelaySampler(monotonicTime(systemTimers.setTimer), 50);
     const registry = createMetricsRegistry(() => EMPTY, sampler);
