@@ -86,7 +86,10 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   let health: HealthServer | undefined;
   if (gateway.health.enabled) {
     try {
-      health = await startHealthServer({ port: gateway.health.port, snapshot: status, stalledLoops: () => progress.stalled(time.now()), logger: componentLogger(logger, 'health', levels) });
+      health = await startHealthServer({
+        port: gateway.health.port, snapshot: status, stalledLoops: () => progress.stalled(time.now()), logger: componentLogger(logger, 'health', levels),
+        ...(gateway.health.eventLoopSampleMs ? { eventLoopSampleMs: gateway.health.eventLoopSampleMs } : {}),
+      });
     } catch (err) {
       logger.error({ err, port: gateway.health.port }, 'health endpoint could not start; continuing without it');
     }

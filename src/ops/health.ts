@@ -1,9 +1,16 @@
 // Local operator endpoint on 127.0.0.1 only: /healthz, /metrics (Prometheus), /status (JSON).
+// The metrics library and its samplers start at the first /metrics request: an unscraped box pays
+// neither their memory nor their wake-ups.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import { systemTimers } from '../core/time.js';
 import type { Logger } from './log.js';
-import { createMetricsRegistry } from './metrics.js';
+import { LoopDelaySampler, monotonicTime } from './loop-delay.js';
 import { unhealthyReasons, type GatewayStatus } from './status.js';
+
+/** Event-loop delay sampling period of /metrics when the site file sets none (ms). */
+export const DEFAULT_EVENT_LOOP_SAMPLE_MS = 1000;
 
 export interface HealthServerOptions {
   port: number;
@@ -11,6 +18,8 @@ export interface HealthServerOptions {
   /** Names of loops (pollers, links) that stopped making progress. */
   stalledLoops: () => string[];
   logger: Logger;
+  /** Period of the event-loop delay sampler behind /metrics (ms); each sample wakes the process once. */
+  eventLoopSampleMs?: number;
 }
 
 export interface HealthServer {
@@ -19,7 +28,12 @@ export interface HealthServer {
 }
 
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const registry = createMetricsRegistry(options.snapshot);
+  let sampler: LoopDelaySampler | undefined;
+  let registry: Promise<Registry> | undefined;
+  const metricsRegistry = (): Promise<Registry> => (registry ??= import('./metrics.js').then(({ createMetricsRegistry }) => {
+    sampler = new LoopDelaySampler(monotonicTime(systemTimers.setTimer), options.eventLoopSampleMs ?? DEFAULT_EVENT_LOOP_SAMPLE_MS);
+    return createMetricsRegistry(options.snapshot, sampler);
+  }));
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, type: string, body: string) => {
@@ -34,8 +48,8 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       }
       if (path === '/status') return send(200, 'application/json', JSON.stringify(options.snapshot()));
       if (path === '/metrics') {
-        registry.metrics().then(
-          (text) => send(200, registry.contentType, text),
+        metricsRegistry().then(async (r) => ({ type: r.contentType, text: await r.metrics() })).then(
+          ({ type, text }) => send(200, type, text),
           (err: unknown) => {
             options.logger.error({ err }, 'metrics collection failed');
             send(500, 'text/plain', 'metrics collection failed\n');
@@ -58,6 +72,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   options.logger.info({ port }, 'health endpoint listening');
   return {
     port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => new Promise<void>((resolve) => {
+      sampler?.close();
+      server.close(() => resolve());
+    }),
   };
 }

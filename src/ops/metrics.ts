@@ -1,27 +1,50 @@
 // Prometheus metrics built from a status snapshot at scrape time (the only importer of prom-client).
+// Loaded by the health endpoint at the first /metrics request, so a box nobody scrapes never loads it.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { NO_LOOP_DELAY, type LoopDelaySampler, type LoopDelaySummary } from './loop-delay.js';
 import type { GatewayStatus } from './status.js';
 
 type Snapshot = () => GatewayStatus;
 
-/** Node's event-loop histogram reports min = 2^63 ns (9223372036 s) before its first sample. */
-const NO_SAMPLE_S = 9e9;
+/** The longest period a Node timer takes: prom-client's own 10 ms event-loop sampler, parked. */
+const PARKED_SAMPLER_MS = 0x7fffffff;
 
-/** The lag minimum reads NaN (like the mean beside it) until there is a sample, never 9223372036 s. */
-function withoutSentinelLagMin(registry: Registry): void {
-  const lagMin = registry.getSingleMetric('fieldgate_nodejs_eventloop_lag_min_seconds');
-  if (!(lagMin instanceof Gauge)) return;
-  const set = lagMin.set.bind(lagMin) as (labels: Record<string, string>, value: number) => void;
-  lagMin.set = ((labels: Record<string, string>, value: number) => set(labels, value >= NO_SAMPLE_S ? Number.NaN : value)) as typeof lagMin.set;
+/** prom-client's histogram-based lag gauges, replaced by the same names fed by LoopDelaySampler. */
+const LAG_STATS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'] as const;
+
+function loopDelayGauges(registry: Registry, read: () => LoopDelaySummary): void {
+  const help: Record<(typeof LAG_STATS)[number], string> = {
+    min: 'The minimum', max: 'The maximum', mean: 'The mean', stddev: 'The standard deviation',
+    p50: 'The 50th percentile', p90: 'The 90th percentile', p99: 'The 99th percentile',
+  };
+  for (const stat of LAG_STATS) {
+    const name = `fieldgate_nodejs_eventloop_lag_${stat}_seconds`;
+    registry.removeSingleMetric(name);
+    new Gauge({
+      name, help: `${help[stat]} event-loop delay since the last scrape (s), sampled by one timer per gateway.health.eventLoopSampleMs; NaN without a sample.`,
+      registers: [registry],
+      collect() {
+        this.set(read()[stat]);
+      },
+    });
+  }
 }
 
-export function createMetricsRegistry(snapshot: Snapshot): Registry {
+/** `sampler`: the event-loop delay behind the lag gauges; without one they read NaN. */
+export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySampler): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'fieldgate_' });
-  withoutSentinelLagMin(registry);
+  collectDefaultMetrics({ register: registry, prefix: 'fieldgate_', eventLoopMonitoringPrecision: PARKED_SAMPLER_MS });
   let current: GatewayStatus | undefined;
-  // One snapshot per scrape, shared by every metric below.
+  let lag: LoopDelaySummary | undefined;
+  // One snapshot per scrape, shared by every metric below; the loop delay likewise, since the last scrape.
   const view = (): GatewayStatus => (current ??= snapshot());
+  loopDelayGauges(registry, () => {
+    if (!lag) {
+      lag = sampler?.summary() ?? NO_LOOP_DELAY;
+      sampler?.reset();
+    }
+    return lag;
+  });
 
   const counter = (name: string, help: string, labelNames: string[], read: (s: GatewayStatus, set: (labels: Record<string, string>, v: number) => void) => void) =>
     new Counter({
@@ -85,10 +108,12 @@ export function createMetricsRegistry(snapshot: Snapshot): Registry {
   const metrics = registry.metrics.bind(registry);
   registry.metrics = async () => {
     current = undefined;
+    lag = undefined;
     try {
       return await metrics();
     } finally {
       current = undefined;
+      lag = undefined;
     }
   };
   return registry;

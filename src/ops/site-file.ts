@@ -51,6 +51,26 @@ function parseJson(text: string, file: string): Parsed {
   }
 }
 
+/**
+ * A copy of every string value, in place: V8 makes a YAML scalar a slice of the whole file's text,
+ * so one kept value (a name, a token) kept the entire site file in memory for the process's life.
+ * UTF-16 round trip: lossless, lone surrogates included.
+ */
+function detachStrings(value: unknown, seen = new Set<object>()): unknown {
+  if (typeof value === 'string') return Buffer.from(value, 'utf16le').toString('utf16le');
+  if (typeof value !== 'object' || value === null || seen.has(value)) return value;
+  // Aliases and merge keys share objects: each is copied once.
+  seen.add(value);
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const inner = record[key];
+    if (typeof inner !== 'string') detachStrings(inner, seen);
+    // defineProperty, not assignment: an own "__proto__" key must stay a plain value.
+    else Object.defineProperty(record, key, { value: detachStrings(inner), writable: true, enumerable: true, configurable: true });
+  }
+  return value;
+}
+
 function parseYaml(text: string, file: string): Parsed {
   const lineCounter = new LineCounter();
   // merge: lets a site reuse point lists with "<<: *meter"; aliases stay bounded by toJS's maxAliasCount.
@@ -64,7 +84,7 @@ function parseYaml(text: string, file: string): Parsed {
     };
   }
   try {
-    return { raw: doc.toJS({ maxAliasCount: 1000 }) as unknown, issues: [] };
+    return { raw: detachStrings(doc.toJS({ maxAliasCount: 1000 })), issues: [] };
   } catch (err) {
     return { issues: [{ path: file, message: `YAML error: ${err instanceof Error ? err.message : String(err)}` }] };
   }

@@ -4,6 +4,7 @@ import { run as inbound } from './inbound.js';
 import { run as gateway } from './gateway.js';
 import { run as flood } from './flood.js';
 import { run as hostile } from './hostile.js';
+import { run as idle } from './idle.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
 import { run as southbound } from './southbound.js';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   hostile: (log) => hostile(log),
   flood: (log) => flood(log),
   gateway: (log) => gateway(log),
+  idle: (log) => idle(log),
 };
 
 const filter = process.argv[2];

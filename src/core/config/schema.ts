@@ -57,6 +57,7 @@ export const GATEWAY_SCHEMA = {
     enabled: { doc: 'Serve /healthz, /metrics and /status.', default: true, format: formats.boolean },
     host: { doc: 'Listen address; fixed to loopback.', default: '127.0.0.1', format: formats.loopback },
     port: { doc: 'Listen port of the health endpoint.', default: 9180, format: formats.port, env: 'FIELDGATE_HEALTH_PORT' },
+    eventLoopSampleMs: cloudNumber('Event-loop delay sampling period of /metrics (ms); each sample wakes the process.', 1000, 10, 60_000),
   },
   cloud: {
     mqttUrl: cloudString('Device-channel broker URL.', { env: 'FIELDGATE_MQTT_URL', format: formats.url(['mqtt', 'mqtts', 'ws', 'wss']) }),
@@ -117,7 +118,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
+  'gateway.health.eventLoopSampleMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
   ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';
@@ -215,7 +216,7 @@ type RawGateway = {
   stateDir: string;
   logLevel: LogLevel;
   profileDirs: string[];
-  health: { enabled: boolean; host: string; port: number };
+  health: { enabled: boolean; host: string; port: number; eventLoopSampleMs: number };
   cloud: CloudSettings;
 };
 
@@ -239,7 +240,7 @@ function gatewayFrom(raw: RawGateway): GatewaySettings {
   return {
     stateDir: raw.stateDir,
     logLevel: raw.logLevel,
-    health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port },
+    health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port, eventLoopSampleMs: raw.health.eventLoopSampleMs },
     cloud: cloud as unknown as CloudSettings,
     profileDirs: [...raw.profileDirs],
   };

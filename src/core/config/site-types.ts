@@ -178,6 +178,8 @@ export interface HealthSettings {
   /** Always 127.0.0.1: the health endpoint is never exposed beyond the box. */
   host: '127.0.0.1';
   port: number;
+  /** Event-loop delay sampling period of /metrics (ms); absent: 1000. */
+  eventLoopSampleMs?: number;
 }
 
 /** Device-cloud connection. Optional fields are absent when not configured. */

@@ -57,7 +57,7 @@ describe('loadConfig', () => {
   it('loads JSON with every key set', () => {
     const config = loadConfig(fixture('valid/full.json'), {});
     expect(config.gateway).toEqual({
-      stateDir: '/var/lib/fieldgate', logLevel: 'debug', health: { enabled: false, host: '127.0.0.1', port: 9999 },
+      stateDir: '/var/lib/fieldgate', logLevel: 'debug', health: { enabled: false, host: '127.0.0.1', port: 9999, eventLoopSampleMs: 2000 },
       cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', apiBaseUrl: 'http://127.0.0.1:8080', appId: 'app-1', caFile: '/etc/fieldgate/ca.pem', ...CLOUD_DEFAULTS },
       profileDirs: ['/etc/fieldgate/profiles'],
     });
@@ -125,6 +125,21 @@ describe('parseSiteText', () => {
       { path: 'buses', message: 'required (a list)' },
       { path: 'devices', message: 'required (a list)' },
     ]);
+  });
+
+  it('keeps every YAML value as written when it copies the strings off the file text', () => {
+    const text = ['name: "plant \\uD800 \\u00e9 \\U0001F600"', 'list: &l [a, "b c", 3, true, null]', 'again: *l', 'nested: { __proto__: tag, "x": { y: [deep] } }', ''].join('\n');
+    const { raw, issues } = parseSiteText(text, 'site.yaml');
+    expect(issues).toEqual([]);
+    const site = raw as Record<string, unknown>;
+    expect(site.name).toBe('plant \uD800 \u00e9 \u{1F600}');
+    expect(site.list).toEqual(['a', 'b c', 3, true, null]);
+    expect(site.again).toEqual(site.list);
+    const nested = site.nested as Record<string, unknown>;
+    // An own "__proto__" key stays a value; the object's prototype is untouched.
+    expect(Object.getOwnPropertyDescriptor(nested, '__proto__')?.value).toBe('tag');
+    expect(Object.getPrototypeOf(nested)).toBe(Object.prototype);
+    expect(nested.x).toEqual({ y: ['deep'] });
   });
 
   it('refuses alias bombs', () => {

@@ -10,7 +10,7 @@ describe('validateGateway', () => {
 
   it('fills every default when the section is absent', () => {
     expect(validateGateway(undefined, {})).toEqual({
-      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180 }, cloud: CLOUD_DEFAULTS, profileDirs: ['/etc/fieldgate/profiles'] },
+      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180, eventLoopSampleMs: 1000 }, cloud: CLOUD_DEFAULTS, profileDirs: ['/etc/fieldgate/profiles'] },
       issues: [],
     });
   });
@@ -54,6 +54,18 @@ describe('validateGateway', () => {
       'gateway.health.enabled: must be true or false (got "no")',
       'gateway.health.port: must be a number (got "9000")',
     ]);
+  });
+
+  it.each([
+    ['a duration', '5s', 5000, []],
+    ['milliseconds', 250, 250, []],
+    ['below the floor', 5, undefined, ['gateway.health.eventLoopSampleMs: must be a number 10..60000 (got 5)']],
+    ['above the ceiling', '2h', undefined, ['gateway.health.eventLoopSampleMs: must be a number 10..60000 (got 7200000)']],
+    ['not a duration', 'often', undefined, ['gateway.health.eventLoopSampleMs: must be a duration in ms or like "500ms", "2s", "10m", "1h" (got "often")']],
+  ])('health.eventLoopSampleMs as %s', (_name, value, ms, issues) => {
+    const result = validateGateway({ health: { eventLoopSampleMs: value } }, {});
+    expect(result.issues.map(formatIssue)).toEqual(issues);
+    if (ms !== undefined) expect(result.gateway?.health.eventLoopSampleMs).toBe(ms);
   });
 
   it('never prints a sensitive value', () => {
