@@ -4,7 +4,8 @@ import { parseDurationMs } from './duration.js';
 import { isMapping, joinPath } from './fields.js';
 import { describeValue, unknownKeyMessage } from './issues.js';
 import { LOG_LEVELS } from '../logger.js';
-import type { CloudSettings, ConfigIssue, GatewaySettings, LogLevel } from './site-types.js';
+import type { ConfigIssue, GatewaySettings } from './site-types.js';
+import { gatewayFrom, type RawGateway } from './gateway-settings.js';
 import { SELF_IDENTITY_DURATION_KEYS, selfIdentitySchema } from './self-identity.js';
 
 /** A format that throws with a message phrased to follow "<path>: ". Never echo the value: it may be secret. */
@@ -210,40 +211,6 @@ export function convictIssues(text: string, env: NodeJS.ProcessEnv, schema: Sche
     const detail = [got, origin.replace(/^, /, '')].filter(Boolean).join(', ');
     return { path: joinPath('gateway', name), message: detail ? `${message.trim()} (${detail})` : message.trim() };
   });
-}
-
-type RawGateway = {
-  stateDir: string;
-  logLevel: LogLevel;
-  profileDirs: string[];
-  health: { enabled: boolean; host: string; port: number; eventLoopSampleMs: number };
-  cloud: CloudSettings;
-};
-
-/** The identity block with unset strings left out; absent when it names no identity at all. */
-function identityFrom(raw: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!raw) return undefined;
-  const identity = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== ''));
-  const named = ['deviceId', 'deviceKey', 'accessToken', 'typeKey', 'projectKey'].some((key) => key in identity);
-  return named || identity.allowCreate === true ? identity : undefined;
-}
-
-function gatewayFrom(raw: RawGateway): GatewaySettings {
-  // Unset strings ('') are left out so "not configured" reads as an absent key.
-  const cloud: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw.cloud)) {
-    if (value !== '') cloud[key] = value;
-  }
-  const identity = identityFrom(raw.cloud.identity as unknown as Record<string, unknown> | undefined);
-  if (identity) cloud.identity = identity;
-  else delete cloud.identity;
-  return {
-    stateDir: raw.stateDir,
-    logLevel: raw.logLevel,
-    health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port, eventLoopSampleMs: raw.health.eventLoopSampleMs },
-    cloud: cloud as unknown as CloudSettings,
-    profileDirs: [...raw.profileDirs],
-  };
 }
 
 function schemaOrder(schema: SchemaNode, prefix = 'gateway'): string[] {

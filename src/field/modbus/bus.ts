@@ -14,13 +14,14 @@ import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import type { BusOptions, Job } from './bus-types.js';
-import { BusDownError, BusStoppedError, UnitCoolingDownError, UnitLateReplyPendingError } from './errors.js';
+import { BusDownError, BusStoppedError } from './errors.js';
 import type { LateUnitView } from './late-guard.js';
 import { SlowUnits } from './slow-units.js';
 import type { BusProgress, BusStats } from './bus-stats.js';
 import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 import { RequestQueue } from './request-queue.js';
+import { BusAdmission } from './bus-admission.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -47,9 +48,7 @@ export class Bus {
   private readonly slow: SlowUnits<Job>;
   private readonly counters = zeroCounters();
   private readonly outcomes: BusOutcomes;
-  private readonly concurrentUnits: ReadonlySet<number>;
-  /** Requests in flight per unit: a unit not listed as concurrent gets one at a time. */
-  private readonly unitsInFlight = new Map<number, number>();
+  private readonly admission: BusAdmission;
   private readonly connection: BusConnection;
   private inFlight = 0;
   private busyTimeMs = 0;
@@ -68,7 +67,6 @@ export class Bus {
     this.health = new UnitHealthTracker(options.config.cooldown);
     this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
     this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
-    this.concurrentUnits = options.concurrentUnits ?? new Set();
     this.transport = options.transportFactory(options.config);
     this.connection = new BusConnection(
       this.transport, options.config.reconnect,
@@ -99,6 +97,7 @@ export class Bus {
       },
     });
     this.transport.onLateReply?.((unit, answeredAfterMs) => this.slow.lateReply(unit, answeredAfterMs));
+    this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
   }
 
   private get state(): BusState {
@@ -222,9 +221,9 @@ export class Bus {
         }, wait);
         return;
       }
-      const job = this.queue.shift((j) => this.mayStart(j));
+      const job = this.queue.shift((j) => this.admission.mayStart(j));
       if (!job) return; // every waiting request is for a unit that is busy: a completion pumps again
-      const admission = this.admit(job);
+      const admission = this.admission.admit(job);
       if (admission.kind === 'refuse') {
         job.reject(admission.error);
         continue;
@@ -234,36 +233,9 @@ export class Bus {
     }
   }
 
-  /** Raw stream bytes address no unit: neither guard nor cool-down applies; a repeat after "busy" was admitted already. */
-  private admit(job: Job): { kind: 'go' | 'probe' } | { kind: 'refuse'; error: Error } {
-    if (job.admitted) return { kind: job.admitted };
-    if (job.op.kind === 'raw') return { kind: 'go' };
-    const now = this.clock.now();
-    const guardWaitMs = this.slow.guardWait(job.unit);
-    const cooling = this.health.view(job.unit);
-    if (guardWaitMs !== undefined && cooling.state === 'cooling-down') {
-      // The cool-down says more; its probe waits for the guard too.
-      this.counters.cooldownRejects += 1;
-      return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, Math.max(guardWaitMs, (cooling.nextProbeAt ?? now) - now)) };
-    }
-    if (guardWaitMs !== undefined) {
-      this.counters.lateGuardRejects += 1;
-      return { kind: 'refuse', error: new UnitLateReplyPendingError(job.unit, guardWaitMs) };
-    }
-    const admission = this.health.admit(job.unit, now);
-    if (admission.kind !== 'reject') return admission;
-    this.counters.cooldownRejects += 1;
-    return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, admission.retryInMs) };
-  }
-
-  /** One request at a time per unit on a TCP connection, unless the device says it serves several. */
-  private mayStart(job: Job): boolean {
-    return job.op.kind === 'raw' || this.concurrentUnits.has(job.unit) || !this.unitsInFlight.has(job.unit);
-  }
-
   private async execute(job: Job, isProbe: boolean): Promise<void> {
     this.inFlight += 1;
-    this.unitsInFlight.set(job.unit, (this.unitsInFlight.get(job.unit) ?? 0) + 1);
+    this.admission.started(job.unit);
     const started = this.clock.now();
     let silenceKept = false;
     try {
@@ -281,9 +253,7 @@ export class Bus {
     } finally {
       const now = this.clock.now();
       this.inFlight -= 1;
-      const left = (this.unitsInFlight.get(job.unit) ?? 1) - 1;
-      if (left > 0) this.unitsInFlight.set(job.unit, left);
-      else this.unitsInFlight.delete(job.unit);
+      this.admission.finished(job.unit);
       this.busyTimeMs += now - started;
       this.queue.charge(job, job.priority, now - started);
       this.lineFreeAt = now + (silenceKept ? 0 : this.interFrameDelayMs);

@@ -5,9 +5,10 @@ import type { BusConfig } from '../../core/config/site-types.js';
 import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
 import { type Clock, systemClock, systemTimers, type Timers } from '../../core/time.js';
 import { t35Ms } from '../../core/config/buses.js';
-import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError, PortOpenError } from './errors.js';
+import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
 import { wireError, wireProblem } from './wire-verdict.js';
-import { destroyQuietly, mapLibraryError } from './library-errors.js';
+import { openWithin } from './port-open.js';
+import { PendingReplies } from './pending-replies.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
 import { RtuLinePort } from './rtu-line-port.js';
@@ -18,17 +19,14 @@ export { describeTarget, type ModbusTransport, type TransportFactory } from './t
 const ModbusRTU = ModbusPkg.default;
 type ModbusClient = InstanceType<typeof ModbusRTU>;
 
-/** How long a TCP connect or serial open may take before it counts as failed. */
-const MIN_OPEN_TIMEOUT_MS = 3000;
-
 class ModbusSerialTransport implements ModbusTransport {
   readonly target: string;
   readonly keepsSilenceAfterReply: boolean;
   private client: ModbusClient | undefined;
   private readonly closeListeners: Array<(reason: string, outOfStep?: boolean) => void> = [];
   private outOfStep = false;
-  /** Rejecters of requests awaiting an answer: failed at once when the port closes. */
-  private readonly pending = new Map<(err: Error) => void, number>();
+  /** Requests awaiting an answer: failed at once when the port closes. */
+  private readonly pending = new PendingReplies();
   private readonly discardListeners: Array<(reason: string) => void> = [];
   private readonly lateListeners: Array<(unit: number, answeredAfterMs: number) => void> = [];
   /** Modbus TCP only: our port in place of modbus-serial's (framing, 16-bit ids, reply matching). */
@@ -83,24 +81,7 @@ class ModbusSerialTransport implements ModbusTransport {
     client.on('error', (err: unknown) => {
       this.closeReason = err instanceof Error ? err.message : String(err);
     });
-    const openTimeoutMs = Math.max(MIN_OPEN_TIMEOUT_MS, this.config.timeoutMs * 2);
-    let cancelOpenTimeout = (): void => undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      cancelOpenTimeout = this.timers.setTimer(() => reject(new Error(`no connection within ${openTimeoutMs} ms`)), openTimeoutMs);
-    });
-    const connecting = new Promise<void>((resolve, reject) => client.open((err: unknown) => (err ? reject(err) : resolve())));
-    try {
-      await Promise.race([connecting, timedOut]);
-    } catch (err) {
-      destroyQuietly(client);
-      // An open that completes after its timeout would keep the port (and its lock) with no owner,
-      // so every reopen would fail with "Cannot lock port": close it as soon as it is open.
-      connecting.then(() => destroyQuietly(client), () => undefined);
-      const reason = (err instanceof Error ? err.message : String(err)).replace(/^Error: /, '');
-      throw new PortOpenError(this.target, reason, { cause: err });
-    } finally {
-      cancelOpenTimeout();
-    }
+    await openWithin(client, this.target, this.config.timeoutMs, this.timers);
     this.client = client;
     // modbus-serial drops its port error listener on close; a later write error (EIO from an
     // unplugged adapter) must not become an uncaught exception.
@@ -111,7 +92,7 @@ class ModbusSerialTransport implements ModbusTransport {
       if (this.client !== client) return; // closed on purpose
       this.client = undefined;
       const reason = this.closeReason || (this.config.kind === 'rtu' ? 'serial port closed' : 'connection closed by peer');
-      this.failPending(new PortClosedError(reason));
+      this.pending.failAll(new PortClosedError(reason));
       for (const listener of this.closeListeners) listener(reason, this.outOfStep);
     });
   }
@@ -123,15 +104,14 @@ class ModbusSerialTransport implements ModbusTransport {
     this.closeReason = `replies out of step: ${reason}`;
     this.outOfStep = true;
     // What was waiting got garbage, not a closed port: its unit is charged for it (cool-down).
-    for (const [reject, unit] of this.pending) reject(new ModbusFrameError(unit, reason));
-    this.pending.clear();
+    this.pending.failEach((unit) => new ModbusFrameError(unit, reason));
     this.guard?.destroy();
   }
 
   async close(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    this.failPending(new PortClosedError('closed by fieldgate'));
+    this.pending.failAll(new PortClosedError('closed by fieldgate'));
     if (!client) return;
     await new Promise<void>((resolve) => {
       const cancelGuard = this.timers.setTimer(resolve, 1000); // never hang a shutdown on a stuck port
@@ -142,11 +122,6 @@ class ModbusSerialTransport implements ModbusTransport {
         finish();
       }
     });
-  }
-
-  private failPending(err: Error): void {
-    for (const reject of this.pending.keys()) reject(err);
-    this.pending.clear();
   }
 
   /** One transaction, rejected with a typed error unless the reply is exactly the awaited one (`check`). */
@@ -180,7 +155,7 @@ class ModbusSerialTransport implements ModbusTransport {
     line?.expect(expected);
     let reply: T;
     try {
-      reply = await this.settleOnClose(call(client), expected.unit, timeoutMs);
+      reply = await this.pending.settleOnClose(call(client), expected.unit, timeoutMs);
     } catch (err) {
       if (err instanceof ModbusTimeoutError && guard && guard.pendingBytes > 0 && this.client === client) {
         this.resync(client, `${guard.pendingBytes} bytes of an unfinished reply at timeout`);
@@ -211,22 +186,6 @@ class ModbusSerialTransport implements ModbusTransport {
   private reject(unit: number, problem: string): never {
     this.discarded(problem);
     throw new ModbusFrameError(unit, problem);
-  }
-
-  /** The library's promise, failed at once when the port closes under it. */
-  private settleOnClose<T>(call: Promise<T>, unit: number, timeoutMs: number): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const finish = (done: () => void) => {
-        if (settled) return;
-        settled = true;
-        this.pending.delete(fail);
-        done();
-      };
-      const fail = (err: Error) => finish(() => reject(err));
-      this.pending.set(fail, unit);
-      call.then((value) => finish(() => resolve(value)), (err: unknown) => fail(mapLibraryError(err, unit, timeoutMs)));
-    });
   }
 
   private read<T extends ParsedRead>(unit: number, functionCode: number, start: number, count: number,
@@ -287,11 +246,7 @@ class ModbusSerialTransport implements ModbusTransport {
     if (quietBefore) await quietBefore;
     const stale = line.begin(-1);
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
-    let fail: (err: Error) => void = () => undefined;
-    const closed = new Promise<never>((_, reject) => {
-      fail = reject;
-      this.pending.set(fail, -1);
-    });
+    const { closed, release } = this.pending.untilClosed(-1);
     try {
       return await Promise.race([exchangeRaw(port, request, window, this.timers), closed]);
     } catch (err) {
@@ -299,7 +254,7 @@ class ModbusSerialTransport implements ModbusTransport {
       if (err instanceof PortClosedError) throw err;
       throw new PortClosedError(`write failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
-      this.pending.delete(fail);
+      release();
       line.takeUnmatched(); // the stream's reply, also seen by the Modbus port: not a Modbus discard
       line.end();
     }
