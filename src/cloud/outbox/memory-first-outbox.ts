@@ -6,7 +6,7 @@
 // records: a device's order is its disk rows, then its memory records. While the file takes no
 // writes (StorageHealth), reports stay in memory (capped, fair drops), are still delivered and
 // acknowledged, and a write is tried every storageRetryMs until one succeeds.
-import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, tally } from './outbox-caps.js';
+import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
@@ -129,26 +129,16 @@ export class MemoryFirstOutbox implements ReportOutbox {
   private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
     if (batch.length === 0 && deletes.length === 0) return this.file.ok || this.probe();
-    const touched = new Set<string>();
     let drops = noDrops();
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
     try {
       this.file.store.transaction(() => {
-        // Acknowledged rows go first, so the caps below never count them twice.
-        for (const [device, upTo] of deletes) this.file.store.deleteThrough(device, upTo);
-        for (const record of batch) {
-          this.file.store.insertWithSeq(record);
-          const counter = this.counter(record.device);
-          counter.depth += 1;
-          counter.bytes += record.payload.length;
-          touched.add(record.device);
-        }
+        const touched = writeRows(this.file.store, this.disk, deletes, batch);
         // What stays in memory after this write still counts against the total cap.
         drops = enforceCaps(this.file.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
       });
     } catch (err) {
-      for (const [device, saved] of before) Object.assign(this.counter(device), saved);
-      for (const device of touched) if (!before.has(device)) this.disk.delete(device);
+      restoreCounters(this.disk, before);
       this.file.failed(err);
       return false;
     }

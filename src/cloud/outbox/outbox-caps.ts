@@ -1,7 +1,7 @@
 // Dropping the oldest rows on disk when an outbox is over its byte caps (inside the caller's
 // transaction). Memory-first callers count their memory bytes in `extraBytes`.
 import type { MemoryQueue } from './outbox-memory.js';
-import type { OutboxStore } from './outbox-store.js';
+import type { OutboxStore, StoredRow } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
 
 export type DropTally = Map<string, { records: number; bytes: number }>;
@@ -81,6 +81,30 @@ function largestOnDisk(counters: ReadonlyMap<string, OutboxDeviceStats>, heldEls
 }
 
 /** A device's counters, created at zero on first use. */
+/**
+ * One outbox write, inside the store's transaction: acknowledged rows deleted first (so the caps
+ * never count them twice), then the batch inserted and counted per device. Returns the devices
+ * the batch touched.
+ */
+export function writeRows(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, deletes: readonly (readonly [string, number])[], batch: readonly StoredRow[]): Set<string> {
+  const touched = new Set<string>();
+  for (const [device, upTo] of deletes) store.deleteThrough(device, upTo);
+  for (const record of batch) {
+    store.insertWithSeq(record);
+    const counter = counterIn(counters, record.device);
+    counter.depth += 1;
+    counter.bytes += record.payload.length;
+    touched.add(record.device);
+  }
+  return touched;
+}
+
+/** After a rolled-back write: the counters as they were before it (devices it created removed). */
+export function restoreCounters(counters: Map<string, OutboxDeviceStats>, before: ReadonlyMap<string, OutboxDeviceStats>): void {
+  for (const device of [...counters.keys()]) if (!before.has(device)) counters.delete(device);
+  for (const [device, saved] of before) Object.assign(counterIn(counters, device), saved);
+}
+
 export function counterIn(counters: Map<string, OutboxDeviceStats>, device: string): OutboxDeviceStats {
   let counter = counters.get(device);
   if (!counter) {

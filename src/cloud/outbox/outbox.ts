@@ -3,7 +3,7 @@
 // While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
 // published from there after what is on disk (no crash window holds then), and a commit is tried
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
-import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, type DropTally } from './outbox-caps.js';
+import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../../core/time.js';
@@ -70,25 +70,17 @@ export class Outbox implements ReportOutbox {
     }
     const batch = this.pending;
     this.pending = [];
-    const touched = new Set<string>();
     const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
     let drops = noDrops();
+    let touched = new Set<string>();
     try {
       this.file.store.transaction(() => {
-        for (const [device, upTo] of deletes) this.file.store.deleteThrough(device, upTo);
-        for (const record of batch) {
-          this.file.store.insertWithSeq(record);
-          const counter = this.counter(record.device);
-          counter.depth += 1;
-          counter.bytes += record.payload.length;
-          touched.add(record.device);
-        }
+        touched = writeRows(this.file.store, this.counters, deletes, batch);
         drops = enforceCaps(this.file.store, this.counters, touched, this.options);
       });
     } catch (err) {
       // Rolled back: restore the counters and keep the batch, bounded, for the next commit.
-      for (const [device, saved] of before) Object.assign(this.counter(device), saved);
-      for (const device of touched) if (!before.has(device)) this.counters.delete(device);
+      restoreCounters(this.counters, before);
       this.pending = batch.concat(this.pending);
       this.trimPending();
       this.file.failed(err);
