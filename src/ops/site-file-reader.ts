@@ -46,7 +46,10 @@ function inWorker(file: string, env: NodeJS.ProcessEnv): Promise<SiteFileReading
       : new Worker(WORKER, { workerData });
     worker.once('message', (reading: SiteFileReading) => {
       done(reading);
-      void worker.terminate();
+      // The worker ends by itself once its loop is empty; terminating it here would cut off its
+      // pending file writes (tsx's cache from source) and, on Node 24, leak their descriptors in
+      // this process. Unref'd so a finishing reader never holds a shutdown.
+      worker.unref();
     });
     worker.once('error', (err) => done({ issues: [{ path: file, message: `cannot be checked: ${err.message}` }] }));
     worker.once('exit', (code) => done({ issues: [{ path: file, message: `cannot be checked: the reader stopped (exit ${code})` }] }));

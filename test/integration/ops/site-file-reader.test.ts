@@ -1,13 +1,17 @@
 // A reload reads the site file in a worker thread: the same config, the same problems and the same
 // environment overrides as at start-up (loadConfig on the main thread), and the event loop stays free.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkHost } from '../../../src/ops/host-checks.js';
 import { ConfigError, loadConfigWithDigest } from '../../../src/ops/site-file.js';
 import { readSiteFile } from '../../../src/ops/site-file-reader.js';
+import { TSX_FROM_SOURCE } from '../../helpers/child.js';
 
+const run = promisify(execFile);
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'fg-reader-'));
@@ -61,4 +65,35 @@ describe('readSiteFile (worker thread)', () => {
     expect(read.issues).toEqual(expected);
     expect(read.issues.map((i) => `${i.path}: ${i.message}`).join('\n')).toMatch(message);
   });
+
+  it('twenty reads in a daemon run from source leave no descriptor behind once their workers have ended', async () => {
+    // A worker terminated right after its answer cut off its pending file writes (tsx's cache, as
+    // the daemon runs from source with --import tsx) and, on Node 24, left two descriptors open in
+    // the process per read. Counted in a child run like the daemon (vitest's own loader differs),
+    // with its own empty temporary directory so tsx's cache is cold and the workers do write;
+    // the child waits up to 30 s for the finished workers' descriptors to close.
+    const path = site(GOOD(join(dir, 'state')));
+    const script = `
+      import { readdirSync } from 'node:fs';
+      import { readSiteFile } from ${JSON.stringify(new URL('../../../src/ops/site-file-reader.ts', import.meta.url).href)};
+      const count = () => readdirSync('/proc/self/fd').length;
+      const read = async () => { if ((await readSiteFile(process.argv[1], {})).issues.length > 0) throw new Error('unexpected issues'); };
+      // Start-up's own cache writes settle first: the count no longer falls for a second.
+      await read();
+      let before = count();
+      for (let settled = Date.now() + 30000, last = -1; before !== last && Date.now() < settled; before = count()) {
+        last = before;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      for (let i = 0; i < 20; i += 1) await read();
+      const end = Date.now() + 30000;
+      while (count() > before + 5 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      console.log(JSON.stringify({ before, after: count() }));`;
+    const { stdout } = await run(process.execPath, [...TSX_FROM_SOURCE, '--input-type=module', '-e', script, path], {
+      timeout: 120_000,
+      env: { ...process.env, TMPDIR: mkdirSync(join(dir, 'tmp'), { recursive: true }) },
+    });
+    const { before, after } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { before: number; after: number };
+    expect(after - before).toBeLessThanOrEqual(5);
+  }, 150_000);
 });
