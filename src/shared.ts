@@ -13,3 +13,5 @@ export { untilSignal } from './cli/signals.js';
 export { loadProfiles, SHIPPED_PROFILE_DIR, type LoadedProfiles } from './ops/profile-library.js';
 export type { DeviceProfile, ProfileLibrary } from './core/config/profile-types.js';
 export { deviceBlock, profileRefs, type ProfileRef } from './core/config/profile-block.js';
+export { useDirectIo } from './field/modbus/serial-direct-io.js';
+export { preciseSleep, type Sleep } from './field/modbus/line-silence.js';

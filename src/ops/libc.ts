@@ -9,6 +9,8 @@ export interface Libc {
   sendto(fd: number, message: Buffer, length: number, flags: number, address: Buffer, addressLength: number): number;
   close(fd: number): number;
   flock(fd: number, operation: number): number;
+  /** Sleeps `micros` on a thread of libuv's pool (not this one), then calls `done` on this thread. */
+  sleepMicros(micros: number, done: () => void): void;
   /** errno of the last call that failed. */
   errno(): number;
 }
@@ -24,9 +26,17 @@ export function libc(): Libc {
     sendto: lib.func('intptr_t sendto(int, const void *, size_t, int, const void *, uint32_t)') as Libc['sendto'],
     close: lib.func('int close(int)') as Libc['close'],
     flock: lib.func('int flock(int, int)') as Libc['flock'],
+    sleepMicros: sleeper(lib.func('int usleep(uint32_t)') as Koffi.KoffiFunc<(micros: number) => number>),
     errno: () => koffi.errno(),
   };
   return loaded;
+}
+
+/** usleep through koffi's asynchronous call: the wait happens off the event loop, sub-millisecond. */
+function sleeper(usleep: Koffi.KoffiFunc<(micros: number) => number>): Libc['sleepMicros'] {
+  return (micros, done) => {
+    usleep.async(Math.max(1, Math.ceil(micros)), () => done());
+  };
 }
 
 /** An Error for a failed call, its code the errno's name (EAGAIN, ...). */

@@ -1,14 +1,18 @@
 // Runs callbacks at microsecond targets, in order. setTimeout alone is ms-granular and often late,
-// so it sleeps until ~2 ms before the target and then re-checks process.hrtime on each event-loop
-// turn (setImmediate: the loop keeps serving I/O, no busy spin inside one tick).
+// so it waits with the daemon's precise sleep (a timer for the bulk, then a sleep off the event
+// loop) until a quarter millisecond before the target, and polls process.hrtime on each loop turn
+// (setImmediate: I/O is still served) for the rest. It used to poll for the last 2 ms: a core spun
+// for most of every reply, which on a 2-core box also delayed the master it answered.
+import { preciseSleep, type Sleep } from 'fieldgate/shared';
 
 export type MicroClock = () => number;
+
+/** Polled on loop turns: the sleep's own lateness (about 0.1 ms) would make replies late. */
+const POLL_WINDOW_MICROS = 250;
 
 const origin = process.hrtime.bigint();
 /** Monotonic µs since module load. */
 export const hrtimeMicros: MicroClock = () => Number(process.hrtime.bigint() - origin) / 1000;
-
-const FINE_WINDOW_MICROS = 2000;
 
 interface Job {
   atMicros: number;
@@ -17,7 +21,7 @@ interface Job {
 
 export class PreciseQueue {
   private readonly jobs: Job[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private cancelSleep: (() => void) | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private lastAt = 0;
   private closed = false;
@@ -25,6 +29,7 @@ export class PreciseQueue {
   constructor(
     readonly now: MicroClock = hrtimeMicros,
     private readonly onError: (err: unknown) => void = () => {},
+    private readonly sleep: Sleep = preciseSleep,
   ) {}
 
   get pending(): number {
@@ -47,9 +52,9 @@ export class PreciseQueue {
   }
 
   private disarm(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.cancelSleep?.();
+    this.cancelSleep = undefined;
     if (this.immediate !== undefined) clearImmediate(this.immediate);
-    this.timer = undefined;
     this.immediate = undefined;
   }
 
@@ -62,11 +67,14 @@ export class PreciseQueue {
       this.runDue();
       return;
     }
-    if (remaining > FINE_WINDOW_MICROS) {
-      this.timer = setTimeout(() => this.arm(), Math.floor((remaining - FINE_WINDOW_MICROS) / 1000));
-    } else {
+    if (remaining <= POLL_WINDOW_MICROS) {
       this.immediate = setImmediate(() => this.arm());
+      return;
     }
+    this.cancelSleep = this.sleep((remaining - POLL_WINDOW_MICROS) / 1000, () => {
+      this.cancelSleep = undefined;
+      this.arm();
+    });
   }
 
   private runDue(): void {

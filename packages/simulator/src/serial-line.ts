@@ -1,5 +1,6 @@
 // Adapter: the only simulator file that touches `serialport`. Opens a port as a plain byte line.
 import { SerialPort } from 'serialport';
+import { useDirectIo } from 'fieldgate/shared';
 import type { LineSettings } from './timing.js';
 
 export interface SerialLine {
@@ -28,6 +29,8 @@ export async function openSerialLine(path: string, settings: LineSettings, event
   await new Promise<void>((resolve, reject) => {
     port.open((err) => (err ? reject(new Error(`cannot open serial port ${path}: ${err.message}`)) : resolve()));
   });
+  // Replies leave at once instead of after a thread-pool round trip (baud-accurate timing).
+  useDirectIo(port.port);
   let closing = false;
   port.on('data', (chunk: Buffer) => events.onData(chunk));
   port.on('error', (err: Error) => events.onError(err));

@@ -16,6 +16,7 @@ import { type AwaitedLateReply, findLateFrames } from '../../core/modbus/late-fr
 import type { Clock } from '../../core/time.js';
 import type { RawPort } from './raw-exchange.js';
 import { hrClock } from './line-silence.js';
+import { useDirectIo } from './serial-direct-io.js';
 
 type Callback = (err?: Error | null) => void;
 
@@ -124,6 +125,7 @@ export class RtuLinePort extends EventEmitter {
       return;
     }
     this.openFlag = true;
+    if (this.serial) useDirectIo(this.serial.port);
     callback();
   }
 
