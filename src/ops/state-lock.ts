@@ -6,7 +6,7 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
-import { errnoError, libc } from './libc.js';
+import { errnoError, libc } from '../os/libc.js';
 
 /** `fieldgate run` on a state directory another daemon holds (sysexits EX_CANTCREAT); systemd must not restart on it. */
 export const EXIT_STATE_LOCKED = 73;

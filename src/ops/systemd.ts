@@ -2,7 +2,7 @@
 // libc calls go through koffi's FFI (libc.ts). The daemon's own process sends, so the unit keeps
 // NotifyAccess=main. Without NOTIFY_SOCKET every call is a no-op and koffi is never loaded.
 import type { Logger } from './log.js';
-import { errnoError, libc } from './libc.js';
+import { errnoError, libc } from '../os/libc.js';
 
 export interface Notifier {
   readonly enabled: boolean;

@@ -56,7 +56,8 @@ async function startDaemon(checkout: Checkout, dir: string, unit: number, simPor
   const healthPort = await freePort();
   const site = join(dir, `site-${unit}.yaml`);
   writeFileSync(site, siteFile(join(dir, `unit-${unit}`), unit, simPort, healthPort, cloud));
-  const child = spawn(process.execPath, [...serviceNodeFlags(), ...checkout.entry, 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const flags = [...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+  const child = spawn(process.execPath, [...flags, ...checkout.entry, 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise((r) => child.once('exit', r));
   return {
     pid: child.pid ?? 0, unit, healthPort,

@@ -6,7 +6,7 @@
 // before the line has been quiet for the full silence, however early a sleep ends. (Sleeping on
 // this thread with Atomics.wait was tried: on a loaded machine it came back tens of milliseconds
 // late, stalling the loop.)
-import { libc } from '../../ops/libc.js';
+import { libc } from '../../os/libc.js';
 
 /** Monotonic clock in milliseconds with sub-millisecond resolution. */
 export type HrClock = () => number;
