@@ -1,7 +1,7 @@
 // `fieldgate/shared`: the daemon's code that the emulator and simulator packages use too, so each
 // concept has one definition (one clock, one register table model, one RTU framing, one logger
-// factory, one CLI contract, one way to keep a serial line's timing). The daemon runs without the packages: only its development commands
-// (emulator, simulate, the embedded demo) load them.
+// factory, one CLI contract, one way to keep a serial line's timing). The daemon runs without the
+// packages: only its development commands (emulator, simulate, the embedded demo) load them.
 export { systemClock, systemTimers, systemTime, sleep, repeatEvery, type Clock, type Timers, type Time } from './core/time.js';
 export { createLogger, silentLogger, LOG_LEVELS, type Logger } from './ops/log.js';
 export type { LevelWithSilent } from 'pino';
