@@ -42,7 +42,7 @@ writeFileSync(sitePath, siteYaml({ stateDir: join(dir, 'state'), healthPort, mqt
 // systemd's side of sd_notify (READY, WATCHDOG through koffi's FFI on the daemon's side).
 const notify = await startNotifyListener(join(dir, 'notify.sock'));
 // The service's V8 flags (systemd/fieldgate.service), so the CPU figure is the service's.
-const daemon = spawn(args.node, ['--optimize-for-size', '--v8-pool-size=1', join(args.app, 'bin/fieldgate.js'), 'run', '--config', sitePath], {
+const daemon = spawn(args.node, ['--optimize-for-size', '--v8-pool-size=1', '--single-threaded', join(args.app, 'bin/fieldgate.js'), 'run', '--config', sitePath], {
   cwd: args.app, stdio: ['ignore', 'pipe', 'pipe'],
   env: { ...process.env, FIELDGATE_HEALTH_PORT: String(healthPort), NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '20000000' },
 });

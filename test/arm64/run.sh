@@ -79,8 +79,8 @@ run_e2e() {
 run_bench() {
   (cd "$REPO" && npm run build --silent)
   say "southbound benchmark, native then under qemu"
-  (cd "$REPO" && node --optimize-for-size --v8-pool-size=1 --conditions=fieldgate-source --import tsx test/bench/run.ts southbound)
-  (cd "$STAGE/app" && ESBUILD_BINARY_PATH="$STAGE/bin/esbuild-arm64" "$STAGE/bin/node-arm64" --optimize-for-size --v8-pool-size=1 --conditions=fieldgate-source --import tsx test/bench/run.ts southbound)
+  (cd "$REPO" && node --optimize-for-size --v8-pool-size=1 --single-threaded --conditions=fieldgate-source --import tsx test/bench/run.ts southbound)
+  (cd "$STAGE/app" && ESBUILD_BINARY_PATH="$STAGE/bin/esbuild-arm64" "$STAGE/bin/node-arm64" --optimize-for-size --v8-pool-size=1 --single-threaded --conditions=fieldgate-source --import tsx test/bench/run.ts southbound)
   say "daemon CPU per 1,000 points polled, native then under qemu"
   (cd "$REPO" && node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$(command -v node)" --app "$REPO" --seconds 60)
   run_e2e 60

@@ -26,7 +26,7 @@ try {
     writeFileSync(site, siteYaml(ports, state));
     const since = Date.now();
     const daemon = await startDaemon({
-      argv: [args.node, '--optimize-for-size', '--v8-pool-size=1', join(args.app, 'bin/fieldgate.js'), 'run', '--config', site],
+      argv: [args.node, '--optimize-for-size', '--v8-pool-size=1', '--single-threaded', join(args.app, 'bin/fieldgate.js'), 'run', '--config', site],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production' }, cwd: args.app, dir: work, healthPort: ports.healthPort,
     });
     try {

@@ -42,7 +42,7 @@ describe('systemd/fieldgate.service', () => {
 
   it('runs node with the V8 memory flags, the same as the Docker image', () => {
     const flags = serviceNodeFlags(readFileSync(UNIT, 'utf8'));
-    expect(flags).toEqual(expect.arrayContaining(['--optimize-for-size', '--v8-pool-size=1']));
+    expect(flags).toEqual(expect.arrayContaining(['--optimize-for-size', '--v8-pool-size=1', '--single-threaded']));
     const entry = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync('Dockerfile.arm64', 'utf8'));
     expect(entry).not.toBeNull();
     expect(JSON.parse(entry?.[1] ?? '[]')).toEqual(['node', ...flags, '/opt/fieldgate/bin/fieldgate.js']);
