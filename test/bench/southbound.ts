@@ -90,6 +90,7 @@ export async function measureSouthbound(line: LineCase, windowMs: number, device
   try {
     const result = await runMaster({
       root: options.root ?? THIS_ROOT, path: pty.a, baud: line.baud, parity: line.parity, layout, deviceCount, windowMs,
+      warmupMs: Math.min(2000, windowMs / 4),
     });
     const planned = devices.flatMap((d) => planReads(d.points, d.limits));
     const cycleMicros = planned.reduce((sum, r) => sum + timing.transactionMicros(8, 5 + 2 * r.count), 0);
