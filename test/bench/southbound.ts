@@ -56,13 +56,19 @@ function simMap(units: number[]): SimMap {
   return parsed.map;
 }
 
+let flags: string[] | undefined;
+
+/** The service's node flags (+ BENCH_NODE_FLAGS), read once from this checkout's unit, for both trees. */
+function masterFlags(): string[] {
+  flags ??= [...serviceNodeFlags(readFileSync(`${THIS_ROOT}systemd/fieldgate.service`, 'utf8')),
+    ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+  return flags;
+}
+
 /** Runs southbound-master.ts in a child process (tsx from `root`'s node_modules). */
 function runMaster(run: MasterRun): Promise<MasterResult> {
   return new Promise((resolve, reject) => {
-    // The service's node flags (+ BENCH_NODE_FLAGS), read from this checkout's unit for both trees.
-    const flags = [...serviceNodeFlags(readFileSync(`${THIS_ROOT}systemd/fieldgate.service`, 'utf8')),
-      ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-    const child = spawn(process.execPath, [...flags, '--conditions=fieldgate-source', '--import', 'tsx',
+    const child = spawn(process.execPath, [...masterFlags(), '--conditions=fieldgate-source', '--import', 'tsx',
       `${HERE}southbound-master.ts`, JSON.stringify(run)], { cwd: run.root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';

@@ -43,6 +43,8 @@ function usleepOffLoop(): typeof sleepMicros {
 
 /** usleep on a thread of libuv's pool, with a timer as backstop; whichever ends first wins. */
 const fineSleep: Sleep = (ms, done) => {
+  const usleep = usleepOffLoop();
+  if (!usleep) return timerSleep(ms, done);
   let pending = true;
   const finish = (): void => {
     if (!pending) return;
@@ -52,7 +54,7 @@ const fineSleep: Sleep = (ms, done) => {
   };
   const backup = setTimeout(finish, Math.ceil(ms) + FINE_SLEEP_BACKUP_MS);
   try {
-    usleepOffLoop()?.(ms * 1000, finish);
+    usleep(ms * 1000, finish);
   } catch {
     // koffi's queue of asynchronous calls is full: the timer alone
   }

@@ -1,7 +1,8 @@
 // Direct reads and writes on serialport's descriptor (no thread-pool round trip), over a real socat
-// pty pair: bytes arrive whole and in order both ways, a write larger than the kernel takes at
-// once finishes through the binding's own write, a close during a pending read is a clean close,
-// and the peer going away is a disconnect. Anything that is not a Unix binding port is left alone.
+// pty pair: bytes arrive whole and in order both ways (also a flood in ragged chunks), a write
+// larger than the kernel takes at once finishes through the binding's own write, a close during a
+// pending read is a clean close, and the peer going away is a disconnect. Anything that is not a
+// Unix binding port is left alone.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SerialPort } from 'serialport';
 import { useDirectIo } from '../../../src/field/modbus/serial-direct-io.js';
@@ -45,6 +46,15 @@ describe('direct serial I/O', () => {
     for (const frame of frames) b.write(frame);
     await waitFor(() => atA.bytes().length === 400, { what: '400 bytes read directly' });
     expect(atA.bytes()).toEqual(Buffer.concat(frames));
+  });
+
+  it('a flood of noise in chunks of 1 to 300 bytes is read complete and in order', async () => {
+    const { a, b } = await pair();
+    const atA = collect(a);
+    const noise = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => (i * 131 + (i >> 7)) % 256));
+    for (let at = 0, n = 1; at < noise.length; at += n, n = (n * 7) % 300 + 1) b.write(noise.subarray(at, at + n));
+    await waitFor(() => atA.bytes().length >= noise.length, { what: '64 KiB read directly', timeoutMs: 30_000 });
+    expect(atA.bytes().equals(noise)).toBe(true);
   });
 
   it('a write larger than the kernel takes at once is finished by the binding, nothing lost', async () => {
