@@ -3,7 +3,7 @@
 // read-only by an ext4 error. Each run counts: poll cycles against reports delivered, left in the
 // outbox or counted as dropped (0 unexplained), log lines per transition, /healthz, metrics, the
 // exit code of SIGTERM and PRAGMA integrity_check. Needs root (mount); skipped, and says so, without.
-import { rmSync } from 'node:fs';
+import { rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayStatus } from '../../src/ops/status.js';
@@ -70,6 +70,27 @@ function account(rig: DeliveryRig, cycles: number, dropped: number): Accounting 
   };
 }
 
+/** Bytes an unprivileged writer could still allocate on the filesystem holding `dir`. */
+function freeBytes(dir: string): number {
+  const stats = statfsSync(dir);
+  return stats.bavail * stats.bsize;
+}
+
+/**
+ * The storage transitions the log tells, in order: 'failing' and 'back'. Logged once per
+ * transition, never per attempt, so they alternate. A full disk can have more than one episode:
+ * a small write (the deletes of acked rows) fits in space the file already holds, and the next
+ * larger one fails again.
+ */
+function storageTransitions(log: GatewayLog): ('failing' | 'back')[] {
+  return log.lines().flatMap((l) => (l.msg === 'outbox storage failing' ? ['failing' as const] : l.msg === 'outbox storage back' ? ['back' as const] : []));
+}
+
+function expectAlternating(transitions: readonly ('failing' | 'back')[]): void {
+  expect(transitions[0]).toBe('failing');
+  transitions.forEach((t, i) => expect(t, `transition ${i} of ${transitions.join(', ')}`).toBe(i % 2 === 0 ? 'failing' : 'back'));
+}
+
 async function stop(gateway: GatewayProcess): Promise<number | null> {
   gateway.child.kill('SIGTERM');
   return gateway.exited;
@@ -102,7 +123,7 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     return { r, port, stateDir, gateway, log };
   }
 
-  it.each(['memory-first', 'write-ahead'] as const)('%s, full disk during an outage: keeps polling and delivering from memory, one line each way, recovers when space returns, SIGTERM exits 0', async (mode) => {
+  it.each(['memory-first', 'write-ahead'] as const)('%s, full disk during an outage: keeps polling and delivering from memory, one line per transition, recovers when space returns, SIGTERM exits 0', async (mode) => {
     fs = mountTmpfs(2048);
     const { r, port, stateDir, gateway, log: gatewayLog } = await outageOn(fs, mode);
     const filler = fillUp(fs.path);
@@ -121,7 +142,10 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     r.pipe.cutOff(false);
     const drained = await statusWhen(port, (s) => (s.outbox?.depth ?? Infinity) <= 5, 60_000);
     expect(drained?.outbox?.depth).toBeLessThanOrEqual(5);
-    expect(drained?.outbox?.storage?.state, 'delivered and acked with the disk still full').toBe('failing');
+    // Still full: delivery did not wait for space. The storage state may read either way here: the
+    // deletes of acked rows can fit in space the file already holds (and then storage is back).
+    expect(freeBytes(fs.path), 'delivered and acked with the disk still full').toBeLessThan(64 * 1024);
+    expect(['failing', 'ok']).toContain(drained?.outbox?.storage?.state);
 
     rmSync(filler);
     const back = await statusWhen(port, (s) => s.outbox?.storage?.state === 'ok', 30_000);
@@ -136,14 +160,17 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     const errors = gatewayLog.lines().filter((l) => Number(l.level) >= 50);
     console.log(`full disk (${mode}): ${counts.cycles} reports polled, ${counts.delivered} delivered, ${counts.leftOnDisk} left on disk, ${counts.dropped} dropped, `
       + `${counts.unexplained} unexplained; ${failing?.outbox?.storage?.failedWrites} failed writes by the first status, `
-      + `log: ${gatewayLog.messages('outbox storage failing').length} failing / ${gatewayLog.messages('outbox storage back').length} back, ${errors.length} error lines; exit ${exitCode}`);
+      + `log: ${storageTransitions(gatewayLog).join(', ')}; ${errors.length} error lines; exit ${exitCode}`);
     expect(counts.unexplained).toBe(0);
     expect(counts.overCounted).toBe(0);
-    expect(gatewayLog.messages('outbox storage failing')).toHaveLength(1);
-    expect(gatewayLog.messages('outbox storage failing')[0]).toMatchObject({ cause: expect.stringMatching(/SQLITE_FULL/) });
-    expect(gatewayLog.messages('outbox storage back')).toHaveLength(1);
+    // Each episode starts with a full disk's cause and ends once; storage is back at the end.
+    const transitions = storageTransitions(gatewayLog);
+    expectAlternating(transitions);
+    expect(transitions.at(-1)).toBe('back');
+    expect(transitions.length).toBeLessThanOrEqual(6);
+    for (const line of gatewayLog.messages('outbox storage failing')) expect(line).toMatchObject({ cause: expect.stringMatching(/SQLITE_FULL/) });
     expect(gatewayLog.lines().filter((l) => String(l.msg).includes('cannot rollback') || String(l.err ?? '').includes('cannot rollback'))).toEqual([]);
-    expect(errors.length).toBeLessThanOrEqual(2);
+    expect(errors.length).toBeLessThanOrEqual(transitions.length / 2 + 1);
     expect(exitCode).toBe(0);
     expect(integrityOf(join(stateDir, 'outbox.sqlite'))).toEqual(['ok']);
   }, 240_000);
@@ -200,6 +227,8 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     const exitCode = await second.exited;
     console.log(`full at start: ${r.received.length - before} delivered after the start on a full disk; cause ${failing?.outbox?.storage?.cause}; exit ${exitCode}`);
     expect(exitCode).toBe(0);
-    expect(log.messages('outbox storage failing')).toHaveLength(1);
+    const transitions = storageTransitions(log);
+    expectAlternating(transitions);
+    expect(transitions.length).toBeLessThanOrEqual(5);
   }, 240_000);
 });
