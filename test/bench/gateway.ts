@@ -13,7 +13,7 @@ import { startEmulator, type Emulator } from '../../packages/emulator/src/index.
 import { parseSeed } from '../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { cpuSeconds } from '../arm64/proc-cpu.js';
-import { serviceNodeFlags, simulator } from './northbound.js';
+import { benchNodeFlags, simulator } from './northbound.js';
 import { baselineRef, commitCheckout, currentCheckout, type Checkout } from './checkouts.js';
 import { PublishCounter } from './publish-counter.js';
 
@@ -119,8 +119,7 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
   try {
     const site = join(dir, 'site.yaml');
     writeFileSync(site, siteFile(dir, mode, counter.url, emulator, sims.map((sim) => sim.tcp?.port ?? 0), options));
-    const flags = [...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-    const child = spawn(process.execPath, [...flags, ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', process.env.BENCH_DAEMON_LOGS ? 'inherit' : 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...benchNodeFlags(), ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', process.env.BENCH_DAEMON_LOGS ? 'inherit' : 'ignore', 'inherit'] });
     const pid = child.pid ?? 0;
     const exited = new Promise((r) => child.once('exit', r));
     try {
@@ -213,7 +212,7 @@ export async function run(log: (line: string) => void): Promise<void> {
   const ratio = (g: number, d: number) => (d > 0 ? (g / d).toFixed(2) : 'n/a');
   log('## Gateway mode');
   log('');
-  log(`${options.devices} devices x ${options.points} points every 1 s over Modbus TCP, emulator as the cloud; daemon a child process (node ${serviceNodeFlags().join(' ')});`
+  log(`${options.devices} devices x ${options.points} points every 1 s over Modbus TCP, emulator as the cloud; daemon a child process (node ${benchNodeFlags().join(' ')});`
     + ` ${options.warmupS} s warm-up, ${options.measureS} s measured; load average (1 min) ${load[0].toFixed(1)} before, ${load[1].toFixed(1)} after.`);
   log('');
   log('| measure | per-device links | gateway identity | gateway / per-device |');

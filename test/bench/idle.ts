@@ -17,7 +17,7 @@ import { mainThreadWakeups, threadCpuSeconds } from '../arm64/proc-cpu.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { baselineRef, commitCheckout, currentCheckout, type Checkout } from './checkouts.js';
 import { BENCH_PROJECT_KEY, seedText } from './gateway.js';
-import { serviceNodeFlags, simulator } from './northbound.js';
+import { benchNodeFlags, simulator } from './northbound.js';
 
 const POINTS = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,8 +56,7 @@ async function startDaemon(checkout: Checkout, dir: string, unit: number, simPor
   const healthPort = await freePort();
   const site = join(dir, `site-${unit}.yaml`);
   writeFileSync(site, siteFile(join(dir, `unit-${unit}`), unit, simPort, healthPort, cloud));
-  const flags = [...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn(process.execPath, [...flags, ...checkout.entry, 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...benchNodeFlags(), ...checkout.entry, 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise((r) => child.once('exit', r));
   return {
     pid: child.pid ?? 0, unit, healthPort,
@@ -155,7 +154,7 @@ export async function run(log: (line: string) => void): Promise<void> {
     log('## Idle cost');
     log('');
     log(`One device of ${POINTS} holding registers polled every 1 s over Modbus TCP, health and metrics on, /metrics and /healthz scraped every ${options.scrapeEveryS} s;`
-      + ` daemon a child process (node ${serviceNodeFlags().join(' ')}), ${options.warmupS} s warm-up, ${options.measureS} s measured, baseline and this checkout side by side;`
+      + ` daemon a child process (node ${benchNodeFlags().join(' ')}), ${options.warmupS} s warm-up, ${options.measureS} s measured, baseline and this checkout side by side;`
       + ` load average (1 min) ${load.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after.`);
     log('');
     log('| case | daemon | wake-ups/s, main thread (target <= 20) | CPU s per 1,000 registers (all threads) | vs baseline (target <= -60 %) | registers/s | RssAnon at the end | failed scrapes |');

@@ -180,6 +180,18 @@ export function serviceNodeFlags(unitText = readFileSync('systemd/fieldgate.serv
   return exec[2].split(/\s+/).filter(Boolean);
 }
 
+let benchFlags: string[] | undefined;
+
+/**
+ * The node flags every bench child runs with: the unit's (this checkout's, read once) and then
+ * BENCH_NODE_FLAGS, space-separated, to compare variants.
+ */
+export function benchNodeFlags(): string[] {
+  benchFlags ??= [...serviceNodeFlags(readFileSync(new URL('../../systemd/fieldgate.service', import.meta.url), 'utf8')),
+    ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+  return benchFlags;
+}
+
 /**
  * VmRSS of a gateway child process with `devices` x 50 points and one link each, started with the
  * unit's node flags (+ BENCH_NODE_FLAGS): the max and last of 1 s samples, and VmHWM, the peak
@@ -198,8 +210,7 @@ export async function measureRss(devices: number, seconds: number): Promise<{ ma
     ];
     const site = join(dir, 'site.yaml');
     writeFileSync(site, `${lines.join('\n')}\n`);
-    const flags = [...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-    const child = spawn(process.execPath, [...flags, 'bin/fieldgate.js', 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...benchNodeFlags(), 'bin/fieldgate.js', 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
     let maxKb = 0;
     let endKb = 0;
     let peakKb = 0;
@@ -233,6 +244,6 @@ export async function run(log: (line: string) => void): Promise<void> {
   log(`| points/s poll -> outbox -> PUBACK (8 devices x 100 points polled every 5 ms over Modbus TCP: the poll rate is the limit here) | ${t.pointsPerS.toFixed(0)} | raw mqtt.js, same payloads, 100 in flight: ${t.rawPointsPerS.toFixed(0)}; target >= 50 % and >= 20,000 | ${((100 * t.pointsPerS) / t.rawPointsPerS).toFixed(1)} % |`);
   log(`| points/s reporter -> outbox -> PUBACK alone (1 link, samples fed as fast as the bounded outbox takes them) | ${nb.pointsPerS.toFixed(0)} | raw mqtt.js, same payloads, 100 in flight: ${nb.rawPointsPerS.toFixed(0)}; target >= 50 % | ${((100 * nb.pointsPerS) / nb.rawPointsPerS).toFixed(1)} % |`);
   log(`| push -> register write latency while the bus is saturated (300 pushes, Modbus TCP) | p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms, max ${lat.max.toFixed(1)} ms | target p99 <= 20 ms | ${(lat.p99 / 20).toFixed(2)} of the limit |`);
-  log(`| RSS, 100 devices x 50 points, 100 links, 20 s (child process, node ${serviceNodeFlags().join(' ')} as in the unit) | max ${rss.maxMb.toFixed(1)} MB, end ${rss.endMb.toFixed(1)} MB (1 s samples); start-up peak (VmHWM) ${rss.peakMb.toFixed(1)} MB | target <= 80 MB | ${(rss.maxMb / 80).toFixed(2)} of the limit (peak ${(rss.peakMb / 80).toFixed(2)}) |`);
+  log(`| RSS, 100 devices x 50 points, 100 links, 20 s (child process, node ${benchNodeFlags().join(' ')} as in the unit) | max ${rss.maxMb.toFixed(1)} MB, end ${rss.endMb.toFixed(1)} MB (1 s samples); start-up peak (VmHWM) ${rss.peakMb.toFixed(1)} MB | target <= 80 MB | ${(rss.maxMb / 80).toFixed(2)} of the limit (peak ${(rss.peakMb / 80).toFixed(2)}) |`);
   log('');
 }

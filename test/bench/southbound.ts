@@ -6,14 +6,13 @@
 // requests that begin less than t3.5 after the previous frame; it ignores them (strict mode) for
 // this commit, and only counts them for the baseline.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/ops/log.js';
 import { planReads } from '../../src/core/modbus/plan.js';
 import { widthOf } from '../../src/core/points/types.js';
 import { createPtyPair, lineTiming, parseSimMap, startSimulation, type SimMap } from '../../packages/simulator/src/index.js';
 import { baselineTree } from './baseline-tree.js';
-import { serviceNodeFlags } from './northbound.js';
+import { benchNodeFlags } from './northbound.js';
 import type { MasterResult, MasterRun } from './southbound-master.js';
 import { benchDevice, type Layout, type PollerResult } from './southbound-device.js';
 
@@ -56,19 +55,10 @@ function simMap(units: number[]): SimMap {
   return parsed.map;
 }
 
-let flags: string[] | undefined;
-
-/** The service's node flags (+ BENCH_NODE_FLAGS), read once from this checkout's unit, for both trees. */
-function masterFlags(): string[] {
-  flags ??= [...serviceNodeFlags(readFileSync(`${THIS_ROOT}systemd/fieldgate.service`, 'utf8')),
-    ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  return flags;
-}
-
 /** Runs southbound-master.ts in a child process (tsx from `root`'s node_modules). */
 function runMaster(run: MasterRun): Promise<MasterResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...masterFlags(), '--conditions=fieldgate-source', '--import', 'tsx',
+    const child = spawn(process.execPath, [...benchNodeFlags(), '--conditions=fieldgate-source', '--import', 'tsx',
       `${HERE}southbound-master.ts`, JSON.stringify(run)], { cwd: run.root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';

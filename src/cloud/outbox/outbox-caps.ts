@@ -1,5 +1,7 @@
-// Dropping the oldest rows on disk when an outbox is over its byte caps (inside the caller's
-// transaction). Memory-first callers count their memory bytes in `extraBytes`.
+// The per-device counters of both outbox modes, kept with their writes: rows written and counted
+// (restored when the write rolls back), and the oldest rows on disk dropped when an outbox is over
+// its byte caps (inside the caller's transaction). Memory-first callers count their memory bytes
+// in `extraBytes`.
 import type { MemoryQueue } from './outbox-memory.js';
 import type { OutboxStore, StoredRow } from './outbox-store.js';
 import type { OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
@@ -80,7 +82,6 @@ function largestOnDisk(counters: ReadonlyMap<string, OutboxDeviceStats>, heldEls
   return best;
 }
 
-/** A device's counters, created at zero on first use. */
 /**
  * One outbox write, inside the store's transaction: acknowledged rows deleted first (so the caps
  * never count them twice), then the batch inserted and counted per device. Returns the devices
@@ -105,6 +106,7 @@ export function restoreCounters(counters: Map<string, OutboxDeviceStats>, before
   for (const [device, saved] of before) Object.assign(counterIn(counters, device), saved);
 }
 
+/** A device's counters, created at zero on first use. */
 export function counterIn(counters: Map<string, OutboxDeviceStats>, device: string): OutboxDeviceStats {
   let counter = counters.get(device);
   if (!counter) {
