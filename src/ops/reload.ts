@@ -29,18 +29,22 @@ export interface ReloadParts {
 }
 
 /** Devices that stop: removed, replaced, or on a bus that is removed or restarts. */
-function leaving(plan: ReloadPlan, running: Config): Array<{ name: string; bus: string; replaced: boolean }> {
+function leaving(plan: ReloadPlan, running: Config): Array<{ name: string; bus: string; replaced: boolean; keepsLink: boolean }> {
   const replaced = new Set(plan.devicesReplaced);
   const removed = new Set(plan.devicesRemoved);
-  return running.site.devices.filter((d) => replaced.has(d.name) || removed.has(d.name)).map((d) => ({ name: d.name, bus: d.bus, replaced: replaced.has(d.name) }));
+  const keeping = new Set(plan.devicesKeepingLink);
+  return running.site.devices.filter((d) => replaced.has(d.name) || removed.has(d.name))
+    .map((d) => ({ name: d.name, bus: d.bus, replaced: replaced.has(d.name), keepsLink: keeping.has(d.name) }));
 }
 
 export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: Config, parts: ReloadParts): Promise<void> {
   const { southbound, cloudSide, reporter, commands } = parts;
   const gone = leaving(plan, running);
-  await Promise.all(gone.map((d) => southbound.removeDevice(d.name, d.bus)));
+  // A replaced device that keeps its identity keeps its link: its inbound messages are held from
+  // the start, while its polling stops, and wait for the replacement.
+  await Promise.all(gone.map((d) => Promise.all([southbound.removeDevice(d.name, d.bus), d.keepsLink ? cloudSide.suspendDevice(d.name, parts.settleMs) : undefined])));
   await Promise.all(gone.map(async (d) => {
-    await cloudSide.removeDevice(d.name, parts.settleMs, d.replaced);
+    if (!d.keepsLink) await cloudSide.removeDevice(d.name, parts.settleMs, d.replaced);
     commands.delete(d.name);
     reporter.removeDevice(d.name);
   }));
@@ -50,13 +54,15 @@ export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: C
     if (bus) southbound.addBus(bus, next.site);
   }
   const starting = new Set([...plan.devicesAdded, ...plan.devicesReplaced]);
+  const keepingLink = new Set(plan.devicesKeepingLink);
   for (const device of next.compiled.devices) {
     if (!starting.has(device.config.name)) continue;
     reporter.addDevice(device.config);
     southbound.addDevice(device);
     const service = createCommandService(device, southbound, parts.commandLog);
     if (service) commands.set(device.config.name, service);
-    cloudSide.addDevice(device.config, service, next.site);
+    if (keepingLink.has(device.config.name)) cloudSide.resumeDevice(device.config, service);
+    else cloudSide.addDevice(device.config, service, next.site);
   }
   if (plan.logLevel !== undefined) parts.setLogLevel(plan.logLevel);
 }

@@ -24,14 +24,18 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Devices by name ("name:periodMs" sets the poll period). */
+/** Devices by name ("name:periodMs" sets the poll period, "name:periodMs:token" a cloud link). */
 function config(devices: string[], extra: Record<string, unknown> = {}): Config {
+  const linked = devices.some((entry) => entry.split(':').length > 2);
   const raw = {
-    gateway: { stateDir: dir, health: { enabled: false }, ...extra },
+    gateway: { stateDir: dir, health: { enabled: false }, ...(linked ? { cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', projectKey: 'pk' } } : {}), ...extra },
     buses: [{ name: 'a', kind: 'tcp', host: '127.0.0.1', port: 5020 }],
     devices: devices.map((entry, i) => {
-      const [name, period] = entry.split(':');
-      return { name, bus: 'a', unitId: i + 1, pollIntervalMs: Number(period ?? 1000), points: [{ id: 'p', table: 'holding', address: 0 }] };
+      const [name, period, token] = entry.split(':');
+      return {
+        name, bus: 'a', unitId: i + 1, pollIntervalMs: Number(period ?? 1000), points: [{ id: 'p', table: 'holding', address: 0 }],
+        ...(token ? { cloud: { accessToken: token } } : {}),
+      };
     }),
   };
   const { config: loaded, issues } = checkConfig(raw, {});
@@ -55,6 +59,8 @@ function rig(initial: Config) {
   const cloudSide = {
     removeDevice: async (name: string) => void calls.push(`cloud- ${name}`),
     addDevice: (d: { name: string }) => void calls.push(`cloud+ ${d.name}`),
+    suspendDevice: async (name: string) => void calls.push(`cloud hold ${name}`),
+    resumeDevice: (d: { name: string }) => void calls.push(`cloud resume ${d.name}`),
   } as unknown as CloudSide;
   const reporter = { removeDevice: (n: string) => calls.push(`report- ${n}`), addDevice: (d: { name: string }) => calls.push(`report+ ${d.name}`) } as unknown as Reporter;
   const log = captureLogger();
@@ -110,6 +116,18 @@ describe('reloader', () => {
     expect(calls.join(' ')).not.toContain('keep');
     expect(levels).toEqual(['debug']);
     expect(reloader.current().site.devices.map((d) => d.name)).toEqual(['keep', 'change', 'new']);
+  });
+
+  it('a replaced device with the same identity keeps its cloud side: held while its polling stops, resumed by the replacement', async () => {
+    const { calls, reloader } = rig(config(['same:1000:t1', 'relinked:1000:t2']));
+    const result = await reloader.reload(candidate(config(['same:500:t1', 'relinked:500:t3'])));
+    expect(result.outcome).toBe('applied');
+    expect(calls).toEqual([
+      'RELOADING bigint',
+      'poll- same', 'cloud hold same', 'poll- relinked', 'report- same', 'cloud- relinked', 'report- relinked',
+      'report+ same', 'poll+ same', 'cloud resume same', 'report+ relinked', 'poll+ relinked', 'cloud+ relinked',
+      'applied', 'READY summary',
+    ]);
   });
 
   it('runs reloads one at a time, in the order they came', async () => {
