@@ -67,6 +67,19 @@ export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: C
   if (plan.logLevel !== undefined) parts.setLogLevel(plan.logLevel);
 }
 
+/**
+ * A reload removing more than half the devices is more often a file caught half written (rewritten
+ * in place) than an edit: applied, but said loudly, with every name.
+ */
+function warnIfMostRemoved(plan: ReloadPlan, running: Config, sha256: string | undefined, logger: Logger): void {
+  const before = running.site.devices.length;
+  if (plan.devicesRemoved.length * 2 <= before) return;
+  logger.warn({
+    removed: plan.devicesRemoved, removedCount: plan.devicesRemoved.length, devicesBefore: before,
+    devicesAfter: before - plan.devicesRemoved.length + plan.devicesAdded.length, ...(sha256 ? { sha256 } : {}),
+  }, 'site file reload removes more than half the devices');
+}
+
 export interface ReloaderOptions {
   initial: Config;
   parts: ReloadParts;
@@ -103,6 +116,7 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
       const decision = planReload(running, next);
       if (!decision.accepted) return refuse(decision.issues);
       const { plan } = decision;
+      warnIfMostRemoved(plan, running, candidate.sha256, logger);
       if (plan.identical) {
         state.record('unchanged', time.now(), candidate.sha256);
         logger.info({ generation: state.status().generation }, 'site file reload: nothing changed');
