@@ -1,7 +1,8 @@
 // `fieldgate reload --config SITE`: checks the site file as `run` would, signals the running
 // daemon (SIGHUP) and waits for its answer in <stateDir>/config-state.json (ops/config-state.ts).
 // Exit 0 when applied or unchanged, 78 when the file or the daemon refused it (problems printed),
-// 69 when no daemon answers, 75 when the daemon read other bytes than the ones checked here (the
+// 69 when no daemon answers, 70 when applying failed part-way (rolled back: the running config is
+// unchanged), 75 when the daemon read other bytes than the ones checked here (the
 // file changed meanwhile: the sha256 of both is printed). systemd's ExecReload runs it, so
 // `systemctl reload` waits too.
 import { readFileSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_STATE_FILE, type ConfigStateFile } from '../ops/config-state.js';
 import type { GatewayStatus } from '../ops/status.js';
-import { EXIT_CONFIG, EXIT_TEMPFAIL, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo, wantsHelp } from './io.js';
+import { EXIT_CONFIG, EXIT_SOFTWARE, EXIT_TEMPFAIL, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo, wantsHelp } from './io.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
 
 const USAGE = `usage: fieldgate reload --config SITE.yaml [--pid PID] [--timeout-ms MS]
@@ -53,7 +54,7 @@ async function readStatusAnswer(port: number): Promise<Answer | undefined> {
     const { reloads, lastError } = status.config;
     const lastRefused = lastError !== null;
     return {
-      pid: status.pid, attempt: reloads.applied + reloads.unchanged + reloads.refused, outcome: lastRefused ? 'refused' : 'applied',
+      pid: status.pid, attempt: reloads.applied + reloads.unchanged + reloads.refused + (reloads.failed ?? 0), outcome: lastRefused ? 'refused' : 'applied',
       generation: status.config.generation, sha256: status.config.sha256, problems: lastRefused ? [{ path: 'reload', message: lastError }] : [],
     };
   } catch {
@@ -80,6 +81,10 @@ function answer(state: Answer, io: CliIo, file: string, checked: string | undefi
   if (state.outcome === 'refused') {
     reportIssues(state.problems, file, io, 'reload', `refused by the daemon, generation ${state.generation} keeps running`);
     return EXIT_CONFIG;
+  }
+  if (state.outcome === 'failed') {
+    reportIssues(state.problems, file, io, 'reload', `failed in the daemon, generation ${state.generation} keeps running (see its log)`);
+    return EXIT_SOFTWARE;
   }
   if (checked !== undefined && state.sha256 !== checked) {
     // The daemon read the file again after this check (rewritten in place, or replaced meanwhile).

@@ -100,10 +100,10 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySam
   counter('fieldgate_rate_queue_rejected_total', 'Calls rejected because the queue was full.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.rejected));
 
   gauge('fieldgate_config_generation', 'Site file generation running: 1 at start, +1 per applied reload.', [], (s, set) => s.config && set({}, s.config.generation));
-  counter('fieldgate_config_reloads_total', 'Reload attempts by outcome (applied, unchanged, refused).', ['outcome'], (s, set) => {
+  counter('fieldgate_config_reloads_total', 'Reload attempts by outcome (applied, unchanged, refused, failed: applying failed and was rolled back).', ['outcome'], (s, set) => {
     if (s.config) for (const [outcome, n] of Object.entries(s.config.reloads)) set({ outcome }, n);
   });
-  gauge('fieldgate_config_last_reload_refused', '1 while the last reload attempt was refused (status config.lastError).', [], (s, set) => s.config && set({}, s.config.lastError === null ? 0 : 1));
+  gauge('fieldgate_config_last_reload_refused', '1 while the last reload attempt was refused or failed (status config.lastError).', [], (s, set) => s.config && set({}, s.config.lastError === null ? 0 : 1));
 
   const metrics = registry.metrics.bind(registry);
   registry.metrics = async () => {

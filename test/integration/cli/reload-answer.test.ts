@@ -1,15 +1,18 @@
-// `fieldgate reload` names the site file digest the daemon applied, and fails (exit 75) when it is
-// not the one it checked: here the file is rewritten in place, truncated to a shorter but valid
-// file, between the command's check and the daemon's read. The daemon is this process
-// (startGateway, reloading with the worker-thread reader on SIGHUP as `fieldgate run` does) polling
-// the Modbus simulator; the command finds it by --pid. The truncated file removes 6 of 10
-// devices: applied, with one warning naming them.
+// What `fieldgate reload` answers about the daemon's reload. It names the site file digest the
+// daemon applied, and fails (exit 75) when it is not the one it checked: here the file is
+// rewritten in place, truncated to a shorter but valid file, between the command's check and the
+// daemon's read (6 of 10 devices removed: applied, with one warning naming them). A reload that
+// fails while applying (a fault injected part-way) is rolled back and answered as failed (exit
+// 70). The daemon is this process (startGateway, reloading with the worker-thread reader on
+// SIGHUP as `fieldgate run` does) polling the Modbus simulator; the command finds it by --pid.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseSimMap, startSimulation, type Simulation } from '../../../packages/simulator/src/index.js';
+import type { CompiledDevice } from '../../../src/core/config/compile.js';
+import { Poller } from '../../../src/device/poller.js';
 import { startGateway, type GatewayHandle } from '../../../src/main.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { loadConfigWithDigest } from '../../../src/ops/site-file.js';
@@ -38,6 +41,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   if (onHangup) process.off('SIGHUP', onHangup);
   onHangup = undefined;
   await gateway?.stop();
@@ -102,5 +106,30 @@ describe('fieldgate reload: the digest applied', () => {
     expect(g.status().devices).toHaveLength(UNITS / 2);
     expect(readFileSync(site, 'utf8')).toBe(half);
     expect(capture.messages('site file reload removes more than half the devices')).toHaveLength(0);
+  }, 60_000);
+
+  it('a reload that fails while applying: rolled back, exit 70 with the reason, the old file still running', async () => {
+    const site = join(dir, 'site.yaml');
+    const port = sim.tcp?.port ?? 0;
+    const before = siteText(UNITS, port);
+    writeFileSync(site, before);
+    const { g, capture, done } = await daemon(site, () => undefined);
+    // The new 11th device cannot join its bus's poller (after the other ten were left alone).
+    const addDevice = Poller.prototype.addDevice;
+    vi.spyOn(Poller.prototype, 'addDevice').mockImplementation(function (this: Poller, d: CompiledDevice) {
+      if (d.config.name === 'm11') throw new Error('injected: poller refused m11');
+      addDevice.call(this, d);
+    });
+    writeFileSync(site, siteText(UNITS + 1, port));
+
+    const result = await runCli(['reload', '--config', site, '--pid', String(process.pid)], { PATH: process.env.PATH });
+    await done();
+    expect(result.code).toBe(70);
+    expect(result.out).toBe('');
+    expect(result.err).toContain('reload: reload failed while applying, rolled back: injected: poller refused m11');
+    expect(result.err).toMatch(/1 problem\(s\); failed in the daemon, generation 1 keeps running \(see its log\)/);
+    expect(g.status().config).toMatchObject({ generation: 1, sha256: sha256(before), reloads: { failed: 1 } });
+    expect(g.status().devices).toHaveLength(UNITS);
+    expect(capture.messages('site file reload failed: rolled back, the running config is unchanged')).toHaveLength(1);
   }, 60_000);
 });
