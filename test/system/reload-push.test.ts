@@ -5,7 +5,7 @@
 // interface B while the device is replaced are held and written to the simulator by the
 // replacement, with its new point map; a command still running on the old device after
 // `cloud.drainMs` is fenced off and run again by the replacement, which alone answers.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandConfig } from '../../src/core/config/command-types.js';
 import type { Config } from '../../src/core/config/config.js';
 import type { DeviceConfig } from '../../src/core/config/site-types.js';
@@ -13,6 +13,7 @@ import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { captureLog, type CapturedLog } from '../helpers/capture-log.js';
 import { COMMANDS, deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
+import { countConnects, perTestSite } from './per-test-site.js';
 
 /** The device under test: meter-1 on its own link, or meter-4 (unit 2) as sub-device "4" of the identity. */
 interface Subject {
@@ -72,30 +73,18 @@ function syncCommand(site: Site, token: string, method: string, params: Record<s
 }
 
 describe.each(SUBJECTS)('reload of a device that keeps its cloud identity ($kind)', (subject) => {
-  let site: Site | undefined;
-  let gateway: GatewayHandle | undefined;
-  afterEach(async () => {
-    await gateway?.stop();
-    await site?.close();
-    gateway = undefined;
-    site = undefined;
-  });
+  const held = perTestSite();
 
   async function start(drainMs: number): Promise<{ s: Site; g: GatewayHandle; capture: CapturedLog; connects: () => number; configOf: (d: DeviceConfig) => Config }> {
     const s = await startSite();
-    site = s;
-    let connects = 0;
-    const markConnected = s.emulator.state.markConnected.bind(s.emulator.state);
-    s.emulator.state.markConnected = (deviceId, via) => {
-      if (deviceId === subject.linkId) connects += 1;
-      return markConnected(deviceId, via);
-    };
+    held.site = s;
+    const connects = countConnects(s, subject.linkId);
     const capture = captureLog();
     const configOf = (d: DeviceConfig) => s.config([d], { drainMs, ...(subject.address === undefined ? {} : { identity: IDENTITY, mode: 'direct' as const }) });
     const g = await startGateway(configOf(meter(subject)), { logger: capture.log, env: {} });
-    gateway = g;
+    held.gateway = g;
     await waitFor(() => (g.status().links.every((l) => l.state === 'up') && g.status().devices[0]?.online && s.emulator.state.isOnline(subject.deviceId) ? true : undefined), 30_000);
-    return { s, g, capture, connects: () => connects, configOf };
+    return { s, g, capture, connects, configOf };
   }
 
   it('keeps the link; a push and a command sent while it is replaced are written by the replacement', async () => {

@@ -7,9 +7,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeviceConfig } from '../../src/core/config/site-types.js';
 import { Reporter } from '../../src/device/reporter.js';
 import { startGateway } from '../../src/main.js';
-import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { captureLog } from '../helpers/capture-log.js';
-import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
+import { deviceApi, meterDevice, startSite, waitFor } from './harness.js';
+import { countConnects, perTestSite } from './per-test-site.js';
 
 const TOKEN = 'demo-meter-1-token';
 
@@ -18,33 +18,21 @@ function withSpeedMax(d: DeviceConfig, max: number): DeviceConfig {
 }
 
 describe('reload failing part-way through applying', () => {
-  let site: Site | undefined;
-  let gateway: GatewayHandle | undefined;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await gateway?.stop();
-    await site?.close();
-    gateway = undefined;
-    site = undefined;
-  });
+  afterEach(() => vi.restoreAllMocks());
+  const held = perTestSite();
 
   it('is rolled back whole: old definitions polled and written again, old config recorded, the link kept, outcome failed', async () => {
     const s = await startSite();
-    site = s;
-    let connects = 0;
-    const markConnected = s.emulator.state.markConnected.bind(s.emulator.state);
-    s.emulator.state.markConnected = (deviceId, via) => {
-      if (deviceId === 'dev-meter-1') connects += 1;
-      return markConnected(deviceId, via);
-    };
+    held.site = s;
+    const connects = countConnects(s, 'dev-meter-1');
     const capture = captureLog();
     const meter1 = meterDevice('meter-1', 1, TOKEN, 200);
     const meter2: DeviceConfig = { ...meterDevice('meter-2', 2, 'unused', 200), cloud: undefined };
     const running = s.config([meter1, meter2]);
     const g = await startGateway(running, { logger: capture.log, env: {}, configSha256: 'sha-running' });
-    gateway = g;
+    held.gateway = g;
     await waitFor(() => (g.status().links[0]?.state === 'up' && g.status().devices.every((d) => d.online) ? true : undefined), 30_000);
-    const connectsBefore = connects;
+    const connectsBefore = connects();
 
     // The third device to start fails (after meter-1 and meter-2 were switched to new definitions).
     const addDevice = Reporter.prototype.addDevice;
@@ -77,7 +65,7 @@ describe('reload failing part-way through applying', () => {
     expect(written).toMatchObject({ result: 1, command: { params: { speed: 1234 } } });
     expect(s.sim.simulator.getRegister(1, 'holding', 1)).toBe(1234);
     // Its link was kept through the attempt and the rollback.
-    expect(connects).toBe(connectsBefore);
+    expect(connects()).toBe(connectsBefore);
     expect(g.status().links).toEqual([expect.objectContaining({ device: 'meter-1', state: 'up', reconnects: 0 })]);
 
     // The same file again, now without the fault: applied whole.
