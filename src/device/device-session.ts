@@ -51,8 +51,8 @@ export interface DeviceParts {
 export class DeviceSession {
   readonly link: MqttLink;
   readonly forwarder: Forwarder;
-  /** The interface-B sync; absent without interface B. */
-  private sync_: CloudValueSync | undefined;
+  /** The interface-B sync of the device's current definition (rebuilt by `resume`); absent without interface B. */
+  private currentSync: CloudValueSync | undefined;
   private values: CloudValues;
   private parts: DeviceParts;
   private suspended = false;
@@ -93,7 +93,7 @@ export class DeviceSession {
     this.values = new CloudValues(device.name, options.commands, options.reporter, this.log);
     this.dispatch = options.dispatch ?? new InboundDispatch({ maxPendingPerDevice: settings.inbound.maxPending, log: options.logger });
     this.dispatch.addDevice(device.name, { values: this.values, commands: options.commands, streams: options.streams, log: this.log });
-    this.sync_ = this.buildSync(device, this.values);
+    this.currentSync = this.buildSync(device, this.values);
     this.link.onMessage((topic, payload) => this.receive(topic, payload));
     this.link.onEvent((event) => {
       if (event.type === 'up') {
@@ -109,7 +109,7 @@ export class DeviceSession {
 
   /** The interface-B sync of the device's current definition; absent without interface B. */
   get valueSync(): CloudValueSync | undefined {
-    return this.sync_;
+    return this.currentSync;
   }
 
   private buildSync(device: DeviceConfig, values: CloudValues): CloudValueSync | undefined {
@@ -125,12 +125,12 @@ export class DeviceSession {
   start(): void {
     this.link.start();
     this.forwarder.start();
-    this.sync_?.start();
+    this.currentSync?.start();
   }
 
   /** Gateway mode: no link of its own; pushes and commands arrive through accept(), the sync runs on its period. */
   startWithoutLink(): void {
-    this.sync_?.start();
+    this.currentSync?.start();
   }
 
   /**
@@ -143,7 +143,7 @@ export class DeviceSession {
     this.suspended = true;
     this.dispatch.hold(this.parts.device.name);
     this.log.debug({ settleMs }, 'inbound messages held while the device is replaced');
-    this.sync_?.stop();
+    this.currentSync?.stop();
     const abort = new AbortController();
     await Promise.race([this.dispatch.idle(this.parts.device.name), sleep(this.time, settleMs, abort.signal).catch(() => undefined)]);
     abort.abort();
@@ -164,14 +164,14 @@ export class DeviceSession {
     this.values = new CloudValues(parts.device.name, parts.commands, reporter, this.log);
     const again = this.dispatch.resume(parts.device.name, { values: this.values, commands: parts.commands, streams: parts.streams, log: this.log });
     if (again > 0) this.log.info({ again }, 'inbound messages unfinished on the replaced device run again');
-    this.sync_ = this.buildSync(parts.device, this.values);
+    this.currentSync = this.buildSync(parts.device, this.values);
     this.suspended = false;
-    this.sync_?.start();
+    this.currentSync?.start();
     if (newlyWritable) void this.sync('reload');
   }
 
   async stop(): Promise<void> {
-    this.sync_?.stop();
+    this.currentSync?.stop();
     this.forwarder.stop();
     await this.link.stop();
   }
@@ -187,7 +187,7 @@ export class DeviceSession {
 
   /** Reads the cloud's values of the writable points (interface B) and applies them like pushes. */
   async sync(reason: string): Promise<void> {
-    await this.sync_?.sync(reason);
+    await this.currentSync?.sync(reason);
   }
 
   private receive(topic: string, payload: Buffer): void {

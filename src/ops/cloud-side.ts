@@ -172,9 +172,9 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
       await Promise.all(relays.map((r) => r.stop()));
     },
     resumeDevice(device, commands) {
-      const streams = buildRelays(device);
       const session = sessions.get(device.name);
       if (session && !commands) throw new Error(`device "${device.name}" has no command path (its bus "${device.bus}" does not run)`);
+      const streams = buildRelays(device);
       if (session && commands) session.resume({ device, commands, streams });
       if (started) for (const relay of streams.values()) relay.start();
     },

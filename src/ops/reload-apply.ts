@@ -99,5 +99,3 @@ export async function rollBackReloadPlan(plan: ReloadPlan, running: Config, next
   }
   if (plan.logLevel !== undefined) parts.setLogLevel(running.gateway.logLevel);
 }
-
-
