@@ -26,6 +26,15 @@ export interface ReloadParts {
   setLogLevel(level: LogLevel): void;
 }
 
+/**
+ * Every step run to its end, then the first failure thrown: a rollback never starts while a step
+ * of the same phase still runs (Promise.all would reject while the others go on).
+ */
+async function allOf(steps: ReadonlyArray<Promise<unknown>>): Promise<void> {
+  const failed = (await Promise.allSettled(steps)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** Devices that stop: removed, replaced, or on a bus that is removed or restarts. */
 function leaving(plan: ReloadPlan, running: Config): Array<{ name: string; bus: string; replaced: boolean; keepsLink: boolean }> {
   const replaced = new Set(plan.devicesReplaced);
@@ -40,13 +49,13 @@ export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: C
   const gone = leaving(plan, running);
   // A replaced device that keeps its identity keeps its link: its inbound messages are held from
   // the start, while its polling stops, and wait for the replacement.
-  await Promise.all(gone.map((d) => Promise.all([southbound.removeDevice(d.name, d.bus), d.keepsLink ? cloudSide.suspendDevice(d.name, parts.settleMs) : undefined])));
-  await Promise.all(gone.map(async (d) => {
+  await allOf(gone.flatMap((d) => [southbound.removeDevice(d.name, d.bus), ...(d.keepsLink ? [cloudSide.suspendDevice(d.name, parts.settleMs)] : [])]));
+  await allOf(gone.map(async (d) => {
     if (!d.keepsLink) await cloudSide.removeDevice(d.name, parts.settleMs, d.replaced);
     commands.delete(d.name);
     reporter.removeDevice(d.name);
   }));
-  await Promise.all([...plan.busesRemoved, ...plan.busesRestarted].map((name) => southbound.removeBus(name)));
+  await allOf([...plan.busesRemoved, ...plan.busesRestarted].map((name) => southbound.removeBus(name)));
   for (const name of [...plan.busesAdded, ...plan.busesRestarted]) {
     const bus = next.site.buses.find((b) => b.name === name);
     if (bus) southbound.addBus(bus, next.site);
@@ -74,7 +83,8 @@ function startDevice(device: CompiledDevice, site: SiteConfig, keepsLink: boolea
  * Undoes a plan that failed part-way, whatever step it reached: every device and bus it touches
  * is stopped (the old version or the new one, whichever runs), then the running config's
  * versions start again. A replaced device that keeps its link keeps it here too (its session is
- * held, then resumed with the old definition). Reports in flight stay in the outbox.
+ * held, then resumed with the old definition). Reports in flight stay in the outbox. Each part is
+ * restored even when another fails; then the first failure is thrown (with how many there were).
  */
 export async function rollBackReloadPlan(plan: ReloadPlan, running: Config, next: Config, parts: ReloadParts): Promise<void> {
   const { southbound, cloudSide, reporter, commands } = parts;
@@ -82,20 +92,30 @@ export async function rollBackReloadPlan(plan: ReloadPlan, running: Config, next
   const added = new Set(plan.devicesAdded);
   const touched = [...new Set([...plan.devicesRemoved, ...plan.devicesReplaced, ...plan.devicesAdded])];
   const busesOf = (name: string) => new Set([running, next].flatMap((c) => c.site.devices.filter((d) => d.name === name).map((d) => d.bus)));
+  const failures: unknown[] = [];
+  const attempt = async (step: () => unknown): Promise<void> => {
+    try {
+      await step();
+    } catch (err) {
+      failures.push(err);
+    }
+  };
   await Promise.all(touched.map(async (name) => {
-    await Promise.all([...busesOf(name)].map((bus) => southbound.removeDevice(name, bus)));
+    await Promise.all([...busesOf(name)].map((bus) => attempt(() => southbound.removeDevice(name, bus))));
     // An added device will not come back: announced offline; an old one is restored at once.
-    if (keepingLink.has(name)) await cloudSide.suspendDevice(name, 0);
-    else await cloudSide.removeDevice(name, 0, !added.has(name));
+    await attempt(() => (keepingLink.has(name) ? cloudSide.suspendDevice(name, 0) : cloudSide.removeDevice(name, 0, !added.has(name))));
     commands.delete(name);
     reporter.removeDevice(name);
   }));
-  await Promise.all([...plan.busesAdded, ...plan.busesRemoved, ...plan.busesRestarted].map((name) => southbound.removeBus(name)));
+  await Promise.all([...plan.busesAdded, ...plan.busesRemoved, ...plan.busesRestarted].map((name) => attempt(() => southbound.removeBus(name))));
   const restoring = new Set([...plan.busesRemoved, ...plan.busesRestarted]);
-  for (const bus of running.site.buses) if (restoring.has(bus.name)) southbound.addBus(bus, running.site);
+  for (const bus of running.site.buses) if (restoring.has(bus.name)) await attempt(() => southbound.addBus(bus, running.site));
   const restarting = new Set([...plan.devicesRemoved, ...plan.devicesReplaced]);
   for (const device of running.compiled.devices) {
-    if (restarting.has(device.config.name)) startDevice(device, running.site, keepingLink.has(device.config.name), parts);
+    if (restarting.has(device.config.name)) await attempt(() => startDevice(device, running.site, keepingLink.has(device.config.name), parts));
   }
   if (plan.logLevel !== undefined) parts.setLogLevel(running.gateway.logLevel);
+  if (failures.length === 0) return;
+  const first = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
+  throw new Error(failures.length === 1 ? first : `${first} (and ${failures.length - 1} more)`, { cause: failures[0] });
 }

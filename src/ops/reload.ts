@@ -59,9 +59,14 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
     let rollbackError: unknown;
     try {
       await rollBackReloadPlan(plan, running, next, options.parts);
-      options.applied(running);
     } catch (failure) {
       rollbackError = failure;
+    }
+    try {
+      // Whoever follows the running config (the own device's commands) is told it again.
+      options.applied(running);
+    } catch (failure) {
+      rollbackError ??= failure;
     }
     const message = rollbackError === undefined
       ? `reload failed while applying, rolled back: ${why}`

@@ -163,11 +163,13 @@ describe('reloader', () => {
     })]);
   });
 
-  it('a failed rollback is said once, at fatal level, with both errors: restart fieldgate', async () => {
-    const { log, state, reloader } = rig(config(['a', 'b']), ['report+ b']);
-    const result = await reloader.reload(candidate(config(['a', 'b:500'])));
+  it('a failed rollback restores what it can, and is said once, at fatal level, with both errors: restart fieldgate', async () => {
+    const { calls, log, state, reloader } = rig(config(['a', 'b']), ['report+ a']);
+    const result = await reloader.reload(candidate(config(['a:500', 'b:500'])));
     expect(result.outcome).toBe('failed');
-    expect(result.problems[0].message).toMatch(/could not be rolled back \(restart fieldgate\): injected: report\+ b; rollback: injected: report\+ b/);
+    expect(result.problems[0].message).toMatch(/could not be rolled back \(restart fieldgate\): injected: report\+ a; rollback: injected: report\+ a/);
+    // b is restored although a could not be.
+    expect(calls.slice(calls.lastIndexOf('report+ a'))).toEqual(['report+ a', 'report+ b', 'poll+ b', 'cloud+ b', 'applied a,b', 'READY summary']);
     expect(state.status().generation).toBe(1);
     expect(log.lines().filter((l) => Number(l.level) >= 50)).toEqual([expect.objectContaining({ level: 60, msg: 'site file reload failed and was not rolled back: restart fieldgate' })]);
   });
