@@ -36,7 +36,12 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const time = deps.time ?? systemTime;
   const notifier = deps.notifier ?? createNotifier(deps.env, logger);
   const startedAt = time.now();
-  mkdirSync(gateway.stateDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(gateway.stateDir, { recursive: true, mode: 0o700 });
+  } catch {
+    // Read-only or full parent: the outbox runs from memory (its storage state says why) and takes
+    // its file up once the directory exists; `run`'s state lock logs it and makes the directory.
+  }
 
   // The outbox wakes the sessions of devices whose reports became sendable; sessions exist later.
   let wakeSessions: (devices: ReadonlySet<string>) => void = () => undefined;
