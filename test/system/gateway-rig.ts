@@ -40,6 +40,9 @@ function simMap(subs: number): string {
 export interface GatewayRigOptions {
   subs: number;
   durableAfterMs?: number;
+  /** Serve /healthz and /status on this port (off by default). */
+  healthPort?: number;
+  keepaliveS?: number;
 }
 
 function siteFile(dir: string, emulator: Emulator, pipe: BrokerPipe, simPort: number, options: GatewayRigOptions): string {
@@ -56,9 +59,9 @@ function siteFile(dir: string, emulator: Emulator, pipe: BrokerPipe, simPort: nu
 gateway:
   stateDir: ${join(dir, 'state')}
   logLevel: warn
-  health: { enabled: false }
+  health: ${options.healthPort === undefined ? '{ enabled: false }' : `{ enabled: true, port: ${options.healthPort} }`}
   cloud:
-    mode: gateway
+    mode: gateway${options.keepaliveS === undefined ? '' : `\n    keepaliveS: ${options.keepaliveS}`}
     identity: { accessToken: gw-token }
     mqttUrl: ${pipe.url}
     apiBaseUrl: http://127.0.0.1:${emulator.httpPort}
