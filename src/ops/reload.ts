@@ -1,6 +1,7 @@
 // Applying an accepted reload plan (core/config/site-diff.ts) to the running parts, in an order
 // that loses nothing: devices leaving stop polling first (no new reports), then their cloud side
-// hands over (what is in flight acknowledged, the rest stays queued in the outbox), then buses
+// hands over (what is in flight acknowledged; a replaced device's queue stays for its successor,
+// a removed one's is sent or dropped and counted: removed-devices.ts), then buses
 // close and open, then new and replaced devices start. Devices the plan keeps are never touched.
 import type { Config } from '../core/config/config.js';
 import { formatIssue } from '../core/config/issues.js';
@@ -13,6 +14,7 @@ import type { CloudSide } from './cloud-side.js';
 import type { ConfigState } from './config-state.js';
 import type { ReloadCandidate, ReloadResult } from './gateway-handle.js';
 import type { Logger } from './log.js';
+import { retireDevice, type RetiringParts } from './removed-devices.js';
 import { createCommandService, type Southbound } from './southbound.js';
 import { monotonicUsec, type Notifier } from './systemd.js';
 
@@ -26,6 +28,8 @@ export interface ReloadParts {
   /** How long a leaving device's link may take to get its in-flight reports acknowledged. */
   settleMs: number;
   setLogLevel(level: LogLevel): void;
+  /** A removed device's queued reports: sent while its link is up (up to drainMs), the rest dropped and counted. */
+  retiring: RetiringParts;
 }
 
 /** Devices that stop: removed, replaced, or on a bus that is removed or restarts. */
@@ -39,11 +43,11 @@ export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: C
   const { southbound, cloudSide, reporter, commands } = parts;
   const gone = leaving(plan, running);
   await Promise.all(gone.map((d) => southbound.removeDevice(d.name, d.bus)));
-  await Promise.all(gone.map(async (d) => {
+  await Promise.all(gone.map((d) => retireDevice(d.name, d.replaced, parts.retiring, async () => {
     await cloudSide.removeDevice(d.name, parts.settleMs, d.replaced);
     commands.delete(d.name);
     reporter.removeDevice(d.name);
-  }));
+  })));
   await Promise.all([...plan.busesRemoved, ...plan.busesRestarted].map((name) => southbound.removeBus(name)));
   for (const name of [...plan.busesAdded, ...plan.busesRestarted]) {
     const bus = next.site.buses.find((b) => b.name === name);

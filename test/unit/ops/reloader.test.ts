@@ -62,7 +62,8 @@ function rig(initial: Config) {
   const levels: string[] = [];
   const reloader = createReloader({
     initial, state, notifier, logger: log.logger, time: systemTime, summary: () => 'summary',
-    parts: { southbound, cloudSide, reporter, commands: new Map<string, CommandService>(), commandLog: log.logger, settleMs: 100, setLogLevel: (l) => levels.push(l) },
+    parts: { southbound, cloudSide, reporter, commands: new Map<string, CommandService>(), commandLog: log.logger, settleMs: 100, setLogLevel: (l) => levels.push(l),
+      retiring: { outbox: { devicesWithBacklog: () => [] }, discard: () => 0, linkUp: () => false, sendMs: 100, time: systemTime, log: log.logger } },
     applied: () => calls.push('applied'),
   });
   return { calls, log, state, levels, reloader };
