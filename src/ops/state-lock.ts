@@ -49,7 +49,7 @@ export class StateDirLock {
     this.lockFile = join(stateDir, LOCK_FILE);
   }
 
-  /** Takes (or keeps) the lock; `refused` when another process holds it. Never throws. */
+  /** Takes (or keeps) the lock; `refused` when another process holds it. Throws only when flock(2) itself fails. */
   check(): LockState {
     if (this.dir && idOfPath(this.stateDir) !== this.dir.id) {
       this.log.warn({ stateDir: this.stateDir }, 'state directory deleted or replaced while running: locking the new one');
@@ -60,11 +60,6 @@ export class StateDirLock {
       if (taken.state !== 'held') return taken;
     }
     return this.keepLockFile();
-  }
-
-  /** Holds a lock on the directory? */
-  get held(): boolean {
-    return this.dir !== undefined;
   }
 
   release(): void {
