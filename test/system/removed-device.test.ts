@@ -4,30 +4,10 @@
 // rest is dropped and counted at once: per removed device, reports polled = delivered + counted
 // dropped, the outbox empties (a stop has nothing left to wait for), and the kept device loses none.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GatewayStatus } from '../../src/ops/status.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { settle, sleep } from './delivery-rig.js';
 import { GatewayRig, subName } from './gateway-rig.js';
-import { GatewayLog, getJson } from './storage-rig.js';
-
-async function status(port: number): Promise<GatewayStatus | undefined> {
-  try {
-    return (await getJson<GatewayStatus>(port, '/status')).body;
-  } catch {
-    return undefined;
-  }
-}
-
-async function statusWhen(port: number, condition: (s: GatewayStatus) => boolean, timeoutMs: number): Promise<GatewayStatus | undefined> {
-  const end = Date.now() + timeoutMs;
-  let last: GatewayStatus | undefined;
-  while (Date.now() < end) {
-    last = await status(port);
-    if (last && condition(last)) return last;
-    await sleep(200);
-  }
-  return last;
-}
+import { GatewayLog, statusAt as status, statusWhen } from './storage-rig.js';
 
 /** Stops every unit and waits until no device's cycle count moves: every report is made. */
 async function silence(rig: GatewayRig, port: number): Promise<Map<string, number>> {

@@ -9,7 +9,7 @@
 import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
-import { dropStoreRows } from './outbox-attach.js';
+import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 import { systemTime, type Time } from '../../core/time.js';
@@ -122,22 +122,11 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** Never opened at start: the file taken up with every row, memory's included (outbox-attach.ts). */
   private attachFile(): void {
     const batch = this.memory.all();
-    const deletes = [...this.ackedOnDisk];
-    const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
-    const attached = this.file.attach(this.nextSeq, (store) => writeRows(store, this.disk, deletes, batch));
-    if (!attached) {
-      restoreCounters(this.disk, before);
-      return;
-    }
+    const attached = attachCounted(this.file, this.disk, this.ackedOnDisk, this.nextSeq, batch);
+    if (!attached) return;
     this.nextSeq = attached.nextSeq;
-    for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     for (const [device, seq] of new Map(batch.map((r) => [r.device, r.seq]))) this.memory.ackThrough(device, seq);
-    for (const { device, depth, bytes } of attached.totals) {
-      const counter = this.counter(device);
-      counter.depth += depth;
-      counter.bytes += bytes;
-      this.wake(device);
-    }
+    for (const { device } of attached.totals) this.wake(device);
   }
 
   /** Writes all of memory and the pending deletes now, in one transaction; a failure is kept in storage state. */

@@ -5,9 +5,9 @@
 // renumbered after every sequence number already handed out. Forwarders have read up to that
 // number, so an older row given a smaller one would be skipped and acknowledged unsent; the old
 // rows go out after the newer ones instead (each keeps its poll time), none is skipped.
-import { tally, type DropTally } from './outbox-caps.js';
-import type { DeviceTotals, OutboxStore } from './outbox-store.js';
-import type { OpenedStore } from './outbox-file.js';
+import { counterIn, restoreCounters, tally, writeRows, type DropTally } from './outbox-caps.js';
+import type { DeviceTotals, OutboxStore, StoredRow } from './outbox-store.js';
+import type { OpenedStore, StoreKeeper } from './outbox-file.js';
 import type { OutboxDeviceStats } from '../../core/outbox-types.js';
 
 export interface Attached {
@@ -37,6 +37,28 @@ export function attachFile(opened: OpenedStore, memory: OutboxStore, nextSeq: nu
     file.continueSequence(next - 1);
     return { totals: opened.totals, nextSeq: next };
   });
+}
+
+/**
+ * An outbox's side of it: `batch` (what it holds in memory) and its deferred deletes go in the same
+ * transaction; on success its counters include the file's rows and the deletes are done, on
+ * failure they are as before. The caller takes `batch` out of memory and adopts `nextSeq`.
+ */
+export function attachCounted(file: StoreKeeper, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, nextSeq: number, batch: readonly StoredRow[]): Attached | undefined {
+  const deletes = [...ackedOnDisk];
+  const before = new Map([...counters].map(([device, c]) => [device, { ...c }]));
+  const attached = file.attach(nextSeq, (store) => writeRows(store, counters, deletes, batch));
+  if (!attached) {
+    restoreCounters(counters, before);
+    return undefined;
+  }
+  for (const [device, upTo] of deletes) if (ackedOnDisk.get(device) === upTo) ackedOnDisk.delete(device);
+  for (const { device, depth, bytes } of attached.totals) {
+    const counter = counterIn(counters, device);
+    counter.depth += depth;
+    counter.bytes += bytes;
+  }
+  return attached;
 }
 
 /**

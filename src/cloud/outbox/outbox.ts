@@ -5,7 +5,7 @@
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
-import { dropStoreRows } from './outbox-attach.js';
+import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../../core/time.js';
 import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
@@ -105,21 +105,10 @@ export class Outbox implements ReportOutbox {
   /** Never opened at start: the file taken up with every row, the waiting appends included (outbox-attach.ts). */
   private attachFile(): void {
     const batch = this.pending;
-    const deletes = [...this.ackedOnDisk];
-    const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
-    const attached = this.file.attach(this.nextSeq, (store) => writeRows(store, this.counters, deletes, batch));
-    if (!attached) {
-      restoreCounters(this.counters, before);
-      return;
-    }
+    const attached = attachCounted(this.file, this.counters, this.ackedOnDisk, this.nextSeq, batch);
+    if (!attached) return;
     this.nextSeq = attached.nextSeq;
     this.pending = this.pending.slice(batch.length);
-    for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
-    for (const { device, depth, bytes } of attached.totals) {
-      const counter = this.counter(device);
-      counter.depth += depth;
-      counter.bytes += bytes;
-    }
     const devices = new Set([...attached.totals.map((t) => t.device), ...batch.map((r) => r.device)]);
     if (devices.size > 0) this.options.onCommit?.(devices);
   }
