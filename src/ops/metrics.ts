@@ -90,8 +90,8 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySam
   gauge('fieldgate_outbox_bytes', 'Bytes held by the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.bytes));
   gauge('fieldgate_outbox_disk_reports', 'Reports of the outbox held on disk.', [], (s, set) => s.outbox?.onDisk !== undefined && set({}, s.outbox.onDisk));
   gauge('fieldgate_outbox_oldest_age_seconds', 'Age of the oldest report in the outbox by poll time (0 when empty).', [], (s, set) => s.outbox?.oldestAgeMs !== undefined && set({}, (s.outbox.oldestAgeMs ?? 0) / 1000));
-  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full or its file took no writes.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
-  counter('fieldgate_outbox_device_dropped_total', 'Reports dropped per device (outbox caps, failed writes).', ['device'], (s, set) => Object.entries(s.outbox?.droppedByDevice ?? {}).forEach(([device, n]) => set({ device }, n)));
+  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full, its file took no writes, or their device left the site.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
+  counter('fieldgate_outbox_device_dropped_total', 'Reports dropped per device (outbox caps, failed writes, device removed).', ['device'], (s, set) => Object.entries(s.outbox?.droppedByDevice ?? {}).forEach(([device, n]) => set({ device }, n)));
   gauge('fieldgate_outbox_storage_ok', '1 while the outbox file takes writes; 0 while reports are in memory only (no crash window).', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.state === 'ok' ? 1 : 0));
   counter('fieldgate_outbox_storage_failed_writes_total', 'Outbox writes (commits, deletes) that failed: disk full, read-only, I/O error, corrupt file.', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.failedWrites));
   gauge('fieldgate_rate_queue_pending', 'Cloud HTTP calls waiting in the rate queue.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.pending));

@@ -1,6 +1,7 @@
 // Applying an accepted reload plan (core/config/site-diff.ts) to the running parts, in an order
 // that loses nothing: devices leaving stop polling first (no new reports), then their cloud side
-// hands over (what is in flight acknowledged, the rest stays queued in the outbox), then buses
+// hands over (what is in flight acknowledged; a replaced device's queue stays for its successor,
+// a removed one's is sent or dropped and counted: removed-devices.ts), then buses
 // close and open, then new and replaced devices start. Devices the plan keeps are never touched.
 // A plan that fails part-way is rolled back: every part it touched is stopped, whichever version
 // of it runs, and the running config's version started again, so a reload applies whole or not at all.
@@ -12,6 +13,7 @@ import type { CommandService } from '../device/commands.js';
 import type { Reporter } from '../device/reporter.js';
 import type { CloudSide } from './cloud-side.js';
 import type { Logger } from './log.js';
+import { retireDevice, type RetiringParts } from './removed-devices.js';
 import { createCommandService, type Southbound } from './southbound.js';
 
 export interface ReloadParts {
@@ -24,6 +26,8 @@ export interface ReloadParts {
   /** How long a leaving device's link may take to get its in-flight reports acknowledged. */
   settleMs: number;
   setLogLevel(level: LogLevel): void;
+  /** A removed device's queued reports: sent while its link is up (up to drainMs), the rest dropped and counted. */
+  retiring: RetiringParts;
 }
 
 /**
@@ -50,11 +54,11 @@ export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: C
   // A replaced device that keeps its identity keeps its link: its inbound messages are held from
   // the start, while its polling stops, and wait for the replacement.
   await allOf(gone.flatMap((d) => [southbound.removeDevice(d.name, d.bus), ...(d.keepsLink ? [cloudSide.suspendDevice(d.name, parts.settleMs)] : [])]));
-  await allOf(gone.map(async (d) => {
+  await allOf(gone.map((d) => retireDevice(d.name, d.replaced, parts.retiring, async () => {
     if (!d.keepsLink) await cloudSide.removeDevice(d.name, parts.settleMs, d.replaced);
     commands.delete(d.name);
     reporter.removeDevice(d.name);
-  }));
+  })));
   await allOf([...plan.busesRemoved, ...plan.busesRestarted].map((name) => southbound.removeBus(name)));
   for (const name of [...plan.busesAdded, ...plan.busesRestarted]) {
     const bus = next.site.buses.find((b) => b.name === name);

@@ -76,7 +76,8 @@ function rig(initial: Config, failing: readonly string[] = []) {
   const levels: string[] = [];
   const reloader = createReloader({
     initial, state, notifier, logger: log.logger, time: systemTime, summary: () => 'summary',
-    parts: { southbound, cloudSide, reporter, commands: new Map<string, CommandService>(), commandLog: log.logger, settleMs: 100, setLogLevel: (l) => levels.push(l) },
+    parts: { southbound, cloudSide, reporter, commands: new Map<string, CommandService>(), commandLog: log.logger, settleMs: 100, setLogLevel: (l) => levels.push(l),
+      retiring: { outbox: { devicesWithBacklog: () => [] }, discard: () => 0, linkUp: () => false, sendMs: 100, time: systemTime, log: log.logger } },
     applied: (c) => calls.push(`applied ${c.site.devices.map((d) => d.name).join(',')}`),
   });
   return { calls: recorded, log, state, levels, reloader };
