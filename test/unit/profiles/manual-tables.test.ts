@@ -42,6 +42,18 @@ describe('shipped profiles match the manuals\' tables', () => {
     expect(tables).toEqual(shipped);
   });
 
+  it.each(shipped)('%s: the table names its document, and the profile says whether that document was read', (name) => {
+    const data = JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8')) as { document?: Record<string, unknown> };
+    const doc = data.document;
+    expect(doc, `${name}: the table names no document`).toBeDefined();
+    for (const key of ['title', 'version', 'table']) expect(typeof doc![key] === 'string' && (doc![key] as string).length > 0, `${name} document.${key}`).toBe(true);
+    const source = library.get(name)!.source;
+    expect(doc!.title).toBe(source.title);
+    // primary: transcribed from the document itself; secondary: it could not be read, and the profile says so.
+    expect(doc!.quality).toBe(source.quality);
+    if (source.quality === 'secondary') expect(typeof doc!.notes).toBe('string');
+  });
+
   it.each(shipped)('%s', (name) => {
     const profile = library.get(name)!;
     const { rows, model } = manualRows(name);
