@@ -1,13 +1,17 @@
 // Which waiting request of a bus may go on the line now: one at a time per unit unless it serves
-// several, and never to a unit whose late reply is still awaited or that is cooling down.
+// several, never anything a late reply still awaited could be taken for, and not to a unit that
+// is cooling down. A repeat after "busy" is admitted again like any request (a late reply may
+// have become due while it paused), keeping its probe if it was its unit's probe.
 import type { Clock } from '../../core/time.js';
 import type { Counter } from './bus-outcomes.js';
 import type { Job } from './bus-types.js';
 import type { UnitHealthTracker } from './cooldown.js';
 import { UnitCoolingDownError, UnitLateReplyPendingError } from './errors.js';
 import type { SlowUnits } from './slow-units.js';
+import { wireShapes } from './bus-request.js';
 
-export type JobAdmission = { kind: 'go' | 'probe' } | { kind: 'refuse'; error: Error };
+/** `pieceCount`: a read that must go as reads of at most that many registers or bits (late-guard.ts). */
+export type JobAdmission = { kind: 'go' | 'probe'; pieceCount?: number } | { kind: 'refuse'; error: Error };
 
 export class BusAdmission {
   /** Requests in flight per unit: a unit not listed as concurrent gets one at a time. */
@@ -26,12 +30,12 @@ export class BusAdmission {
     return job.op.kind === 'raw' || this.concurrentUnits.has(job.unit) || !this.unitsInFlight.has(job.unit);
   }
 
-  /** Raw stream bytes address no unit: neither guard nor cool-down applies; a repeat after "busy" was admitted already. */
+  /** Raw stream bytes address no unit: neither guard nor cool-down applies. */
   admit(job: Job): JobAdmission {
-    if (job.admitted) return { kind: job.admitted };
     if (job.op.kind === 'raw') return { kind: 'go' };
     const now = this.clock.now();
-    const guardWaitMs = this.slow.guardWait(job.unit);
+    const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read');
+    const guardWaitMs = guard.kind === 'wait' ? guard.retryInMs : undefined;
     const cooling = this.health.view(job.unit);
     if (guardWaitMs !== undefined && cooling.state === 'cooling-down') {
       // The cool-down says more; its probe waits for the guard too.
@@ -40,10 +44,11 @@ export class BusAdmission {
     }
     if (guardWaitMs !== undefined) {
       this.counters.lateGuardRejects += 1;
-      return { kind: 'refuse', error: new UnitLateReplyPendingError(job.unit, guardWaitMs) };
+      return { kind: 'refuse', error: new UnitLateReplyPendingError(job.unit, guardWaitMs, guard.kind === 'wait' && guard.lateSeen) };
     }
-    const admission = this.health.admit(job.unit, now);
-    if (admission.kind !== 'reject') return admission;
+    // A repeat after "busy" of the unit's probe is still that probe.
+    const admission = job.admitted === 'probe' && cooling.state === 'cooling-down' ? { kind: 'probe' as const } : this.health.admit(job.unit, now);
+    if (admission.kind !== 'reject') return { kind: admission.kind, ...(guard.kind === 'split' ? { pieceCount: guard.pieceCount } : {}) };
     this.counters.cooldownRejects += 1;
     return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, admission.retryInMs) };
   }

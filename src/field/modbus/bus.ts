@@ -96,7 +96,7 @@ export class Bus {
         this.pump();
       },
     });
-    this.transport.onLateReply?.((unit, answeredAfterMs) => this.slow.lateReply(unit, answeredAfterMs));
+    this.transport.onLateReply?.((unit, answeredAfterMs, request) => this.slow.lateReply(unit, answeredAfterMs, request));
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
   }
 
@@ -229,18 +229,19 @@ export class Bus {
         continue;
       }
       job.admitted = admission.kind;
-      void this.execute(job, admission.kind === 'probe');
+      void this.execute(job, admission.kind === 'probe', admission.pieceCount);
     }
   }
 
-  private async execute(job: Job, isProbe: boolean): Promise<void> {
+  /** `pieceCount`: a read that goes as shorter reads (a late reply of its shape may still come). */
+  private async execute(job: Job, isProbe: boolean, pieceCount?: number): Promise<void> {
     this.inFlight += 1;
     this.admission.started(job.unit);
     const started = this.clock.now();
     let silenceKept = false;
     try {
-      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1; // a bit write: read + write
-      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs);
+      this.counters.transactions += transactionsOf(job.op, pieceCount);
+      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount);
       // The transport already listened through t3.5 after the reply: no second gap needed.
       silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
@@ -273,4 +274,11 @@ export class Bus {
     this.cancelGapTimer = undefined;
     for (const job of [...this.queue.drain(), ...this.slow.cancelAll()]) job.reject(new BusDownError(this.name, reason));
   }
+}
+
+/** Transactions an operation takes: a bit write reads and writes, a split read one per piece. */
+function transactionsOf(op: Operation, pieceCount: number | undefined): number {
+  if (op.kind === 'write-bit') return 2;
+  if (op.kind === 'read' && pieceCount !== undefined) return Math.ceil(op.count / pieceCount);
+  return 1;
 }

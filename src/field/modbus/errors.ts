@@ -28,7 +28,11 @@ export class ModbusEngineError extends Error {
 
 /** The unit did not answer within the request timeout. */
 export class ModbusTimeoutError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly timeoutMs: number) {
+  /**
+   * `request`: what was on the wire (RTU framing), whose late reply is now watched for; undefined
+   * when the transport does not say (the whole unit is then guarded).
+   */
+  constructor(readonly unit: number, readonly timeoutMs: number, readonly request?: { functionCode: number; quantity: number }) {
     super(`unit ${unit} did not answer within ${timeoutMs} ms`);
   }
 }
@@ -107,12 +111,14 @@ export class UnitCoolingDownError extends ModbusEngineError {
 }
 
 /**
- * The bus refused the request: the unit's last request timed out on an RTU line and its reply may
- * still come, so the unit is not asked again until it came or the late-reply guard ran out.
+ * The bus refused the request: a request of the unit timed out on an RTU line and its reply may
+ * still come, so nothing that reply could be taken for is sent until it came or the late-reply
+ * guard ran out. `lateSeen`: the unit has answered late before (the whole unit waits).
  */
 export class UnitLateReplyPendingError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly retryInMs: number) {
-    super(`unit ${unit} timed out and its reply may still come: not asked again for ${Math.max(0, Math.round(retryInMs))} ms (late-reply guard)`);
+  constructor(readonly unit: number, readonly retryInMs: number, readonly lateSeen = false) {
+    const why = lateSeen ? 'answers after its timeout and a late reply may still come' : 'timed out and its reply may still come';
+    super(`unit ${unit} ${why}: not asked this request for ${Math.max(0, Math.round(retryInMs))} ms (late-reply guard)`);
   }
 }
 
