@@ -40,7 +40,7 @@ export class BusAdmission {
     if (guardWaitMs !== undefined && cooling.state === 'cooling-down') {
       // The cool-down says more; its probe waits for the guard too.
       this.counters.cooldownRejects += 1;
-      return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, Math.max(guardWaitMs, (cooling.nextProbeAt ?? now) - now)) };
+      return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, Math.max(guardWaitMs, (cooling.nextProbeAt ?? now) - now), this.health.lastFailure(job.unit)) };
     }
     if (guardWaitMs !== undefined) {
       this.counters.lateGuardRejects += 1;
@@ -50,7 +50,7 @@ export class BusAdmission {
     const admission = job.admitted === 'probe' && cooling.state === 'cooling-down' ? { kind: 'probe' as const } : this.health.admit(job.unit, now);
     if (admission.kind !== 'reject') return { kind: admission.kind, ...(guard.kind === 'split' ? { pieceCount: guard.pieceCount } : {}) };
     this.counters.cooldownRejects += 1;
-    return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, admission.retryInMs) };
+    return { kind: 'refuse', error: new UnitCoolingDownError(job.unit, admission.retryInMs, this.health.lastFailure(job.unit)) };
   }
 
   started(unit: number): void {

@@ -103,10 +103,13 @@ export class PortOpenError extends ModbusEngineError {
   }
 }
 
-/** The bus refused the request: the unit is in cool-down after consecutive timeouts. */
+/**
+ * The bus refused the request: the unit is in cool-down after repeated failures; `lastFailure`
+ * names the last of them (timeouts, late replies, "busy", untrustworthy replies).
+ */
 export class UnitCoolingDownError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly retryInMs: number) {
-    super(`unit ${unit} is cooling down after repeated timeouts (next probe in ${Math.max(0, Math.round(retryInMs))} ms)`);
+  constructor(readonly unit: number, readonly retryInMs: number, readonly lastFailure = 'timeouts') {
+    super(`unit ${unit} is cooling down after repeated ${lastFailure} (next probe in ${Math.max(0, Math.round(retryInMs))} ms)`);
   }
 }
 
