@@ -62,6 +62,8 @@ export interface SharedBusSettings {
    * long has passed (default 10 x timeoutMs), so no late reply can pass for the answer to another request.
    */
   lateReplyGuardMs?: number;
+  /** Cloud work (writes, read-backs, cloud reads) waits up to `maxWaitMs` for a guarded or cooling unit. */
+  writes?: { maxWaitMs: number };
 }
 
 export interface BackoffConfig {

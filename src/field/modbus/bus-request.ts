@@ -16,6 +16,12 @@ export interface RequestOptions {
   priority?: Priority;
   /** Overrides the bus timeout for this request. */
   timeoutMs?: number;
+  /**
+   * How long the request may wait in the queue while its unit is guarded against a late reply or
+   * cooling down (ms; 0: refused at once). Default: the bus's `writes.maxWaitMs` for 'high'
+   * priority, 0 for polls.
+   */
+  maxWaitMs?: number;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -157,4 +163,11 @@ function joinBlocks(table: Table, start: number, pieces: readonly ReadBlock<Uint
     at += piece.words?.length ?? 0;
   }
   return { table, start, words };
+}
+
+/** Transactions an operation takes: a bit write reads and writes, a split read one per piece. */
+export function transactionsOf(op: Operation, pieceCount: number | undefined): number {
+  if (op.kind === 'write-bit') return 2;
+  if (op.kind === 'read' && pieceCount !== undefined) return Math.ceil(op.count / pieceCount);
+  return 1;
 }

@@ -64,6 +64,17 @@ export class UnitHealthTracker {
     return { kind: 'probe' };
   }
 
+  /**
+   * Ms until a request for `unit` could be admitted (0: now; undefined: when its probe in flight
+   * ends), without taking the probe.
+   */
+  waitFor(unit: number, now: number): number | undefined {
+    const health = this.units.get(unit);
+    if (!health || health.cooldownUntil === 0) return 0;
+    if (now < health.cooldownUntil) return health.cooldownUntil - now;
+    return health.probing ? undefined : 0;
+  }
+
   /** The unit answered (a value or a Modbus exception: either way it is alive). */
   onAnswer(unit: number, now: number): HealthTransition | undefined {
     const health = this.units.get(unit);

@@ -108,8 +108,8 @@ export class PortOpenError extends ModbusEngineError {
  * names the last of them (timeouts, late replies, "busy", untrustworthy replies).
  */
 export class UnitCoolingDownError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly retryInMs: number, readonly lastFailure = 'timeouts') {
-    super(`unit ${unit} is cooling down after repeated ${lastFailure} (next probe in ${Math.max(0, Math.round(retryInMs))} ms)`);
+  constructor(readonly unit: number, readonly retryInMs: number, readonly lastFailure = 'timeouts', readonly waitedMs?: number) {
+    super(`unit ${unit} is cooling down after repeated ${lastFailure} (next probe in ${Math.max(0, Math.round(retryInMs))} ms)${waitedText(waitedMs)}`);
   }
 }
 
@@ -119,10 +119,15 @@ export class UnitCoolingDownError extends ModbusEngineError {
  * guard ran out. `lateSeen`: the unit has answered late before (the whole unit waits).
  */
 export class UnitLateReplyPendingError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly retryInMs: number, readonly lateSeen = false) {
+  constructor(readonly unit: number, readonly retryInMs: number, readonly lateSeen = false, readonly waitedMs?: number) {
     const why = lateSeen ? 'answers after its timeout and a late reply may still come' : 'timed out and its reply may still come';
-    super(`unit ${unit} ${why}: not asked this request for ${Math.max(0, Math.round(retryInMs))} ms (late-reply guard)`);
+    super(`unit ${unit} ${why}: not asked this request for ${Math.max(0, Math.round(retryInMs))} ms (late-reply guard)${waitedText(waitedMs)}`);
   }
+}
+
+/** The end of a refusal's message when the request had waited in the queue for its unit. */
+function waitedText(waitedMs: number | undefined): string {
+  return waitedMs === undefined ? '' : `; the request waited ${Math.max(0, Math.round(waitedMs))} ms in the queue (writes.maxWaitMs)`;
 }
 
 /** The bus refused the request: the port is down and being reopened. */

@@ -5,7 +5,7 @@
 // counted in `lateReplies` and never decoded; the request on the line gets its own reply.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../../src/field/modbus/bus.js';
-import { ModbusTimeoutError } from '../../../src/field/modbus/errors.js';
+import { ModbusTimeoutError, UnitLateReplyPendingError } from '../../../src/field/modbus/errors.js';
 import { createModbusTransport } from '../../../src/field/modbus/transport.js';
 import { BusDeviceIo } from '../../../src/device/device-io.js';
 import { silentLogger } from '../../../src/ops/log.js';
@@ -114,5 +114,22 @@ describe('a late reply of the same shape while another request of the unit is on
     expect(peer.rawRequests).toHaveLength(1);
     expect(bus.stats().lateReplies).toBe(1); // it came during the exchange
     expect(reply).toEqual(pong);
+  }, 30_000);
+});
+
+describe('cloud writes during a late-reply guard', () => {
+  it('wait in the queue and are delivered after it, a poll meanwhile is refused', async () => {
+    const { bus, peer } = await rig(300, { answer: script(450, false) });
+    const io = new BusDeviceIo(bus, deviceConfig({ name: 'meter', unitId: UNIT, points: [] }), systemTimers);
+    // The first late reply shows the unit answers late: its next timeout guards the whole unit.
+    expect(await settle(bus.read(UNIT, 'holding', Y, 2))).toBeInstanceOf(ModbusTimeoutError);
+    await waitFor(() => bus.stats().lateReplies === 1, { what: 'the first late reply' });
+    expect(await settle(bus.read(UNIT, 'holding', Y, 2))).toBeInstanceOf(ModbusTimeoutError);
+    expect(await settle(bus.read(UNIT, 'holding', X, 2))).toBeInstanceOf(UnitLateReplyPendingError);
+    await io.write({ kind: 'registers', address: X, words: [7, 8] });
+    expect(bus.stats().lateReplies).toBe(2); // delivered once the late reply had come
+    const write = peer.requests.find((r) => r.functionCode === 16);
+    expect(write?.at).toBeGreaterThan((peer.requests.filter((r) => r.address === Y)[1]?.at ?? Infinity));
+    expect((await io.read('holding', X, 2)).words).toEqual(Uint16Array.from([7, 8]));
   }, 30_000);
 });
