@@ -31,15 +31,20 @@ async function startedBus(config: BusConfig) {
 }
 
 const settle = <T>(promise: Promise<T>) => promise.then((v) => v, (err: unknown) => err);
+
+/** Unit 2 times out once (with afterTimeouts 1: it cools down; on RTU framing: it is guarded). */
+async function timeOut(bus: Bus, transport: FakeTransport): Promise<void> {
+  transport.behaviour = () => 'timeout';
+  const timedOut = settle(bus.read(2, 'holding', 0, 2));
+  await clock.advanceAsync(150);
+  expect((await timedOut as Error).name).toBe('ModbusTimeoutError');
+}
 const COOLDOWN = { afterTimeouts: 1, initialMs: 1000, maxMs: 1000 };
 
 describe('cloud work waits for a cooling or guarded unit', () => {
   it('a write during a cool-down waits and goes as its probe; a poll meanwhile is refused at once', async () => {
     const { bus, transport } = await startedBus(tcpBusConfig({ timeoutMs: 100, cooldown: COOLDOWN }));
-    transport.behaviour = () => 'timeout';
-    const timedOut = settle(bus.read(2, 'holding', 0, 2));
-    await clock.advanceAsync(150);
-    expect((await timedOut as Error).name).toBe('ModbusTimeoutError');
+    await timeOut(bus, transport);
     expect(bus.unitState(2).state).toBe('cooling-down');
     transport.behaviour = () => 'ok';
     let done = false;
@@ -55,10 +60,7 @@ describe('cloud work waits for a cooling or guarded unit', () => {
 
   it('past writes.maxWaitMs the write fails with the reason and how long it waited', async () => {
     const { bus, transport } = await startedBus(tcpBusConfig({ timeoutMs: 100, cooldown: COOLDOWN, writes: { maxWaitMs: 300 } }));
-    transport.behaviour = () => 'timeout';
-    const timedOut = settle(bus.read(2, 'holding', 0, 2));
-    await clock.advanceAsync(150);
-    expect((await timedOut as Error).name).toBe('ModbusTimeoutError');
+    await timeOut(bus, transport);
     transport.behaviour = () => 'ok';
     const write = settle(bus.writeRegisters(2, 10, [5]));
     await clock.advanceAsync(400);
@@ -90,19 +92,13 @@ describe('cloud work waits for a cooling or guarded unit', () => {
 
   it('maxWaitMs 0 refuses at once, as before', async () => {
     const { bus, transport } = await startedBus(tcpBusConfig({ timeoutMs: 100, cooldown: COOLDOWN, writes: { maxWaitMs: 0 } }));
-    transport.behaviour = () => 'timeout';
-    const timedOut = settle(bus.read(2, 'holding', 0, 2));
-    await clock.advanceAsync(150);
-    expect((await timedOut as Error).name).toBe('ModbusTimeoutError');
+    await timeOut(bus, transport);
     expect(await settle(bus.writeRegisters(2, 10, [5]))).toBeInstanceOf(UnitCoolingDownError);
   });
 
   it('the bus stopping fails a waiting write at once', async () => {
     const { bus, transport } = await startedBus(tcpBusConfig({ timeoutMs: 100, cooldown: COOLDOWN }));
-    transport.behaviour = () => 'timeout';
-    const timedOut = settle(bus.read(2, 'holding', 0, 2));
-    await clock.advanceAsync(150);
-    expect((await timedOut as Error).name).toBe('ModbusTimeoutError');
+    await timeOut(bus, transport);
     const write = settle(bus.writeRegisters(2, 10, [5]));
     await bus.stop();
     expect((await write as Error).name).toBe('BusStoppedError');
