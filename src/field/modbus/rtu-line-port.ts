@@ -18,11 +18,12 @@ import type { Clock } from '../../core/time.js';
 import type { RawPort } from './raw-exchange.js';
 import { hrClock } from './line-silence.js';
 import { useDirectIo } from './serial-direct-io.js';
+import type { ReplyShape } from './transport-types.js';
 
 type Callback = (err?: Error | null) => void;
 
-/** A late reply was seen: its unit, how long after its request, and the request (function, quantity). */
-export type LateReplyListener = (unit: number, answeredAfterMs: number, request: { functionCode: number; quantity: number }) => void;
+/** A late reply was seen: its unit, how long after its request, and the request's shape. */
+export type LateReplyListener = (unit: number, answeredAfterMs: number, request: ReplyShape) => void;
 
 /** Received bytes kept for the late-reply scan: a few of the longest RTU frames (256 bytes). */
 const CAPTURE_LIMIT = 2048;
@@ -181,7 +182,7 @@ export class RtuLinePort extends EventEmitter {
     return strays;
   }
 
-  /** A request timed out: its reply may still come (the bus does not ask its unit meanwhile). */
+  /** A request timed out: its reply may still come (the bus sends nothing of its shape meanwhile). */
   awaitLate(request: AwaitedLateReply): void {
     this.awaitedLate = [...this.awaitedLate.filter((a) => !sameReplyShape(a, request)), request];
     this.scanLate(Buffer.alloc(0)); // it may already be complete in what was received
