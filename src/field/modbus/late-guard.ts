@@ -4,7 +4,7 @@
 // what the late reply could be taken for, and the price follows the evidence:
 // - a unit never seen answering late (a lost frame, most likely) keeps its schedule: requests whose
 //   reply has another shape go at once (the line port tells the late frame from theirs), and a read
-//   of the held shape goes as shorter reads (split) whose replies have other lengths;
+//   of the held shape goes as shorter reads (halves when they can) whose replies have other lengths;
 // - a unit seen answering late is not asked anything until its late reply came or its guard ran
 //   out, and its guard learns: twice its slowest answer time, up to LEARNED_GUARD_CAP times the
 //   configured guard.
@@ -108,10 +108,13 @@ export class LateReplyGuard {
     const clash = state.awaited.find((a) => sameShape(a.shape as ReplyShape, request));
     if (!clash) return { kind: 'go' };
     if (request.splittable) {
-      // The longest pieces whose replies, the last (shorter) one included, clash with nothing held.
-      for (let piece = request.quantity - 1; piece >= 1; piece -= 1) {
+      // Halves first (a device silent on long reads answers them), else the longest pieces whose
+      // replies, the last (shorter) one included, clash with nothing held.
+      const half = Math.ceil(request.quantity / 2);
+      const sizes = [half, ...Array.from({ length: request.quantity - 1 }, (_, i) => request.quantity - 1 - i).filter((n) => n !== half)];
+      for (const piece of sizes) {
         const rest = request.quantity % piece;
-        if (!clashes(piece) && (rest === 0 || !clashes(rest))) return { kind: 'split', pieceCount: piece };
+        if (piece >= 1 && !clashes(piece) && (rest === 0 || !clashes(rest))) return { kind: 'split', pieceCount: piece };
       }
     }
     return { kind: 'wait', retryInMs: clash.until - now, lateSeen };

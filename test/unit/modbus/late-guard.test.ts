@@ -13,28 +13,37 @@ describe('LateReplyGuard', () => {
     guard.onTimeout(1, { functionCode: 3, quantity: 4 }, 0, GUARD_MS);
     expect(guard.admit(1, FC3(3), 1)).toEqual({ kind: 'go' });
     expect(guard.admit(1, { functionCode: 4, quantity: 4, splittable: true }, 1)).toEqual({ kind: 'go' });
-    expect(guard.admit(1, FC3(4), 1)).toEqual({ kind: 'split', pieceCount: 3 });
+    expect(guard.admit(1, FC3(4), 1)).toEqual({ kind: 'split', pieceCount: 2 });
+    expect(guard.admit(1, FC3(5), 1)).toEqual({ kind: 'go' });
+    guard.onTimeout(1, { functionCode: 3, quantity: 5 }, 0, GUARD_MS);
+    expect(guard.admit(1, FC3(5), 1)).toEqual({ kind: 'split', pieceCount: 3 });
     expect(guard.admit(2, FC3(4), 1)).toEqual({ kind: 'go' });
     guard.onTimeout(1, { functionCode: 3, quantity: 1 }, 0, GUARD_MS);
     expect(guard.admit(1, FC3(1), 5)).toEqual({ kind: 'wait', retryInMs: GUARD_MS - 5, lateSeen: false });
     expect(guard.admit(1, { functionCode: 3, quantity: 4, splittable: false }, 5)).toMatchObject({ kind: 'wait' });
   });
 
-  it('pieces avoid every length still awaited, the last one included', () => {
+  it('pieces avoid every length still awaited, the last one included; halves first', () => {
     const guard = new LateReplyGuard();
+    guard.onTimeout(1, { functionCode: 3, quantity: 8 }, 0, GUARD_MS);
+    expect(guard.admit(1, FC3(8), 1)).toEqual({ kind: 'split', pieceCount: 4 });
     guard.onTimeout(1, { functionCode: 3, quantity: 4 }, 0, GUARD_MS);
-    guard.onTimeout(1, { functionCode: 3, quantity: 3 }, 0, GUARD_MS);
+    expect(guard.admit(1, FC3(8), 1)).toEqual({ kind: 'split', pieceCount: 7 });
     guard.onTimeout(1, { functionCode: 3, quantity: 1 }, 0, GUARD_MS);
-    expect(guard.admit(1, FC3(4), 1)).toEqual({ kind: 'split', pieceCount: 2 });
+    expect(guard.admit(1, FC3(8), 1)).toEqual({ kind: 'split', pieceCount: 6 });
     guard.onTimeout(1, { functionCode: 3, quantity: 2 }, 0, GUARD_MS);
+    expect(guard.admit(1, FC3(8), 1)).toEqual({ kind: 'split', pieceCount: 5 });
+    guard.onTimeout(1, { functionCode: 3, quantity: 3 }, 0, GUARD_MS);
     expect(guard.admit(1, FC3(4), 1)).toMatchObject({ kind: 'wait' });
   });
 
   it('bit reads: pieces must differ in bytes, not in bits', () => {
     const guard = new LateReplyGuard();
     guard.onTimeout(1, { functionCode: 1, quantity: 12 }, 0, GUARD_MS); // 2 data bytes
-    expect(guard.admit(1, { functionCode: 1, quantity: 12, splittable: true }, 1)).toEqual({ kind: 'split', pieceCount: 8 });
-    expect(guard.admit(1, { functionCode: 1, quantity: 9, splittable: true }, 1)).toEqual({ kind: 'split', pieceCount: 8 });
+    expect(guard.admit(1, { functionCode: 1, quantity: 12, splittable: true }, 1)).toEqual({ kind: 'split', pieceCount: 6 });
+    expect(guard.admit(1, { functionCode: 1, quantity: 9, splittable: true }, 1)).toEqual({ kind: 'split', pieceCount: 5 });
+    guard.onTimeout(1, { functionCode: 1, quantity: 4 }, 0, GUARD_MS); // 1 data byte
+    expect(guard.admit(1, { functionCode: 1, quantity: 12, splittable: true }, 1)).toMatchObject({ kind: 'wait' });
   });
 
   it('the late reply releases its shape; the unit seen late then waits as a whole, with a learned guard', () => {
