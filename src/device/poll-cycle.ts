@@ -5,7 +5,6 @@ import type { PointConfig } from '../core/config/site-types.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
   BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError,
-  UnitLateReplyPendingError,
 } from '../field/modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from '../core/modbus/plan.js';
 import type { PointCodec, ReadBlock } from '../core/points/codec.js';
@@ -65,8 +64,11 @@ export interface CycleContext {
   now: () => number;
 }
 
-/** Errors after which the rest of the cycle's requests would only fail too (or cost line time). */
-const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError, BusDownError, BusStoppedError, QueueFullError];
+/**
+ * Errors after which the rest of the cycle's requests would only fail too (or cost line time). Not
+ * the late-reply guard: it holds back only requests of one reply shape (its other reads may go).
+ */
+const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
 
 export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
   const outcome: CycleOutcome = { abort: undefined, failures: [] };
