@@ -64,11 +64,14 @@ function readPdu(start: number, count: number, value: (address: number) => numbe
 const good = (req: Read) => readPdu(req.start, req.count, (a) => truth(req.unit, a));
 const bad = (req: Read, count = req.count, code = 3) => readPdu(req.start, count, () => BAD, code);
 
-/** Byte count smaller than asked, padded to the full length so only the count tells. */
+/**
+ * Byte count smaller than asked, padded to the full length so only the count tells (one register
+ * short: a read of one register gets a count of 0, never a well-formed reply with a wrong value).
+ */
 function shortCountPdu(req: Read): Buffer {
   const pdu = Buffer.alloc(2 + 2 * req.count);
   pdu[0] = 3;
-  pdu[1] = 2;
+  pdu[1] = 2 * req.count - 2;
   pdu.writeUInt16BE(BAD, 2);
   return pdu;
 }

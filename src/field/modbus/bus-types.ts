@@ -33,5 +33,7 @@ export interface Job {
   busyAttempts: number;
   /** Set once the job was let onto the line: a repeat after "busy" is not admitted again. */
   admitted?: 'go' | 'probe';
+  /** Modbus TCP (beside-lane.ts): sent beside the slots (its unit timed out), or while such a request was in flight. */
+  lane?: 'beside' | 'while-beside';
 }
 
