@@ -141,7 +141,7 @@ async function refused(run: CycleRun, request: ReadRequest, err: unknown, timeou
     if (leftRead && rightRead) ctx.learner.learnCut(request, halves.cut, reasonOf(err));
     return false;
   }
-  if (err instanceof ModbusTimeoutError) {
+  if (noAnswer(err)) {
     if (halves) ctx.learner.timedOut(request, ctx.now());
     else if (timeoutSplit && ctx.learner.answers() === run.answersAtStart) ctx.learner.deviceSilent(ctx.now());
   }
@@ -166,7 +166,7 @@ async function confirmTooLong(ctx: CycleContext, request: ReadRequest, cut: numb
   try {
     await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
   } catch (err) {
-    if (err instanceof ModbusTimeoutError) ctx.learner.learnMaxCount(request, cut, reasonOf(err), ctx.now());
+    if (noAnswer(err)) ctx.learner.learnMaxCount(request, cut, reasonOf(err), ctx.now());
     else if (isRefusal(err)) ctx.learner.learnCut(request, cut, reasonOf(err));
     return; // refused by the bus itself: no evidence, the request is split and confirmed again next cycle
   }
@@ -183,6 +183,11 @@ function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, o
       out.failures.push(failureOf(point, err));
     }
   }
+}
+
+/** No answer on the line: a timeout, or a gateway's "target device failed to respond" (exception 11). */
+function noAnswer(err: unknown): boolean {
+  return err instanceof ModbusTimeoutError || (err instanceof ModbusExceptionError && err.code === 11);
 }
 
 function reasonOf(err: unknown): string {

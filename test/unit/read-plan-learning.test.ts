@@ -177,6 +177,22 @@ describe('bisecting refused reads', () => {
     expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 5, reason: 'timeout' }]);
   });
 
+  it('a gateway answering "target device failed to respond" (exception 11) to long reads teaches the same', async () => {
+    const points = pointsAt('holding', ...range(0, 7));
+    const { cycle, learner, device } = rig(points, {});
+    const read = device.read.bind(device);
+    device.read = async (unit, table, start, count) => {
+      if (count <= 4) return read(unit, table, start, count);
+      device.reads.push(`${start}+${count}`);
+      throw new ModbusExceptionError(unit, 11);
+    };
+    expect((await cycle()).reads).toEqual(['0+8']);
+    const second = await cycle();
+    expect(second.reads).toEqual(['0+4', '4+4', '0+8']);
+    expect(Object.keys(second.sample.values)).toHaveLength(8);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'exception 11 (Gateway target device failed to respond)' }]);
+  });
+
   it('a read refused by the bus itself (guard, cool-down) is no evidence: its halves are tried again', async () => {
     const points = pointsAt('holding', ...range(0, 7));
     const { cycle, learner, device } = rig(points, { timeoutAbove: 4 });
