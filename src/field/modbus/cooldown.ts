@@ -3,7 +3,8 @@
 // `afterTimeouts` the unit cools down: its requests fail fast, except one probe per cool-down
 // period, so a dead unit costs at most one timeout per period while the other units on the line
 // keep their schedule. A unit that fails more often than it answers (late every other time) gets
-// there too; a dead one after `afterTimeouts` timeouts in a row.
+// there too; a dead one after `afterTimeouts` timeouts in a row. While no unit of the bus answers
+// at all, the period does not double, and the first unit back brings the others back with it.
 import type { CooldownConfig } from '../../core/config/site-types.js';
 
 export type Admission =
