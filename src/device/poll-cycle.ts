@@ -1,6 +1,6 @@
-// One poll cycle of one device: run its current read plan, decode each point, and bisect a merged
-// request the device refuses (exception 2/3, or repeated timeouts of only that request) until the
-// refusal is isolated, so every other point still reports in the same cycle.
+// One poll cycle of one device: run its current read plan, decode each point, bisect a merged
+// request the device refuses (exception 2/3) until the refusal is isolated, so every other point
+// still reports in the same cycle, and send a merged request that timed out as its halves.
 import type { PointConfig } from '../core/config/site-types.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
@@ -70,10 +70,24 @@ export interface CycleContext {
  */
 const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
 
+/** One cycle in progress: where its values, errors and lessons go. */
+interface CycleRun {
+  ctx: CycleContext;
+  out: CycleOutcome;
+  sample: Sample;
+  /** Timed-out requests whose halves were both served: sent whole once more at the end of the cycle. */
+  confirms: Array<{ request: ReadRequest; cut: number }>;
+  /** Requests the device had answered when the cycle began. */
+  answersAtStart: number;
+}
+
 export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
   const outcome: CycleOutcome = { abort: undefined, failures: [] };
+  const run: CycleRun = { ctx, out: outcome, sample, confirms: [], answersAtStart: ctx.learner.answers() };
   const { requests, waiting } = ctx.learner.planAt(sample.ts);
-  for (const request of requests) await runRequest(ctx, request, outcome, sample);
+  for (const request of requests) await runRequest(run, request);
+  // After the values: on RTU the confirming timeout guards the unit, which would refuse the rest.
+  if (outcome.abort === undefined) for (const { request, cut } of run.confirms) await confirmTooLong(ctx, request, cut);
   const unread = new Set([...sample.errors.flatMap((e) => e.points), ...waiting.map((w) => w.point.id)]);
   for (const { point, message } of applyScaleFactors(sample.values, scaledPointsOf(ctx.codecs))) {
     const factorId = point.scaleFactor as string;
@@ -93,45 +107,57 @@ export async function runCycle(ctx: CycleContext, sample: Sample): Promise<Cycle
   return outcome;
 }
 
-/** Runs one request (bisecting it when refused); true when every one of its points decoded. */
-async function runRequest(ctx: CycleContext, request: ReadRequest, out: CycleOutcome, sample: Sample, splitTimeouts = false): Promise<boolean> {
+/**
+ * Runs one request (as its halves when it timed out before or is longer than learned, bisected
+ * when refused); true when the device served it (every part of it answered with values).
+ * `timeoutSplit`: a half of a request that timed out.
+ */
+async function runRequest(run: CycleRun, request: ReadRequest, timeoutSplit = false): Promise<boolean> {
+  const { ctx, out, sample } = run;
   if (out.abort !== undefined) {
     sample.errors.push(sampleErrorOf(request, out.abort));
     return false;
+  }
+  const halves = splitRequest(request);
+  const split = halves && ctx.learner.splitDue(request);
+  if (halves && split) {
+    const left = await runRequest(run, halves.left, true);
+    const right = await runRequest(run, halves.right, true);
+    if (left && right && split === 'timed-out') run.confirms.push({ request, cut: halves.cut });
+    return left && right;
   }
   let block: ReadBlock;
   try {
     block = await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
   } catch (err) {
-    return refused(ctx, request, err, out, sample, splitTimeouts);
+    return refused(run, request, err, timeoutSplit);
   }
   ctx.learner.answered(request);
   const single = request.points.length === 1 ? request.points[0] : undefined;
   if (single && ctx.learner.isIsolated(single.id)) ctx.learner.recovered(single.id);
-  return decodeInto(ctx, request, block, out, sample);
+  decodeInto(ctx, request, block, out, sample);
+  return true;
 }
 
 /**
- * A refused request (exception 2/3) is bisected at once; a timed-out one once it timed out twice
- * in a row (its halves then split on timeouts too). Both halves served: a refusal lies across the
- * cut; a timeout means the request was too long for the device only if it times out again right
- * after its halves were served (else the device was away for a while). Halves of a timed-out
- * request that got no answer at all: the device is away, timeout splits pause (read-plan-learner.ts).
+ * A refused request (exception 2/3) is bisected at once: both halves served means a refusal lies
+ * across the cut. A request that timed out on the line goes out as its halves from the next cycle
+ * (read-plan-learner.ts); a single point of such a split that times out too, with nothing
+ * answered this cycle, means the device is away. A request the bus refused without sending it
+ * (late-reply guard, cool-down, bus down) tells nothing about the device: it is tried again as is.
  */
-async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, out: CycleOutcome, sample: Sample, splitTimeouts: boolean): Promise<boolean> {
+async function refused(run: CycleRun, request: ReadRequest, err: unknown, timeoutSplit: boolean): Promise<boolean> {
+  const { ctx, out, sample } = run;
   const halves = splitRequest(request);
-  const timeout = err instanceof ModbusTimeoutError;
-  if (halves && (isRefusal(err) || (timeout && (splitTimeouts || ctx.learner.timedOut(request, ctx.now()))))) {
-    const answersBefore = ctx.learner.answers();
-    const leftRead = await runRequest(ctx, halves.left, out, sample, timeout);
-    const rightRead = await runRequest(ctx, halves.right, out, sample, timeout);
-    if (leftRead && rightRead) {
-      if (!timeout) ctx.learner.learnCut(request, halves.cut, reasonOf(err));
-      else if (await timesOutAgain(ctx, request)) ctx.learner.learnMaxCount(request, halves.cut, reasonOf(err));
-    } else if (timeout && ctx.learner.answers() === answersBefore) {
-      ctx.learner.deviceSilent(ctx.now());
-    }
+  if (halves && isRefusal(err)) {
+    const leftRead = await runRequest(run, halves.left);
+    const rightRead = await runRequest(run, halves.right);
+    if (leftRead && rightRead) ctx.learner.learnCut(request, halves.cut, reasonOf(err));
     return false;
+  }
+  if (noAnswer(err)) {
+    if (halves) ctx.learner.timedOut(request, ctx.now());
+    else if (timeoutSplit && ctx.learner.answers() === run.answersAtStart) ctx.learner.deviceSilent(ctx.now());
   }
   sample.errors.push(sampleErrorOf(request, err));
   if (ABORTS_CYCLE.some((type) => err instanceof type)) {
@@ -145,31 +171,37 @@ async function refused(ctx: CycleContext, request: ReadRequest, err: unknown, ou
   return false;
 }
 
-/** Re-sends a timed-out request whose halves were just served (its values came from the halves). */
-async function timesOutAgain(ctx: CycleContext, request: ReadRequest): Promise<boolean> {
-  if (ctx.learner.knowsShorterThan(request)) return false;
+/**
+ * Re-sends a timed-out request whose halves were just served (its values came from the halves):
+ * a timeout again means the device is length-limited; an answer, that it was away for a while.
+ */
+async function confirmTooLong(ctx: CycleContext, request: ReadRequest, cut: number): Promise<void> {
+  if (ctx.learner.knowsShorterThan(request)) return;
   try {
     await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
   } catch (err) {
-    return err instanceof ModbusTimeoutError;
+    if (noAnswer(err)) ctx.learner.learnMaxCount(request, cut, reasonOf(err), ctx.now());
+    else if (isRefusal(err)) ctx.learner.learnCut(request, cut, reasonOf(err));
+    return; // refused by the bus itself: no evidence, the request is split and confirmed again next cycle
   }
   ctx.learner.answered(request);
-  return false;
 }
 
-function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, out: CycleOutcome, sample: Sample): boolean {
-  let all = true;
+function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, out: CycleOutcome, sample: Sample): void {
   for (const point of request.points) {
     try {
       const value = (ctx.codecs.get(point.id) as PointCodec).decode(block);
       if (value !== undefined) sample.values[point.id] = value;
     } catch (err) {
-      all = false;
       sample.errors.push({ ...sampleErrorOf(request, err), points: [point.id] });
       out.failures.push(failureOf(point, err));
     }
   }
-  return all;
+}
+
+/** No answer on the line: a timeout, or a gateway's "target device failed to respond" (exception 11). */
+function noAnswer(err: unknown): boolean {
+  return err instanceof ModbusTimeoutError || (err instanceof ModbusExceptionError && err.code === 11);
 }
 
 function reasonOf(err: unknown): string {

@@ -70,6 +70,8 @@ export interface DeviceRun {
   consecutiveFailures: number;
   overrun: Overrun | undefined;
   lastCycleRead: boolean;
+  /** Start of the last cycle that read a value (0: none yet). */
+  lastReadCycleAt: number;
   /** Taken off the schedule by a reload: a cycle still running sets no new timer. */
   removed: boolean;
   stats: Omit<DevicePollStats, 'overrunning' | 'failingPoints' | 'pointFailures' | 'learned'>;

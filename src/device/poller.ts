@@ -42,7 +42,7 @@ export class Poller {
     const learner = new ReadPlanLearner(config.points, config.limits, log, plan);
     return {
       config, learner, codecs, log, health: new PointHealth(log),
-      startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false, removed: false,
+      startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false, lastReadCycleAt: 0, removed: false,
       stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, skippedCycles: 0, lastCycleMs: 0 },
     };
   }
@@ -222,6 +222,7 @@ export class Poller {
     run.stats.lastCycleMs = this.clock.now() - started;
     run.stats.lastError = sample.errors[0]?.message;
     this.updateState(run, read.length > 0, outcome, sample);
+    if (read.length > 0) run.lastReadCycleAt = started;
     return sample;
   }
 
@@ -238,7 +239,10 @@ export class Poller {
     run.stats.failedCycles += 1;
     run.consecutiveFailures += 1;
     const abort = outcome.abort;
-    const detail = abort instanceof Error ? abort.message : (sample.errors[0]?.message ?? 'no answer');
+    const failure = abort instanceof Error ? abort.message : (sample.errors[0]?.message ?? 'no answer');
+    // A length learned since the device last read: its failures come from the long reads (their timeouts, the guard after them).
+    const lesson = run.learner.lengthLessonSince(run.lastReadCycleAt);
+    const detail = lesson ? `${lesson} (${failure})` : failure;
     // The device answers, but for none of its points: not online, and no need to wait for it.
     const noPointReads = run.health.failingCount() >= run.config.points.length;
     const reason = noPointReads ? `no point reads (${detail})` : detail;

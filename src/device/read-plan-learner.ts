@@ -4,12 +4,10 @@
 import type { DeviceLimits, PointConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
 import { planReads, pointWidth, type LearnedReadLimits, type ReadRequest } from '../core/modbus/plan.js';
-import type { Table } from '../core/points/types.js';
+import { isBitTable, type Table } from '../core/points/types.js';
 
 /** Default pause before an isolated point's read is tried again. */
 export const DEFAULT_REPROBE_FAILED_MS = 60_000;
-/** Timeouts in a row of the same merged request before it is split (one may be noise). */
-const TIMEOUTS_BEFORE_SPLIT = 2;
 
 export interface LearnedLimit {
   table: Table;
@@ -44,17 +42,25 @@ interface LearnedState {
   isolated: ReadonlyMap<string, Isolated>;
 }
 
+/** Why a request is sent as its two halves instead of whole. */
+export type SplitReason = 'timed-out' | 'too-long';
+
 export class ReadPlanLearner {
   private state: LearnedState = { cuts: new Map(), maxCount: new Map(), isolated: new Map() };
   private readonly learned: LearnedLimit[] = [];
-  private readonly timeoutStrikes = new Map<string, number>();
+  /** Merged requests that timed out on the line: sent as their halves until confirmed or answered. */
+  private readonly timedOutRequests = new Set<string>();
   private readonly planFailuresLogged = new Set<string>();
   /**
-   * Set when a timed-out request's halves got no answer either (the device is away, not
-   * length-limited): no timeout split before this time, unless the device answers first.
+   * Set when a timed-out request, split down to one point, got no answer either (the device is
+   * away, not length-limited): no timeout split before this time, unless the device answers first.
    */
   private timeoutSplitsPausedUntil = -Infinity;
   private answerCount = 0;
+  /** Per table, the longest request the device served: a length known to work. */
+  private readonly longestServed = new Map<Table, number>();
+  /** The last shorter length learned, and when (for the offline reason). */
+  private lengthLesson: { table: Table; count: number; at: number } | undefined;
   private plan: readonly ReadRequest[];
 
   /** `plan`: the device's compiled plan (core/config/compile.ts), planned here when not given. */
@@ -90,22 +96,30 @@ export class ReadPlanLearner {
   }
 
   /**
-   * A merged request timed out: true once it did so often enough in a row to be split. Not while
+   * A merged request timed out on the line (a request the bus refused without sending it is no
+   * evidence and never comes here): from the next cycle it is sent as its two halves. Not while
    * the device is away (a split found it silent, tried again every `reprobeFailedMs`), so a dead
    * device costs one timeout per cycle.
    */
-  timedOut(request: ReadRequest, now: number): boolean {
-    if (now < this.timeoutSplitsPausedUntil) return false;
-    const key = requestKey(request);
-    const strikes = (this.timeoutStrikes.get(key) ?? 0) + 1;
-    this.timeoutStrikes.set(key, strikes);
-    return strikes >= TIMEOUTS_BEFORE_SPLIT;
+  timedOut(request: ReadRequest, now: number): void {
+    if (now < this.timeoutSplitsPausedUntil) return;
+    this.timedOutRequests.add(requestKey(request));
+  }
+
+  /**
+   * Whether `request` goes out as its halves: it timed out (until the whole answers or a lesson
+   * replaces it), or it is longer than a length learned since it was planned.
+   */
+  splitDue(request: ReadRequest): SplitReason | undefined {
+    if (this.timedOutRequests.has(requestKey(request))) return 'timed-out';
+    return this.knowsShorterThan(request) ? 'too-long' : undefined;
   }
 
   answered(request: ReadRequest): void {
     this.answerCount += 1;
     this.timeoutSplitsPausedUntil = -Infinity;
-    if (this.timeoutStrikes.size > 0) this.timeoutStrikes.delete(requestKey(request));
+    if (request.count > (this.longestServed.get(request.table) ?? 0)) this.longestServed.set(request.table, request.count);
+    if (this.timedOutRequests.size > 0) this.timedOutRequests.delete(requestKey(request));
   }
 
   /** Requests the device answered so far (to tell whether it answered anything during a split). */
@@ -113,9 +127,9 @@ export class ReadPlanLearner {
     return this.answerCount;
   }
 
-  /** A timed-out request's halves got no answer either: forget the strikes, pause splitting until it answers. */
+  /** A timed-out request split down to one point got no answer either: forget the splits, pause them until it answers. */
   deviceSilent(now: number): void {
-    this.timeoutStrikes.clear();
+    this.timedOutRequests.clear();
     this.timeoutSplitsPausedUntil = now + this.reprobeMs;
   }
 
@@ -135,12 +149,16 @@ export class ReadPlanLearner {
   }
 
   /**
-   * `request` timed out repeatedly while both its halves (split at `cut`) were served: requests
-   * must be shorter. Never shorter than the table's widest point (which the device reads alone):
-   * when that leaves `request` as long as it is, the length is not the trouble and `request` is cut.
+   * `request` timed out again right after both its halves (split at `cut`) were served: requests
+   * must be shorter. Halving, not one register a round: as long as the longest request the device
+   * served, at least half of `request` (a sparse request's halves may be short), never shorter
+   * than the table's widest point (which the device reads alone). When that leaves `request` as
+   * long as it is (the device served as long a read elsewhere), the length is not the trouble and
+   * `request` is cut.
    */
-  learnMaxCount(request: ReadRequest, cut: number, reason: string): void {
-    const count = Math.max(request.count - 1, this.widestPoint(request.table));
+  learnMaxCount(request: ReadRequest, cut: number, reason: string, now: number): void {
+    const served = this.longestServed.get(request.table) ?? 0;
+    const count = Math.max(served, Math.ceil(request.count / 2), this.widestPoint(request.table));
     if (count >= request.count) {
       this.learnCut(request, cut, reason);
       return;
@@ -151,7 +169,15 @@ export class ReadPlanLearner {
     const index = this.learned.findIndex((l) => l.kind === 'max-count' && l.table === request.table);
     if (index >= 0) this.learned.splice(index, 1);
     this.learned.push({ table: request.table, kind: 'max-count', count, reason });
+    this.lengthLesson = { table: request.table, count, at: now };
     this.log.warn({ table: request.table, start: request.start, count: request.count, maxCount: count, reason }, 'read plan learned: shorter requests');
+  }
+
+  /** "reads longer than 4 registers time out", when a shorter length was learned at or after `since`. */
+  lengthLessonSince(since: number): string | undefined {
+    const lesson = this.lengthLesson;
+    if (!lesson || lesson.at < since) return undefined;
+    return `reads longer than ${lesson.count} ${isBitTable(lesson.table) ? 'bits' : 'registers'} time out`;
   }
 
   /** The point's own read was refused: it leaves the plan and is re-probed every `reprobeFailedMs`. */
@@ -204,7 +230,7 @@ export class ReadPlanLearner {
       }
       return false;
     }
-    this.timeoutStrikes.clear();
+    this.timedOutRequests.clear();
     this.state = next;
     this.plan = plan;
     return true;

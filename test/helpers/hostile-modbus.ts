@@ -17,7 +17,10 @@ export const RTU_ATTACKS = [
   'foreign-ahead', 'duplicate-late',
 ] as const;
 export type Attack = (typeof TCP_ATTACKS)[number] | (typeof RTU_ATTACKS)[number];
-export type PeerMode = Attack | SlowMode | 'good';
+/** The hostile unit answers reads of up to LONGEST_ANSWERED_READ registers and ignores longer ones (a length-limited meter). */
+export const LONG_READS_SILENT = 'long-reads-silent';
+export const LONGEST_ANSWERED_READ = 4;
+export type PeerMode = Attack | SlowMode | typeof LONG_READS_SILENT | 'good';
 
 export const BAD = 0xbad0;
 /** The value register `address` of `unit` really holds. */
@@ -25,6 +28,8 @@ export const truth = (unit: number, address: number): number => (unit * 1000 + a
 
 export interface HostilePeer {
   mode: PeerMode;
+  /** While true no unit answers anything (connections are still accepted). */
+  muted: boolean;
   /** Reads of the hostile unit served so far (in whatever mode). */
   readonly hostileReads: number;
   /** 127.0.0.1 port (TCP) or the pty path the master opens (RTU). */
@@ -59,11 +64,14 @@ function readPdu(start: number, count: number, value: (address: number) => numbe
 const good = (req: Read) => readPdu(req.start, req.count, (a) => truth(req.unit, a));
 const bad = (req: Read, count = req.count, code = 3) => readPdu(req.start, count, () => BAD, code);
 
-/** Byte count smaller than asked, padded to the full length so only the count tells. */
+/**
+ * Byte count smaller than asked, padded to the full length so only the count tells (one register
+ * short: a read of one register gets a count of 0, never a well-formed reply with a wrong value).
+ */
 function shortCountPdu(req: Read): Buffer {
   const pdu = Buffer.alloc(2 + 2 * req.count);
   pdu[0] = 3;
-  pdu[1] = 2;
+  pdu[1] = 2 * req.count - 2;
   pdu.writeUInt16BE(BAD, 2);
   return pdu;
 }
@@ -101,19 +109,26 @@ function sendSlow(action: SlowAction, frame: (pdu: Buffer) => Buffer, req: Read,
 
 const lateMsOf = (setup: PeerSetup) => setup.lateMs ?? setup.timeoutMs + 30;
 
-interface PeerControl { mode: PeerMode; hostileReads: number }
+/** A muted peer hears nothing; a length-limited unit nothing longer than it serves. */
+function silentOn(mode: PeerMode | 'muted', req: Read): boolean {
+  return mode === 'muted' || (mode === LONG_READS_SILENT && req.count > LONGEST_ANSWERED_READ);
+}
+
+interface PeerControl { mode: PeerMode; muted: boolean; hostileReads: number }
 
 /** The mode a read of `unit` is answered in; the hostile unit's reads are counted. */
-function modeFor(peer: PeerControl, unit: number, setup: PeerSetup): PeerMode {
+function modeFor(peer: PeerControl, unit: number, setup: PeerSetup): PeerMode | 'muted' {
+  if (peer.muted) return 'muted';
   if (unit !== setup.hostileUnit) return 'good';
   peer.hostileReads += 1;
   return peer.mode;
 }
 
 /** What the hostile unit of a TCP peer sends for one read. */
-function tcpReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
+function tcpReply(mode: PeerMode | 'muted', req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
   const tid = req.transactionId;
   const unit = req.unit;
+  if (silentOn(mode, req)) return;
   if (isSlowMode(mode)) return sendSlow(slowAction(mode, state, lateMsOf(setup), Date.now()), (pdu) => mbap(tid, unit, pdu), req, send);
   switch (mode) {
     case 'good': return send(mbap(tid, unit, good(req)));
@@ -142,8 +157,9 @@ function tcpReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send, state
 }
 
 /** What the hostile unit of an RTU peer sends for one read. */
-function rtuReply(mode: PeerMode, req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
+function rtuReply(mode: PeerMode | 'muted', req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
   const unit = req.unit;
+  if (silentOn(mode, req)) return;
   if (isSlowMode(mode)) return sendSlow(slowAction(mode, state, lateMsOf(setup), Date.now()), (pdu) => encodeRtuFrame(unit, pdu), req, send);
   switch (mode) {
     case 'good': return send(encodeRtuFrame(unit, good(req)));
@@ -206,7 +222,7 @@ async function startTcpPeer(serve: (socket: Socket, send: Send) => void): Promis
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   return {
-    mode: 'good', hostileReads: 0,
+    mode: 'good', muted: false, hostileReads: 0,
     endpoint: typeof address === 'object' && address ? address.port : 0,
     async stop() {
       for (const timer of timers) clearTimeout(timer);
@@ -265,7 +281,7 @@ export async function startHostileRtuOverTcpPeer(setup: PeerSetup): Promise<Host
 /** Serves the far end of a pty pair (`path`: the end the master does not open). */
 export async function startHostileRtuPeer(setup: PeerSetup, path: string): Promise<HostilePeer> {
   const timers = new Set<NodeJS.Timeout>();
-  const peer: PeerControl = { mode: 'good', hostileReads: 0 };
+  const peer: PeerControl = { mode: 'good', muted: false, hostileReads: 0 };
   let line: SerialLine | undefined;
   const onData = rtuRequestHandler(setup, peer, scheduler((bytes) => line?.write(bytes), timers));
   line = await openSerialLine(path, { baud: 19200, parity: 'even', dataBits: 8, stopBits: 1 }, {

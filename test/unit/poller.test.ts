@@ -169,6 +169,32 @@ describe('Poller cycle', () => {
     await poller.stop();
   });
 
+  it('names a read length learned since the device last read in its offline reason', async () => {
+    const long = deviceConfig({ name: 'long', unitId: 5, pollIntervalMs: 1000, points: [0, 1, 2, 3, 4, 5, 6, 7].map((address) => pointConfig({ id: `r${address}`, address })) });
+    const { bus, poller, sink } = setup([long]);
+    // Reads longer than 4 registers get no answer; after a timeout the bus refuses the unit for 3.5 s (an RTU guard).
+    let guardedUntil = 0;
+    const read = bus.read.bind(bus);
+    bus.read = async (unit, table, start, count) => {
+      if (clock.now() < guardedUntil) throw new UnitLateReplyPendingError(unit, guardedUntil - clock.now());
+      if (count <= 4) return read(unit, table, start, count);
+      await sleep(clock, 200);
+      guardedUntil = clock.now() + 3500;
+      throw new ModbusTimeoutError(unit, 200);
+    };
+    poller.start();
+    await clock.advanceAsync(9_000);
+    expect(sink.states).toEqual([
+      ['long', 'offline', expect.stringMatching(/^unit 5 timed out and its reply may still come/)],
+      ['long', 'online', 'answering'],
+      ['long', 'offline', expect.stringMatching(/^reads longer than 4 registers time out \(unit 5 timed out and its reply may still come/)],
+      ['long', 'online', 'answering'],
+    ]);
+    expect(poller.stats()[0]!.learned).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    expect(sink.samples.every((s) => Object.entries(s.values).every(([id, v]) => v === Number(id.slice(1))))).toBe(true);
+    await poller.stop();
+  });
+
   it('a sink that throws does not stop polling', async () => {
     const { poller, sink } = setup();
     let calls = 0;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeviceLimits, PointConfig } from '../../src/core/config/site-types.js';
 import { silentLogger } from '../../src/ops/log.js';
 import type { ReadBlock } from '../../src/core/points/codec.js';
-import { ModbusExceptionError, ModbusTimeoutError } from '../../src/field/modbus/errors.js';
+import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError } from '../../src/field/modbus/errors.js';
 import { planReads, splitRequest, type ReadRequest } from '../../src/core/modbus/plan.js';
 import { runCycle, type PollBus, type Sample } from '../../src/device/poll-cycle.js';
 import { compilePoint } from '../../src/core/points/codec.js';
@@ -138,35 +138,117 @@ describe('bisecting refused reads', () => {
     expect(learner.limitsLearned().map((l) => `${l.kind} ${l.address}`)).toEqual(learned);
   });
 
-  it('splits a read that only times out when long, after two timeouts in a row, and learns a maximum length', async () => {
-    const points = pointsAt('input', ...range(0, 9));
+  it('sends a read that timed out as its halves, confirms the whole once more and learns a length by halving', async () => {
+    const points = pointsAt('input', ...range(0, 7));
     const { cycle, learner } = rig(points, { timeoutAbove: 4 });
     const first = await cycle();
-    expect(first.reads).toEqual(['0+10']);
+    expect(first.reads).toEqual(['0+8']);
     expect(first.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
     expect(first.sample.values).toEqual({});
     const second = await cycle();
-    // Each timed-out half is confirmed once more after its halves were served (5+5 need not be).
-    expect(second.reads).toEqual(['0+10', '0+5', '0+2', '2+3', '0+5', '5+5', '5+2', '7+3']);
-    expect(Object.keys(second.sample.values)).toHaveLength(10);
-    expect(second.sample.values.i7).toBe(22);
+    // The halves give every value; the whole, sent once more at the end, times out again.
+    expect(second.reads).toEqual(['0+4', '4+4', '0+8']);
+    expect(second.sample.values).toEqual(Object.fromEntries(points.map((p) => [p.id, expectedValue(p)])));
+    expect(second.outcome.abort).toBeUndefined();
     expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
-    expect((await cycle()).reads).toEqual(['0+4', '4+4', '8+2']);
+    expect((await cycle()).reads).toEqual(['0+4', '4+4']);
   });
 
-  it('does not split on a single timeout, nor learn from a dead device', async () => {
+  it('halves a read whose halves time out too, one level a cycle, never one register a round', async () => {
+    const points = pointsAt('input', ...range(0, 9));
+    const { cycle, learner } = rig(points, { timeoutAbove: 4 });
+    expect((await cycle()).reads).toEqual(['0+10']);
+    expect((await cycle()).reads).toEqual(['0+5']);
+    expect((await cycle()).reads).toEqual(['0+2', '2+3', '5+5']);
+    const fourth = await cycle();
+    expect(fourth.reads).toEqual(['0+2', '2+3', '5+2', '7+3', '0+5']);
+    expect(Object.keys(fourth.sample.values)).toHaveLength(10);
+    expect(fourth.sample.values.i7).toBe(22);
+    // As long as the longest read served (3), at least half the one that timed out (5).
+    expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 3, reason: 'timeout' }]);
+    expect((await cycle()).reads).toEqual(['0+3', '3+3', '6+3', '9+1']);
+  });
+
+  it('a sparse read that times out is kept at half its length at least, not at its halves', async () => {
+    const points = pointsAt('holding', 0, 9);
+    const { cycle, learner } = rig(points, { timeoutAbove: 6 });
+    await cycle();
+    expect((await cycle()).reads).toEqual(['0+1', '9+1', '0+10']);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 5, reason: 'timeout' }]);
+  });
+
+  it('a gateway answering "target device failed to respond" (exception 11) to long reads teaches the same', async () => {
+    const points = pointsAt('holding', ...range(0, 7));
+    const { cycle, learner, device } = rig(points, {});
+    const read = device.read.bind(device);
+    device.read = async (unit, table, start, count) => {
+      if (count <= 4) return read(unit, table, start, count);
+      device.reads.push(`${start}+${count}`);
+      throw new ModbusExceptionError(unit, 11);
+    };
+    expect((await cycle()).reads).toEqual(['0+8']);
+    const second = await cycle();
+    expect(second.reads).toEqual(['0+4', '4+4', '0+8']);
+    expect(Object.keys(second.sample.values)).toHaveLength(8);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'exception 11 (Gateway target device failed to respond)' }]);
+  });
+
+  it('a read refused by the bus itself (guard, cool-down) is no evidence: its halves are tried again', async () => {
+    const points = pointsAt('holding', ...range(0, 7));
+    const { cycle, learner, device } = rig(points, { timeoutAbove: 4 });
+    await cycle(); // 0+8 times out
+    const busRead = device.read.bind(device);
+    device.read = async (unit, table, start, count) => {
+      device.reads.push(`${start}+${count}`);
+      throw new UnitLateReplyPendingError(unit, 5000);
+    };
+    for (let n = 0; n < 3; n++) {
+      const refused = await cycle();
+      expect(refused.reads).toEqual(['0+4']);
+      expect(refused.outcome.abort).toBeInstanceOf(UnitLateReplyPendingError);
+    }
+    device.read = async (unit, table, start, count) => {
+      if (start === 0 && count === 8) {
+        device.reads.push('0+8');
+        throw new UnitCoolingDownError(unit, 5000);
+      }
+      return busRead(unit, table, start, count);
+    };
+    // Halves served, the confirming read refused: still no lesson, and no pause either.
+    expect((await cycle()).reads).toEqual(['0+4', '4+4', '0+8']);
+    expect(learner.limitsLearned()).toEqual([]);
+    device.read = busRead;
+    expect((await cycle()).reads).toEqual(['0+4', '4+4', '0+8']);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    expect(learner.lengthLessonSince(0)).toBe('reads longer than 4 registers time out');
+  });
+
+  it('does not learn from a single timeout, nor from a dead device', async () => {
     const points = pointsAt('holding', ...range(0, 9));
     const { cycle, learner, device } = rig(points, { timeoutAbove: 0 });
     const first = await cycle();
     expect(first.reads).toEqual(['0+10']);
-    const second = await cycle();
-    // Split down one path until a single point times out, then the cycle stops.
-    expect(second.reads).toEqual(['0+10', '0+5', '0+2', '0+1']);
-    expect(second.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
+    // One half a cycle, down to a single point.
+    expect((await cycle()).reads).toEqual(['0+5']);
+    expect((await cycle()).reads).toEqual(['0+2']);
+    const fourth = await cycle();
+    expect(fourth.reads).toEqual(['0+1']);
+    expect(fourth.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
     expect(learner.limitsLearned()).toEqual([]);
     device.model = {};
     expect(Object.keys((await cycle()).sample.values)).toHaveLength(10);
     expect((await cycle()).reads).toEqual(['0+10']);
+  });
+
+  it('a single lost reply costs the halves and one confirming read, and teaches nothing', async () => {
+    const points = pointsAt('holding', ...range(0, 9));
+    const { cycle, learner } = rig(points, { silentReads: 1 });
+    expect((await cycle()).reads).toEqual(['0+10']);
+    const next = await cycle();
+    expect(next.reads).toEqual(['0+5', '5+5', '0+10']);
+    expect(Object.keys(next.sample.values)).toHaveLength(10);
+    expect((await cycle()).reads).toEqual(['0+10']);
+    expect(learner.limitsLearned()).toEqual([]);
   });
 
   it('re-probes an isolated point only every reprobeFailedMs, and takes it back when it reads again', async () => {
@@ -209,7 +291,7 @@ describe('learned limits never break the plan', () => {
     const points = wideAndNarrow();
     const learner = new ReadPlanLearner(points, LIMITS, silentLogger());
     const narrow = planReads(points, LIMITS)[0]!;
-    expect(() => learner.learnMaxCount(narrow, 5, 'timeout')).not.toThrow();
+    expect(() => learner.learnMaxCount(narrow, 5, 'timeout', 0)).not.toThrow();
     expect(learner.limitsLearned().filter((l) => l.kind === 'max-count')).toEqual([]);
     expect(() => learner.isolate(points[0]!, 'exception 2', 0)).not.toThrow();
     expect(learner.planAt(60_000).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['5+1', '100+20', '0+1']);
@@ -234,25 +316,24 @@ describe('timeouts of a device that is away', () => {
   it('a dead device costs one timeout per cycle once a split found it silent, and is split again after reprobeFailedMs', async () => {
     const points = pointsAt('holding', ...range(0, 9));
     const { cycle, learner, device, advance } = rig(points, { timeoutAbove: 0 });
-    await cycle();
-    expect((await cycle()).reads).toEqual(['0+10', '0+5', '0+2', '0+1']);
+    for (const reads of [['0+10'], ['0+5'], ['0+2'], ['0+1']]) expect((await cycle()).reads).toEqual(reads);
     for (let n = 0; n < 5; n++) expect((await cycle()).reads).toEqual(['0+10']);
     expect(learner.limitsLearned()).toEqual([]);
     // Back, but now only short reads answer: split again once the pause (reprobeFailedMs) ran out.
     device.model = { timeoutAbove: 4 };
     advance(60_000);
-    await cycle();
-    const split = await cycle();
-    expect(Object.keys(split.sample.values)).toHaveLength(10);
-    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    for (let n = 0; n < 4; n++) await cycle();
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 3, reason: 'timeout' }]);
+    expect(Object.keys((await cycle()).sample.values)).toHaveLength(10);
   });
 
   it('a device back during the halves does not shorten requests', async () => {
     const points = pointsAt('holding', ...range(0, 9));
     const { cycle, learner, device } = rig(points, { silentReads: 2 });
     expect((await cycle()).reads).toEqual(['0+10']);
+    expect((await cycle()).reads).toEqual(['0+5']);
     const back = await cycle();
-    expect(back.reads).toEqual(['0+10', '0+5', '5+5', '0+10']);
+    expect(back.reads).toEqual(['0+2', '2+3', '5+5', '0+5', '0+10']);
     expect(Object.keys(back.sample.values)).toHaveLength(10);
     expect(learner.limitsLearned()).toEqual([]);
     expect((await cycle()).reads).toEqual(['0+10']);

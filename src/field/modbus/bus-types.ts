@@ -37,5 +37,7 @@ export interface Job {
   waitUntil?: number;
   /** Epoch ms when it was queued (for the refusal's reason). */
   queuedAt?: number;
+  /** Modbus TCP (beside-lane.ts): sent beside the slots (its unit timed out), or while such a request was in flight. */
+  lane?: 'beside' | 'while-beside';
 }
 

@@ -23,6 +23,7 @@ import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 import { RequestQueue } from './request-queue.js';
 import { BusAdmission } from './bus-admission.js';
+import { BesideLane } from './beside-lane.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -51,6 +52,7 @@ export class Bus {
   private readonly outcomes: BusOutcomes;
   private readonly admission: BusAdmission;
   private readonly connection: BusConnection;
+  private readonly beside: BesideLane;
   private inFlight = 0;
   private busyTimeMs = 0;
   private lineFreeAt = 0;
@@ -100,6 +102,7 @@ export class Bus {
     });
     this.transport.onLateReply?.((unit, answeredAfterMs, request) => this.slow.lateReply(unit, answeredAfterMs, request));
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
+    this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
   }
 
   private get state(): BusState {
@@ -221,7 +224,10 @@ export class Bus {
   private pump(): void {
     if (this.queueFullLogged && this.queue.size <= this.queue.limit / 2) this.queueFullLogged = false;
     if (this.state !== 'up' || this.cancelGapTimer) return;
-    while (this.inFlight < this.maxInFlight && this.queue.size > 0) {
+    for (;;) {
+      // A request to a unit that timed out goes beside the slots (Modbus TCP, beside-lane.ts).
+      const slotFree = this.inFlight - this.beside.inFlight < this.maxInFlight;
+      if (this.queue.size === 0 || (!slotFree && !this.beside.free)) return;
       const wait = this.lineFreeAt - this.clock.now();
       if (this.interFrameDelayMs > 0 && wait > 0) {
         this.cancelGapTimer = this.timers.setTimer(() => {
@@ -230,14 +236,15 @@ export class Bus {
         }, wait);
         return;
       }
-      const job = this.queue.shift((j) => this.admission.mayStart(j));
-      if (!job) break; // every waiting request is for a unit busy, guarded or cooling down
+      const job = this.queue.shift((j) => this.admission.mayStart(j) && (this.beside.takes(j.unit) ? this.beside.free : slotFree));
+      if (!job) break; // every waiting request is for a unit busy, guarded or cooling down (or no slot is free)
       const admission = this.admission.admit(job);
       if (admission.kind === 'refuse') {
         job.reject(admission.error);
         continue;
       }
       job.admitted = admission.kind;
+      job.lane = this.beside.takes(job.unit) ? 'beside' : this.beside.inFlight > 0 ? 'while-beside' : undefined;
       void this.execute(job, admission.kind === 'probe', admission.pieceCount);
     }
     this.wakeFor(this.admission.takeWakeAt());
@@ -262,6 +269,7 @@ export class Bus {
   /** `pieceCount`: a read that goes as shorter reads (a late reply of its shape may still come). */
   private async execute(job: Job, isProbe: boolean, pieceCount?: number): Promise<void> {
     this.inFlight += 1;
+    if (job.lane === 'beside') this.beside.started();
     this.admission.started(job.unit);
     const started = this.clock.now();
     let silenceKept = false;
@@ -271,8 +279,10 @@ export class Bus {
       // The transport already listened through t3.5 after the reply: no second gap needed.
       silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
+      this.beside.answered(job.unit);
       job.resolve(result);
     } catch (err) {
+      this.beside.failed(job.unit, err, job.lane === 'while-beside');
       if (!this.slow.afterFailure(job, err)) {
         this.outcomes.failed(job.unit, job.op.kind === 'raw', err, isProbe);
         job.reject(err);
@@ -280,6 +290,8 @@ export class Bus {
     } finally {
       const now = this.clock.now();
       this.inFlight -= 1;
+      if (job.lane === 'beside') this.beside.finished();
+      job.lane = undefined;
       this.admission.finished(job.unit);
       this.busyTimeMs += now - started;
       this.queue.charge(job, job.priority, now - started);

@@ -3,7 +3,8 @@
 // `afterTimeouts` the unit cools down: its requests fail fast, except one probe per cool-down
 // period, so a dead unit costs at most one timeout per period while the other units on the line
 // keep their schedule. A unit that fails more often than it answers (late every other time) gets
-// there too; a dead one after `afterTimeouts` timeouts in a row.
+// there too; a dead one after `afterTimeouts` timeouts in a row. While no unit of the bus answers
+// at all, the period does not double, and the first unit back brings the others back with it.
 import type { CooldownConfig } from '../../core/config/site-types.js';
 
 export type Admission =
@@ -42,6 +43,8 @@ interface UnitHealth {
 
 export class UnitHealthTracker {
   private readonly units = new Map<number, UnitHealth>();
+  /** When any unit of the bus last answered: a cool-down that began later is the bus's silence as much as the unit's. */
+  private lastBusAnswerAt = 0;
 
   constructor(private readonly config: CooldownConfig) {}
 
@@ -77,6 +80,8 @@ export class UnitHealthTracker {
 
   /** The unit answered (a value or a Modbus exception: either way it is alive). */
   onAnswer(unit: number, now: number): HealthTransition | undefined {
+    const silentSince = this.lastBusAnswerAt;
+    this.lastBusAnswerAt = now;
     const health = this.units.get(unit);
     if (!health) return undefined;
     health.consecutiveTimeouts = 0;
@@ -84,6 +89,7 @@ export class UnitHealthTracker {
     if (health.cooldownUntil === 0) return undefined;
     const cooledForMs = now - health.cooldownSince;
     this.units.delete(unit);
+    this.busBack(silentSince, now);
     return { kind: 'recovered', cooledForMs };
   }
 
@@ -99,7 +105,9 @@ export class UnitHealthTracker {
       // A late timeout of a request admitted before the cool-down started changes nothing.
       if (!wasProbe) return undefined;
       health.probing = false;
-      health.level += 1;
+      // While no unit of the bus answers (a peer or line that is gone), the probes do not back off:
+      // they cost no neighbour anything, and the bus is back within one period once the peer is.
+      if (this.lastBusAnswerAt >= health.cooldownSince) health.level += 1;
       const delayMs = this.delayFor(health.level);
       health.cooldownUntil = now + delayMs;
       return { kind: 'cooldown-extended', delayMs, level: health.level };
@@ -123,6 +131,17 @@ export class UnitHealthTracker {
     const delayMs = this.delayFor(0);
     health.cooldownUntil = now + delayMs;
     return { kind: 'cooldown-started', delayMs, timeouts: health.consecutiveTimeouts, failures: health.failures, lastFailure: health.lastFailure };
+  }
+
+  /**
+   * A unit came back from a cool-down. Units that began cooling down since the bus last answered
+   * (`silentSince`) went silent with the whole bus (a peer or gateway that stopped answering): the
+   * bus answers again, so they are probed at their next request instead of waiting out their period.
+   */
+  private busBack(silentSince: number, now: number): void {
+    for (const health of this.units.values()) {
+      if (health.cooldownUntil > now && health.cooldownSince >= silentSince) health.cooldownUntil = now;
+    }
   }
 
   /** The request ended without telling anything about the unit (port closed, garbled frame). */

@@ -34,10 +34,11 @@ describe('RequestQueue', () => {
 describe('UnitHealthTracker', () => {
   const config = { afterTimeouts: 2, initialMs: 1000, maxMs: 4000 };
 
-  it('cools down after N timeouts, allows one probe per period, doubles up to max, recovers', () => {
+  it('cools down after N timeouts, allows one probe per period, doubles up to max while the bus answers, recovers', () => {
     const health = new UnitHealthTracker(config);
     expect(health.onNoAnswer(5, 0, false)).toBeUndefined();
     expect(health.onNoAnswer(5, 100, false)).toEqual({ kind: 'cooldown-started', delayMs: 1000, timeouts: 2, failures: 2, lastFailure: 'timeouts' });
+    expect(health.onAnswer(6, 200)).toBeUndefined(); // a neighbour answers: the silence is unit 5's own
     expect(health.admit(5, 500)).toEqual({ kind: 'reject', retryInMs: 600 });
     expect(health.admit(6, 500)).toEqual({ kind: 'go' });
     expect(health.admit(5, 1100)).toEqual({ kind: 'probe' });
@@ -51,6 +52,40 @@ describe('UnitHealthTracker', () => {
     expect(health.admit(5, 11_400)).toEqual({ kind: 'probe' });
     expect(health.onAnswer(5, 11_450)).toEqual({ kind: 'recovered', cooledForMs: 11_350 });
     expect(health.view(5)).toEqual({ unit: 5, state: 'ok', consecutiveTimeouts: 0, cooldownLevel: 0 });
+  });
+
+  it('while no unit of the bus answers, probes do not back off; the first unit back brings the others back', () => {
+    const health = new UnitHealthTracker(config);
+    health.onAnswer(1, 0);
+    health.onAnswer(2, 0);
+    // The peer stops answering: both units cool down, and their failed probes keep the first period.
+    for (const unit of [1, 2]) {
+      health.onNoAnswer(unit, 100, false);
+      health.onNoAnswer(unit, 200, false);
+    }
+    expect(health.admit(1, 1200)).toEqual({ kind: 'probe' });
+    expect(health.onNoAnswer(1, 1200, true)).toEqual({ kind: 'cooldown-extended', delayMs: 1000, level: 0 });
+    expect(health.admit(2, 1200)).toEqual({ kind: 'probe' });
+    expect(health.onNoAnswer(2, 1300, true)).toEqual({ kind: 'cooldown-extended', delayMs: 1000, level: 0 });
+    // The peer is back: unit 1's probe answers, unit 2 is probed at its next request, not at 2300.
+    expect(health.admit(1, 2200)).toEqual({ kind: 'probe' });
+    expect(health.onAnswer(1, 2210)).toEqual({ kind: 'recovered', cooledForMs: 2010 });
+    expect(health.admit(2, 2220)).toEqual({ kind: 'probe' });
+  });
+
+  it('a unit that was dead before the bus went silent keeps its own, growing period', () => {
+    const health = new UnitHealthTracker(config);
+    health.onNoAnswer(5, 0, false);
+    health.onNoAnswer(5, 100, false); // unit 5 cools down at 100
+    health.onAnswer(6, 200); // the bus answers after that: unit 5's silence is its own
+    health.onNoAnswer(6, 300, false);
+    health.onNoAnswer(6, 400, false); // then the bus goes silent too
+    expect(health.admit(6, 1400)).toEqual({ kind: 'probe' });
+    expect(health.onAnswer(6, 1400)).toEqual({ kind: 'recovered', cooledForMs: 1000 });
+    expect(health.admit(5, 1400)).toEqual({ kind: 'probe' }); // its own period ran out at 1100
+    expect(health.onNoAnswer(5, 1500, true)).toEqual({ kind: 'cooldown-extended', delayMs: 2000, level: 1 });
+    health.onAnswer(6, 1600);
+    expect(health.admit(5, 1600)).toEqual({ kind: 'reject', retryInMs: 1900 }); // not brought back by unit 6
   });
 
   it.each([

@@ -1,0 +1,97 @@
+// A meter that answers reads of up to 4 registers and stays silent on longer ones (issue 28), on
+// an RTU line (socat pty), an RTU-over-TCP serial server and Modbus TCP, against an independent
+// raw peer: the poller learns "4" within 10 cycles on each (halves refused by the late-reply guard
+// or the cool-down are no evidence of silence), the lesson shows in the poller's status, every
+// value is the meter's, and the healthy unit beside it keeps reporting.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BusConfig } from '../../../src/core/config/site-types.js';
+import { compileDevice } from '../../../src/core/config/compile.js';
+import { Bus } from '../../../src/field/modbus/bus.js';
+import { createModbusTransport } from '../../../src/field/modbus/transport.js';
+import { Poller, type Sample } from '../../../src/device/poller.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
+import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
+import {
+  type HostilePeer, LONG_READS_SILENT, LONGEST_ANSWERED_READ, startHostileRtuOverTcpPeer, startHostileRtuPeer,
+  startHostileTcpPeer, truth,
+} from '../../helpers/hostile-modbus.js';
+import { startPtyPair } from '../../helpers/socat.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const HEALTHY = 1;
+const METER = 2;
+const TIMEOUT_MS = 300;
+/** The cool-down defaults of a site file. */
+const COOLDOWN = { afterTimeouts: 3, initialMs: 5_000, maxMs: 60_000 };
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+type Transport = 'rtu' | 'rtu-over-tcp' | 'tcp';
+
+async function meterPeer(transport: Transport): Promise<{ peer: HostilePeer; config: BusConfig }> {
+  const setup = { healthyUnit: HEALTHY, hostileUnit: METER, timeoutMs: TIMEOUT_MS };
+  const shared = { timeoutMs: TIMEOUT_MS, cooldown: COOLDOWN };
+  if (transport === 'rtu') {
+    const pair = await startPtyPair();
+    cleanups.push(() => pair.stop());
+    const peer = await startHostileRtuPeer(setup, pair.b);
+    return { peer, config: rtuBusConfig({ ...shared, path: pair.a, interFrameDelayMs: 2 }) };
+  }
+  const peer = await (transport === 'tcp' ? startHostileTcpPeer(setup) : startHostileRtuOverTcpPeer(setup));
+  const port = Number(peer.endpoint);
+  const config: BusConfig = transport === 'tcp'
+    ? tcpBusConfig({ ...shared, port })
+    : { ...rtuBusConfig(shared), kind: 'rtu-over-tcp', name: 'serial-server', host: '127.0.0.1', port, interFrameDelayMs: 2, echo: false };
+  return { peer, config };
+}
+
+describe.each(['rtu', 'rtu-over-tcp', 'tcp'] as const)('a meter silent on reads longer than 4 registers, on %s', (transport) => {
+  it('is learned within 10 cycles: reads of at most 4 registers, every value the meter\'s', async () => {
+    const { peer, config } = await meterPeer(transport);
+    peer.mode = LONG_READS_SILENT;
+    cleanups.push(() => peer.stop());
+    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: silentLogger() });
+    cleanups.push(() => bus.stop());
+    bus.start();
+
+    const points = [0, 1, 2, 3, 4, 5, 6, 7].map((address) => pointConfig({ id: `r${address}`, address }));
+    const samples: Sample[] = [];
+    const states: string[] = [];
+    let wrongValues = 0;
+    const poller = new Poller({
+      bus,
+      devices: [
+        deviceConfig({ name: 'meter', unitId: METER, pollIntervalMs: 1000, points }),
+        deviceConfig({ name: 'healthy', unitId: HEALTHY, pollIntervalMs: 1000, points }),
+      ].map(compileDevice),
+      sink: {
+        onSample: (sample) => {
+          const unit = sample.device === 'meter' ? METER : HEALTHY;
+          for (const [id, value] of Object.entries(sample.values)) if (value !== truth(unit, Number(id.slice(1)))) wrongValues += 1;
+          samples.push(sample);
+        },
+        onDeviceState: (device, state, reason) => states.push(`${device} ${state}: ${reason}`),
+      },
+      logger: silentLogger(),
+    });
+    cleanups.push(() => poller.stop());
+    poller.start();
+
+    const meterStats = () => poller.stats().find((s) => s.device === 'meter')!;
+    const learned = await waitFor(() => meterStats().learned.length > 0 && meterStats(), { what: 'a read limit learned', timeoutMs: 30_000 });
+    expect(learned.learned).toEqual([{ table: 'holding', kind: 'max-count', count: LONGEST_ANSWERED_READ, reason: 'timeout' }]);
+    expect(learned.cycles).toBeLessThanOrEqual(10);
+    const complete = (s: Sample) => Object.keys(s.values).length === points.length;
+    const learnedAfter = learned.cycles;
+    await waitFor(() => meterStats().cycles >= learnedAfter + 2 && samples.filter((s) => s.device === 'meter' && complete(s)).length >= 2,
+      { what: 'complete samples of the meter', timeoutMs: 30_000 });
+    // After the lesson only short reads go out, so the meter reads in full every cycle that is not guarded.
+    expect(samples.filter((s) => s.device === 'healthy' && complete(s)).length).toBeGreaterThanOrEqual(2);
+    expect(wrongValues).toBe(0);
+    expect(states.filter((s) => s.startsWith('healthy offline'))).toEqual([]);
+  }, 60_000);
+});
