@@ -6,6 +6,9 @@ import { configSecrets } from '../core/config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../ops/log.js';
 import { SecretValues } from '../core/redact.js';
 import type { GatewayHandle } from '../ops/gateway-handle.js';
+import { publishHealthAddress, runtimeDirOf } from '../ops/health-address.js';
+import type { Logger } from '../core/logger.js';
+import { FIELDGATE_VERSION } from '../core/version.js';
 import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
@@ -13,6 +16,18 @@ import { readSiteForRun, reportIssues } from './site-loading.js';
 import { EXIT_STATE_LOCKED, lockStateDir } from '../ops/state-lock.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
+
+/** The health endpoint's port for `fieldgate status` (ops/health-address.ts); a failure costs only that. */
+function publishHealth(port: number | undefined, env: NodeJS.ProcessEnv, host: string, logger: Logger): () => void {
+  const dir = runtimeDirOf(env);
+  if (port === undefined || dir === undefined) return () => {};
+  try {
+    return publishHealthAddress(dir, { pid: process.pid, host, port, version: FIELDGATE_VERSION });
+  } catch (err) {
+    logger.warn({ err, runtimeDir: dir }, 'health port not published; fieldgate status needs --port');
+    return () => {};
+  }
+}
 
 export const runRun: CliCommand = async (args, io) => {
   if (wantsHelp(args)) {
@@ -72,8 +87,10 @@ export const runRun: CliCommand = async (args, io) => {
       return 1;
     }
     if (hangupWhileStarting) reload();
+    const unpublish = publishHealth(gateway.healthPort, io.env, config.gateway.health.host, logger);
     const signal = await untilSignal();
     logger.info({ signal }, 'signal received');
+    unpublish();
     try {
       await gateway.stop();
     } catch (err) {
