@@ -94,6 +94,7 @@ export function statusPort(sources: PortSources, env: NodeJS.ProcessEnv): PortCh
     if (published !== undefined && processAlive(published.pid)) {
       return { ok: true, port: published.port, from: `${dir}/${HEALTH_ADDRESS_FILE} (fieldgate ${published.version}, PID ${published.pid})`, notes };
     }
+    notes.push(`no running daemon published its port in ${dir}/${HEALTH_ADDRESS_FILE}`);
   }
   if (env.FIELDGATE_HEALTH_PORT !== undefined) return fromText(env.FIELDGATE_HEALTH_PORT, 'FIELDGATE_HEALTH_PORT');
   const envPath = sources.envFile ?? SERVICE_ENV_FILE;
@@ -108,6 +109,8 @@ export function statusPort(sources: PortSources, env: NodeJS.ProcessEnv): PortCh
   if (serviceEnv.FIELDGATE_HEALTH_PORT !== undefined) return fromText(serviceEnv.FIELDGATE_HEALTH_PORT, `FIELDGATE_HEALTH_PORT in ${envPath}`);
   // The unit names its site file on the command line (--config), which wins over FIELDGATE_CONFIG.
   const site = sources.config ?? env.FIELDGATE_CONFIG;
-  const fromSite = sitePort(site ?? SERVICE_SITE_FILE, site !== undefined, notes);
+  // Only --config is a demand: FIELDGATE_CONFIG may come from the service's file (the wrapper),
+  // and its site file is not readable by every user.
+  const fromSite = sitePort(site ?? SERVICE_SITE_FILE, sources.config !== undefined, notes);
   return fromSite ?? { ok: true, port: DEFAULT_HEALTH_PORT, from: 'the default', notes };
 }
