@@ -118,7 +118,7 @@ legacy_package() {
   mkdir -p "$tree/pkg/build"
   cp -al "$REPO/pkg/build/deps-amd64" "$tree/pkg/build/deps-amd64"
   rm -f "$tree/pkg/build/deps-amd64/.fieldgate-lock"
-  (cd "$tree" && cat package.json package-lock.json | sha256sum | cut -d' ' -f1) >"$tree/pkg/build/deps-amd64/.fieldgate-lock"
+  (cd "$tree" && cat package-lock.json package.json | sha256sum | cut -d' ' -f1) >"$tree/pkg/build/deps-amd64/.fieldgate-lock"
   FIELDGATE_DEB_COMPRESSION=gzip bash "$tree/scripts/package.sh" --prebuilt --arch amd64 --out "$work/legacy"
   rm -rf "$tree"
 }
