@@ -65,8 +65,10 @@ export async function refusedUpgrade(ctx: UpgradeContext, edited: Buffer): Promi
     ctx.fake.setMainPid(daemon.pid);
     const restartsBefore = ctx.fake.restarts();
     const refused = aptInstall(ctx.newDeb, { path: ctx.fake.path });
-    check(refused.code !== 0 && refused.out.includes('NOT switched') && !PROMPT.test(refused.out),
-      `apt-get -y install </dev/null of ${ctx.newVersion}: configure fails (exit ${refused.code}) and says why (${summary(refused)})`);
+    const problem = refused.out.split('\n').find((l) => /^\s+devices\[/.test(l))?.trim() ?? '';
+    check(refused.code !== 0 && refused.out.includes('NOT switched') && problem.includes('profile') && !PROMPT.test(refused.out),
+      `apt-get -y install </dev/null of ${ctx.newVersion}: configure fails (exit ${refused.code}) and names the problem (${problem})`);
+    note(`postinst: ${summary(refused)}`);
     check(dpkgStatus() === 'iF', `dpkg says half-configured (${dpkgStatus()}): the refusal shows in dpkg's state`);
     check(currentRelease() === ctx.oldVersion, `current still ${currentRelease()}`);
     check(ctx.fake.restarts() === restartsBefore, 'the running service was not restarted');
