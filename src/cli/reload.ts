@@ -63,7 +63,7 @@ async function readStatusAnswer(port: number): Promise<Answer | undefined> {
 /**
  * Without --pid, the process signalled is the one holding the state directory's lock (only
  * `fieldgate run` takes it; a PID in a file may be stale, reused or written by another), and its
- * command line must still run `run` (the lock's holder may have exec'd since: a forked child). The PID, or why no process is signalled.
+ * command line must still say `run`. The PID, or why no process is signalled.
  */
 function daemonPid(stateDir: string, named: number | undefined): { pid: number } | { problem: string } {
   const holder = stateLockHolder(stateDir);
