@@ -85,11 +85,16 @@ main() {
 
   # 4. The arm64 package under qemu: its runtime, its daemon end to end, its start-up time.
   dpkg-deb -x "$deb_arm64" "$work/arm64"
-  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$work/arm64/usr/lib/fieldgate/bin/node" >"$work/node-arm64"
+  local tree="$work/arm64/usr/lib/fieldgate/package"
+  [ -x "$tree/bin/node" ] && [ -f "$tree/app/bin/fieldgate.js" ] || fail "the arm64 package has no $tree/bin/node or app"
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$tree/bin/node" >"$work/node-arm64"
   chmod +x "$work/node-arm64"
-  say "arm64 runtime under qemu: $("$work/node-arm64" -p 'process.arch + " " + process.version'), fieldgate $("$work/node-arm64" "$work/arm64/usr/lib/fieldgate/app/bin/fieldgate.js" --version)"
-  node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$work/node-arm64" --app "$work/arm64/usr/lib/fieldgate/app" --seconds 30
-  node --conditions=fieldgate-source --import tsx test/package/ready.ts --node "$work/node-arm64" --app "$work/arm64/usr/lib/fieldgate/app" --runs 1
+  local runtime app_version
+  runtime="$("$work/node-arm64" -p 'process.arch + " " + process.version')" || fail "the arm64 runtime does not run under qemu"
+  app_version="$("$work/node-arm64" "$tree/app/bin/fieldgate.js" --version)" || fail "the arm64 fieldgate --version failed"
+  say "arm64 runtime under qemu: $runtime, fieldgate $app_version"
+  node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$work/node-arm64" --app "$tree/app" --seconds 30
+  node --conditions=fieldgate-source --import tsx test/package/ready.ts --node "$work/node-arm64" --app "$tree/app" --runs 1
   ended=$(date +%s)
   say "OK: build $((built - started)) s, lifecycle $((lifecycle - built)) s, arm64 $((ended - lifecycle)) s"
 }
