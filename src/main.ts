@@ -9,6 +9,7 @@ import { systemTime } from './core/time.js';
 import { createSelfDevice } from './ops/self/wiring.js';
 import { Reporter } from './device/reporter.js';
 import { createCloudSide, linkStatusOf, rateQueueStatusOf } from './ops/cloud-side.js';
+import { deviceLinkUp, dropOrphanQueues } from './ops/removed-devices.js';
 import { ConfigState } from './ops/config-state.js';
 import type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 import { openGatewayOutbox } from './ops/gateway-outbox.js';
@@ -36,12 +37,19 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const time = deps.time ?? systemTime;
   const notifier = deps.notifier ?? createNotifier(deps.env, logger);
   const startedAt = time.now();
-  mkdirSync(gateway.stateDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(gateway.stateDir, { recursive: true, mode: 0o700 });
+  } catch {
+    // Read-only or full parent: the outbox runs from memory (its storage state says why) and takes
+    // its file up once the directory exists; `run`'s state lock logs it and makes the directory.
+  }
 
   // The outbox wakes the sessions of devices whose reports became sendable; sessions exist later.
   let wakeSessions: (devices: ReadonlySet<string>) => void = () => undefined;
   const store = openGatewayOutbox(gateway.stateDir, gateway.cloud, logger, (devices) => wakeSessions(devices));
   const outbox = store.outbox;
+  const retiring = { outbox, discard: (device: string) => store.discard(device), log: componentLogger(logger, 'cloud', levels) };
+  dropOrphanQueues(site, retiring);
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
   const southbound = createSouthbound(site, config.compiled, reporter, logger, levels, gateway.cloud.inbound.busShare);
   const commandLog = componentLogger(logger, 'commands', levels);
@@ -82,6 +90,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
 
   const progress = new ProgressWatch(siteProgress(() => current().site, {
     pollers: southbound.pollers, buses: { [Symbol.iterator]: () => southbound.buses.values() }, links, outbox, keepaliveS: gateway.cloud.keepaliveS,
+    subDevices: cloudSide.subDevices,
   }));
   let health: HealthServer | undefined;
   if (gateway.health.enabled) {
@@ -107,6 +116,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     parts: {
       southbound, cloudSide, reporter, commands, commandLog, settleMs: gateway.cloud.drainMs,
       setLogLevel: (level) => { logger.level = level; },
+      retiring: { ...retiring, linkUp: (device) => deviceLinkUp(cloudSide, device), sendMs: gateway.cloud.drainMs, time },
     },
     applied: (next) => {
       deps.secrets?.add(...configSecrets(next));

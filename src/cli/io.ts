@@ -19,3 +19,7 @@ export const EXIT_CONFIG = 78;
 export const EXIT_USAGE = 64;
 /** sysexits EX_UNAVAILABLE: a device or service did not answer. */
 export const EXIT_UNAVAILABLE = 69;
+/** sysexits EX_SOFTWARE: an internal failure (a reload that failed while applying, rolled back). */
+export const EXIT_SOFTWARE = 70;
+/** sysexits EX_TEMPFAIL: it did not work this time, try again (a file changed while being used). */
+export const EXIT_TEMPFAIL = 75;

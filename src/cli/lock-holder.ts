@@ -1,7 +1,8 @@
-// Which process holds a state directory's lock (ops/state-lock.ts: an flock on
-// <stateDir>/fieldgate.lock, taken by `fieldgate run` only and released by the kernel when it dies).
-// `fieldgate reload` signals that process and no other: a PID written in a file can be stale or
-// forged by whoever can write the state directory; the kernel's lock table cannot.
+// Which process holds a state directory's lock (ops/state-lock.ts: an flock on the directory
+// itself, the one that decides, and one on <stateDir>/fieldgate.lock, the only one of older
+// versions; taken by `fieldgate run` only and released by the kernel when it dies). `fieldgate
+// reload` signals that process and no other: a PID written in a file can be stale or forged by
+// whoever can write the state directory; the kernel's lock table cannot.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCK_FILE } from '../ops/state-lock.js';
@@ -25,25 +26,32 @@ export function findFlockHolder(locksText: string, device: string, inode: bigint
   return undefined;
 }
 
-export function stateLockHolder(stateDir: string, locksFile = '/proc/locks'): LockHolder {
-  const path = join(stateDir, LOCK_FILE);
-  let device: string;
-  let inode: bigint;
+/** dev and inode of a path, as /proc/locks names them; or why there are none. */
+function lockIdOf(path: string): { device: string; inode: bigint } | { code: string } {
   try {
     const s = statSync(path, { bigint: true });
-    device = deviceText(s.dev);
-    inode = s.ino;
+    return { device: deviceText(s.dev), inode: s.ino };
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { none: `${path} does not exist`, path };
-    return { problem: `cannot read ${path} (${code ?? String(err)}): run as root or the daemon's user`, path };
+    return { code: (err as NodeJS.ErrnoException).code ?? String(err) };
   }
+}
+
+export function stateLockHolder(stateDir: string, locksFile = '/proc/locks'): LockHolder {
+  const path = join(stateDir, LOCK_FILE);
+  // The directory's lock decides; the file's is the one a daemon of an older version holds.
+  const ids = [lockIdOf(stateDir), lockIdOf(path)];
+  const denied = ids.find((id) => 'code' in id && id.code !== 'ENOENT');
+  if (denied && 'code' in denied) return { problem: `cannot read ${stateDir} (${denied.code}): run as root or the daemon's user`, path };
   let locks: string;
   try {
     locks = readFileSync(locksFile, 'utf8');
   } catch (err) {
-    return { problem: `cannot tell which process holds ${path} (${locksFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}); give --pid`, path };
+    return { problem: `cannot tell which process holds ${stateDir} (${locksFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}); give --pid`, path };
   }
-  const pid = findFlockHolder(locks, device, inode);
-  return pid === undefined ? { none: `nothing holds ${path}`, path } : { pid, path };
+  for (const id of ids) {
+    if ('code' in id) continue;
+    const pid = findFlockHolder(locks, id.device, id.inode);
+    if (pid !== undefined) return { pid, path };
+  }
+  return { none: `nothing holds ${stateDir} or ${path}`, path };
 }

@@ -1,14 +1,65 @@
 // `fieldgate poll SITE --once`: one cycle of every device, printed as a table (no cloud needed).
 import { parseArgs } from 'node:util';
+import type { BusConfig, DeviceConfig } from '../core/config/site-types.js';
 import { silentLogger } from '../ops/log.js';
 import { Bus } from '../field/modbus/bus.js';
 import { createModbusTransport } from '../field/modbus/transport.js';
 import { Poller, type SampleSink } from '../device/poller.js';
+import type { Sample } from '../device/poll-cycle.js';
 import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { loadSiteOrReport } from './site-loading.js';
 import { formatTable } from './status.js';
 
-const USAGE = 'usage: fieldgate poll SITE.yaml --once [--json]\n';
+const USAGE = `usage: fieldgate poll SITE.yaml --once [--json]
+
+Reads every point of every device of the site once and prints a table (or, with --json, each
+device's values and errors). A point the device says it does not implement (it holds its
+"not implemented" value, or its scale factor does) is shown absent, never as a number.
+
+exit codes:
+  0   every point read (absent points included)
+  64  wrong arguments
+  69  some point could not be read (no answer, refused, undecodable): one line on stderr says how many
+  78  the site file has problems (each printed on stderr)
+`;
+
+type Row = Array<string | number>;
+
+/** "Illegal data address" (Modbus exception 2): the unit has no register there. */
+function refusedAddress(error: Sample['errors'][number]): boolean {
+  return error.kind === 'ModbusExceptionError' && /exception 2 \(/.test(error.message);
+}
+
+/** SunSpec-placed devices read scale factors or sit at the SunSpec bases (40000, 50000). */
+function looksSunSpec(device: DeviceConfig): boolean {
+  return device.points.some((p) => p.scaleFactor !== undefined || (p.table === 'holding' && [40000, 50000].some((base) => p.address >= base && p.address < base + 10000)));
+}
+
+function busAddress(bus: BusConfig): string {
+  return 'host' in bus ? `${bus.host}:${bus.port}` : bus.path;
+}
+
+/** Rows of one device's sample; a device that refused every address gets one row and a hint. */
+function deviceRows(device: DeviceConfig, sample: Sample, bus: BusConfig): { rows: Row[]; failed: number; hint?: string } {
+  const failedPoints = device.points.filter((point) => sample.errors.some((e) => e.points.includes(point.id)));
+  if (device.points.length > 1 && failedPoints.length === device.points.length && sample.errors.every(refusedAddress)) {
+    const first = Math.min(...device.points.map((p) => p.address));
+    const where = `${device.points[0].table}:${first}`;
+    const hint = looksSunSpec(device)
+      ? `${device.name}: every address from ${where} was refused (Illegal data address): its SunSpec models are elsewhere; \`fieldgate scan --sunspec --bus ${busAddress(bus)} --units ${device.unitId}\` finds them`
+      : `${device.name}: every address from ${where} was refused (Illegal data address): check the unit id and the profile or points`;
+    return { rows: [[device.name, `(all ${device.points.length} points)`, where, '', 'ERROR Illegal data address']], failed: device.points.length, hint };
+  }
+  const rows = device.points.map((point): Row => {
+    const value = sample.values[point.id];
+    const error = sample.errors.find((e) => e.points.includes(point.id));
+    const why = sample.absent?.[point.id];
+    // No value and no error: the device holds the point's (or its scale factor's) "not implemented" value.
+    const shown = value !== undefined ? String(value) : error ? `ERROR ${error.message}` : why ? `absent (not implemented: ${why})` : 'absent (not implemented)';
+    return [device.name, point.id, `${point.table}:${point.address}`, point.type, shown];
+  });
+  return { rows, failed: failedPoints.length };
+}
 
 export const runPoll: CliCommand = async (args, io) => {
   if (wantsHelp(args)) {
@@ -26,9 +77,11 @@ export const runPoll: CliCommand = async (args, io) => {
   }
   const config = loadSiteOrReport(parsed.positionals[0], io, 'poll');
   if (!config) return EXIT_CONFIG;
-  const rows: Array<Array<string | number>> = [];
+  const rows: Row[] = [];
   const json: Record<string, unknown> = {};
+  const hints: string[] = [];
   let failures = 0;
+  let failedDevices = 0;
   const sink: SampleSink = { onSample: () => undefined, onDeviceState: () => undefined };
   for (const busConfig of config.site.buses) {
     const compiled = config.compiled.devices.filter((d) => d.config.bus === busConfig.name);
@@ -41,19 +94,20 @@ export const runPoll: CliCommand = async (args, io) => {
       for (const device of devices) {
         const sample = await poller.pollOnce(device.name);
         json[device.name] = sample;
-        for (const point of device.points) {
-          const value = sample.values[point.id];
-          const error = sample.errors.find((e) => e.points.includes(point.id));
-          // No value and no error: the device holds the point's "not implemented" value.
-          if (error) failures += 1;
-          const shown = value !== undefined ? String(value) : error ? `ERROR ${error.message}` : 'absent (not implemented)';
-          rows.push([device.name, point.id, `${point.table}:${point.address}`, point.type, shown]);
-        }
+        const shown = deviceRows(device, sample, busConfig);
+        rows.push(...shown.rows);
+        failures += shown.failed;
+        if (shown.failed > 0) failedDevices += 1;
+        if (shown.hint) hints.push(shown.hint);
       }
     } finally {
       await bus.stop();
     }
   }
   io.stdout.write(parsed.values.json ? `${JSON.stringify(json, null, 2)}\n` : `${formatTable(['DEVICE', 'POINT', 'ADDRESS', 'TYPE', 'VALUE'], rows)}\n`);
-  return failures === 0 ? 0 : EXIT_UNAVAILABLE;
+  if (failures === 0) return 0;
+  // One plain line for the exit code (plus one hint per device that refused every address).
+  for (const hint of hints) io.stderr.write(`fieldgate poll: ${hint}\n`);
+  io.stderr.write(`fieldgate poll: ${failures} point(s) of ${failedDevices} device(s) could not be read (see the table)\n`);
+  return EXIT_UNAVAILABLE;
 };

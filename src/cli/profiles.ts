@@ -7,7 +7,8 @@ import { loadProfiles } from '../ops/profile-library.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
 import { formatTable } from './status.js';
 
-const USAGE = `usage: fieldgate profiles [--profile-dir DIR...]            list the profiles
+const USAGE = `usage: fieldgate profiles [--profile-dir DIR...]            list the profiles (SOURCE: primary = read in the
+                                                        manufacturer's document, secondary = it could not be read)
        fieldgate profiles show NAME [--profile-dir DIR...]  print one profile's points
 
   --profile-dir DIR   a site's own profiles, as gateway.profileDirs (repeatable; default ${DEFAULT_PROFILE_DIR})
@@ -31,6 +32,7 @@ function showProfile(profile: DeviceProfile, overridden: boolean): string {
     `${profile.name}: ${profile.vendor} ${profile.model}${profile.firmware ? `, firmware ${profile.firmware}` : ''}`,
     `file: ${profile.file}${overridden ? ' (a site profile replacing the shipped one)' : ''}`,
     `source: ${profile.source.title}, ${profile.source.version}; ${profile.source.table}`,
+    ...(profile.source.quality === 'secondary' ? ['source quality: secondary (the manufacturer\'s document could not be read; see notes)'] : []),
     ...(profile.source.url ? [`url: ${profile.source.url}`] : []),
     ...(profile.source.notes ? [`notes: ${profile.source.notes}`] : []),
     ...(profile.sunspec ? [`SunSpec model ${profile.sunspec.model}, length ${profile.sunspec.length}, usually at ${base} (place elsewhere with { name, address })`] : []),
@@ -77,8 +79,8 @@ export const runProfiles: CliCommand = async (args, io) => {
   }
   const rows = loaded.library.names().map((n) => {
     const profile = loaded.library.get(n)!;
-    return [n, profile.vendor, profile.model, profile.points.length, overridden.has(n) ? 'site' : 'shipped'];
+    return [n, profile.vendor, profile.model, profile.points.length, profile.source.quality, overridden.has(n) ? 'site' : 'shipped'];
   });
-  io.stdout.write(`${formatTable(['NAME', 'VENDOR', 'MODEL', 'POINTS', 'FROM'], rows)}\n`);
+  io.stdout.write(`${formatTable(['NAME', 'VENDOR', 'MODEL', 'POINTS', 'SOURCE', 'FROM'], rows)}\n`);
   return loaded.issues.length > 0 ? EXIT_CONFIG : 0;
 };

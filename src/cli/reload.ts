@@ -1,13 +1,16 @@
 // `fieldgate reload --config SITE`: checks the site file as `run` would, signals the running
 // daemon (SIGHUP) and waits for its answer in <stateDir>/config-state.json (ops/config-state.ts).
 // Exit 0 when applied or unchanged, 78 when the file or the daemon refused it (problems printed),
-// 69 when no daemon answers. systemd's ExecReload runs it, so `systemctl reload` waits too.
+// 69 when no daemon answers, 70 when applying failed part-way (rolled back: the running config is
+// unchanged), 75 when the daemon read other bytes than the ones checked here (the
+// file changed meanwhile: the sha256 of both is printed). systemd's ExecReload runs it, so
+// `systemctl reload` waits too.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_STATE_FILE, type ConfigStateFile } from '../ops/config-state.js';
 import type { GatewayStatus } from '../ops/status.js';
-import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo, wantsHelp } from './io.js';
+import { EXIT_CONFIG, EXIT_SOFTWARE, EXIT_TEMPFAIL, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo, wantsHelp } from './io.js';
 import { stateLockHolder } from './lock-holder.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
 
@@ -52,7 +55,7 @@ async function readStatusAnswer(port: number): Promise<Answer | undefined> {
     const { reloads, lastError } = status.config;
     const lastRefused = lastError !== null;
     return {
-      pid: status.pid, attempt: reloads.applied + reloads.unchanged + reloads.refused, outcome: lastRefused ? 'refused' : 'applied',
+      pid: status.pid, attempt: reloads.applied + reloads.unchanged + reloads.refused + (reloads.failed ?? 0), outcome: lastRefused ? 'refused' : 'applied',
       generation: status.config.generation, sha256: status.config.sha256, problems: lastRefused ? [{ path: 'reload', message: lastError }] : [],
     };
   } catch {
@@ -82,13 +85,24 @@ function daemonPid(stateDir: string, named: number | undefined): { pid: number }
   return { pid: holder.pid };
 }
 
-function answer(state: Answer, io: CliIo, file: string): number {
+/** The daemon's answer; `checked`: the sha256 of the bytes this command validated. */
+function answer(state: Answer, io: CliIo, file: string, checked: string | undefined): number {
   if (state.outcome === 'refused') {
     reportIssues(state.problems, file, io, 'reload', `refused by the daemon, generation ${state.generation} keeps running`);
     return EXIT_CONFIG;
   }
+  if (state.outcome === 'failed') {
+    reportIssues(state.problems, file, io, 'reload', `failed in the daemon, generation ${state.generation} keeps running (see its log)`);
+    return EXIT_SOFTWARE;
+  }
+  if (checked !== undefined && state.sha256 !== checked) {
+    // The daemon read the file again after this check (rewritten in place, or replaced meanwhile).
+    io.stderr.write(`fieldgate reload: ${file}: the daemon ${state.outcome === 'applied' ? 'applied' : 'read'} site file sha256 ${state.sha256}, not the one checked here (sha256 ${checked}): `
+      + `the file changed during the reload; generation ${state.generation} runs what the daemon read. Check the file and reload again\n`);
+    return EXIT_TEMPFAIL;
+  }
   const what = state.outcome === 'applied' ? 'reloaded' : 'no changes';
-  io.stdout.write(`fieldgate reload: ${what}; generation ${state.generation}, sha256 ${state.sha256.slice(0, 12)}\n`);
+  io.stdout.write(`fieldgate reload: ${what}; generation ${state.generation}, sha256 ${state.sha256} (the file checked)\n`);
   return 0;
 }
 
@@ -141,7 +155,7 @@ export const runReload: CliCommand = async (args, io) => {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const state = await read();
-    if (state?.pid === pid && state.attempt > attemptBefore) return answer(state, io, file);
+    if (state?.pid === pid && state.attempt > attemptBefore) return answer(state, io, file, loaded.sha256);
     if (signalProblem(pid, 0)) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

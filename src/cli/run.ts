@@ -13,7 +13,7 @@ import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
-import { EXIT_STATE_LOCKED, lockStateDir } from '../ops/state-lock.js';
+import { EXIT_STATE_LOCKED, StateDirLock } from '../ops/state-lock.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
 
@@ -68,14 +68,22 @@ export const runRun: CliCommand = async (args, io) => {
     secrets.add(...configSecrets(config));
     const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
     // Before anything touches the state: a second daemon would share the outbox and kick the first's links off the broker.
-    const lock = lockStateDir(config.gateway.stateDir);
-    if (!lock.held) {
-      const holder = lock.holderPid === undefined ? 'another process' : `fieldgate PID ${lock.holderPid}`;
-      io.stderr.write(`fieldgate run: the state directory ${config.gateway.stateDir} is in use by ${holder} (lock ${lock.path}); stop it first or give this site another stateDir\n`);
-      logger.fatal({ stateDir: config.gateway.stateDir, lockFile: lock.path, holderPid: lock.holderPid ?? null }, 'state directory in use by another fieldgate');
+    const { stateDir } = config.gateway;
+    const lock = new StateDirLock(stateDir, logger);
+    const first = lock.check();
+    if (first.state === 'refused') {
+      const holder = first.holderPid === undefined ? 'another process' : `fieldgate PID ${first.holderPid}`;
+      io.stderr.write(`fieldgate run: the state directory ${stateDir} is in use by ${holder} (lock ${lock.lockFile}); stop it first or give this site another stateDir\n`);
+      logger.fatal({ stateDir, lockFile: lock.lockFile, holderPid: first.holderPid ?? null }, 'state directory in use by another fieldgate');
       return EXIT_STATE_LOCKED;
     }
-    releaseLock = () => lock.release();
+    // Pending (a directory that cannot be made yet) or a lock file that cannot be written: taken
+    // or written later by the periodic check; a directory taken by another daemon meanwhile stops this one.
+    const lockLost = watchLock(lock, config.gateway.cloud.outbox.storageRetryMs ?? 1000, logger);
+    releaseLock = () => {
+      lockLost.stop();
+      lock.release();
+    };
     // Checked with the site file above: every entry is valid here.
     const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
     for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
@@ -88,8 +96,9 @@ export const runRun: CliCommand = async (args, io) => {
     }
     if (hangupWhileStarting) reload();
     const unpublish = publishHealth(gateway.healthPort, io.env, config.gateway.health.host, logger);
-    const signal = await untilSignal();
-    logger.info({ signal }, 'signal received');
+    const ended = await Promise.race([untilSignal().then((signal) => ({ signal })), lockLost.refused.then((holderPid) => ({ holderPid }))]);
+    if ('signal' in ended) logger.info({ signal: ended.signal }, 'signal received');
+    else logger.fatal({ stateDir, lockFile: lock.lockFile, holderPid: ended.holderPid ?? null }, 'state directory taken by another fieldgate: stopping');
     unpublish();
     try {
       await gateway.stop();
@@ -97,9 +106,28 @@ export const runRun: CliCommand = async (args, io) => {
       logger.fatal({ err }, 'gateway stop failed');
       return 1;
     }
-    return 0;
+    return 'signal' in ended ? 0 : EXIT_STATE_LOCKED;
   } finally {
     stopListening();
     releaseLock();
   }
 };
+
+/** Checks the lock every `intervalMs`; `refused` resolves when another process holds the directory. */
+function watchLock(lock: StateDirLock, intervalMs: number, logger: Logger): { refused: Promise<number | undefined>; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const refused = new Promise<number | undefined>((resolve) => {
+    timer = setInterval(() => {
+      try {
+        const state = lock.check();
+        if (state.state !== 'refused') return;
+        clearInterval(timer);
+        resolve(state.holderPid);
+      } catch (err) {
+        logger.error({ err, stateDir: lock.stateDir }, 'state directory lock check failed');
+      }
+    }, intervalMs);
+    timer.unref();
+  });
+  return { refused, stop: () => clearInterval(timer) };
+}

@@ -1,5 +1,6 @@
 // `fieldgate scan --sunspec`: each unit's SunSpec models and a site-file device block for them.
 import { deviceBlock, profileRefs } from '../core/config/profile-block.js';
+import { sunspecLengthNeeded } from '../core/config/sunspec-fit.js';
 import type { DeviceProfile, ProfileLibrary } from '../core/config/profile-types.js';
 import { findSunSpecChain, type SunSpecChain, type SunSpecModel } from '../core/modbus/sunspec-chain.js';
 import { ModbusTimeoutError } from '../field/modbus/errors.js';
@@ -15,12 +16,16 @@ export async function scanSunSpecUnit(transport: ModbusTransport, unit: number, 
   return { unit, chain: await findSunSpecChain(read, (err) => err instanceof ModbusTimeoutError) };
 }
 
-/** The shipped profile of a model, if the model is long enough for every point of the profile. */
+/**
+ * The shipped profile of a model, if the model is long enough for every point the profile reads
+ * (a device may report a shorter length than the definition's, say without the trailing pad).
+ */
 function profileOf(model: SunSpecModel, library: ProfileLibrary): { name?: string; note: string } {
   const name = library.names().find((n) => library.get(n)?.sunspec?.model === model.id);
   const profile = name === undefined ? undefined : library.get(name);
   if (!profile?.sunspec) return { note: 'no profile' };
-  if (model.length < profile.sunspec.length) return { note: `length below the profile's ${profile.sunspec.length}: ${profile.name} not used` };
+  const needed = sunspecLengthNeeded(profile);
+  if (model.length < needed) return { note: `length below the ${needed} registers ${profile.name}'s points need: ${profile.name} not used` };
   return { name: profile.name, note: profile.name };
 }
 

@@ -32,6 +32,10 @@ ${BUS_OPTIONS_HELP}
   --probe-table holding|input   --probe-address A   what to read (default holding 0)
   --sunspec              SunSpec discovery (see above); --bus-name NAME is the bus name the block uses
   (the --timeout default is 200 ms here)
+
+exit codes: 0 a unit answered (--sunspec: a unit has the SunS marker); 64 wrong arguments;
+69 no unit answered (--sunspec: none has the marker) or the port could not be opened; each
+non-zero exit says why in one line on stderr.
 `;
 
 const COMMON_BAUDS = [9600, 19200, 38400, 57600, 115200, 4800, 2400];
@@ -171,7 +175,9 @@ export const runScan: CliCommand = async (args, io) => {
   if (values.json) io.stdout.write(`${JSON.stringify(hits)}\n`);
   else if (hits.length === 0) io.stdout.write('no unit answered\n');
   else for (const h of hits) io.stdout.write(`${describeHit(h, buses[0]?.timeoutMs ?? 0)}\n`);
-  return hits.length > 0 ? 0 : EXIT_UNAVAILABLE;
+  if (hits.length > 0) return 0;
+  io.stderr.write(`fieldgate scan: no unit answered (${units.length} unit id(s) tried)\n`);
+  return EXIT_UNAVAILABLE;
 };
 
 async function runSunSpecScan(bus: BusConfig, units: readonly number[], busName: string, io: CliIo): Promise<number> {
@@ -193,5 +199,7 @@ async function runSunSpecScan(bus: BusConfig, units: readonly number[], busName:
   } finally {
     await transport.close().catch(() => undefined);
   }
-  return found > 0 ? 0 : EXIT_UNAVAILABLE;
+  if (found > 0) return 0;
+  io.stderr.write(`fieldgate scan: no SunSpec marker on any of the ${units.length} unit(s) scanned\n`);
+  return EXIT_UNAVAILABLE;
 }

@@ -36,7 +36,7 @@ function pointSections(s: GatewayStatus): string[] {
 
 /** The site file running: generation, digest, when loaded, and a refused reload if the last one was. */
 function formatConfig(c: NonNullable<GatewayStatus['config']>): string[] {
-  const reloads = `${c.reloads.applied} applied, ${c.reloads.unchanged} unchanged, ${c.reloads.refused} refused`;
+  const reloads = `${c.reloads.applied} applied, ${c.reloads.unchanged} unchanged, ${c.reloads.refused} refused, ${c.reloads.failed} failed`;
   const line = `site file: generation ${c.generation}, sha256 ${c.sha256.slice(0, 12)}, loaded ${c.loadedAt}; reloads: ${reloads}`;
   return c.lastError === null ? [line] : [line, `LAST RELOAD REFUSED: ${c.lastError}`];
 }

@@ -7,6 +7,8 @@ import type { Logger } from '../core/logger.js';
 import type { Reporter } from './reporter.js';
 
 export class CloudValues {
+  private retired = false;
+
   constructor(
     readonly device: string,
     private readonly commands: Pick<CommandService, 'applyAttributes' | 'readBack' | 'knows'>,
@@ -14,9 +16,19 @@ export class CloudValues {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * The device was replaced by a reload: nothing read through the old point map is reported any
+   * more (work still running on it is run again by the replacement, or synced again).
+   */
+  retire(): void {
+    this.retired = true;
+  }
+
   /** Writes the values (checked against the point map) and reports what the device confirmed. */
   async apply(values: Record<string, unknown>, source: string): Promise<void> {
+    if (this.retired) return;
     const result = await this.commands.applyAttributes(values, source);
+    if (this.retired) return;
     // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
     const confirmed = { ...result.applied, ...result.corrected };
     if (Object.keys(confirmed).length > 0) this.reporter.onConfirmedValues(this.device, confirmed);
@@ -27,7 +39,9 @@ export class CloudValues {
    * of those points (past the change filter), with one log line saying why.
    */
   async correct(ids: readonly string[], reason: string): Promise<void> {
+    if (this.retired) return;
     const read = await this.commands.readBack(ids);
+    if (this.retired) return;
     const points = Object.keys(read.values);
     if (points.length > 0) this.reporter.onConfirmedValues(this.device, read.values);
     const unread = [...Object.keys(read.failed), ...Object.keys(read.absent)];

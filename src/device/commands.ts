@@ -9,6 +9,7 @@ import {
 } from '../core/device-write-types.js';
 import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
+import { RetirableIo } from './device-io.js';
 import { type PointReadResult, readPoints } from './point-reads.js';
 import type { PointCodec } from '../core/points/codec.js';
 
@@ -19,18 +20,25 @@ export class CommandService {
   private readonly device: DeviceConfig;
   private readonly codecs: ReadonlyMap<string, PointCodec>;
   private readonly commands = new Map<string, CommandConfig>();
+  private readonly io: RetirableIo;
 
   constructor(
     compiled: CompiledDevice,
     commands: readonly CommandConfig[],
-    private readonly io: DeviceIo,
+    io: DeviceIo,
     private readonly logger: Logger,
     /** The poller's learned limits for this device, now (read-plan-learner.ts), so commands plan like polls. */
     private readonly learned: () => LearnedReadLimits = () => ({}),
   ) {
     this.device = compiled.config;
     this.codecs = compiled.codecs;
+    this.io = new RetirableIo(io, compiled.config.name);
     for (const command of commands) this.commands.set(command.method, command);
+  }
+
+  /** The device was replaced by a reload: from now on this path refuses every bus operation. */
+  retire(): void {
+    this.io.retire();
   }
 
   /** Checks one key/value against the point map without touching the bus (pure). */

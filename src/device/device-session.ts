@@ -1,5 +1,8 @@
 // Everything cloud-side of one field device, wired together: its MQTT link, the forwarder
 // draining its outbox, inbound messages handed to the inbound dispatch, and the interface-B sync.
+// A reload that replaces the device but not its cloud identity keeps the session (link, forwarder)
+// and swaps the device's parts: `suspend` holds its inbound messages and fences the old parts,
+// `resume` hands the held messages to the new ones.
 import type { CommandService } from './commands.js';
 import { CloudValues } from './cloud-values.js';
 import { CloudValueSync } from './cloud-value-sync.js';
@@ -14,7 +17,7 @@ import { Forwarder, type Pacer } from '../cloud/forwarding/forwarder.js';
 import { MqttLink } from '../cloud/mqtt/link.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import { commandReply, dataTopic, parseInbound, type Inbound } from '../cloud/mqtt/topics.js';
-import { systemTime, type Time } from '../core/time.js';
+import { sleep, systemTime, type Time } from '../core/time.js';
 
 /** Answers one command the way it came (the device's own link or its gateway's). */
 export type Replier = CommandReplier;
@@ -38,16 +41,27 @@ export interface DeviceSessionOptions {
   time?: Time;
 }
 
+/** The parts of a session that belong to one definition of the device (swapped by a reload). */
+export interface DeviceParts {
+  device: DeviceConfig;
+  commands: CommandService;
+  streams: ReadonlyMap<string, StreamRelay>;
+}
+
 export class DeviceSession {
   readonly link: MqttLink;
   readonly forwarder: Forwarder;
-  /** The interface-B sync; absent without interface B. */
-  readonly valueSync: CloudValueSync | undefined;
+  /** The interface-B sync of the device's current definition (rebuilt by `resume`); absent without interface B. */
+  private currentSync: CloudValueSync | undefined;
+  private values: CloudValues;
+  private parts: DeviceParts;
+  private suspended = false;
   private readonly dispatch: InboundDispatch;
   private reconnects = 0;
   private ups = 0;
   private readonly time: Time;
   private readonly log: Logger;
+  /** The link's stream subscriptions: a replacement with other identifiers gets a new session. */
   private readonly streamIds: Set<string>;
 
   constructor(private readonly options: DeviceSessionOptions) {
@@ -75,21 +89,17 @@ export class DeviceSession {
       device: device.name, outbox: options.outbox, link: this.link, log: this.log,
       window: settings.publishWindow, pacer: options.pacer, time: this.time,
     });
-    const values = new CloudValues(device.name, options.commands, options.reporter, this.log);
+    this.parts = { device, commands: options.commands, streams: options.streams };
+    this.values = new CloudValues(device.name, options.commands, options.reporter, this.log);
     this.dispatch = options.dispatch ?? new InboundDispatch({ maxPendingPerDevice: settings.inbound.maxPending, log: options.logger });
-    this.dispatch.addDevice(device.name, { values, commands: options.commands, streams: options.streams, log: this.log });
-    this.valueSync = options.deviceApi
-      ? new CloudValueSync({
-        identity, credentials: resolver, deviceApi: options.deviceApi, values, periodMs: settings.syncPeriodMs,
-        writable: device.points.filter((p) => p.writable).map((p) => p.id), timers: this.time, log: this.log,
-      })
-      : undefined;
+    this.dispatch.addDevice(device.name, { values: this.values, commands: options.commands, streams: options.streams, log: this.log });
+    this.currentSync = this.buildSync(device, this.values);
     this.link.onMessage((topic, payload) => this.receive(topic, payload));
     this.link.onEvent((event) => {
       if (event.type === 'up') {
         this.ups += 1;
         if (this.ups > 1) this.reconnects += 1;
-        options.reporter.snapshotNext(device.name);
+        options.reporter.snapshotNext(this.parts.device.name);
         void this.sync(this.ups > 1 ? 'reconnect' : 'start');
       } else if (event.type === 'auth-refused') {
         void resolver.invalidate(identity).catch((err: unknown) => this.log.warn({ err }, 'credential invalidation failed'));
@@ -97,19 +107,71 @@ export class DeviceSession {
     });
   }
 
+  /** The interface-B sync of the device's current definition; absent without interface B. */
+  get valueSync(): CloudValueSync | undefined {
+    return this.currentSync;
+  }
+
+  private buildSync(device: DeviceConfig, values: CloudValues): CloudValueSync | undefined {
+    const { deviceApi, settings, resolver, identity } = this.options;
+    return deviceApi
+      ? new CloudValueSync({
+        identity, credentials: resolver, deviceApi, values, periodMs: settings.syncPeriodMs,
+        writable: device.points.filter((p) => p.writable).map((p) => p.id), timers: this.time, log: this.log,
+      })
+      : undefined;
+  }
+
   start(): void {
     this.link.start();
     this.forwarder.start();
-    this.valueSync?.start();
+    this.currentSync?.start();
   }
 
   /** Gateway mode: no link of its own; pushes and commands arrive through accept(), the sync runs on its period. */
   startWithoutLink(): void {
-    this.valueSync?.start();
+    this.currentSync?.start();
+  }
+
+  /**
+   * A reload replaces the device, not its identity: its inbound messages are held from now on;
+   * what already runs on the old parts gets up to `settleMs` to finish, then the old parts are
+   * fenced (no bus operation, no report through the old point map). Link and forwarder go on.
+   */
+  async suspend(settleMs: number): Promise<void> {
+    if (this.suspended) return;
+    this.suspended = true;
+    this.dispatch.hold(this.parts.device.name);
+    this.log.debug({ settleMs }, 'inbound messages held while the device is replaced');
+    this.currentSync?.stop();
+    const abort = new AbortController();
+    await Promise.race([this.dispatch.idle(this.parts.device.name), sleep(this.time, settleMs, abort.signal).catch(() => undefined)]);
+    abort.abort();
+    this.values.retire();
+    this.parts.commands.retire();
+  }
+
+  /**
+   * The replacement's parts take over: the held messages (and any the old parts did not finish)
+   * run on them. Nothing was missed on the link, so the cloud's values are read again (interface
+   * B) only when the replacement has writable points the old definition had not.
+   */
+  resume(parts: DeviceParts): void {
+    const { reporter } = this.options;
+    const writableBefore = new Set(this.parts.device.points.filter((p) => p.writable).map((p) => p.id));
+    const newlyWritable = parts.device.points.some((p) => p.writable && !writableBefore.has(p.id));
+    this.parts = parts;
+    this.values = new CloudValues(parts.device.name, parts.commands, reporter, this.log);
+    const again = this.dispatch.resume(parts.device.name, { values: this.values, commands: parts.commands, streams: parts.streams, log: this.log });
+    if (again > 0) this.log.info({ again }, 'inbound messages unfinished on the replaced device run again');
+    this.currentSync = this.buildSync(parts.device, this.values);
+    this.suspended = false;
+    this.currentSync?.start();
+    if (newlyWritable) void this.sync('reload');
   }
 
   async stop(): Promise<void> {
-    this.valueSync?.stop();
+    this.currentSync?.stop();
     this.forwarder.stop();
     await this.link.stop();
   }
@@ -125,7 +187,7 @@ export class DeviceSession {
 
   /** Reads the cloud's values of the writable points (interface B) and applies them like pushes. */
   async sync(reason: string): Promise<void> {
-    await this.valueSync?.sync(reason);
+    await this.currentSync?.sync(reason);
   }
 
   private receive(topic: string, payload: Buffer): void {
@@ -136,7 +198,7 @@ export class DeviceSession {
 
   /** One parsed message, from this device's link or a gateway's; `reply` answers a command the way it came. */
   accept(message: Inbound, reply: Replier): void {
-    this.dispatch.dispatch(this.options.device.name, message, reply);
+    this.dispatch.dispatch(this.parts.device.name, message, reply);
   }
 
   private readonly reply: CommandReplier = (command, result) => {

@@ -5,7 +5,6 @@ import type { PointConfig } from '../core/config/site-types.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
   BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError,
-  UnitLateReplyPendingError,
 } from '../field/modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from '../core/modbus/plan.js';
 import type { PointCodec, ReadBlock } from '../core/points/codec.js';
@@ -36,6 +35,11 @@ export interface Sample {
   ts: number;
   values: Record<string, PointValue>;
   errors: SampleError[];
+  /**
+   * Point id -> why it has no value though nothing failed: its scale factor holds the device's
+   * "not implemented" value. (A point holding that value itself is simply missing from values.)
+   */
+  absent?: Record<string, string>;
 }
 
 /** A point the device answered for, but that yielded no value (refused, or undecodable). */
@@ -60,14 +64,24 @@ export interface CycleContext {
   now: () => number;
 }
 
-/** Errors after which the rest of the cycle's requests would only fail too (or cost line time). */
-const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError, BusDownError, BusStoppedError, QueueFullError];
+/**
+ * Errors after which the rest of the cycle's requests would only fail too (or cost line time). Not
+ * the late-reply guard: it holds back only requests of one reply shape (its other reads may go).
+ */
+const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
 
 export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
   const outcome: CycleOutcome = { abort: undefined, failures: [] };
   const { requests, waiting } = ctx.learner.planAt(sample.ts);
   for (const request of requests) await runRequest(ctx, request, outcome, sample);
+  const unread = new Set([...sample.errors.flatMap((e) => e.points), ...waiting.map((w) => w.point.id)]);
   for (const { point, message } of applyScaleFactors(sample.values, scaledPointsOf(ctx.codecs))) {
+    const factorId = point.scaleFactor as string;
+    // A factor that was read and holds "not implemented" makes its points absent, not failed.
+    if (sample.values[factorId] === undefined && ctx.codecs.has(factorId) && !unread.has(factorId)) {
+      sample.absent = { ...sample.absent, [point.id]: `scale factor "${factorId}" not implemented` };
+      continue;
+    }
     sample.errors.push({ points: [point.id], table: point.table, start: point.address, count: pointWidth(point), kind: 'ScaleFactorError', message });
   }
   for (const { point, reason } of waiting) {

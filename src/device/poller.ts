@@ -7,7 +7,7 @@
 import type { CompiledDevice } from '../core/config/compile.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
 import { type Clock, type Timers, systemClock, systemTimers } from '../core/time.js';
-import { UnitCoolingDownError } from '../field/modbus/errors.js';
+import { UnitCoolingDownError, UnitLateReplyPendingError } from '../field/modbus/errors.js';
 import { runCycle, type CycleOutcome, type Sample } from './poll-cycle.js';
 import type { DeviceRun, DevicePollStats, DeviceState, PollerOptions } from './poller-types.js';
 import { PointHealth } from './point-health.js';
@@ -232,6 +232,9 @@ export class Poller {
       return;
     }
     if (run.config.points.length === 0) return;
+    // Held back by the bus's late-reply guard alone: nothing was asked, so nothing is known of the
+    // device (a lost frame must not take it offline; repeated failures cool it down, and that does).
+    if (sample.errors.length > 0 && sample.errors.every((e) => e.kind === UnitLateReplyPendingError.name)) return;
     run.stats.failedCycles += 1;
     run.consecutiveFailures += 1;
     const abort = outcome.abort;

@@ -53,6 +53,14 @@ export interface CloudSide {
    * acknowledged (up to `settleMs`); its other queued reports stay in the outbox.
    */
   removeDevice(name: string, settleMs: number, replacing: boolean): Promise<void>;
+  /**
+   * A device replaced by a reload that keeps its cloud identity: its session (link, forwarder,
+   * place on the identity's link) stays; inbound messages are held and its old parts fenced
+   * (DeviceSession.suspend), its relays stop.
+   */
+  suspendDevice(name: string, settleMs: number): Promise<void>;
+  /** The suspended device's replacement takes over its session; new relays start. */
+  resumeDevice(device: DeviceConfig, commands: CommandService | undefined): void;
   relays(): StreamRelay[];
 }
 
@@ -84,11 +92,11 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
   const subDevices = new Set<string>();
   let started = false;
 
-  /** Relays and session of one device, not started. */
-  const build = (device: DeviceConfig, commands: CommandService | undefined): void => {
+  /** A device's relays, not started; they publish through its session of the moment. */
+  const buildRelays = (device: DeviceConfig): Map<string, StreamRelay> => {
     const streams = new Map<string, StreamRelay>();
-    let session: DeviceSession | undefined;
     const publish = async (id: string, data: Buffer): Promise<void> => {
+      const session = sessions.get(device.name);
       if (!session) throw new Error(`device ${device.name} has no cloud link`);
       await session.publishStream(id, data);
     };
@@ -97,8 +105,14 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
       if (relay) streams.set(stream.identifier, relay);
     }
     relaysOf.set(device.name, [...streams.values()]);
+    return streams;
+  };
+
+  /** Relays and session of one device, not started. */
+  const build = (device: DeviceConfig, commands: CommandService | undefined): void => {
+    const streams = buildRelays(device);
     if (!device.cloud || !commands || !cloud.mqttUrl) return;
-    session = new DeviceSession({
+    const session = new DeviceSession({
       device, identity: deviceIdentity(device, cloud), settings: { ...cloud, mqttUrl: cloud.mqttUrl }, resolver, outbox: options.outbox,
       reporter: options.reporter, commands, streams, deviceApi, pacer, ca, logger: log,
     });
@@ -150,6 +164,19 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
       else if (session) await session.forwarder.quiesce(settleMs);
       await session?.stop();
       await Promise.all(relays.map((r) => r.stop()));
+    },
+    async suspendDevice(name, settleMs) {
+      const relays = relaysOf.get(name) ?? [];
+      relaysOf.delete(name);
+      await sessions.get(name)?.suspend(settleMs);
+      await Promise.all(relays.map((r) => r.stop()));
+    },
+    resumeDevice(device, commands) {
+      const session = sessions.get(device.name);
+      if (session && !commands) throw new Error(`device "${device.name}" has no command path (its bus "${device.bus}" does not run)`);
+      const streams = buildRelays(device);
+      if (session && commands) session.resume({ device, commands, streams });
+      if (started) for (const relay of streams.values()) relay.start();
     },
   };
 }

@@ -11,14 +11,15 @@ import type { ConfigStatus } from './status.js';
 
 export const CONFIG_STATE_FILE = 'config-state.json';
 
-export type ReloadOutcome = 'applied' | 'unchanged' | 'refused';
+/** `failed`: accepted, but applying it failed part-way and was rolled back (the running config is unchanged). */
+export type ReloadOutcome = 'applied' | 'unchanged' | 'refused' | 'failed';
 
 /** What the daemon writes after each reload attempt; `attempt` 0 at start. */
 export interface ConfigStateFile extends ConfigStatus {
   pid: number;
   attempt: number;
   outcome: ReloadOutcome | 'started';
-  /** The refusal's problems, each with its path (empty unless refused). */
+  /** The refusal's (or failure's) problems, each with its path (empty unless refused or failed). */
   problems: ConfigIssue[];
 }
 
@@ -33,7 +34,7 @@ export class ConfigState {
   private loadedAt: number;
   private lastError: string | null = null;
   private attempt = 0;
-  private readonly reloads = { applied: 0, unchanged: 0, refused: 0 };
+  private readonly reloads = { applied: 0, unchanged: 0, refused: 0, failed: 0 };
   private readonly path: string;
 
   constructor(stateDir: string, sha256: string, now: number, private readonly pid: number, private readonly onWriteError: (err: unknown) => void) {
@@ -47,11 +48,11 @@ export class ConfigState {
     return { generation: this.generation, sha256: this.sha256, loadedAt: new Date(this.loadedAt).toISOString(), lastError: this.lastError, reloads: { ...this.reloads } };
   }
 
-  /** One reload attempt's result; `sha256` of the file read (refusals keep the running one's). */
+  /** One reload attempt's result; `sha256` of the file read (refusals and failures keep the running one's). */
   record(outcome: ReloadOutcome, now: number, sha256: string | undefined, problems: readonly ConfigIssue[] = []): void {
     this.attempt += 1;
     this.reloads[outcome] += 1;
-    if (outcome === 'refused') {
+    if (outcome === 'refused' || outcome === 'failed') {
       this.lastError = refusalText(problems);
     } else {
       this.lastError = null;

@@ -18,6 +18,8 @@ export interface GatewayOutbox {
   /** Full above 80 %, clear again below 70 % (hysteresis), for the gateway's transition log. */
   fill(): number;
   resetFullWarning(): void;
+  /** Drops every report queued for a device that left the site, counted as dropped (status, metrics); returns how many. */
+  discard(device: string): number;
 }
 
 export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger: Logger, wake: (devices: ReadonlySet<string>) => void, time: Time = systemTime): GatewayOutbox {
@@ -57,16 +59,29 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
   logger.info({ mode, durableAfterMs, ...atStart }, 'outbox backlog at start');
   // A report held longer than the crash window (or the group commit) was not acknowledged in time.
   const progress = new ReplayProgress(settings.progressLogMs ?? 10_000, Math.max(durableAfterMs, settings.commitIntervalMs, 1000));
+  // Reports of devices removed from the site, dropped by acknowledging them unsent: counted here.
+  const removed = new Map<string, number>();
   return {
     outbox,
     status(now) {
       const s = outbox.stats();
       const b = backlogOf(s, now);
+      const byDevice = droppedByDevice(s);
+      let removedTotal = 0;
+      for (const [device, n] of removed) {
+        byDevice[device] = (byDevice[device] ?? 0) + n;
+        removedTotal += n;
+      }
       return {
-        depth: b.reports, bytes: s.bytes, maxBytes: settings.maxBytes, dropped: s.dropped, mode, onDisk: b.onDisk, inMemory: b.inMemory, oldestAgeMs: b.oldestAgeMs,
+        depth: b.reports, bytes: s.bytes, maxBytes: settings.maxBytes, dropped: s.dropped + removedTotal, mode, onDisk: b.onDisk, inMemory: b.inMemory, oldestAgeMs: b.oldestAgeMs,
         ...(s.storage ? { storage: storageStatusOf(s.storage, now) } : {}),
-        droppedByDevice: droppedByDevice(s),
+        droppedByDevice: byDevice,
       };
+    },
+    discard(device) {
+      const dropped = outbox.ack(device, Number.MAX_SAFE_INTEGER);
+      if (dropped > 0) removed.set(device, (removed.get(device) ?? 0) + dropped);
+      return dropped;
     },
     tick(now, ackedTotal) {
       outbox.checkFile?.();

@@ -1,5 +1,6 @@
 // What `run` needs from the machine, checked up front so `validate` and `run` report it as a
-// config error (exit 78) instead of a crash at start-up: the CA file and the state directory.
+// config error (exit 78) instead of a crash at start-up: the CA file and the state directory
+// (a path that cannot be a directory, or permissions; a read-only or full filesystem is no config error).
 // Messages name paths and reasons, never file contents.
 import { X509Certificate } from 'node:crypto';
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
@@ -51,11 +52,19 @@ export function caFileProblem(path: string): string | undefined {
   }
 }
 
+/**
+ * Storage conditions, not configuration: a filesystem read-only (remounted after errors), full or
+ * failing passes, and `run` starts and holds reports in memory until it takes writes again (the
+ * outbox and lock retry on their own); a restart would not help, and exit 78 would end the service.
+ */
+const STORAGE_CODES = new Set(['EROFS', 'ENOSPC', 'EDQUOT', 'EIO']);
+
 function writableDirectoryProblem(path: string): string | undefined {
   try {
     accessSync(path, constants.W_OK | constants.X_OK);
     return undefined;
   } catch (err) {
+    if (STORAGE_CODES.has(String((err as NodeJS.ErrnoException).code))) return undefined;
     return reason(err);
   }
 }

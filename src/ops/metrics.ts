@@ -90,8 +90,8 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySam
   gauge('fieldgate_outbox_bytes', 'Bytes held by the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.bytes));
   gauge('fieldgate_outbox_disk_reports', 'Reports of the outbox held on disk.', [], (s, set) => s.outbox?.onDisk !== undefined && set({}, s.outbox.onDisk));
   gauge('fieldgate_outbox_oldest_age_seconds', 'Age of the oldest report in the outbox by poll time (0 when empty).', [], (s, set) => s.outbox?.oldestAgeMs !== undefined && set({}, (s.outbox.oldestAgeMs ?? 0) / 1000));
-  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full or its file took no writes.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
-  counter('fieldgate_outbox_device_dropped_total', 'Reports dropped per device (outbox caps, failed writes).', ['device'], (s, set) => Object.entries(s.outbox?.droppedByDevice ?? {}).forEach(([device, n]) => set({ device }, n)));
+  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full, its file took no writes, or their device left the site.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
+  counter('fieldgate_outbox_device_dropped_total', 'Reports dropped per device (outbox caps, failed writes, device removed).', ['device'], (s, set) => Object.entries(s.outbox?.droppedByDevice ?? {}).forEach(([device, n]) => set({ device }, n)));
   gauge('fieldgate_outbox_storage_ok', '1 while the outbox file takes writes; 0 while reports are in memory only (no crash window).', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.state === 'ok' ? 1 : 0));
   counter('fieldgate_outbox_storage_failed_writes_total', 'Outbox writes (commits, deletes) that failed: disk full, read-only, I/O error, corrupt file.', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.failedWrites));
   gauge('fieldgate_rate_queue_pending', 'Cloud HTTP calls waiting in the rate queue.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.pending));
@@ -100,10 +100,10 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySam
   counter('fieldgate_rate_queue_rejected_total', 'Calls rejected because the queue was full.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.rejected));
 
   gauge('fieldgate_config_generation', 'Site file generation running: 1 at start, +1 per applied reload.', [], (s, set) => s.config && set({}, s.config.generation));
-  counter('fieldgate_config_reloads_total', 'Reload attempts by outcome (applied, unchanged, refused).', ['outcome'], (s, set) => {
+  counter('fieldgate_config_reloads_total', 'Reload attempts by outcome (applied, unchanged, refused, failed: applying failed and was rolled back).', ['outcome'], (s, set) => {
     if (s.config) for (const [outcome, n] of Object.entries(s.config.reloads)) set({ outcome }, n);
   });
-  gauge('fieldgate_config_last_reload_refused', '1 while the last reload attempt was refused (status config.lastError).', [], (s, set) => s.config && set({}, s.config.lastError === null ? 0 : 1));
+  gauge('fieldgate_config_last_reload_refused', '1 while the last reload attempt was refused or failed (status config.lastError).', [], (s, set) => s.config && set({}, s.config.lastError === null ? 0 : 1));
 
   const metrics = registry.metrics.bind(registry);
   registry.metrics = async () => {

@@ -1,64 +1,30 @@
-// Applying an accepted reload plan (core/config/site-diff.ts) to the running parts, in an order
-// that loses nothing: devices leaving stop polling first (no new reports), then their cloud side
-// hands over (what is in flight acknowledged, the rest stays queued in the outbox), then buses
-// close and open, then new and replaced devices start. Devices the plan keeps are never touched.
+// Live reload, one at a time: the site file read again, compared with what runs (a plan of
+// core/config/site-diff.ts), applied whole (reload-apply.ts) or not at all, the outcome recorded
+// (config-state.ts, the answer of `fieldgate reload`) and logged on one line.
 import type { Config } from '../core/config/config.js';
 import { formatIssue } from '../core/config/issues.js';
 import { planReload, type ReloadPlan } from '../core/config/site-diff.js';
-import type { ConfigIssue, LogLevel } from '../core/config/site-types.js';
+import type { ConfigIssue } from '../core/config/site-types.js';
 import type { Time } from '../core/time.js';
-import type { CommandService } from '../device/commands.js';
-import type { Reporter } from '../device/reporter.js';
-import type { CloudSide } from './cloud-side.js';
 import type { ConfigState } from './config-state.js';
 import type { ReloadCandidate, ReloadResult } from './gateway-handle.js';
 import type { Logger } from './log.js';
-import { createCommandService, type Southbound } from './southbound.js';
+import { applyReloadPlan, rollBackReloadPlan, type ReloadParts } from './reload-apply.js';
 import { monotonicUsec, type Notifier } from './systemd.js';
 
-export interface ReloadParts {
-  southbound: Southbound;
-  cloudSide: CloudSide;
-  reporter: Reporter;
-  /** Every running device's command path, updated in place. */
-  commands: Map<string, CommandService>;
-  commandLog: Logger;
-  /** How long a leaving device's link may take to get its in-flight reports acknowledged. */
-  settleMs: number;
-  setLogLevel(level: LogLevel): void;
-}
+export type { ReloadParts } from './reload-apply.js';
 
-/** Devices that stop: removed, replaced, or on a bus that is removed or restarts. */
-function leaving(plan: ReloadPlan, running: Config): Array<{ name: string; bus: string; replaced: boolean }> {
-  const replaced = new Set(plan.devicesReplaced);
-  const removed = new Set(plan.devicesRemoved);
-  return running.site.devices.filter((d) => replaced.has(d.name) || removed.has(d.name)).map((d) => ({ name: d.name, bus: d.bus, replaced: replaced.has(d.name) }));
-}
-
-export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: Config, parts: ReloadParts): Promise<void> {
-  const { southbound, cloudSide, reporter, commands } = parts;
-  const gone = leaving(plan, running);
-  await Promise.all(gone.map((d) => southbound.removeDevice(d.name, d.bus)));
-  await Promise.all(gone.map(async (d) => {
-    await cloudSide.removeDevice(d.name, parts.settleMs, d.replaced);
-    commands.delete(d.name);
-    reporter.removeDevice(d.name);
-  }));
-  await Promise.all([...plan.busesRemoved, ...plan.busesRestarted].map((name) => southbound.removeBus(name)));
-  for (const name of [...plan.busesAdded, ...plan.busesRestarted]) {
-    const bus = next.site.buses.find((b) => b.name === name);
-    if (bus) southbound.addBus(bus, next.site);
-  }
-  const starting = new Set([...plan.devicesAdded, ...plan.devicesReplaced]);
-  for (const device of next.compiled.devices) {
-    if (!starting.has(device.config.name)) continue;
-    reporter.addDevice(device.config);
-    southbound.addDevice(device);
-    const service = createCommandService(device, southbound, parts.commandLog);
-    if (service) commands.set(device.config.name, service);
-    cloudSide.addDevice(device.config, service, next.site);
-  }
-  if (plan.logLevel !== undefined) parts.setLogLevel(plan.logLevel);
+/**
+ * A reload removing more than half the devices is more often a file caught half written (rewritten
+ * in place) than an edit: applied, but said loudly, with every name.
+ */
+function warnIfMostRemoved(plan: ReloadPlan, running: Config, sha256: string | undefined, logger: Logger): void {
+  const before = running.site.devices.length;
+  if (plan.devicesRemoved.length * 2 <= before) return;
+  logger.warn({
+    removed: plan.devicesRemoved, removedCount: plan.devicesRemoved.length, devicesBefore: before,
+    devicesAfter: before - plan.devicesRemoved.length + plan.devicesAdded.length, ...(sha256 ? { sha256 } : {}),
+  }, 'site file reload removes more than half the devices');
 }
 
 export interface ReloaderOptions {
@@ -87,6 +53,36 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
     return { outcome: 'refused', generation: state.status().generation, problems: [...problems] };
   };
 
+  /** Applying failed part-way: everything it touched goes back to the running config; the outcome is `failed`. */
+  const rollBack = async (plan: ReloadPlan, next: Config, sha256: string | undefined, err: unknown, startedAt: number): Promise<ReloadResult> => {
+    const why = err instanceof Error ? err.message : String(err);
+    let rollbackError: unknown;
+    try {
+      await rollBackReloadPlan(plan, running, next, options.parts);
+    } catch (failure) {
+      rollbackError = failure;
+    }
+    try {
+      // Whoever follows the running config (the own device's commands) is told it again.
+      options.applied(running);
+    } catch (failure) {
+      rollbackError ??= failure;
+    }
+    const message = rollbackError === undefined
+      ? `reload failed while applying, rolled back: ${why}`
+      : `reload failed while applying and could not be rolled back (restart fieldgate): ${why}; rollback: ${rollbackError instanceof Error ? rollbackError.message : String(rollbackError)}`;
+    const problems: ConfigIssue[] = [{ path: 'reload', message }];
+    state.record('failed', time.now(), undefined, problems);
+    const context = {
+      err, generation: state.status().generation, sha256, durationMs: time.now() - startedAt,
+      added: plan.devicesAdded, removed: plan.devicesRemoved, replaced: plan.devicesReplaced, ...(rollbackError === undefined ? {} : { rollbackErr: rollbackError }),
+    };
+    // One line per failed reload: what it tried, why it failed, whether the old config runs whole again.
+    if (rollbackError === undefined) logger.error(context, 'site file reload failed: rolled back, the running config is unchanged');
+    else logger.fatal(context, 'site file reload failed and was not rolled back: restart fieldgate');
+    return { outcome: 'failed', generation: state.status().generation, problems };
+  };
+
   const once = async (load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult> => {
     const startedAt = time.now();
     notifier.reloading('reloading the site file', monotonicUsec());
@@ -97,14 +93,19 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
       const decision = planReload(running, next);
       if (!decision.accepted) return refuse(decision.issues);
       const { plan } = decision;
+      warnIfMostRemoved(plan, running, candidate.sha256, logger);
       if (plan.identical) {
         state.record('unchanged', time.now(), candidate.sha256);
         logger.info({ generation: state.status().generation }, 'site file reload: nothing changed');
         return { outcome: 'unchanged', generation: state.status().generation, problems: [] };
       }
-      await applyReloadPlan(plan, running, next, options.parts);
+      try {
+        await applyReloadPlan(plan, running, next, options.parts);
+        options.applied(next);
+      } catch (err) {
+        return await rollBack(plan, next, candidate.sha256, err, startedAt);
+      }
       running = next;
-      options.applied(next);
       state.record('applied', time.now(), candidate.sha256);
       logger.info({
         generation: state.status().generation, durationMs: time.now() - startedAt, kept: plan.devicesKept.length,
@@ -113,7 +114,7 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
       }, 'site file reloaded');
       return { outcome: 'applied', generation: state.status().generation, problems: [] };
     } catch (err) {
-      // A fault of ours (reading or applying): reported like a refusal, on the same one line, with the error.
+      // A fault of ours while reading or planning (nothing applied yet): reported like a refusal, on the same one line, with the error.
       return refuse([{ path: 'reload', message: `reload failed: ${err instanceof Error ? err.message : String(err)}` }], err);
     } finally {
       notifier.ready(options.summary());

@@ -108,7 +108,7 @@ export interface ConfigStatus {
   loadedAt: string;
   /** Null, or why the last reload was refused (every problem with its path). */
   lastError: string | null;
-  reloads: { applied: number; unchanged: number; refused: number };
+  reloads: { applied: number; unchanged: number; refused: number; failed: number };
 }
 
 export interface GatewayStatus {

@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger.js';
 import { repeatEvery, sleep, type Time } from '../core/time.js';
 import { TransitionLog } from '../core/transitions.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
+import { IDENTITY_NAME } from '../device/gateway-wiring.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusProgress } from '../field/modbus/bus-stats.js';
 import { DEFAULT_REOPEN_AFTER_SILENCE_MS } from '../field/modbus/bus-supervision.js';
@@ -20,6 +21,16 @@ export interface ProgressSources {
   links(): LinkStatus[];
   outbox: ReportOutbox;
   keepaliveS: number;
+  /** The devices fieldgate's identity link carries (gateway mode; live across reloads). */
+  subDevices: ReadonlySet<string>;
+}
+
+/**
+ * The devices whose reports a link sends: a device's own link its own; fieldgate's identity link
+ * (gateway mode) every sub-device's, since the rows are stored under the sub-devices' names.
+ */
+export function devicesCarried(link: string, subDevices: ReadonlySet<string>): string[] {
+  return link === IDENTITY_NAME ? [IDENTITY_NAME, ...subDevices] : [link];
 }
 
 /** The loops the watchdog watches, each with how long it may go without progress; `current`: the site running now (reloads change it). */
@@ -30,7 +41,10 @@ export function siteProgress(current: () => SiteConfig, sources: ProgressSources
     const slowestPeriod = new Map(site.buses.map((b) => [b.name, Math.max(0, ...site.devices.filter((d) => d.bus === b.name).map((d) => d.pollIntervalMs))]));
     const reopenAfter = new Map(site.buses.map((b) => [b.name, b.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS]));
     const backlog = sources.outbox.stats().devices;
-    const links = sources.links().map((l) => ({ device: l.device, up: l.state === 'up', backlog: backlog[l.device]?.depth ?? 0, acked: l.publishes }));
+    const links = sources.links().map((l) => ({
+      device: l.device, up: l.state === 'up', acked: l.publishes,
+      backlog: devicesCarried(l.device, sources.subDevices).reduce((sum, device) => sum + (backlog[device]?.depth ?? 0), 0),
+    }));
     return [
       ...[...sources.pollers.entries()].map(([bus, p]) => ({
         name: `poller ${bus}`,

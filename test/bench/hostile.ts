@@ -1,10 +1,12 @@
 // `npm run bench -- hostile`: a healthy device sharing a line (RTU pty) or connection (Modbus TCP)
 // with a hostile unit, per attack mode: the healthy device's poll period p99 against a run without
 // attack, wrong values reported (must be 0) and seconds until the hostile unit reports the truth
-// again once it turns good. Then the slow, late and busy modes (hostile-slow.ts).
+// again once it turns good. Then the slow, late and busy modes (hostile-slow.ts), and frames lost
+// at the RTU defaults (lost-frames.ts: samples lost per lost frame).
 import { RTU_ATTACKS, TCP_ATTACKS, type PeerMode } from '../helpers/hostile-modbus.js';
 import { runHostileScenario, type ScenarioOptions } from '../helpers/hostile-scenario.js';
 import { p99Period, runSlow } from './hostile-slow.js';
+import { runLostFrameCases } from './lost-frames.js';
 
 const POLL_MS = 500;
 const TIMEOUT_MS = 150;
@@ -31,4 +33,5 @@ export async function run(log: (line: string) => void, attackMs = 6_000): Promis
   }
   log('');
   await runSlow(log);
+  await runLostFrameCases(log);
 }

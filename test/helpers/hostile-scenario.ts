@@ -43,6 +43,8 @@ export interface ScenarioOptions {
   cooldown?: { afterTimeouts: number; initialMs: number; maxMs: number };
   /** The bus's logger (silent by default). */
   logger?: Logger;
+  /** After recovery, the run also waits until this holds of the bus's stats (a late reply still due, say). */
+  settled?: (stats: BusStats) => boolean;
 }
 
 export interface ScenarioResult {
@@ -142,6 +144,8 @@ export async function runHostileScenario(options: ScenarioOptions): Promise<Scen
     const recovered = await waitFor(() => samples.find((s) => s.device === 'hostile' && s.ts >= goodSince && complete(s)), {
       what: `recovery after ${options.mode}`, timeoutMs: PHASE_DEADLINE_MS,
     });
+    const settled = options.settled;
+    if (settled) await waitFor(() => settled(bus.stats()), { what: `${options.mode}: settled`, timeoutMs: PHASE_DEADLINE_MS });
     return { wrongValues, healthySampleTimes, quietSampleTimes, recoveryMs: recovered.ts - goodSince, stats: bus.stats() };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();

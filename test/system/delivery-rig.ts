@@ -69,8 +69,48 @@ export type ClientTap = () => (chunk: Buffer) => void;
  * TCP pipe between the gateway and the broker. Holding the broker's direction keeps PUBACKs from
  * the gateway while its publishes still reach the broker: reports delivered but not yet acked.
  */
+/**
+ * Cuts a byte stream into MQTT control packets (fixed header, remaining length, body); `keep`
+ * decides per packet type (the high nibble of the first byte) whether it passes.
+ */
+export class MqttPacketFilter {
+  private buffered: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly keep: (type: number) => boolean) {}
+
+  /** The bytes of the whole packets in `chunk` (and earlier partial ones) that pass. */
+  push(chunk: Buffer): Buffer {
+    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+    const out: Buffer[] = [];
+    let offset = 0;
+    for (;;) {
+      const size = packetSize(this.buffered, offset);
+      if (size === undefined || offset + size > this.buffered.length) break;
+      if (this.keep(this.buffered[offset] >> 4)) out.push(this.buffered.subarray(offset, offset + size));
+      offset += size;
+    }
+    this.buffered = this.buffered.subarray(offset);
+    return Buffer.concat(out);
+  }
+}
+
+/** Length of the packet at `offset` (header included), or undefined while its header is incomplete. */
+function packetSize(buffer: Buffer, offset: number): number | undefined {
+  let length = 0;
+  for (let i = 1; i <= 4; i += 1) {
+    if (offset + i >= buffer.length) return undefined;
+    const byte = buffer[offset + i];
+    length += (byte & 0x7f) * 128 ** (i - 1);
+    if ((byte & 0x80) === 0) return 1 + i + length;
+  }
+  throw new Error('malformed MQTT remaining length');
+}
+
+const PUBACK = 4;
+
 export class BrokerPipe {
   private holding = false;
+  private droppingPubacks = false;
   private cut = false;
   private readonly held: Array<{ to: Socket; chunk: Buffer }> = [];
   private readonly sockets = new Set<Socket>();
@@ -94,6 +134,11 @@ export class BrokerPipe {
   cutOff(on: boolean): void {
     this.cut = on;
     if (on) for (const s of this.sockets) s.destroy();
+  }
+
+  /** The broker's PUBACKs dropped (everything else, PINGRESP included, passes): a link that stays up and acknowledges nothing. */
+  dropPubacks(on: boolean): void {
+    this.droppingPubacks = on;
   }
 
   holdBrokerReplies(on: boolean): void {
@@ -131,7 +176,10 @@ export class BrokerPipe {
       }
       broker.write(chunk);
     });
-    broker.on('data', (chunk: Buffer) => {
+    const framer = new MqttPacketFilter((type) => !(type === PUBACK && this.droppingPubacks));
+    broker.on('data', (raw: Buffer) => {
+      const chunk = framer.push(raw);
+      if (chunk.length === 0) return;
       if (this.holding) this.held.push({ to: client, chunk });
       else client.write(chunk);
     });

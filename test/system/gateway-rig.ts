@@ -40,32 +40,39 @@ function simMap(subs: number): string {
 export interface GatewayRigOptions {
   subs: number;
   durableAfterMs?: number;
+  /** Serve /healthz and /status on this port (off by default). */
+  healthPort?: number;
+  keepaliveS?: number;
+  logLevel?: string;
+  /** Extra `cloud:` settings, e.g. `{ replayRatePerS: 20, drainMs: 2000 }` (YAML flow entries without braces). */
+  cloudExtra?: string;
 }
 
-function siteFile(dir: string, emulator: Emulator, pipe: BrokerPipe, simPort: number, options: GatewayRigOptions): string {
+function siteFile(dir: string, emulator: Emulator, pipe: BrokerPipe, simPort: number, options: GatewayRigOptions, units: readonly number[]): string {
   const window = options.durableAfterMs === undefined ? '' : `, durableAfterMs: ${options.durableAfterMs}`;
-  const devices = Array.from({ length: options.subs }, (_, i) => `
-  - name: ${subName(i + 1)}
+  const extra = options.cloudExtra ? `\n    ${options.cloudExtra.split(',').map((e) => e.trim()).join('\n    ')}` : '';
+  const devices = units.map((unit) => `
+  - name: ${subName(unit)}
     bus: plant
-    unitId: ${i + 1}
+    unitId: ${unit}
     pollIntervalMs: 50ms
-    cloud: { accessToken: sub-${i + 1}-token, timestampAttribute: ts }
+    cloud: { accessToken: sub-${unit}-token, timestampAttribute: ts }
     points:
       - { id: seq, table: holding, address: 5, type: uint32, report: { mode: always } }`).join('');
   return `
 gateway:
   stateDir: ${join(dir, 'state')}
-  logLevel: warn
-  health: { enabled: false }
+  logLevel: ${options.logLevel ?? 'warn'}
+  health: ${options.healthPort === undefined ? '{ enabled: false }' : `{ enabled: true, port: ${options.healthPort} }`}
   cloud:
-    mode: gateway
+    mode: gateway${options.keepaliveS === undefined ? '' : `\n    keepaliveS: ${options.keepaliveS}`}
     identity: { accessToken: gw-token }
     mqttUrl: ${pipe.url}
     apiBaseUrl: http://127.0.0.1:${emulator.httpPort}
     projectKey: ${PROJECT_KEY}
     syncPeriodMs: 0
     reconnect: { initialMs: 100, maxMs: 500, jitter: 0.1 }
-    outbox: { maxBytes: 16777216, commitIntervalMs: 20${window} }
+    outbox: { maxBytes: 16777216, commitIntervalMs: 20${window} }${extra}
 buses:
   - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 500 }
 devices:${devices}
@@ -83,7 +90,13 @@ export class GatewayRig {
     readonly dir: string,
     readonly site: string,
     readonly subs: number,
+    private readonly options: GatewayRigOptions,
   ) {}
+
+  /** Rewrites the site file with only these sub-devices (for a reload). */
+  writeSite(units: readonly number[]): void {
+    writeFileSync(this.site, siteFile(this.dir, this.emulator, this.pipe, this.sim.tcp?.port ?? 0, this.options, units));
+  }
 
   static async start(options: GatewayRigOptions): Promise<GatewayRig> {
     const seed = parseSeed(seedText(options.subs), Date.now());
@@ -94,10 +107,10 @@ export class GatewayRig {
     const pipe = await BrokerPipe.start(emulator.mqttPort);
     const dir = mkdtempSync(join(tmpdir(), 'fg-gw-faults-'));
     const site = join(dir, 'site.yaml');
-    writeFileSync(site, siteFile(dir, emulator, pipe, sim.tcp?.port ?? 0, options));
+    writeFileSync(site, siteFile(dir, emulator, pipe, sim.tcp?.port ?? 0, options, Array.from({ length: options.subs }, (_, i) => i + 1)));
     const outbox = new OutboxSampler(join(dir, 'state', 'outbox.sqlite'));
     outbox.start();
-    return new GatewayRig(emulator, sim, pipe, outbox, dir, site, options.subs);
+    return new GatewayRig(emulator, sim, pipe, outbox, dir, site, options.subs, options);
   }
 
   get units(): number[] {
@@ -105,9 +118,9 @@ export class GatewayRig {
   }
 
   /** `fieldgate run --config site.yaml` from source, as a daemon would run it. */
-  startGateway(): GatewayProcess {
+  startGateway(logTo?: { out: number; err: number }): GatewayProcess {
     const child = spawn(process.execPath, [...TSX_FROM_SOURCE, 'test/system/fixtures/cli.ts', 'run', '--config', this.site], {
-      stdio: ['ignore', 'ignore', 'inherit'], env: { PATH: process.env.PATH },
+      stdio: ['ignore', logTo?.out ?? 'ignore', logTo?.err ?? 'inherit'], env: { PATH: process.env.PATH },
     });
     this.children.push(child);
     return { child, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
@@ -117,6 +130,28 @@ export class GatewayRig {
   received(unit: number): number[] {
     const history = this.emulator.state.devices.get(subId(unit))?.history ?? [];
     return history.filter((h) => h.name === 'seq' && typeof h.value === 'number').map((h) => h.value as number);
+  }
+
+  /**
+   * Poll times (the `ts` attribute) of the counter reports the cloud stored for a sub-device, one
+   * per report, redeliveries included. A report's attributes are stored one after another; a name
+   * seen again starts the next report.
+   */
+  receivedTs(unit: number): number[] {
+    const history = this.emulator.state.devices.get(subId(unit))?.history ?? [];
+    const out: number[] = [];
+    let report = new Map<string, unknown>();
+    const end = () => {
+      const ts = report.get('ts');
+      if (typeof report.get('seq') === 'number' && typeof ts === 'number') out.push(ts);
+      report = new Map();
+    };
+    for (const h of history) {
+      if (report.has(h.name)) end();
+      report.set(h.name, h.value);
+    }
+    end();
+    return out;
   }
 
   /** Values committed to the outbox for a sub-device (by the sampler) that never arrived. */

@@ -1,14 +1,15 @@
 // The state directory between and beside daemons: a second `fieldgate run` on it exits at once
-// (73, naming the holder's PID) while the first keeps its link; a kill -9 leaves no stale lock; a
+// (73, naming the holder's PID) while the first keeps its link, also after fieldgate.lock was
+// deleted under the first (the lock is on the directory); a kill -9 leaves no stale lock; a
 // command that does not touch the state works beside the daemon; an outbox file corrupted between
 // runs is moved aside (kept, one log line) and the gateway polls and delivers again; the outbox
 // file deleted while the gateway runs is replaced with every row, and nothing is lost.
-import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { freePort } from '../helpers/mosquitto.js';
 import type { GatewayStatus } from '../../src/ops/status.js';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXIT_STATE_LOCKED } from '../../src/ops/state-lock.js';
+import { EXIT_STATE_LOCKED, LOCK_FILE } from '../../src/ops/state-lock.js';
 import { runCli } from '../helpers/run-cli.js';
 import { DeliveryRig, settle } from './delivery-rig.js';
 import { GatewayLog, getJson } from './storage-rig.js';
@@ -65,6 +66,36 @@ describe('one daemon per state directory', () => {
     third.child.kill('SIGTERM');
     expect(await third.exited).toBe(0);
     console.log(`two daemons: second exited ${secondExit} naming PID ${first.child.pid}; first delivered ${before} then more, 0 link drops; after kill -9 a new daemon took the lock and delivered`);
+  }, 120_000);
+
+  it('fieldgate.lock deleted while a daemon runs: a second run is still refused (73), the first keeps its link and writes the file again', async () => {
+    rig = await DeliveryRig.start({ logLevel: 'info' });
+    const r = rig;
+    const firstLog = logFor(r, 'first');
+    const first = r.startGateway(firstLog);
+    await settle(() => r.received.length >= 10, 30_000);
+    const lockFile = join(r.dir, 'state', LOCK_FILE);
+    rmSync(lockFile);
+
+    const secondLog = logFor(r, 'second');
+    const second = r.startGateway(secondLog);
+    const secondExit = await second.exited;
+    expect(secondExit).toBe(EXIT_STATE_LOCKED);
+    expect(secondLog.lines().map((l) => l.msg)).toEqual(['state directory in use by another fieldgate']);
+    // The holder writes its PID again at its next check (every storageRetryMs).
+    await settle(() => existsSync(lockFile) && readFileSync(lockFile, 'utf8') === `${first.child.pid}\n`, 10_000);
+    expect(readFileSync(lockFile, 'utf8')).toBe(`${first.child.pid}\n`);
+    const third = r.startGateway(logFor(r, 'third'));
+    expect(await third.exited).toBe(EXIT_STATE_LOCKED);
+
+    const before = r.received.length;
+    await settle(() => r.received.length >= before + 20, 30_000);
+    expect(firstLog.messages('cloud link down')).toEqual([]);
+    const exit = await r.stopAndCount(first);
+    const duplicates = r.received.length - new Set(r.received).size;
+    console.log(`lock file deleted: second exited ${secondExit}, third (after the PID was rewritten) ${third.child.exitCode}; first: 0 link drops, ${duplicates} duplicates, exit ${exit.exitCode}`);
+    expect(duplicates).toBe(0);
+    expect(exit.exitCode).toBe(0);
   }, 120_000);
 
   it('an outbox file corrupted between runs is moved aside, named in one line, and the gateway runs again', async () => {

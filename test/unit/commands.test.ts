@@ -1,4 +1,6 @@
-// CommandService with a fake device: validation before the bus, write then read back, commands.
+// CommandService with a fake device: validation before the bus, write then read back, commands;
+// once retired (its device replaced by a reload) no operation reaches the bus; CloudValues of a
+// replaced device reports nothing more.
 import { describe, expect, it } from 'vitest';
 import { CommandService, type DeviceIo } from '../../src/device/commands.js';
 import type { CommandConfig } from '../../src/core/config/command-types.js';
@@ -8,6 +10,7 @@ import { captureLogger } from '../helpers/capture-logger.js';
 import type { ReadBlock, WriteOp } from '../../src/core/points/codec.js';
 import type { Table } from '../../src/core/points/types.js';
 import { compileDevice } from '../../src/core/config/compile.js';
+import { CloudValues } from '../../src/device/cloud-values.js';
 
 function point(p: Partial<PointConfig> & Pick<PointConfig, 'id' | 'address'>): PointConfig {
   return {
@@ -226,5 +229,45 @@ describe('runCommand', () => {
     fake.failWrites = true;
     const outcome = await svc.runCommand('start_pump', { speed: 100 });
     expect(outcome).toMatchObject({ ok: false, error: { code: 503 } });
+  });
+});
+
+describe('a device replaced by a reload', () => {
+  it('a retired command path refuses every bus operation not yet started, mid-command too', async () => {
+    const { fake, svc } = service();
+    let retireAfterPulse = true;
+    const sleep = fake.sleep.bind(fake);
+    fake.sleep = async (ms: number) => {
+      await sleep(ms);
+      if (retireAfterPulse) svc.retire();
+      retireAfterPulse = false;
+    };
+    const outcome = await svc.runCommand('start_pump', { speed: 100 });
+    // The pulse's restore write, and every step after it, never reach the device.
+    expect(fake.log).toEqual(['write registers 1', 'write coil 5', 'sleep 500']);
+    expect(outcome).toMatchObject({ ok: false, error: { code: 503, message: expect.stringContaining('was replaced by a reload') } });
+    const push = await svc.applyAttributes({ setpoint: 10 }, 'push');
+    expect(push.failed).toMatchObject({ setpoint: expect.stringContaining('was replaced by a reload') });
+    expect(fake.log).toHaveLength(3);
+  });
+
+  it('retired cloud values report nothing: not before a write, not after one that was running', async () => {
+    const { fake, svc } = service();
+    const confirmed: Array<Record<string, unknown>> = [];
+    const reporter = { onConfirmedValues: (_d: string, v: Record<string, unknown>) => void confirmed.push(v), latest: () => ({}) };
+    const values = new CloudValues('pump-1', svc, reporter, silentLogger());
+    // Retired while its write runs: the old point map's read-back is not reported.
+    const write = fake.write.bind(fake);
+    fake.write = async (op) => {
+      await write(op);
+      values.retire();
+    };
+    await values.apply({ setpoint: 12.5 }, 'push');
+    expect(fake.registers.get(0)).toBe(125);
+    expect(confirmed).toEqual([]);
+    await values.apply({ setpoint: 20 }, 'sync:period');
+    await values.correct(['setpoint'], 'test');
+    expect(fake.registers.get(0)).toBe(125);
+    expect(confirmed).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ReadBlock } from '../../src/core/points/codec.js';
-import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../src/field/modbus/errors.js';
+import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError } from '../../src/field/modbus/errors.js';
 import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/device/poller.js';
 import type { Table } from '../../src/core/points/types.js';
 import { silentLogger } from '../../src/ops/log.js';
@@ -152,6 +152,20 @@ describe('Poller cycle', () => {
     poller.start();
     await clock.advanceAsync(1_000);
     expect(sink.states).toEqual([['meter', 'offline', expect.stringMatching(/^unit 4 is cooling down/)]]);
+    await poller.stop();
+  });
+
+  it('cycles held back by the late-reply guard alone do not take the device offline, the others still read', async () => {
+    const { bus, poller, sink } = setup();
+    bus.fail = (unit, table) => (table === 'input' ? new UnitLateReplyPendingError(unit, 9000) : undefined);
+    poller.start();
+    await clock.advanceAsync(3_000);
+    expect(sink.samples.length).toBeGreaterThanOrEqual(3); // the guarded read does not abort the cycle
+    expect(sink.samples.every((s) => s.values.voltage !== undefined && s.values.status === undefined)).toBe(true);
+    bus.fail = (unit) => new UnitLateReplyPendingError(unit, 9000);
+    await clock.advanceAsync(5_000);
+    expect(sink.states).toEqual([['meter', 'online', 'answering']]);
+    expect(poller.stats()[0]).toMatchObject({ state: 'online', failedCycles: 0 });
     await poller.stop();
   });
 

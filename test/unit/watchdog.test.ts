@@ -1,6 +1,9 @@
 // Stall detection for the systemd watchdog and /healthz: pollers and links that stop moving.
 import { describe, expect, it } from 'vitest';
 import { busProgress, linkProgress, ProgressWatch, type LoopProgress } from '../../src/ops/watchdog.js';
+import { devicesCarried, siteProgress } from '../../src/ops/supervision.js';
+import type { SiteConfig } from '../../src/core/config/site-types.js';
+import type { ReportOutbox } from '../../src/core/outbox-types.js';
 
 describe('ProgressWatch', () => {
   it('flags a loop whose counter has not moved for longer than expected, and clears it when it moves', () => {
@@ -55,5 +58,34 @@ describe('busProgress', () => {
     expect(watch.stalled(32_001)).toEqual(['bus plc']); // any number of timed-out cycles in between
     goodReplies += 1;
     expect(watch.stalled(32_002)).toEqual([]);
+  });
+});
+
+describe('siteProgress: the gateway-mode link', () => {
+  const site = { buses: [], devices: [] } as unknown as SiteConfig;
+  function sources(depths: Record<string, number>, acked: number, subDevices: string[]) {
+    const devices = Object.fromEntries(Object.entries(depths).map(([d, depth]) => [d, { depth, bytes: depth * 10, dropped: 0 }]));
+    return {
+      pollers: new Map(), buses: [], keepaliveS: 10, subDevices: new Set(subDevices),
+      links: () => [{ device: '@fieldgate', state: 'up' as const, reconnects: 0, publishes: acked }, { device: 'direct', state: 'up' as const, reconnects: 0, publishes: 3 }],
+      outbox: { stats: () => ({ devices }) } as unknown as ReportOutbox,
+    };
+  }
+
+  it('counts the sub-devices\' rows as the identity link\'s backlog (rows are stored under their names)', () => {
+    expect(devicesCarried('@fieldgate', new Set(['sub-1', 'sub-2']))).toEqual(['@fieldgate', 'sub-1', 'sub-2']);
+    expect(devicesCarried('direct', new Set(['sub-1']))).toEqual(['direct']);
+    const loops = siteProgress(() => site, sources({ 'sub-1': 4, 'sub-2': 1, direct: 0 }, 7, ['sub-1', 'sub-2']))();
+    expect(loops).toEqual([{ name: 'link @fieldgate', counter: 7, expectedWithinMs: 50_000 }]);
+  });
+
+  it('an identity link that is up with sub-device reports waiting and acknowledges nothing is stalled; a removed sub-device no longer counts', () => {
+    const subs = ['sub-1'];
+    const watch = new ProgressWatch(siteProgress(() => site, sources({ 'sub-1': 4, 'sub-9': 8 }, 7, subs)));
+    expect(watch.stalled(0)).toEqual([]);
+    expect(watch.stalled(50_001)).toEqual(['link @fieldgate']);
+    const none = new ProgressWatch(siteProgress(() => site, sources({ 'sub-9': 8 }, 7, subs)));
+    none.stalled(0);
+    expect(none.stalled(100_000)).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@
 import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
+import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 import { systemTime, type Time } from '../../core/time.js';
@@ -113,8 +114,19 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** A file deleted, replaced or found corrupt is replaced by a fresh one with every row that could be read. */
   checkFile(): void {
     if (this.closed) return;
+    if (this.file.detached) return this.attachFile();
     const { replaced, complete } = this.file.check();
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+  }
+
+  /** Never opened at start: the file taken up with every row, memory's included (outbox-attach.ts). */
+  private attachFile(): void {
+    const batch = this.memory.all();
+    const attached = attachCounted(this.file, this.disk, this.ackedOnDisk, this.nextSeq, batch);
+    if (!attached) return;
+    this.nextSeq = attached.nextSeq;
+    for (const [device, seq] of new Map(batch.map((r) => [r.device, r.seq]))) this.memory.ackThrough(device, seq);
+    for (const { device } of attached.totals) this.wake(device);
   }
 
   /** Writes all of memory and the pending deletes now, in one transaction; a failure is kept in storage state. */
@@ -158,6 +170,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (this.closed) return;
     this.checkFile();
     if (!this.write(this.memory.all())) this.dropMemory();
+    else if (this.file.inMemory) reportDrops(dropStoreRows(this.disk), 'write-failed', this.options.onDrop);
     this.closed = true;
     this.clearTimer();
     try {

@@ -6,6 +6,7 @@ import { tally, type DropTally } from './outbox-caps.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { OutboxDeviceStats } from '../../core/outbox-types.js';
 import { OutboxStore, type DeviceTotals, type StoreOptions } from './outbox-store.js';
+import { attachFile, type Attached } from './outbox-attach.js';
 
 export interface MovedAside {
   path: string;
@@ -106,6 +107,14 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
   }
 }
 
+function closeQuietly(store: OutboxStore): void {
+  try {
+    store.close();
+  } catch {
+    // Abandoned either way.
+  }
+}
+
 function removeLeftovers(path: string): void {
   for (const suffix of ['-wal', '-shm']) {
     try {
@@ -146,10 +155,62 @@ export class StoreKeeper {
   readonly opened: OpenedStore;
   private corrupt = false;
 
-  constructor(private readonly path: string, options: StoreOptions, private readonly hooks: KeeperHooks) {
+  /** True while the file could not be opened at start: the store is in memory until attach() succeeds. */
+  private detachedSinceStart = false;
+
+  constructor(private readonly path: string, private readonly options: StoreOptions, private readonly hooks: KeeperHooks) {
     this.health = new StorageHealth(hooks.now, hooks.onStorage);
-    this.opened = openOutboxFile(path, options, hooks.now(), hooks.onMovedAside);
+    try {
+      this.opened = openOutboxFile(path, options, hooks.now(), hooks.onMovedAside);
+    } catch (err) {
+      // A state directory read-only, missing or too full to create the file in: run from memory
+      // as when the disk fails later (reported as failing), and take the file up when it opens.
+      if (path === ':memory:') throw err;
+      const store = new OutboxStore(':memory:', options);
+      this.opened = { store, totals: [], maxSeq: 0 };
+      this.detachedSinceStart = true;
+      this.health.failed(err);
+    }
     this.store = this.opened.store;
+  }
+
+  /** The rows live in an in-memory store (not opened at start, or a replacement found no place): they end with the process. */
+  get inMemory(): boolean {
+    return this.store.path !== this.path;
+  }
+
+  /** The file was never opened (start on a bad state directory): the outbox must call attach(). */
+  get detached(): boolean {
+    return this.detachedSinceStart;
+  }
+
+  /**
+   * Opens the file and moves everything into it (see outbox-attach.ts): `work` adds the outbox's
+   * own pending rows in the same transaction. Undefined (failure counted, store unchanged) while
+   * the file cannot be opened or takes no writes.
+   */
+  attach(nextSeq: number, work: (store: OutboxStore) => void): Attached | undefined {
+    let opened: OpenedStore;
+    try {
+      opened = openOutboxFile(this.path, this.options, this.hooks.now(), this.hooks.onMovedAside);
+    } catch (err) {
+      this.health.failed(err);
+      return undefined;
+    }
+    let attached: Attached;
+    try {
+      attached = attachFile(opened, this.store, nextSeq, work);
+    } catch (err) {
+      // Reopened at the next attempt: a connection opened on a read-only mount stays read-only.
+      closeQuietly(opened.store);
+      this.health.failed(err);
+      return undefined;
+    }
+    closeQuietly(this.store);
+    this.store = opened.store;
+    this.detachedSinceStart = false;
+    this.health.succeeded();
+    return attached;
   }
 
   get ok(): boolean {
@@ -172,6 +233,8 @@ export class StoreKeeper {
    * came along (when not, the caller recounts).
    */
   check(): { replaced: boolean; complete: boolean } {
+    // Never opened: attach() takes the file up (a replacement would move its rows aside unread).
+    if (this.detachedSinceStart) return { replaced: false, complete: true };
     const inMemory = this.store.path !== this.path;
     const gone = !inMemory && this.store.fileReplaced();
     if (!inMemory && !gone && !this.corrupt) return { replaced: false, complete: true };

@@ -190,6 +190,17 @@ export class OutboxStore {
       .map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload) }));
   }
 
+  /** The lowest and highest seq held, or undefined when the table is empty. */
+  seqRange(): { min: number; max: number } | undefined {
+    const row = this.db.prepare('SELECT MIN(seq) AS min, MAX(seq) AS max FROM outbox').get() as { min: number | null; max: number | null };
+    return row.min === null || row.max === null ? undefined : { min: row.min, max: row.max };
+  }
+
+  /** Adds `offset` to every seq (order kept); the caller makes sure no new seq lands on an old one. */
+  shiftSeqs(offset: number): void {
+    this.db.prepare('UPDATE outbox SET seq = seq + ?').run(offset);
+  }
+
   /** Makes the next automatic sequence number follow `seq` (a fresh file continues the old one's numbering). */
   continueSequence(seq: number): void {
     this.db.prepare("DELETE FROM sqlite_sequence WHERE name = 'outbox'").run();

@@ -5,6 +5,7 @@
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
+import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../../core/time.js';
 import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
@@ -96,8 +97,20 @@ export class Outbox implements ReportOutbox {
   /** A file deleted, replaced or found corrupt is replaced by a fresh one with every row that could be read. */
   checkFile(): void {
     if (this.closed) return;
+    if (this.file.detached) return this.attachFile();
     const { replaced, complete } = this.file.check();
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+  }
+
+  /** Never opened at start: the file taken up with every row, the waiting appends included (outbox-attach.ts). */
+  private attachFile(): void {
+    const batch = this.pending;
+    const attached = attachCounted(this.file, this.counters, this.ackedOnDisk, this.nextSeq, batch);
+    if (!attached) return;
+    this.nextSeq = attached.nextSeq;
+    this.pending = this.pending.slice(batch.length);
+    const devices = new Set([...attached.totals.map((t) => t.device), ...batch.map((r) => r.device)]);
+    if (devices.size > 0) this.options.onCommit?.(devices);
   }
 
   /** Committed records; while the file takes no writes, then the ones waiting for it (newer by seq). */
@@ -188,6 +201,7 @@ export class Outbox implements ReportOutbox {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.dropPending(this.pending.splice(0), 'write-failed');
+    if (this.file.inMemory) reportDrops(dropStoreRows(this.counters), 'write-failed', this.options.onDrop);
     try {
       this.file.store.close();
     } catch (err) {

@@ -18,6 +18,8 @@ export const BUS_DEFAULTS = {
   cooldown: { afterTimeouts: 3, initialMs: 5_000, maxMs: 60_000 } satisfies CooldownConfig,
   busyRetries: 3,
   reopenAfterSilenceMs: 30_000,
+  /** Cloud work waits this long in the queue for a unit guarded against a late reply or cooling down. */
+  writes: { maxWaitMs: 30_000 },
 };
 
 /** Above 19200 baud the Modbus spec fixes t3.5 at 1.75 ms instead of 3.5 character times. */
@@ -48,6 +50,14 @@ function readBackoff(bus: Fields): BackoffConfig | undefined {
     return undefined;
   }
   return initialMs === undefined || maxMs === undefined || jitter === undefined ? undefined : { initialMs, maxMs, jitter };
+}
+
+function readWrites(bus: Fields): { maxWaitMs: number } | undefined {
+  const f = bus.section('writes');
+  if (!f) return undefined;
+  const maxWaitMs = f.duration('maxWaitMs', { default: BUS_DEFAULTS.writes.maxWaitMs, min: 0, max: 3_600_000 });
+  f.rejectUnknownKeys();
+  return maxWaitMs === undefined ? undefined : { maxWaitMs };
 }
 
 function readCooldown(bus: Fields): CooldownConfig | undefined {
@@ -149,15 +159,16 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   const reopenAfterSilenceMs = f.duration('reopenAfterSilenceMs', { default: BUS_DEFAULTS.reopenAfterSilenceMs, min: 1000, max: 86_400_000 });
   // Absent = 10 x the bus timeout (the bus applies it, so a per-request timeout scales it too).
   const lateReplyGuardMs = f.duration('lateReplyGuardMs', { min: 1, max: 3_600_000, optional: true });
+  const writes = readWrites(f);
   // Keys of the other kinds are not "unknown" when the kind itself is wrong: one issue is enough.
   if (kind !== undefined) {
     rejectOtherKindKeys(f, kind);
     f.rejectUnknownKeys();
   }
-  if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined || reopenAfterSilenceMs === undefined) {
+  if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined || reopenAfterSilenceMs === undefined || !writes) {
     return undefined;
   }
-  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs, ...(lateReplyGuardMs === undefined ? {} : { lateReplyGuardMs }) };
+  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs, writes, ...(lateReplyGuardMs === undefined ? {} : { lateReplyGuardMs }) };
 }
 
 export interface ReadBuses {

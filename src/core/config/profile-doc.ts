@@ -1,7 +1,7 @@
 // One profile file's text, parsed, -> DeviceProfile, checked like a device of its own (pure).
 import { readDevice } from './devices.js';
 import { Fields, isMapping } from './fields.js';
-import type { DeviceProfile, ProfileSource, SunSpecPlacement } from './profile-types.js';
+import { SOURCE_QUALITIES, type DeviceProfile, type ProfileSource, type SunSpecPlacement } from './profile-types.js';
 import type { BusConfig, ConfigIssue } from './site-types.js';
 
 export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -22,9 +22,12 @@ function readSource(f: Fields): ProfileSource | undefined {
   const table = s.string('table');
   const url = s.string('url', { optional: true });
   const notes = s.string('notes', { optional: true });
+  const quality = s.choice('quality', SOURCE_QUALITIES, { default: 'primary' });
   s.rejectUnknownKeys();
-  if (title === undefined || version === undefined || table === undefined) return undefined;
-  return { title, version, table, ...(url !== undefined ? { url } : {}), ...(notes !== undefined ? { notes } : {}) };
+  // Secondary material must say what it is, so a reader can weigh it.
+  if (quality === 'secondary' && notes === undefined) s.report('notes', 'required when quality is secondary: say where the addresses come from');
+  if (title === undefined || version === undefined || table === undefined || quality === undefined) return undefined;
+  return { title, version, table, ...(url !== undefined ? { url } : {}), ...(notes !== undefined ? { notes } : {}), quality };
 }
 
 function readSunSpec(f: Fields): SunSpecPlacement | undefined {

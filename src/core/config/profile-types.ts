@@ -9,7 +9,15 @@ export interface ProfileSource {
   table: string;
   url?: string;
   notes?: string;
+  /**
+   * primary: the addresses were read in the manufacturer's (or the standard's) document itself;
+   * secondary: that document could not be read, they come from other material (say how in notes).
+   */
+  quality: SourceQuality;
 }
+
+export const SOURCE_QUALITIES = ['primary', 'secondary'] as const;
+export type SourceQuality = (typeof SOURCE_QUALITIES)[number];
 
 /** A SunSpec model: its points are offsets from the model's ID register, placed where the device keeps it. */
 export interface SunSpecPlacement {

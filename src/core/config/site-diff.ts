@@ -2,7 +2,7 @@
 // cannot change while running (every part is built from them), except the log level; a device is
 // replaced when its definition or its bus changed, and a bus restarts when its definition changed.
 import type { Config } from './config.js';
-import { subDevicesOf } from './gateway-mode.js';
+import { cloudModeOf, subDevicesOf } from './gateway-mode.js';
 import type { BusConfig, ConfigIssue, DeviceConfig, LogLevel, SiteConfig } from './site-types.js';
 
 /** Gateway keys a reload applies; every other `gateway.*` key needs a restart. */
@@ -20,6 +20,11 @@ export interface ReloadPlan {
   readonly devicesRemoved: readonly string[];
   /** Devices replaced: their definition changed, or the bus they use (for polls or a stream) restarts. */
   readonly devicesReplaced: readonly string[];
+  /**
+   * Replaced devices whose cloud link is unchanged (same identity fields, mode, sub-device address
+   * and stream identifiers): they keep their MQTT link, or their place on the identity's link.
+   */
+  readonly devicesKeepingLink: readonly string[];
   readonly devicesKept: readonly string[];
 }
 
@@ -45,6 +50,15 @@ function concurrentUnits(site: SiteConfig, bus: string): number[] {
 function busesOf(device: DeviceConfig): string[] {
   const streamBuses = device.streams.flatMap((s) => (s.target.kind === 'bus' ? [s.target.bus] : []));
   return [device.bus, ...streamBuses];
+}
+
+/** What a device's MQTT link is made of (undefined without a cloud block): equal, a replacement keeps the link. */
+function linkOf(device: DeviceConfig, config: Config, address: string | undefined): string | undefined {
+  const mode = cloudModeOf(device, config.gateway.cloud);
+  if (!device.cloud || !mode) return undefined;
+  // The timestamp attribute shapes reports only, not the link.
+  const identity = { ...device.cloud, timestampAttribute: undefined };
+  return JSON.stringify({ mode, identity, address: mode === 'gateway' ? address : undefined, streams: device.streams.map((s) => s.identifier) });
 }
 
 /** The reload plan, or every gateway-level key that changed (all or nothing: nothing is applied then). */
@@ -82,12 +96,18 @@ export function planReload(running: Config, next: Config): ReloadDecision {
     else devicesKept.push(device.name);
   }
   const names = new Set(next.site.devices.map((d) => d.name));
+  const devicesKeepingLink = devicesReplaced.filter((name) => {
+    const before = oldDevices.get(name);
+    const after = next.site.devices.find((d) => d.name === name);
+    const link = before && linkOf(before, running, oldAddresses.get(name));
+    return link !== undefined && after !== undefined && link === linkOf(after, next, newAddresses.get(name));
+  });
   const devicesRemoved = running.site.devices.map((d) => d.name).filter((name) => !names.has(name));
   const logLevel = running.gateway.logLevel === next.gateway.logLevel ? undefined : next.gateway.logLevel;
   // Device order matters too (status lists devices as the file does), so compare the whole site.
   const identical = logLevel === undefined && same(running.site, next.site);
   return {
     accepted: true,
-    plan: { identical, logLevel, busesAdded, busesRemoved, busesRestarted, devicesAdded, devicesRemoved, devicesReplaced, devicesKept },
+    plan: { identical, logLevel, busesAdded, busesRemoved, busesRestarted, devicesAdded, devicesRemoved, devicesReplaced, devicesKeepingLink, devicesKept },
   };
 }

@@ -58,10 +58,13 @@ export interface SharedBusSettings {
   /** Reopen the port when no unit gave a good reply for this long while requests failed. */
   reopenAfterSilenceMs?: number;
   /**
-   * RTU framing: after a timeout the unit is not asked again until its late reply was seen or this
-   * long has passed (default 10 x timeoutMs), so no late reply can pass for the answer to another request.
+   * RTU framing: after a timeout nothing the unit's late reply could be taken for (same function and
+   * reply length) is sent until it was seen or this long has passed (default 10 x timeoutMs), so no
+   * late reply can pass for the answer to another request.
    */
   lateReplyGuardMs?: number;
+  /** Cloud work (writes, read-backs, cloud reads) waits up to `maxWaitMs` for a guarded or cooling unit. */
+  writes?: { maxWaitMs: number };
 }
 
 export interface BackoffConfig {

@@ -1,7 +1,9 @@
 // Recognises the late reply of a timed-out RTU request in the bytes a line received (pure). RTU has
 // no transaction id: a late reply can only be told apart from a fresh one because fieldgate does
-// not ask its unit again until the late frame was seen (or its guard ran out), so any complete,
-// CRC-valid frame of such a unit is that late reply, whatever else is on the line around it.
+// not ask its unit a request of the same shape (function and reply length) until the late frame
+// was seen (or its guard ran out), so any complete, CRC-valid frame of such a unit and shape is
+// that late reply, whatever else is on the line around it. A unit may have several requests of
+// different shapes awaited at once.
 import { crc16 } from './rtu-frame.js';
 import { expectedPduLength } from './reply-check.js';
 
@@ -17,6 +19,8 @@ export interface AwaitedLateReply {
 
 export interface LateFrame {
   unit: number;
+  /** The awaited request the frame answers. */
+  request: AwaitedLateReply;
   /** Offset and length of the frame in the scanned bytes. */
   offset: number;
   length: number;
@@ -36,23 +40,40 @@ function validFrameAt(bytes: Uint8Array, offset: number, length: number): boolea
   return crc16(bytes, offset, offset + length - 2) === sent;
 }
 
+/** Two requests whose normal replies cannot be told apart (same unit, function and frame length). */
+export function sameReplyShape(a: Omit<AwaitedLateReply, 'sentAt'>, b: Omit<AwaitedLateReply, 'sentAt'>): boolean {
+  return a.unit === b.unit && a.functionCode === b.functionCode
+    && replyFrameLength(a.functionCode, a.quantity) === replyFrameLength(b.functionCode, b.quantity);
+}
+
+/** The frame length of `request`'s reply that starts with function code `code`, if it is one of its two forms. */
+function frameLengthOf(request: AwaitedLateReply, code: number | undefined): number | undefined {
+  if (code === (request.functionCode | 0x80)) return EXCEPTION_FRAME_BYTES;
+  if (code === request.functionCode) return replyFrameLength(request.functionCode, request.quantity);
+  return undefined;
+}
+
 /**
  * The complete, CRC-valid replies (normal or exception form) of `awaited` requests in `bytes`, in
- * order, at most one per unit, never overlapping.
+ * order, at most one per awaited request (an exception form goes to the oldest request of its
+ * unit and function), never overlapping.
  */
 export function findLateFrames(bytes: Uint8Array, awaited: readonly AwaitedLateReply[]): LateFrame[] {
-  const open = new Map(awaited.map((a) => [a.unit, a]));
+  const open = [...awaited].sort((a, b) => a.sentAt - b.sentAt);
   const found: LateFrame[] = [];
-  for (let offset = 0; offset + EXCEPTION_FRAME_BYTES <= bytes.length && open.size > 0; offset += 1) {
-    const request = open.get(bytes[offset] as number);
-    if (!request) continue;
+  for (let offset = 0; offset + EXCEPTION_FRAME_BYTES <= bytes.length && open.length > 0; offset += 1) {
+    const unit = bytes[offset] as number;
     const code = bytes[offset + 1];
-    let length: number | undefined;
-    if (code === (request.functionCode | 0x80)) length = EXCEPTION_FRAME_BYTES;
-    else if (code === request.functionCode) length = replyFrameLength(request.functionCode, request.quantity);
-    if (length === undefined || !validFrameAt(bytes, offset, length)) continue;
-    found.push({ unit: request.unit, offset, length });
-    open.delete(request.unit);
+    const index = open.findIndex((request) => {
+      if (request.unit !== unit) return false;
+      const length = frameLengthOf(request, code);
+      return length !== undefined && validFrameAt(bytes, offset, length);
+    });
+    if (index < 0) continue;
+    const request = open[index] as AwaitedLateReply;
+    const length = frameLengthOf(request, code) as number;
+    found.push({ unit, request, offset, length });
+    open.splice(index, 1);
     offset += length - 1;
   }
   return found;

@@ -5,7 +5,9 @@
 //   `echo: true`; without it, a reply that starts with the exact request bytes is "the line echoes";
 // - a reply of another length than asked whose byte count and CRC agree with each other (one
 //   register too many, say): a length mismatch, not a CRC error;
-// - bytes skipped before the frame, and bytes after it (a duplicate, a late or foreign frame).
+// - bytes skipped before the frame, and bytes after it (a duplicate, a late or foreign frame);
+// - the late reply of an earlier request of the same unit whose reply has another length (told
+//   apart by its length and CRC, skipped), and an exception reply that could be either (ambiguous).
 import { crc16 } from './rtu-frame.js';
 import { type ExpectedReply, expectedPduLength } from './reply-check.js';
 
@@ -35,6 +37,14 @@ export interface ReplyVerdict {
   extra: number;
   /** Set when the frame handed over is complete and consistent but not of the asked length. */
   lengthMismatch?: string;
+  /** Set when the frame handed over could as well be the late reply of an earlier request. */
+  ambiguous?: string;
+}
+
+/** An earlier request of the exchange's unit whose reply may still come (its function and frame length). */
+export interface LateShape {
+  functionCode: number;
+  frameLength: number;
 }
 
 function hasValidCrc(bytes: Buffer, length: number): boolean {
@@ -55,10 +65,15 @@ export class RtuReplyFramer {
   private echoSettled = true;
   private verdictState: ReplyVerdict = { echo: 'none', skipped: 0, extra: 0 };
   private framed = false;
+  private late: readonly LateShape[] = [];
 
-  /** A request went out: frame its reply from the next byte on. */
-  begin(request: Buffer, expected: ExpectedReply, echo: boolean): void {
+  /**
+   * A request went out: frame its reply from the next byte on. `late`: replies still awaited from
+   * the same unit (never of the asked shape: the bus does not send such a request meanwhile).
+   */
+  begin(request: Buffer, expected: ExpectedReply, echo: boolean, late: readonly LateShape[] = []): void {
     this.rx = Buffer.alloc(0);
+    this.late = late.filter((shape) => shape.functionCode === expected.functionCode);
     this.request = request;
     this.expected = expected;
     this.echoExpected = echo;
@@ -102,6 +117,8 @@ export class RtuReplyFramer {
     if (pdu === undefined) return undefined;
     const start = this.rx.indexOf(expected.unit);
     if (start < 0 || this.rx[start + 1] !== expected.functionCode || this.rx.length - start < pdu + 3) return undefined;
+    // A late reply of an earlier request (its byte count says so) is not cut short.
+    if (this.lateFrameAt(this.rx.subarray(start), pdu + 3) !== undefined) return undefined;
     return { start, length: pdu + 3 };
   }
 
@@ -166,18 +183,36 @@ export class RtuReplyFramer {
       const rest = rx.subarray(i);
       if (code === (expected.functionCode | 0x80)) {
         if (rest.length < EXCEPTION_FRAME) return undefined;
+        if (this.late.length > 0) {
+          this.verdictState.ambiguous = `exception reply of unit ${expected.unit} to function ${expected.functionCode} while an earlier request of the same function may still be answered`;
+        }
         return this.take(i, EXCEPTION_FRAME);
       }
       if (code !== expected.functionCode) continue;
       const pdu = expectedPduLength(expected.functionCode, expected.quantity);
       if (pdu === undefined) return undefined;
       const length = pdu + 3;
+      const late = this.lateFrameAt(rest, length);
+      if (late === 'incomplete') return undefined;
+      if (late !== undefined) {
+        i += late - 1; // an earlier request's late reply (another length, good CRC): skipped, counted
+        continue;
+      }
       if (expected.functionCode > 4 || rest.length < 3 || rest[2] === length - READ_OVERHEAD) {
         return rest.length < length ? undefined : this.take(i, length);
       }
       return this.readOfOtherLength(i, length, rest[2] as number);
     }
     return undefined;
+  }
+
+  /** The length of an awaited late reply starting at `rest` (a read of another length with a good CRC). */
+  private lateFrameAt(rest: Buffer, askedLength: number): number | 'incomplete' | undefined {
+    if (rest.length < 3) return this.late.length > 0 ? 'incomplete' : undefined;
+    const shape = this.late.find((s) => s.frameLength !== askedLength && s.functionCode <= 4 && rest[2] === s.frameLength - READ_OVERHEAD);
+    if (!shape) return undefined;
+    if (rest.length < shape.frameLength) return 'incomplete';
+    return hasValidCrc(rest, shape.frameLength) ? shape.frameLength : undefined;
   }
 
   /** A read reply whose byte count is not what was asked: consistent frame (length mismatch) or noise. */

@@ -79,20 +79,21 @@ export class BusOutcomes {
     if (err instanceof ModbusTimeoutError) {
       counters.timeouts += 1;
       this.silent();
-      this.transition(unit, health.onNoAnswer(unit, now, isProbe));
+      this.transition(unit, health.onNoAnswer(unit, now, isProbe, `timeouts (no answer within ${err.timeoutMs} ms)`));
     } else if (err instanceof ModbusExceptionError) {
       counters.exceptions += 1;
       this.good(); // a matched exception reply: the line works
       // A gateway answering "target did not respond" is a timeout seen through the gateway; a unit
       // still busy after every repeat is as unavailable as a silent one.
       const unavailable = err.isGatewayNoResponse || err.isBusy;
-      this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe) : health.onAnswer(unit, now));
+      const what = err.isBusy ? `"busy" answers (exception ${err.code} to every repeat)` : `gateway answers (exception ${err.code})`;
+      this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe, what) : health.onAnswer(unit, now));
     } else if (err instanceof ModbusFrameError && !isRaw) {
       if (err instanceof LineEchoError) this.echoMismatch(unit, err);
       // A reply that cannot be trusted is no answer: a unit that only sends garbage cools down too.
       counters.frameErrors += 1;
       this.silent();
-      this.transition(unit, health.onNoAnswer(unit, now, isProbe));
+      this.transition(unit, health.onNoAnswer(unit, now, isProbe, 'malformed replies'));
     } else {
       counters[err instanceof ModbusFrameError ? 'frameErrors' : 'otherErrors'] += 1;
       if (!isRaw) health.onInconclusive(unit, isProbe);
@@ -117,7 +118,7 @@ export class BusOutcomes {
     } else {
       this.ctx.log.debug({ unit, answeredAfterMs, timeoutMs }, 'late reply discarded');
     }
-    this.transition(unit, this.ctx.health.onLate(unit, this.ctx.clock.now()));
+    this.transition(unit, this.ctx.health.onLate(unit, this.ctx.clock.now(), `late replies (answered ${answeredAfterMs} ms after the request, timeout ${timeoutMs} ms)`));
   }
 
   discarded(reason: string): void {
@@ -146,7 +147,7 @@ export class BusOutcomes {
     const log = this.ctx.log;
     switch (transition.kind) {
       case 'cooldown-started':
-        log.warn({ unit, timeouts: transition.timeouts, failures: transition.failures, cooldownMs: transition.delayMs }, 'unit cooling down');
+        log.warn({ unit, timeouts: transition.timeouts, failures: transition.failures, lastFailure: transition.lastFailure, cooldownMs: transition.delayMs }, 'unit cooling down');
         break;
       case 'cooldown-extended':
         log.debug({ unit, cooldownMs: transition.delayMs, level: transition.level }, 'unit still not answering');

@@ -4,6 +4,7 @@ import { isBitTable } from '../../core/points/types.js';
 import { InvalidRequestError } from './errors.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 import type { ModbusTransport } from './transport.js';
+import type { ReplyShape } from './transport-types.js';
 import type { Priority } from './request-queue.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 
@@ -15,6 +16,12 @@ export interface RequestOptions {
   priority?: Priority;
   /** Overrides the bus timeout for this request. */
   timeoutMs?: number;
+  /**
+   * How long the request may wait in the queue while its unit is guarded against a late reply or
+   * cooling down (ms; 0: refused at once). Default: the bus's `writes.maxWaitMs` for 'high'
+   * priority, 0 for polls.
+   */
+  maxWaitMs?: number;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -74,32 +81,38 @@ export function validateOperation(unit: number, op: Operation): void {
   }
 }
 
-/** Performs one operation on the transport (one Modbus transaction). */
+/** The function code of a read of `table`. */
+const READ_FUNCTION: Record<Table, number> = { coil: 1, discrete: 2, holding: 3, input: 4 };
+
+/** What the operation puts on the wire (function and quantity of each request); none for raw bytes. */
+export function wireShapes(op: Operation): ReplyShape[] {
+  switch (op.kind) {
+    case 'read': return [{ functionCode: READ_FUNCTION[op.table], quantity: op.count }];
+    case 'write-registers': return [{ functionCode: op.values.length === 1 && !op.forceMulti ? 6 : 16, quantity: op.values.length }];
+    case 'write-coils': return [{ functionCode: op.values.length === 1 && !op.forceMulti ? 5 : 15, quantity: op.values.length }];
+    case 'write-bit': return [{ functionCode: 3, quantity: 1 }, { functionCode: op.forceMulti ? 16 : 6, quantity: 1 }];
+    case 'raw': return [];
+  }
+}
+
+/**
+ * Performs one operation on the transport (one Modbus transaction; a read with `pieceCount` as
+ * reads of at most that many registers or bits, one after the other, joined).
+ */
 export async function perform(
-  transport: ModbusTransport, unit: number, op: Operation, timeoutMs: number,
+  transport: ModbusTransport, unit: number, op: Operation, timeoutMs: number, pieceCount?: number,
 ): Promise<OperationResult> {
+  if (op.kind === 'read' && pieceCount !== undefined && pieceCount < op.count) {
+    const pieces: ReadBlock<Uint16Array>[] = [];
+    for (let start = op.start; start < op.start + op.count; start += pieceCount) {
+      const count = Math.min(pieceCount, op.start + op.count - start);
+      pieces.push(await performRead(transport, unit, { ...op, start, count }, timeoutMs));
+    }
+    return joinBlocks(op.table, op.start, pieces);
+  }
   switch (op.kind) {
     case 'read':
-      switch (op.table) {
-        case 'coil':
-          return { table: op.table, start: op.start, bits: await transport.readCoils(unit, op.start, op.count, timeoutMs) };
-        case 'discrete':
-          return {
-            table: op.table, start: op.start,
-            bits: await transport.readDiscreteInputs(unit, op.start, op.count, timeoutMs),
-          };
-        case 'holding':
-          return {
-            table: op.table, start: op.start,
-            words: await transport.readHoldingRegisters(unit, op.start, op.count, timeoutMs),
-          };
-        case 'input':
-          return {
-            table: op.table, start: op.start,
-            words: await transport.readInputRegisters(unit, op.start, op.count, timeoutMs),
-          };
-      }
-      break;
+      return performRead(transport, unit, op, timeoutMs);
     case 'write-registers':
       if (op.values.length === 1 && !op.forceMulti) {
         await transport.writeRegister(unit, op.address, op.values[0] as number, timeoutMs);
@@ -125,4 +138,36 @@ export async function perform(
       return transport.exchangeRaw(op.data, op.window);
   }
   return undefined;
+}
+
+async function performRead(transport: ModbusTransport, unit: number, op: Extract<Operation, { kind: 'read' }>,
+  timeoutMs: number): Promise<ReadBlock<Uint16Array>> {
+  switch (op.table) {
+    case 'coil':
+      return { table: op.table, start: op.start, bits: await transport.readCoils(unit, op.start, op.count, timeoutMs) };
+    case 'discrete':
+      return { table: op.table, start: op.start, bits: await transport.readDiscreteInputs(unit, op.start, op.count, timeoutMs) };
+    case 'holding':
+      return { table: op.table, start: op.start, words: await transport.readHoldingRegisters(unit, op.start, op.count, timeoutMs) };
+    case 'input':
+      return { table: op.table, start: op.start, words: await transport.readInputRegisters(unit, op.start, op.count, timeoutMs) };
+  }
+}
+
+function joinBlocks(table: Table, start: number, pieces: readonly ReadBlock<Uint16Array>[]): ReadBlock<Uint16Array> {
+  if (isBitTable(table)) return { table, start, bits: pieces.flatMap((p) => p.bits ?? []) };
+  const words = new Uint16Array(pieces.reduce((n, p) => n + (p.words?.length ?? 0), 0));
+  let at = 0;
+  for (const piece of pieces) {
+    words.set(piece.words ?? [], at);
+    at += piece.words?.length ?? 0;
+  }
+  return { table, start, words };
+}
+
+/** Transactions an operation takes: a bit write reads and writes, a split read one per piece. */
+export function transactionsOf(op: Operation, pieceCount: number | undefined): number {
+  if (op.kind === 'write-bit') return 2;
+  if (op.kind === 'read' && pieceCount !== undefined) return Math.ceil(op.count / pieceCount);
+  return 1;
 }

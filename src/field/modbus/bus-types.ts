@@ -31,7 +31,11 @@ export interface Job {
   reject: (err: unknown) => void;
   /** Repeats after "busy" so far. */
   busyAttempts: number;
-  /** Set once the job was let onto the line: a repeat after "busy" is not admitted again. */
+  /** How the job was last let onto the line: a repeat after "busy" of a probe stays the probe. */
   admitted?: 'go' | 'probe';
+  /** Epoch ms until which the job may wait in the queue while its unit is guarded or cooling down. */
+  waitUntil?: number;
+  /** Epoch ms when it was queued (for the refusal's reason). */
+  queuedAt?: number;
 }
 

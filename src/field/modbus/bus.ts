@@ -2,12 +2,13 @@
 // RTU lines run exactly one transaction at a time with the inter-frame silence kept between them;
 // slow or dead units cool down instead of stealing the line; the port is reopened by itself.
 import type { BusConfig } from '../../core/config/site-types.js';
+import { BUS_DEFAULTS } from '../../core/config/buses.js';
 import type { Logger } from '../../core/logger.js';
 import type { Table } from '../../core/points/types.js';
 import { BusConnection, type ConnectionState } from './bus-connection.js';
 import {
   type Operation, type OperationResult, type Priority, type RequestOptions, type WriteOptions,
-  perform, validateOperation,
+  perform, transactionsOf, validateOperation,
 } from './bus-request.js';
 import { type Clock, type Timers, systemClock, systemTimers } from '../../core/time.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
@@ -54,6 +55,7 @@ export class Bus {
   private busyTimeMs = 0;
   private lineFreeAt = 0;
   private cancelGapTimer: (() => void) | undefined;
+  private wake: { at: number; cancel: () => void } | undefined;
   private queueFullLogged = false;
 
   constructor(options: BusOptions) {
@@ -96,7 +98,7 @@ export class Bus {
         this.pump();
       },
     });
-    this.transport.onLateReply?.((unit, answeredAfterMs) => this.slow.lateReply(unit, answeredAfterMs));
+    this.transport.onLateReply?.((unit, answeredAfterMs, request) => this.slow.lateReply(unit, answeredAfterMs, request));
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
   }
 
@@ -114,6 +116,7 @@ export class Bus {
     const wasActive = this.state !== 'idle' && this.state !== 'stopped';
     this.cancelGapTimer?.();
     this.cancelGapTimer = undefined;
+    this.cancelWake();
     const waiting = [...this.queue.drain(), ...this.slow.cancelAll()];
     await this.connection.stop();
     for (const job of waiting) job.reject(new BusStoppedError(this.name));
@@ -121,26 +124,26 @@ export class Bus {
   }
 
   read(unit: number, table: Table, start: number, count: number, options: RequestOptions = {}): Promise<ReadBlock<Uint16Array>> {
-    return this.submit(unit, { kind: 'read', table, start, count }, options.priority ?? 'normal', options.timeoutMs)
+    return this.submit(unit, { kind: 'read', table, start, count }, options.priority ?? 'normal', options.timeoutMs, options.maxWaitMs)
       .then((result) => result as ReadBlock<Uint16Array>);
   }
 
   /** FC6 for one register (unless forceMulti), FC16 otherwise. Jumps ahead of polls by default. */
   async writeRegisters(unit: number, address: number, values: readonly number[], options: WriteOptions = {}): Promise<void> {
     const op: Operation = { kind: 'write-registers', address, values, forceMulti: options.forceMulti ?? false };
-    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs, options.maxWaitMs);
   }
 
   /** FC5 for one coil (unless forceMulti), FC15 otherwise. Jumps ahead of polls by default. */
   async writeCoils(unit: number, address: number, values: readonly boolean[], options: WriteOptions = {}): Promise<void> {
     const op: Operation = { kind: 'write-coils', address, values, forceMulti: options.forceMulti ?? false };
-    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs, options.maxWaitMs);
   }
 
   /** One bit of a holding register, read and written in one job: no concurrent bit write is lost. */
   async writeBit(unit: number, address: number, bit: number, value: boolean, options: WriteOptions = {}): Promise<void> {
     const op: Operation = { kind: 'write-bit', address, bit, value, forceMulti: options.forceMulti ?? false };
-    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs);
+    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs, options.maxWaitMs);
   }
 
   /** Raw bytes of a custom data stream sharing this RTU line, in its turn; resolves with the reply. */
@@ -181,7 +184,7 @@ export class Bus {
     return this.slow.lateUnits();
   }
 
-  private submit(unit: number, op: Operation, priority: Priority, timeoutMs?: number): Promise<OperationResult> {
+  private submit(unit: number, op: Operation, priority: Priority, timeoutMs?: number, maxWait?: number): Promise<OperationResult> {
     try {
       validateOperation(unit, op);
     } catch (err) {
@@ -195,6 +198,12 @@ export class Bus {
     return new Promise<OperationResult>((resolve, reject) => {
       if (op.kind !== 'raw') this.outcomes.seen(unit);
       const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject, busyAttempts: 0 };
+      // Cloud work (writes, their read-backs, cloud reads) waits for a guarded or cooling unit; polls do not.
+      const maxWaitMs = priority === 'high' ? (maxWait ?? this.config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
+      if (maxWaitMs > 0 && op.kind !== 'raw') {
+        job.queuedAt = this.clock.now();
+        job.waitUntil = job.queuedAt + maxWaitMs;
+      }
       if (!this.queue.push(job, priority)) {
         this.counters.queueRejects += 1;
         if (!this.queueFullLogged) {
@@ -222,25 +231,43 @@ export class Bus {
         return;
       }
       const job = this.queue.shift((j) => this.admission.mayStart(j));
-      if (!job) return; // every waiting request is for a unit that is busy: a completion pumps again
+      if (!job) break; // every waiting request is for a unit busy, guarded or cooling down
       const admission = this.admission.admit(job);
       if (admission.kind === 'refuse') {
         job.reject(admission.error);
         continue;
       }
       job.admitted = admission.kind;
-      void this.execute(job, admission.kind === 'probe');
+      void this.execute(job, admission.kind === 'probe', admission.pieceCount);
     }
+    this.wakeFor(this.admission.takeWakeAt());
   }
 
-  private async execute(job: Job, isProbe: boolean): Promise<void> {
+  /** Requests left waiting for a guarded or cooling unit: look again when one may go or must fail. */
+  private wakeFor(at: number | undefined): void {
+    if (at === undefined || (this.wake && this.wake.at <= at)) return;
+    this.wake?.cancel();
+    const cancel = this.timers.setTimer(() => {
+      this.wake = undefined;
+      this.pump();
+    }, Math.max(0, at - this.clock.now()));
+    this.wake = { at, cancel };
+  }
+
+  private cancelWake(): void {
+    this.wake?.cancel();
+    this.wake = undefined;
+  }
+
+  /** `pieceCount`: a read that goes as shorter reads (a late reply of its shape may still come). */
+  private async execute(job: Job, isProbe: boolean, pieceCount?: number): Promise<void> {
     this.inFlight += 1;
     this.admission.started(job.unit);
     const started = this.clock.now();
     let silenceKept = false;
     try {
-      this.counters.transactions += job.op.kind === 'write-bit' ? 2 : 1; // a bit write: read + write
-      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs);
+      this.counters.transactions += transactionsOf(job.op, pieceCount);
+      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount);
       // The transport already listened through t3.5 after the reply: no second gap needed.
       silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
@@ -271,6 +298,8 @@ export class Bus {
   private onDown(reason: string): void {
     this.cancelGapTimer?.();
     this.cancelGapTimer = undefined;
+    this.cancelWake();
     for (const job of [...this.queue.drain(), ...this.slow.cancelAll()]) job.reject(new BusDownError(this.name, reason));
   }
 }
+

@@ -13,7 +13,7 @@ export type Admission =
   | { kind: 'reject'; retryInMs: number };
 
 export type HealthTransition =
-  | { kind: 'cooldown-started'; delayMs: number; timeouts: number; failures: number }
+  | { kind: 'cooldown-started'; delayMs: number; timeouts: number; failures: number; lastFailure: string }
   | { kind: 'cooldown-extended'; delayMs: number; level: number }
   | { kind: 'recovered'; cooledForMs: number };
 
@@ -36,6 +36,8 @@ interface UnitHealth {
   cooldownSince: number;
   level: number;
   probing: boolean;
+  /** What the last failure was (for the cool-down's reason). */
+  lastFailure: string;
 }
 
 export class UnitHealthTracker {
@@ -46,7 +48,7 @@ export class UnitHealthTracker {
   private get(unit: number): UnitHealth {
     let health = this.units.get(unit);
     if (!health) {
-      health = { consecutiveTimeouts: 0, failures: 0, cooldownUntil: 0, cooldownSince: 0, level: 0, probing: false };
+      health = { consecutiveTimeouts: 0, failures: 0, cooldownUntil: 0, cooldownSince: 0, level: 0, probing: false, lastFailure: 'timeouts' };
       this.units.set(unit, health);
     }
     return health;
@@ -62,6 +64,17 @@ export class UnitHealthTracker {
     return { kind: 'probe' };
   }
 
+  /**
+   * Ms until a request for `unit` could be admitted (0: now; undefined: when its probe in flight
+   * ends), without taking the probe.
+   */
+  waitFor(unit: number, now: number): number | undefined {
+    const health = this.units.get(unit);
+    if (!health || health.cooldownUntil === 0) return 0;
+    if (now < health.cooldownUntil) return health.cooldownUntil - now;
+    return health.probing ? undefined : 0;
+  }
+
   /** The unit answered (a value or a Modbus exception: either way it is alive). */
   onAnswer(unit: number, now: number): HealthTransition | undefined {
     const health = this.units.get(unit);
@@ -74,10 +87,14 @@ export class UnitHealthTracker {
     return { kind: 'recovered', cooledForMs };
   }
 
-  /** The unit did not answer (timeout, or a gateway reporting it unreachable), or stayed busy. */
-  onNoAnswer(unit: number, now: number, wasProbe: boolean): HealthTransition | undefined {
+  /**
+   * The unit did not answer (timeout, or a gateway reporting it unreachable), or stayed busy;
+   * `what` names it for the cool-down's reason.
+   */
+  onNoAnswer(unit: number, now: number, wasProbe: boolean, what = 'timeouts'): HealthTransition | undefined {
     const health = this.get(unit);
     health.consecutiveTimeouts += 1;
+    health.lastFailure = what;
     if (health.cooldownUntil !== 0) {
       // A late timeout of a request admitted before the cool-down started changes nothing.
       if (!wasProbe) return undefined;
@@ -91,9 +108,10 @@ export class UnitHealthTracker {
   }
 
   /** The reply of a timed-out request came after all: the unit is alive but too slow, a failure too. */
-  onLate(unit: number, now: number): HealthTransition | undefined {
+  onLate(unit: number, now: number, what = 'late replies'): HealthTransition | undefined {
     const health = this.get(unit);
     if (health.cooldownUntil !== 0) return undefined;
+    health.lastFailure = what;
     return this.failure(health, now);
   }
 
@@ -104,7 +122,7 @@ export class UnitHealthTracker {
     health.cooldownSince = now;
     const delayMs = this.delayFor(0);
     health.cooldownUntil = now + delayMs;
-    return { kind: 'cooldown-started', delayMs, timeouts: health.consecutiveTimeouts, failures: health.failures };
+    return { kind: 'cooldown-started', delayMs, timeouts: health.consecutiveTimeouts, failures: health.failures, lastFailure: health.lastFailure };
   }
 
   /** The request ended without telling anything about the unit (port closed, garbled frame). */
@@ -129,6 +147,12 @@ export class UnitHealthTracker {
       nextProbeAt: health.cooldownUntil,
       cooldownLevel: health.level,
     };
+  }
+
+  /** What the unit's last failure was, while it is cooling down. */
+  lastFailure(unit: number): string | undefined {
+    const health = this.units.get(unit);
+    return health && health.cooldownUntil !== 0 ? health.lastFailure : undefined;
   }
 
   coolingDownCount(): number {

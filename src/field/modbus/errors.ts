@@ -28,7 +28,11 @@ export class ModbusEngineError extends Error {
 
 /** The unit did not answer within the request timeout. */
 export class ModbusTimeoutError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly timeoutMs: number) {
+  /**
+   * `request`: what was on the wire (RTU framing), whose late reply is now watched for; undefined
+   * when the transport does not say (the whole unit is then guarded).
+   */
+  constructor(readonly unit: number, readonly timeoutMs: number, readonly request?: { functionCode: number; quantity: number }) {
     super(`unit ${unit} did not answer within ${timeoutMs} ms`);
   }
 }
@@ -99,21 +103,31 @@ export class PortOpenError extends ModbusEngineError {
   }
 }
 
-/** The bus refused the request: the unit is in cool-down after consecutive timeouts. */
+/**
+ * The bus refused the request: the unit is in cool-down after repeated failures; `lastFailure`
+ * names the last of them (timeouts, late replies, "busy", untrustworthy replies).
+ */
 export class UnitCoolingDownError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly retryInMs: number) {
-    super(`unit ${unit} is cooling down after repeated timeouts (next probe in ${Math.max(0, Math.round(retryInMs))} ms)`);
+  constructor(readonly unit: number, readonly retryInMs: number, readonly lastFailure = 'timeouts', readonly waitedMs?: number) {
+    super(`unit ${unit} is cooling down after repeated ${lastFailure} (next probe in ${Math.max(0, Math.round(retryInMs))} ms)${waitedText(waitedMs)}`);
   }
 }
 
 /**
- * The bus refused the request: the unit's last request timed out on an RTU line and its reply may
- * still come, so the unit is not asked again until it came or the late-reply guard ran out.
+ * The bus refused the request: a request of the unit timed out on an RTU line and its reply may
+ * still come, so nothing that reply could be taken for is sent until it came or the late-reply
+ * guard ran out. `lateSeen`: the unit has answered late before (the whole unit waits).
  */
 export class UnitLateReplyPendingError extends ModbusEngineError {
-  constructor(readonly unit: number, readonly retryInMs: number) {
-    super(`unit ${unit} timed out and its reply may still come: not asked again for ${Math.max(0, Math.round(retryInMs))} ms (late-reply guard)`);
+  constructor(readonly unit: number, readonly retryInMs: number, readonly lateSeen = false, readonly waitedMs?: number) {
+    const why = lateSeen ? 'answers after its timeout and a late reply may still come' : 'timed out and its reply may still come';
+    super(`unit ${unit} ${why}: not asked this request for ${Math.max(0, Math.round(retryInMs))} ms (late-reply guard)${waitedText(waitedMs)}`);
   }
+}
+
+/** The end of a refusal's message when the request had waited in the queue for its unit. */
+function waitedText(waitedMs: number | undefined): string {
+  return waitedMs === undefined ? '' : `; the request waited ${Math.max(0, Math.round(waitedMs))} ms in the queue (writes.maxWaitMs)`;
 }
 
 /** The bus refused the request: the port is down and being reopened. */

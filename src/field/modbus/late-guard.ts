@@ -1,11 +1,17 @@
 // Late replies on RTU framing (pure: time passed in). RTU has no transaction id, so a reply that
-// comes after its timeout would pass for the answer to the next request with the same shape. After
-// a timeout the unit is therefore not asked again until its late reply has been seen (other
-// units' exchanges go on meanwhile: a late frame then carries the wrong unit id and is recognised)
-// or until its guard has passed without it. The guard learns: a unit seen answering later than
-// its guard gets twice its slowest answer time, up to LEARNED_GUARD_CAP times the configured guard.
+// comes after its timeout would pass for the answer to the next request of the same shape (unit,
+// function and reply length). After a timeout the guard therefore holds back, for `guardMs`, only
+// what the late reply could be taken for, and the price follows the evidence:
+// - a unit never seen answering late (a lost frame, most likely) keeps its schedule: requests whose
+//   reply has another shape go at once (the line port tells the late frame from theirs), and a read
+//   of the held shape goes as shorter reads (halves when they can) whose replies have other lengths;
+// - a unit seen answering late is not asked anything until its late reply came or its guard ran
+//   out, and its guard learns: twice its slowest answer time, up to LEARNED_GUARD_CAP times the
+//   configured guard.
 // Late replies are counted per unit, with the slowest answer time seen, so the integrator can pick
 // a timeout that fits.
+import { replyFrameLength } from '../../core/modbus/late-frames.js';
+import type { ReplyShape } from './transport-types.js';
 
 export interface LateUnitView {
   unit: number;
@@ -13,19 +19,39 @@ export interface LateUnitView {
   lateReplies: number;
   /** The slowest of them: ms from request to reply. */
   slowestAnswerMs: number;
-  /** Epoch ms until which the unit is not asked (guarding against a late reply still due). */
+  /** Epoch ms until which a late reply of the unit is still watched for (requests it could pass for wait). */
   guardedUntil?: number;
 }
 
 /** A learned guard is at most this many times the configured one. */
 export const LEARNED_GUARD_CAP = 6;
 
-export type LateGuardAdmission = { kind: 'go' } | { kind: 'wait'; retryInMs: number };
+export type LateGuardAdmission =
+  | { kind: 'go' }
+  /** Only as reads of `pieceCount` registers or bits at most (their replies cannot be taken for a late one). */
+  | { kind: 'split'; pieceCount: number }
+  /** Not now: `lateSeen` when the unit has answered late before (the whole unit waits). */
+  | { kind: 'wait'; retryInMs: number; lateSeen: boolean };
+
+/** What a request asks, as the guard needs it; reads may be split into shorter ones. */
+export interface GuardedRequest extends ReplyShape {
+  splittable: boolean;
+}
+
+interface Awaited {
+  /** undefined: the transport did not say what timed out (the whole unit waits). */
+  shape?: ReplyShape;
+  until: number;
+}
 
 interface LateUnit {
-  guardedUntil: number;
+  awaited: Awaited[];
   lateReplies: number;
   slowestAnswerMs: number;
+}
+
+function sameShape(a: ReplyShape, b: ReplyShape): boolean {
+  return a.functionCode === b.functionCode && replyFrameLength(a.functionCode, a.quantity) === replyFrameLength(b.functionCode, b.quantity);
 }
 
 export class LateReplyGuard {
@@ -34,51 +60,75 @@ export class LateReplyGuard {
   private get(unit: number): LateUnit {
     let state = this.units.get(unit);
     if (!state) {
-      state = { guardedUntil: 0, lateReplies: 0, slowestAnswerMs: 0 };
+      state = { awaited: [], lateReplies: 0, slowestAnswerMs: 0 };
       this.units.set(unit, state);
     }
     return state;
   }
 
   /**
-   * A request to `unit` timed out at `now`: its reply may still be on its way, so the unit is left
-   * alone for `guardMs` (longer for a unit seen answering later than that) unless the late reply
-   * comes first. Returns the guard applied.
+   * A request to `unit` (`shape`: what was on the wire) timed out at `now`: its reply may still be
+   * on its way, so what it could be taken for is held back for `guardMs` (longer for a unit seen
+   * answering later than that) unless the late reply comes first. Returns the guard applied.
    */
-  onTimeout(unit: number, now: number, guardMs: number): number {
+  onTimeout(unit: number, shape: ReplyShape | undefined, now: number, guardMs: number): number {
     const state = this.get(unit);
     const learned = Math.min(2 * state.slowestAnswerMs, LEARNED_GUARD_CAP * guardMs);
     const applied = Math.max(guardMs, learned);
-    state.guardedUntil = now + applied;
+    state.awaited = state.awaited.filter((a) => !(a.shape && shape && sameShape(a.shape, shape)));
+    state.awaited.push({ ...(shape ? { shape } : {}), until: now + applied });
     return applied;
   }
 
   /**
-   * The late reply of `unit` was seen: nothing of it is due any more, so it may be asked again.
-   * Returns true for the unit's first late reply (the one worth a warning).
+   * The late reply of `unit` (to a request of `shape`; undefined: any) was seen: nothing of that
+   * request is due any more. Returns true for the unit's first late reply (the one worth a warning).
    */
-  onLateReply(unit: number, answeredAfterMs: number): boolean {
+  onLateReply(unit: number, shape: ReplyShape | undefined, answeredAfterMs: number): boolean {
     const state = this.get(unit);
-    state.guardedUntil = 0;
+    const index = shape ? state.awaited.findIndex((a) => !a.shape || sameShape(a.shape, shape)) : -1;
+    if (index >= 0) state.awaited.splice(index, 1);
+    else if (!shape) state.awaited = [];
     state.lateReplies += 1;
     state.slowestAnswerMs = Math.max(state.slowestAnswerMs, Math.round(answeredAfterMs));
     return state.lateReplies === 1;
   }
 
-  admit(unit: number, now: number): LateGuardAdmission {
+  /** Whether `request` to `unit` may go now, as it is, split, or not yet. */
+  admit(unit: number, request: GuardedRequest | undefined, now: number): LateGuardAdmission {
     const state = this.units.get(unit);
-    if (!state || state.guardedUntil <= now) return { kind: 'go' };
-    return { kind: 'wait', retryInMs: state.guardedUntil - now };
+    if (!state) return { kind: 'go' };
+    state.awaited = state.awaited.filter((a) => a.until > now);
+    if (state.awaited.length === 0) return { kind: 'go' };
+    const lastUntil = Math.max(...state.awaited.map((a) => a.until));
+    const lateSeen = state.lateReplies > 0;
+    if (lateSeen || !request || state.awaited.some((a) => !a.shape)) return { kind: 'wait', retryInMs: lastUntil - now, lateSeen };
+    const held = state.awaited.map((a) => a.shape as ReplyShape);
+    const clashes = (quantity: number) => held.some((shape) => sameShape(shape, { functionCode: request.functionCode, quantity }));
+    const clash = state.awaited.find((a) => sameShape(a.shape as ReplyShape, request));
+    if (!clash) return { kind: 'go' };
+    if (request.splittable) {
+      // Halves first (a device silent on long reads answers them), else the longest pieces whose
+      // replies, the last (shorter) one included, clash with nothing held.
+      const half = Math.ceil(request.quantity / 2);
+      const sizes = [half, ...Array.from({ length: request.quantity - 1 }, (_, i) => request.quantity - 1 - i).filter((n) => n !== half)];
+      for (const piece of sizes) {
+        const rest = request.quantity % piece;
+        if (piece >= 1 && !clashes(piece) && (rest === 0 || !clashes(rest))) return { kind: 'split', pieceCount: piece };
+      }
+    }
+    return { kind: 'wait', retryInMs: clash.until - now, lateSeen };
   }
 
   /** Units that answered late at least once, or are guarded now. */
   list(now: number): LateUnitView[] {
     return [...this.units.entries()]
-      .filter(([, s]) => s.lateReplies > 0 || s.guardedUntil > now)
-      .sort(([a], [b]) => a - b)
-      .map(([unit, s]) => ({
+      .map(([unit, s]) => ({ unit, s, until: Math.max(0, ...s.awaited.map((a) => a.until)) }))
+      .filter(({ s, until }) => s.lateReplies > 0 || until > now)
+      .sort((a, b) => a.unit - b.unit)
+      .map(({ unit, s, until }) => ({
         unit, lateReplies: s.lateReplies, slowestAnswerMs: s.slowestAnswerMs,
-        ...(s.guardedUntil > now ? { guardedUntil: s.guardedUntil } : {}),
+        ...(until > now ? { guardedUntil: until } : {}),
       }));
   }
 }

@@ -3,24 +3,27 @@
 // TCP connection to a serial server. It cuts the awaited reply with RtuReplyFramer (echo, length
 // mismatch, skipped and extra bytes), counts stray bytes between exchanges, and time-stamps the
 // line with a monotonic high-resolution clock so the next request keeps the inter-frame silence.
-// It also watches for the late replies of timed-out requests (their units are not asked again
-// until the reply was seen or its guard ran out): such a frame is reported and excused, so the
-// exchange of another unit it landed in keeps its own, unambiguous reply.
+// It also watches for the late replies of timed-out requests (their units are not asked a request
+// of the same reply shape until the reply was seen or its guard ran out): such a frame is reported
+// and excused, so the exchange it landed in (of another unit, or of the same unit with a reply of
+// another length) keeps its own, unambiguous reply.
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { SerialPort } from 'serialport';
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { ExpectedReply } from '../../core/modbus/reply-check.js';
 import { type ReplyVerdict, RtuReplyFramer } from '../../core/modbus/rtu-reply-framer.js';
-import { type AwaitedLateReply, findLateFrames } from '../../core/modbus/late-frames.js';
+import { type AwaitedLateReply, findLateFrames, replyFrameLength, sameReplyShape } from '../../core/modbus/late-frames.js';
 import type { Clock } from '../../core/time.js';
 import type { RawPort } from './raw-exchange.js';
 import { hrClock } from './line-silence.js';
 import { useDirectIo } from './serial-direct-io.js';
+import type { ReplyShape } from './transport-types.js';
 
 type Callback = (err?: Error | null) => void;
 
-export type LateReplyListener = (unit: number, answeredAfterMs: number) => void;
+/** A late reply was seen: its unit, how long after its request, and the request's shape. */
+export type LateReplyListener = (unit: number, answeredAfterMs: number, request: ReplyShape) => void;
 
 /** Received bytes kept for the late-reply scan: a few of the longest RTU frames (256 bytes). */
 const CAPTURE_LIMIT = 2048;
@@ -53,12 +56,14 @@ export class RtuLinePort extends EventEmitter {
   private lastReceiveMs = Number.NEGATIVE_INFINITY;
   private lastSendDoneMs = Number.NEGATIVE_INFINITY;
   private silenceTimer: NodeJS.Timeout | undefined;
-  private readonly awaitedLate = new Map<number, AwaitedLateReply>();
+  private awaitedLate: AwaitedLateReply[] = [];
   /** Bytes received since the last exchange began while late replies are awaited, found ones cut out. */
   private capture = Buffer.alloc(0);
   /** Late frames found while an exchange ran, and between exchanges (bytes). */
   private lateDuring = 0;
   private lateBetween = 0;
+  /** The late frames found since the exchange began (a raw exchange's reply must not carry them). */
+  private lateFrames: Buffer[] = [];
 
   constructor(private readonly config: BusConfig, private readonly options: RtuLineOptions,
     private readonly clock: Clock, private readonly onLate: LateReplyListener) {
@@ -161,22 +166,25 @@ export class RtuLinePort extends EventEmitter {
   }
 
   /**
-   * Starts an exchange with `unit` (-1: raw bytes): drops what is buffered and returns the stray
-   * bytes since the last exchange ended (between exchanges, or left unframed by the last one),
-   * late replies found among them not included. From now on a frame of `unit` is its reply.
+   * Starts an exchange (`request` undefined: raw bytes): drops what is buffered and returns the
+   * stray bytes since the last exchange ended (between exchanges, or left unframed by the last
+   * one), late replies found among them not included. From now on a frame of the request's unit
+   * and shape is its reply: a late reply still awaited of that shape is given up (the bus sends
+   * such a request only once its guard has passed); those of other shapes are still watched.
    */
-  begin(unit: number): number {
+  begin(request?: ExpectedReply): number {
     const strays = Math.max(0, this.takeUnmatched() - this.lateBetween);
-    this.awaitedLate.delete(unit);
+    if (request) this.awaitedLate = this.awaitedLate.filter((a) => !sameReplyShape(a, request));
     this.capture = Buffer.alloc(0);
     this.lateDuring = 0;
     this.lateBetween = 0;
+    this.lateFrames = [];
     return strays;
   }
 
-  /** A request timed out: its reply may still come (the bus does not ask its unit meanwhile). */
+  /** A request timed out: its reply may still come (the bus sends nothing of its shape meanwhile). */
   awaitLate(request: AwaitedLateReply): void {
-    this.awaitedLate.set(request.unit, request);
+    this.awaitedLate = [...this.awaitedLate.filter((a) => !sameReplyShape(a, request)), request];
     this.scanLate(Buffer.alloc(0)); // it may already be complete in what was received
   }
 
@@ -186,7 +194,11 @@ export class RtuLinePort extends EventEmitter {
     if (!stream || !this.openFlag) return;
     const expected = this.expected;
     this.expected = undefined;
-    if (expected) this.framer.begin(frame, expected, this.options.echo);
+    if (expected) {
+      const late = this.awaitedLate.filter((a) => a.unit === expected.unit)
+        .map((a) => ({ functionCode: a.functionCode, frameLength: replyFrameLength(a.functionCode, a.quantity) ?? 0 }));
+      this.framer.begin(frame, expected, this.options.echo, late);
+    }
     stream.write(frame);
     this.lastSendDoneMs = hrClock() + frame.length * this.options.charMs;
   }
@@ -194,6 +206,11 @@ export class RtuLinePort extends EventEmitter {
   /** What the framer saw in this exchange so far, and the late replies among the other bytes. */
   verdict(): LineVerdict {
     return { ...this.framer.verdict(), lateBytes: this.lateDuring };
+  }
+
+  /** The late replies of earlier requests found since the exchange began (whole frames). */
+  lateFramesSinceBegin(): readonly Buffer[] {
+    return this.lateFrames;
   }
 
   /** Ends the exchange: from now on every byte is a stray. */
@@ -212,7 +229,7 @@ export class RtuLinePort extends EventEmitter {
 
   private receive(chunk: Buffer): void {
     this.lastReceiveMs = hrClock();
-    if (this.awaitedLate.size > 0) this.scanLate(chunk);
+    if (this.awaitedLate.length > 0) this.scanLate(chunk);
     if (!this.framer.active) {
       this.between += chunk.length;
       return;
@@ -229,7 +246,7 @@ export class RtuLinePort extends EventEmitter {
   private scanLate(chunk: Buffer): void {
     this.capture = Buffer.concat([this.capture, chunk]);
     if (this.capture.length > CAPTURE_LIMIT) this.capture = this.capture.subarray(this.capture.length - CAPTURE_LIMIT);
-    const frames = findLateFrames(this.capture, [...this.awaitedLate.values()]);
+    const frames = findLateFrames(this.capture, this.awaitedLate);
     if (frames.length === 0) return;
     const now = this.clock.now();
     const kept: Buffer[] = [];
@@ -239,9 +256,10 @@ export class RtuLinePort extends EventEmitter {
       from = frame.offset + frame.length;
       if (this.framer.active) this.lateDuring += frame.length;
       else this.lateBetween += frame.length;
-      const request = this.awaitedLate.get(frame.unit);
-      this.awaitedLate.delete(frame.unit);
-      if (request) this.onLate(frame.unit, now - request.sentAt);
+      this.lateFrames.push(Buffer.from(this.capture.subarray(frame.offset, frame.offset + frame.length)));
+      const request = frame.request;
+      this.awaitedLate = this.awaitedLate.filter((a) => a !== request);
+      this.onLate(frame.unit, now - request.sentAt, { functionCode: request.functionCode, quantity: request.quantity });
     }
     kept.push(this.capture.subarray(from));
     this.capture = Buffer.concat(kept);

@@ -1,12 +1,14 @@
 // What the bus does about units that answer late or busy: on RTU framing a unit that timed out is
-// not asked again until its late reply was seen or its guard ran out (late-guard.ts), and a
-// request answered "busy"/"acknowledge" is repeated a bounded number of times after a pause off
-// the line (busy-retries.ts). Both are failures for cool-down (bus-outcomes.ts).
+// not asked anything its late reply could be taken for until that reply was seen or its guard ran
+// out (late-guard.ts), and a request answered "busy"/"acknowledge" is repeated a bounded number of
+// times after a pause off the line (busy-retries.ts), admitted again like any request. Both are
+// failures for cool-down (bus-outcomes.ts).
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { Clock, Timers } from '../../core/time.js';
 import { BusyRetries } from './busy-retries.js';
 import { ModbusExceptionError, ModbusTimeoutError } from './errors.js';
-import { LateReplyGuard, type LateUnitView } from './late-guard.js';
+import { type LateGuardAdmission, LateReplyGuard, type LateUnitView } from './late-guard.js';
+import type { ReplyShape } from './transport-types.js';
 
 /** Default late-reply guard on RTU framing, in request timeouts: a reply up to 10x late cannot pass for another. */
 export const LATE_GUARD_TIMEOUTS = 10;
@@ -47,10 +49,22 @@ export class SlowUnits<J extends SlowJob> {
     this.guard = ctx.watchesLateReplies ? new LateReplyGuard() : undefined;
   }
 
-  /** Ms until `unit` may be asked again (its late reply may still come), or undefined when it may now. */
-  guardWait(unit: number): number | undefined {
-    const admission = this.guard?.admit(unit, this.ctx.clock.now());
-    return admission?.kind === 'wait' ? admission.retryInMs : undefined;
+  /**
+   * Whether a request to `unit` putting `shapes` on the wire may go now (`splittable`: a single
+   * read that may go as shorter reads), given the late replies of the unit still awaited.
+   */
+  guardAdmission(unit: number, shapes: readonly ReplyShape[], splittable: boolean): LateGuardAdmission {
+    const guard = this.guard;
+    if (!guard) return { kind: 'go' };
+    const now = this.ctx.clock.now();
+    if (shapes.length === 0) return guard.admit(unit, undefined, now);
+    let result: LateGuardAdmission = { kind: 'go' };
+    for (const shape of shapes) {
+      const admission = guard.admit(unit, { ...shape, splittable: splittable && shapes.length === 1 }, now);
+      if (admission.kind === 'wait') return admission;
+      if (admission.kind === 'split') result = admission;
+    }
+    return result;
   }
 
   /**
@@ -70,15 +84,15 @@ export class SlowUnits<J extends SlowJob> {
     }
     if (err instanceof ModbusTimeoutError && this.guard) {
       const guardMs = this.ctx.config.lateReplyGuardMs ?? LATE_GUARD_TIMEOUTS * job.timeoutMs;
-      this.guard.onTimeout(job.unit, this.ctx.clock.now(), guardMs);
+      this.guard.onTimeout(job.unit, err.request, this.ctx.clock.now(), guardMs);
     }
     return false;
   }
 
-  /** The reply of a timed-out request came after all: the unit may be asked again. */
-  lateReply(unit: number, answeredAfterMs: number): void {
+  /** The reply of a timed-out request (`request`: its shape) came after all: what it held back may go. */
+  lateReply(unit: number, answeredAfterMs: number, request?: ReplyShape): void {
     if (!this.guard) return;
-    this.ctx.onLate(unit, Math.round(answeredAfterMs), this.guard.onLateReply(unit, answeredAfterMs));
+    this.ctx.onLate(unit, Math.round(answeredAfterMs), this.guard.onLateReply(unit, request, answeredAfterMs));
   }
 
   lateUnits(): LateUnitView[] {

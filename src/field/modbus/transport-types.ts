@@ -3,6 +3,15 @@
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 
+/** What a request's reply looks like on the wire: its function code and quantity (registers, bits; 1 for FC5/FC6). */
+export interface ReplyShape {
+  functionCode: number;
+  quantity: number;
+}
+
+/** `request`: the shape of the request it answers (undefined: the transport does not say; all of the unit is released). */
+export type LateReplyListener = (unit: number, answeredAfterMs: number, request?: ReplyShape) => void;
+
 export interface ModbusTransport {
   /** Human-readable target ("/dev/ttyUSB0" or "10.0.0.5:502"), for logs. */
   readonly target: string;
@@ -18,11 +27,12 @@ export interface ModbusTransport {
   /** Called for every received frame or byte run that was not exactly the awaited reply (never decoded). */
   onDiscard(listener: (reason: string) => void): void;
   /**
-   * RTU framing: called when the reply of a timed-out request arrives after all (`answeredAfterMs`
-   * after the request went out). Until then, or until its guard has run out, the bus must not ask
-   * that unit again: only then can no late frame pass for the reply to a new request.
+   * RTU framing: called when the reply of a timed-out request (`request`: its shape) arrives after
+   * all (`answeredAfterMs` after the request went out). Until then, or until its guard has run
+   * out, the bus must not ask that unit a request whose reply has the same shape: only then can
+   * no late frame pass for the reply to a new request.
    */
-  onLateReply?(listener: (unit: number, answeredAfterMs: number) => void): void;
+  onLateReply?(listener: LateReplyListener): void;
   readCoils(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
   readDiscreteInputs(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
   readHoldingRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array>;

@@ -2,7 +2,7 @@
 // A fresh modbus-serial client is made on every open(), so nothing leaks from a dead connection.
 import ModbusPkg from 'modbus-serial';
 import type { BusConfig } from '../../core/config/site-types.js';
-import { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
+import { describeTarget, type LateReplyListener, type ModbusTransport, type ReplyShape, type TransportFactory } from './transport-types.js';
 import { type Clock, systemClock, systemTimers, type Timers } from '../../core/time.js';
 import { t35Ms } from '../../core/config/buses.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
@@ -28,7 +28,7 @@ class ModbusSerialTransport implements ModbusTransport {
   /** Requests awaiting an answer: failed at once when the port closes. */
   private readonly pending = new PendingReplies();
   private readonly discardListeners: Array<(reason: string) => void> = [];
-  private readonly lateListeners: Array<(unit: number, answeredAfterMs: number) => void> = [];
+  private readonly lateListeners: LateReplyListener[] = [];
   /** Modbus TCP only: our port in place of modbus-serial's (framing, 16-bit ids, reply matching). */
   private guard: ModbusTcpPort | undefined;
   /** RTU framing (serial or through a TCP serial server): our port in place of modbus-serial's. */
@@ -54,7 +54,7 @@ class ModbusSerialTransport implements ModbusTransport {
     this.discardListeners.push(listener);
   }
 
-  onLateReply(listener: (unit: number, answeredAfterMs: number) => void): void {
+  onLateReply(listener: LateReplyListener): void {
     this.lateListeners.push(listener);
   }
 
@@ -62,9 +62,9 @@ class ModbusSerialTransport implements ModbusTransport {
     for (const listener of this.discardListeners) listener(reason);
   }
 
-  private lateReply(unit: number, answeredAfterMs: number): void {
+  private lateReply(unit: number, answeredAfterMs: number, request: ReplyShape): void {
     this.discarded(`late reply of unit ${unit} (${Math.round(answeredAfterMs)} ms after its request)`);
-    for (const listener of this.lateListeners) listener(unit, answeredAfterMs);
+    for (const listener of this.lateListeners) listener(unit, answeredAfterMs, request);
   }
 
   async open(): Promise<void> {
@@ -73,7 +73,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const port = config.kind === 'tcp' ? new ModbusTcpPort(config.host, config.port, {
       onDiscard: (reason) => this.discarded(reason),
       onDesync: (reason) => this.resync(client, reason),
-    }) : RtuLinePort.forBus(config, this.clock, (unit, afterMs) => this.lateReply(unit, afterMs));
+    }) : RtuLinePort.forBus(config, this.clock, (unit, afterMs, request) => this.lateReply(unit, afterMs, request));
     const client = new ModbusRTU(port);
     // modbus-serial re-emits port errors; without a listener an EventEmitter 'error' would throw.
     this.closeReason = '';
@@ -146,7 +146,7 @@ class ModbusSerialTransport implements ModbusTransport {
     // The send-time silence: nothing goes out before the line has been quiet for t3.5.
     const quietBefore = line && untilQuiet(() => line.lastActivityMs, this.silenceMs);
     if (quietBefore) await quietBefore;
-    const stale = line?.begin(expected.unit) ?? 0;
+    const stale = line?.begin(expected) ?? 0;
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     const sentAt = this.clock.now();
     client.setID(expected.unit);
@@ -160,9 +160,11 @@ class ModbusSerialTransport implements ModbusTransport {
       if (err instanceof ModbusTimeoutError && guard && guard.pendingBytes > 0 && this.client === client) {
         this.resync(client, `${guard.pendingBytes} bytes of an unfinished reply at timeout`);
       } else if (err instanceof ModbusTimeoutError && line) {
-        // RTU has no transaction id: the reply may still come. The bus does not ask this unit again
-        // until it came (reported by the line port) or its guard ran out, so it cannot pass for another.
+        // RTU has no transaction id: the reply may still come. The bus does not ask this unit a
+        // request of the same reply shape until it came (reported by the line port) or its guard
+        // ran out, so it cannot pass for another; the error names the shape for the bus's guard.
         line.awaitLate({ ...expected, sentAt });
+        throw new ModbusTimeoutError(err.unit, err.timeoutMs, { functionCode: expected.functionCode, quantity: expected.quantity });
       }
       throw err;
     } finally {
@@ -244,11 +246,13 @@ class ModbusSerialTransport implements ModbusTransport {
     if (!client || !line || !port) throw new PortClosedError('port not open');
     const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
     if (quietBefore) await quietBefore;
-    const stale = line.begin(-1);
+    const stale = line.begin();
     if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
     const { closed, release } = this.pending.untilClosed(-1);
     try {
-      return await Promise.race([exchangeRaw(port, request, window, this.timers), closed]);
+      const reply = await Promise.race([exchangeRaw(port, request, window, this.timers), closed]);
+      // A late Modbus reply that came meanwhile is no part of the stream's answer.
+      return withoutFrames(reply, line.lateFramesSinceBegin());
     } catch (err) {
       // A serial write that fails (EIO: adapter unplugged) means the port is gone.
       if (err instanceof PortClosedError) throw err;
@@ -259,6 +263,16 @@ class ModbusSerialTransport implements ModbusTransport {
       line.end();
     }
   }
+}
+
+/** `bytes` without the first occurrence of each of `frames`. */
+function withoutFrames(bytes: Buffer, frames: readonly Buffer[]): Buffer {
+  let rest = bytes;
+  for (const frame of frames) {
+    const at = rest.indexOf(frame);
+    if (at >= 0) rest = Buffer.concat([rest.subarray(0, at), rest.subarray(at + frame.length)]);
+  }
+  return rest;
 }
 
 export const createModbusTransport: TransportFactory = (config) => new ModbusSerialTransport(config);

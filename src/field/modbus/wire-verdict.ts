@@ -1,7 +1,7 @@
 // What the RTU framer saw in an exchange, as the error that names it: an echo the bus setting does
 // not expect, a reply of another length than asked, or bytes before or after the reply.
 import type { LineVerdict } from './rtu-line-port.js';
-import { LineEchoError, ModbusFrameError, ModbusLengthError } from './errors.js';
+import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusLengthError } from './errors.js';
 
 function echoError(verdict: LineVerdict, unit: number): LineEchoError | undefined {
   switch (verdict.echo) {
@@ -17,6 +17,7 @@ export function wireProblem(verdict: LineVerdict, unit: number): ModbusFrameErro
   const echo = echoError(verdict, unit);
   if (echo) return echo;
   if (verdict.lengthMismatch !== undefined) return new ModbusLengthError(unit, verdict.lengthMismatch);
+  if (verdict.ambiguous !== undefined) return new ModbusFrameError(unit, verdict.ambiguous);
   // A late reply of another unit that timed out is no ambiguity (it cannot be this unit's reply).
   const unexplained = verdict.skipped + verdict.extra - verdict.lateBytes;
   if (unexplained <= 0) return undefined;
@@ -26,6 +27,8 @@ export function wireProblem(verdict: LineVerdict, unit: number): ModbusFrameErro
 
 /** A frame error from the library (CRC, length) replaced by what the framer knows better. */
 export function wireError(verdict: LineVerdict, unit: number, err: unknown): unknown {
+  // An exception that may belong to an earlier request of the unit tells nothing about this one.
+  if (verdict.ambiguous !== undefined && err instanceof ModbusExceptionError) return new ModbusFrameError(unit, verdict.ambiguous);
   if (!(err instanceof ModbusFrameError) || err instanceof LineEchoError || err instanceof ModbusLengthError) return err;
   const echo = echoError(verdict, unit);
   if (echo) return echo;

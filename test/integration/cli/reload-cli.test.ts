@@ -92,13 +92,17 @@ describe('fieldgate reload', () => {
     expect(sleeper.signalCode).toBeNull();
   });
 
-  it('the lock\'s holder is the one signalled, whatever PID the state file names', async () => {
+  it.each([
+    ['the state directory (the lock that decides)', ''],
+    ['fieldgate.lock (the lock of older versions)', 'fieldgate.lock'],
+  ])('the holder of the lock on %s is the one signalled, whatever PID the state file names', async (_what, target) => {
     stateFile(4194305);
     // A process that takes the lock itself (as `run` does), with `run` in its command line, and
     // leaves a mark when it gets SIGHUP.
     const hup = join(dir, 'hup');
-    const lock = join(dir, 'state', 'fieldgate.lock');
-    const holderCode = 'import fcntl, signal, sys, time\nf = open(sys.argv[1], "a")\nfcntl.flock(f, fcntl.LOCK_EX)\n'
+    const lock = join(dir, 'state', target);
+    if (target !== '') writeFileSync(lock, '4194305\n');
+    const holderCode = 'import fcntl, os, signal, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n'
       + 'signal.signal(signal.SIGHUP, lambda *a: (open(sys.argv[2], "w").write("hup"), sys.exit(0)))\ntime.sleep(30)\n';
     sleeper = spawn('/usr/bin/python3', ['-c', holderCode, lock, hup, 'run'], { stdio: 'ignore' });
     const holder = sleeper.pid ?? 0;

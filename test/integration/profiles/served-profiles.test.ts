@@ -69,6 +69,19 @@ describe('every shipped profile, served and polled through `profile:` alone', ()
     expect(Object.keys(values).sort()).toEqual(present.map((held) => held.point.id).sort());
   });
 
+  it('carlogavazzi-em24: the lifetime total (003Eh) and the resettable partial (0042h) hold different values and each reads its own', () => {
+    const unit = units.get('carlogavazzi-em24')!;
+    const held = (id: string) => unit.held.find((h) => h.point.id === id)!;
+    const total = held('import_energy');
+    const partial = held('import_energy_partial');
+    expect([total.point.address, partial.point.address]).toEqual([0x3e, 0x42]);
+    // Different raw values in the simulator: a profile that swapped the two would read the other's value.
+    expect(total.expected).not.toEqual(partial.expected);
+    const values = gateway.latestValues(deviceName('carlogavazzi-em24'));
+    expect(values.import_energy as number).toBeCloseTo(total.expected as number, 6);
+    expect(values.import_energy_partial as number).toBeCloseTo(partial.expected as number, 6);
+  });
+
   it('rehearses the absent case in every profile that has "not implemented" values', () => {
     for (const name of names) {
       const unit = units.get(name)!;

@@ -141,11 +141,11 @@ describe('status formatting', () => {
 describe('formatStatus: the site file running', () => {
   const status = (lastError: string | null) => formatStatus({
     version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, buses: [], devices: [], links: [], outbox: null, rateQueue: null,
-    config: { generation: 4, sha256: 'ab12cd34ef56aa77', loadedAt: '2026-11-22T00:01:00.000Z', lastError, reloads: { applied: 3, unchanged: 1, refused: lastError ? 1 : 0 } },
+    config: { generation: 4, sha256: 'ab12cd34ef56aa77', loadedAt: '2026-11-22T00:01:00.000Z', lastError, reloads: { applied: 3, unchanged: 1, refused: lastError ? 1 : 0, failed: 0 } },
   });
 
   it('shows generation, digest, load time and reload counts', () => {
-    expect(status(null)).toContain('site file: generation 4, sha256 ab12cd34ef56, loaded 2026-11-22T00:01:00.000Z; reloads: 3 applied, 1 unchanged, 0 refused');
+    expect(status(null)).toContain('site file: generation 4, sha256 ab12cd34ef56, loaded 2026-11-22T00:01:00.000Z; reloads: 3 applied, 1 unchanged, 0 refused, 0 failed');
     expect(status(null)).not.toContain('REFUSED');
   });
 

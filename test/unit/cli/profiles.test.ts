@@ -15,8 +15,10 @@ describe('fieldgate profiles', () => {
     // A listed directory that does not exist is reported (exit 78) but the list is still printed.
     expect(code).toBe(78);
     const lines = out.trim().split('\n');
-    expect(lines[0]).toMatch(/^NAME +VENDOR +MODEL +POINTS +FROM$/);
-    expect(lines.find((l) => l.startsWith('eastron-sdm630 '))).toMatch(/^eastron-sdm630 +Eastron +SDM630-Modbus \(V2, MID\) +53 +shipped$/);
+    expect(lines[0]).toMatch(/^NAME +VENDOR +MODEL +POINTS +SOURCE +FROM$/);
+    // SOURCE: whether the manufacturer's document itself was read (primary) or could not be (secondary).
+    expect(lines.find((l) => l.startsWith('eastron-sdm630 '))).toMatch(/^eastron-sdm630 +Eastron +SDM630-Modbus \(V2, MID\) +53 +secondary +shipped$/);
+    expect(lines.find((l) => l.startsWith('carlogavazzi-em24 '))).toMatch(/^carlogavazzi-em24 +Carlo Gavazzi +EM24-DIN \(RS-485, Modbus RTU\) only; not the EM24 Ethernet \(E1\) +17 +primary +shipped$/);
     expect(lines.filter((l) => l.startsWith('sunspec-'))).toHaveLength(9);
   });
 
@@ -24,6 +26,9 @@ describe('fieldgate profiles', () => {
     const { code, out } = await runCli(['profiles', 'show', 'sunspec-meter-wye']);
     expect(code).toBe(0);
     expect(out).toContain('source: SunSpec Information Model, model 203');
+    expect(out).not.toContain('source quality');
+    const secondary = await runCli(['profiles', 'show', 'janitza-b23']);
+    expect(secondary.out).toContain('source quality: secondary');
     expect(out).toMatch(/^ID +TABLE +ADDRESS +TYPE +SCALE +UNIT +WRITABLE +NOTE$/m);
     expect(out).toMatch(/^TotWhImp +holding +40116 +uint32 +10\^TotWh_SF +Wh +no +absent when 0$/m);
     const sdm = await runCli(['profiles', 'show', 'eastron-sdm630']);

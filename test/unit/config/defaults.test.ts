@@ -25,7 +25,7 @@ describe('bus defaults', () => {
       timeoutMs: 1000, interFrameDelayMs: 4.011, echo: false,
       reconnect: { initialMs: 500, maxMs: 30000, jitter: 0.2 },
       cooldown: { afterTimeouts: 3, initialMs: 5000, maxMs: 60000 },
-      busyRetries: 3, reopenAfterSilenceMs: 30000,
+      busyRetries: 3, reopenAfterSilenceMs: 30000, writes: { maxWaitMs: 30000 },
     });
   });
 

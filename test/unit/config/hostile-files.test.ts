@@ -1,4 +1,5 @@
 // Site files built to break the loader: huge, deep, wrong encoding; and the host checks run makes.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { caFileProblem, checkHost, stateDirProblem } from '../../../src/ops/host
 import { ConfigError, loadConfig } from '../../../src/ops/site-file.js';
 import { decodeSiteBytes, estimateDepth, SITE_TEXT_DEFAULTS } from '../../../src/core/config/text-guards.js';
 import { makeTestCertificates } from '../../helpers/tls-certs.js';
+import { canMount, mountTmpfs } from '../../system/storage-rig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fg-hostile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -138,6 +140,18 @@ describe('host checks', () => {
     expect(stateDirProblem(join(file, 'state'))).toContain('a parent of it is a file');
     mkdirSync(join(dir, 'sub'), { recursive: true });
     expect(stateDirProblem(join(dir, 'sub', 'a', 'b'))).toBeUndefined();
+  });
+
+  it.skipIf(!canMount())('a read-only filesystem is no config error: run starts and holds reports in memory (root: a real tmpfs)', () => {
+    const fs = mountTmpfs(64);
+    try {
+      mkdirSync(join(fs.path, 'state'));
+      execFileSync('mount', ['-o', 'remount,ro', fs.path]);
+      expect(stateDirProblem(join(fs.path, 'state'))).toBeUndefined();
+      expect(stateDirProblem(join(fs.path, 'not-yet', 'state'))).toBeUndefined();
+    } finally {
+      fs.dispose();
+    }
   });
 
   it('reports both with their paths', () => {

@@ -123,6 +123,23 @@ describe('profile directories', () => {
     ]);
   });
 
+  it('checks source.quality: primary or secondary, and secondary material must say what it is', () => {
+    const q = join(dir, 'quality');
+    mkdirSync(q);
+    const head = (name: string, extra: string) => `name: ${name}\nvendor: X\nmodel: Y\nsource:\n  title: T\n  version: V\n  table: P\n${extra}points:\n  - { id: a, table: holding, address: 0 }\n`;
+    writeFileSync(join(q, 'good-one.yaml'), head('good-one', '  quality: secondary\n  notes: from a reseller\'s copy\n'));
+    writeFileSync(join(q, 'plain-one.yaml'), head('plain-one', ''));
+    writeFileSync(join(q, 'bad-one.yaml'), head('bad-one', '  quality: tertiary\n'));
+    writeFileSync(join(q, 'bare-one.yaml'), head('bare-one', '  quality: secondary\n'));
+    const loaded = loadProfiles([q]);
+    expect(messages(loaded.issues)).toEqual([
+      'profile bad-one.source.quality: must be one of primary, secondary (got "tertiary")',
+      'profile bare-one.source.notes: required when quality is secondary: say where the addresses come from',
+    ]);
+    expect(loaded.library.get('good-one')!.source.quality).toBe('secondary');
+    expect(loaded.library.get('plain-one')!.source.quality).toBe('primary');
+  });
+
   it('refuses hostile profile files without reading them whole or expanding them', () => {
     const hostile = join(dir, 'hostile');
     mkdirSync(hostile);

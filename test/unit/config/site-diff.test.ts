@@ -35,15 +35,22 @@ function config(raw: Raw): Config {
   return loaded;
 }
 
-const unchanged = { busesAdded: [], busesRemoved: [], busesRestarted: [], devicesAdded: [], devicesRemoved: [], devicesReplaced: [] };
+const unchanged = { busesAdded: [], busesRemoved: [], busesRestarted: [], devicesAdded: [], devicesRemoved: [], devicesReplaced: [], devicesKeepingLink: [] };
 
 const cases: Array<{ name: string; edit: (raw: Raw) => void; plan: Partial<ReloadPlan> }> = [
   { name: 'nothing changed', edit: () => undefined, plan: { ...unchanged, identical: true, devicesKept: ['m1', 'm2', 'm3'] } },
-  { name: 'a point of one device', edit: (r) => { r.devices[0] = meter('m1', 'a', 1, { cloud: { accessToken: 't1' }, pollIntervalMs: 500 }); }, plan: { ...unchanged, identical: false, devicesReplaced: ['m1'], devicesKept: ['m2', 'm3'] } },
+  { name: 'a point of one device: replaced, keeping its link', edit: (r) => { r.devices[0] = meter('m1', 'a', 1, { cloud: { accessToken: 't1' }, pollIntervalMs: 500 }); }, plan: { ...unchanged, identical: false, devicesReplaced: ['m1'], devicesKeepingLink: ['m1'], devicesKept: ['m2', 'm3'] } },
+  { name: 'a gateway-mode device\'s point: it keeps its place on the identity\'s link', edit: (r) => { r.devices[1] = meter('m2', 'a', 2, { cloud: { accessToken: 't2', mode: 'gateway', subDeviceAddress: 'x2' }, pollIntervalMs: 500 }); }, plan: { ...unchanged, devicesReplaced: ['m2'], devicesKeepingLink: ['m2'], devicesKept: ['m1', 'm3'] } },
+  { name: 'only the timestamp attribute: the link is kept', edit: (r) => { r.devices[0] = meter('m1', 'a', 1, { cloud: { accessToken: 't1', timestampAttribute: 'ts' } }); }, plan: { ...unchanged, devicesReplaced: ['m1'], devicesKeepingLink: ['m1'], devicesKept: ['m2', 'm3'] } },
+  { name: 'another access token: a new link', edit: (r) => { r.devices[0] = meter('m1', 'a', 1, { cloud: { accessToken: 't1-new' } }); }, plan: { ...unchanged, devicesReplaced: ['m1'], devicesKept: ['m2', 'm3'] } },
+  { name: 'another sub-device address: a new place', edit: (r) => { r.devices[1] = meter('m2', 'a', 2, { cloud: { accessToken: 't2', mode: 'gateway', subDeviceAddress: 'x9' } }); }, plan: { ...unchanged, devicesReplaced: ['m2'], devicesKept: ['m1', 'm3'] } },
+  { name: 'direct to gateway mode: a new link', edit: (r) => { r.devices[0] = meter('m1', 'a', 1, { cloud: { accessToken: 't1', mode: 'gateway', subDeviceAddress: 'x1' } }); }, plan: { ...unchanged, devicesReplaced: ['m1'], devicesKept: ['m2', 'm3'] } },
+  { name: 'a device without a cloud block has no link to keep', edit: (r) => { r.devices[2] = meter('m3', 'b', 1, { pollIntervalMs: 500 }); }, plan: { ...unchanged, devicesReplaced: ['m3'], devicesKept: ['m1', 'm2'] } },
   { name: 'a device added', edit: (r) => { r.devices.push(meter('m4', 'b', 2)); }, plan: { ...unchanged, devicesAdded: ['m4'], devicesKept: ['m1', 'm2', 'm3'] } },
   { name: 'a device removed', edit: (r) => { r.devices.splice(2, 1); }, plan: { ...unchanged, devicesRemoved: ['m3'], devicesKept: ['m1', 'm2'] } },
   { name: 'a device moved to another bus', edit: (r) => { r.devices[2] = meter('m3', 'a', 3); }, plan: { ...unchanged, devicesReplaced: ['m3'], devicesKept: ['m1', 'm2'] } },
-  { name: 'a bus changed: it and only its devices restart', edit: (r) => { r.buses[0] = { ...r.buses[0], timeoutMs: 900 }; }, plan: { ...unchanged, busesRestarted: ['a'], devicesReplaced: ['m1', 'm2'], devicesKept: ['m3'] } },
+  { name: 'a linked device moved to another bus keeps its link', edit: (r) => { r.devices[0] = meter('m1', 'b', 2, { cloud: { accessToken: 't1' } }); }, plan: { ...unchanged, devicesReplaced: ['m1'], devicesKeepingLink: ['m1'], devicesKept: ['m2', 'm3'] } },
+  { name: 'a bus changed: it and only its devices restart', edit: (r) => { r.buses[0] = { ...r.buses[0], timeoutMs: 900 }; }, plan: { ...unchanged, busesRestarted: ['a'], devicesReplaced: ['m1', 'm2'], devicesKeepingLink: ['m1', 'm2'], devicesKept: ['m3'] } },
   { name: 'a bus added', edit: (r) => { r.buses.push({ name: 'c', kind: 'tcp', host: '127.0.0.1', port: 5022 }); }, plan: { ...unchanged, busesAdded: ['c'], devicesKept: ['m1', 'm2', 'm3'] } },
   { name: 'a bus and its device removed', edit: (r) => { r.buses.splice(1, 1); r.devices.splice(2, 1); }, plan: { ...unchanged, busesRemoved: ['b'], devicesRemoved: ['m3'], devicesKept: ['m1', 'm2'] } },
   { name: 'the log level only', edit: (r) => { r.gateway.logLevel = 'debug'; }, plan: { ...unchanged, identical: false, logLevel: 'debug', devicesKept: ['m1', 'm2', 'm3'] } },
@@ -68,7 +75,7 @@ describe('planReload', () => {
     next.devices[1] = before.devices[1];
     next.devices.push(meter('m4', 'b', 2, { cloud: { accessToken: 't4', mode: 'gateway' } }));
     const decision = planReload(config(before), config(next));
-    expect(decision).toMatchObject({ accepted: true, plan: { devicesReplaced: ['m2'], devicesAdded: ['m4'], devicesKept: ['m1', 'm3'] } });
+    expect(decision).toMatchObject({ accepted: true, plan: { devicesReplaced: ['m2'], devicesKeepingLink: [], devicesAdded: ['m4'], devicesKept: ['m1', 'm3'] } });
   });
 
   it('refuses every gateway-level key that cannot change live, naming each, and applies nothing', () => {

@@ -1,5 +1,6 @@
 // The inbound dispatch as a gateway link will use it: messages for several devices through one
-// entry, each device with its own pending limit, replies through the function given.
+// entry, each device with its own pending limit, replies through the function given; while a
+// reload replaces a device its messages wait, and what ran on the old parts runs again on the new.
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../../src/device/commands.js';
 import { InboundDispatch, type CommandReplier, type InboundTarget } from '../../../src/device/inbound-dispatch.js';
@@ -72,5 +73,63 @@ describe('inbound dispatch', () => {
     expect(capture.lines().filter((l) => l.msg === 'inbound message for an unknown device dropped')).toEqual([
       expect.objectContaining({ device: 'ghost', kind: 'command' }),
     ]);
+  });
+
+  it('holds a replaced device\'s messages in order and runs them, after what the old parts left unfinished, on the new parts', async () => {
+    const capture = captureLogger();
+    const dispatch = new InboundDispatch({ maxPendingPerDevice: 3, log: capture.logger });
+    const old = heldDevice(capture.logger);
+    dispatch.addDevice('a', old.target);
+    const replies: Array<{ id: number; result: unknown }> = [];
+    const reply: CommandReplier = (c, result) => void replies.push({ id: c.id, result });
+    dispatch.dispatch('a', command(1), reply); // running on the old parts, never finished there
+    dispatch.hold('a');
+    let idle = false;
+    void dispatch.idle('a').then(() => { idle = true; });
+    dispatch.dispatch('a', { kind: 'attributes-push', attributes: { setpoint: 7 } }, reply);
+    dispatch.dispatch('a', command(2), reply);
+    // Pending limit 3: running 1 + held 2; the next one is answered busy at once, nothing lost silently.
+    dispatch.dispatch('a', command(3), reply);
+    await settled();
+    expect(replies).toEqual([{ id: 3, result: { error: expect.objectContaining({ code: 429 }) } }]);
+    expect(old.applied).toEqual([]);
+    expect(idle).toBe(false);
+
+    const next = heldDevice(capture.logger);
+    expect(dispatch.resume('a', next.target)).toBe(1);
+    await Promise.resolve();
+    expect(idle).toBe(true);
+    // The old run finishing late answers nothing and reports nothing.
+    old.release();
+    await settled();
+    expect(replies).toHaveLength(1);
+    expect(next.applied).toEqual([{ setpoint: 7 }]);
+    next.release();
+    await settled();
+    expect(replies.slice(1)).toEqual([{ id: 1, result: { params: { method: 'm' } } }, { id: 2, result: { params: { method: 'm' } } }]);
+    expect(dispatch.counters('a')).toEqual({ pushes: 1, commands: 2, invalid: 0, refused: 1 });
+    // Once resumed, messages run at once again.
+    dispatch.dispatch('a', { kind: 'attributes-push', attributes: { setpoint: 8 } }, reply);
+    await settled();
+    expect(next.applied).toEqual([{ setpoint: 7 }, { setpoint: 8 }]);
+    expect(next.corrected).toEqual([]);
+  });
+
+  it('idle() resolves at once when nothing runs, and when the last running message settles', async () => {
+    const capture = captureLogger();
+    const dispatch = new InboundDispatch({ maxPendingPerDevice: 3, log: capture.logger });
+    const device = heldDevice(capture.logger);
+    dispatch.addDevice('a', device.target);
+    await dispatch.idle('a');
+    await dispatch.idle('ghost');
+    dispatch.dispatch('a', command(1), () => undefined);
+    dispatch.hold('a');
+    let idle = false;
+    void dispatch.idle('a').then(() => { idle = true; });
+    await settled();
+    expect(idle).toBe(false);
+    device.release();
+    await settled();
+    expect(idle).toBe(true);
   });
 });

@@ -108,6 +108,6 @@ describe('per-unit cool-down', () => {
     expect(await first).toBeInstanceOf(ModbusTimeoutError);
     const refused = await bus.read(1, 'holding', 0, 1).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(UnitCoolingDownError);
-    expect((refused as Error).message).toMatch(/^unit 1 is cooling down after repeated timeouts \(next probe in 2\d{3} ms\)$/);
+    expect((refused as Error).message).toMatch(/^unit 1 is cooling down after repeated timeouts \(no answer within \d+ ms\) \(next probe in 2\d{3} ms\)$/);
   });
 });

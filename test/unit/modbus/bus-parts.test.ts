@@ -37,7 +37,7 @@ describe('UnitHealthTracker', () => {
   it('cools down after N timeouts, allows one probe per period, doubles up to max, recovers', () => {
     const health = new UnitHealthTracker(config);
     expect(health.onNoAnswer(5, 0, false)).toBeUndefined();
-    expect(health.onNoAnswer(5, 100, false)).toEqual({ kind: 'cooldown-started', delayMs: 1000, timeouts: 2, failures: 2 });
+    expect(health.onNoAnswer(5, 100, false)).toEqual({ kind: 'cooldown-started', delayMs: 1000, timeouts: 2, failures: 2, lastFailure: 'timeouts' });
     expect(health.admit(5, 500)).toEqual({ kind: 'reject', retryInMs: 600 });
     expect(health.admit(6, 500)).toEqual({ kind: 'go' });
     expect(health.admit(5, 1100)).toEqual({ kind: 'probe' });

@@ -29,8 +29,17 @@ describe('findLateFrames', () => {
     ['not: incomplete', read(2, [1, 2]).subarray(0, 7), [awaited(2)], []],
     ['not: a unit nobody awaits', read(1, [1, 2]), [awaited(2)], []],
     ['not: nothing awaited', read(2, [1, 2]), [], []],
+    ['two requests of one unit, told apart by length', Buffer.concat([read(2, [1]), read(2, [1, 2])]), [awaited(2, 2), awaited(2, 1)],
+      [{ unit: 2, offset: 0, length: 7 }, { unit: 2, offset: 7, length: 9 }]],
   ] as const)('%s', (_name, bytes, requests, expected) => {
-    expect(findLateFrames(bytes, requests)).toEqual(expected);
+    expect(findLateFrames(bytes, requests).map(({ unit, offset, length }) => ({ unit, offset, length }))).toEqual(expected);
+  });
+
+  it('names the request each frame answers; an exception form goes to the oldest request of its function', () => {
+    const older = { ...awaited(2, 4), sentAt: 5 };
+    const newer = { ...awaited(2, 1), sentAt: 9 };
+    const found = findLateFrames(Buffer.concat([exception(2, 4), read(2, [7])]), [newer, older]);
+    expect(found.map((f) => f.request)).toEqual([older, newer]);
   });
 
   it.each([[1, 10, 7], [2, 9, 7], [3, 2, 9], [4, 125, 255], [5, 1, 8], [6, 1, 8], [15, 20, 8], [16, 4, 8], [43, 1, undefined]] as const)(

@@ -104,6 +104,40 @@ describe('RtuReplyFramer', () => {
     expect(framer.push(GOOD)).toEqual(GOOD);
   });
 
+  describe('with an earlier request of the same unit still awaited (a late reply of another length)', () => {
+    const LATE = [{ functionCode: 3, frameLength: 13 }]; // a read of 4 registers timed out
+    const lateFrame = registers(1, [0xbad0, 0xbad0, 0xbad0, 0xbad0]);
+    for (const chunk of [1, 4, 64]) {
+      it(`the late frame ahead is skipped, the asked one handed over (chunks of ${chunk})`, () => {
+        const framer = new RtuReplyFramer();
+        framer.begin(REQ, ASK, false, LATE);
+        const bytes = Buffer.concat([lateFrame, GOOD]);
+        let frame: Buffer | undefined;
+        for (let at = 0; at < bytes.length; at += chunk) {
+          frame = framer.push(bytes.subarray(at, at + chunk)) ?? frame;
+          // A pause on the line inside the late frame must not cut it to the asked length.
+          if (at + chunk < lateFrame.length) expect(framer.awaitingLonger()).toBeUndefined();
+        }
+        expect(frame).toEqual(GOOD);
+        expect(framer.verdict()).toEqual({ echo: 'none', skipped: 13, extra: 0 });
+      });
+    }
+
+    it('an exception reply of that function is ambiguous: it may answer the earlier request', () => {
+      const framer = new RtuReplyFramer();
+      framer.begin(REQ, ASK, false, LATE);
+      expect(framer.push(encodeRtuFrame(1, Buffer.from([0x83, 6])))).toBeDefined();
+      expect(framer.verdict().ambiguous).toMatch(/exception reply of unit 1/);
+    });
+
+    it('a late request of another function changes nothing', () => {
+      const framer = new RtuReplyFramer();
+      framer.begin(REQ, ASK, false, [{ functionCode: 4, frameLength: 9 }]);
+      expect(framer.push(encodeRtuFrame(1, Buffer.from([0x83, 6])))).toBeDefined();
+      expect(framer.verdict().ambiguous).toBeUndefined();
+    });
+  });
+
   it('bytes after end() are strays, not part of any exchange', () => {
     const framer = new RtuReplyFramer();
     framer.begin(REQ, ASK, false);

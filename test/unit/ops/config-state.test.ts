@@ -15,14 +15,14 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const file = () => JSON.parse(readFileSync(join(dir, CONFIG_STATE_FILE), 'utf8')) as ConfigStateFile;
 
 describe('ConfigState', () => {
-  it('counts generations and reloads; a refusal keeps the running digest and says why', () => {
+  it('counts generations and reloads; a refusal or a failure keeps the running digest and says why', () => {
     const errors: unknown[] = [];
     const state = new ConfigState(dir, 'aaa', Date.UTC(2026, 0, 1), 4242, (err) => errors.push(err));
     expect(file()).toMatchObject({ pid: 4242, attempt: 0, outcome: 'started', generation: 1, sha256: 'aaa', lastError: null, problems: [] });
 
     state.record('applied', Date.UTC(2026, 0, 2), 'bbb');
     state.record('unchanged', Date.UTC(2026, 0, 3), 'ccc');
-    expect(state.status()).toEqual({ generation: 2, sha256: 'ccc', loadedAt: '2026-01-02T00:00:00.000Z', lastError: null, reloads: { applied: 1, unchanged: 1, refused: 0 } });
+    expect(state.status()).toEqual({ generation: 2, sha256: 'ccc', loadedAt: '2026-01-02T00:00:00.000Z', lastError: null, reloads: { applied: 1, unchanged: 1, refused: 0, failed: 0 } });
 
     const problems = [{ path: 'gateway.stateDir', message: 'cannot change while fieldgate runs' }, { path: 'site.yaml:3:1', message: 'YAML syntax error' }];
     state.record('refused', Date.UTC(2026, 0, 4), 'ddd', problems);
@@ -31,6 +31,10 @@ describe('ConfigState', () => {
 
     state.record('applied', Date.UTC(2026, 0, 5), 'eee');
     expect(state.status()).toMatchObject({ generation: 3, sha256: 'eee', lastError: null, reloads: { applied: 2, unchanged: 1, refused: 1 } });
+    // Applying failed and was rolled back: generation and digest stay those running, the reason is kept.
+    state.record('failed', Date.UTC(2026, 0, 6), 'fff', [{ path: 'reload', message: 'reload failed while applying, rolled back: boom' }]);
+    expect(state.status()).toMatchObject({ generation: 3, sha256: 'eee', lastError: '1 problem(s): reload: reload failed while applying, rolled back: boom', reloads: { applied: 2, unchanged: 1, refused: 1, failed: 1 } });
+    expect(file()).toMatchObject({ attempt: 5, outcome: 'failed', generation: 3, sha256: 'eee' });
     expect(errors).toEqual([]);
   });
 

@@ -24,14 +24,18 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Devices by name ("name:periodMs" sets the poll period). */
+/** Devices by name ("name:periodMs" sets the poll period, "name:periodMs:token" a cloud link). */
 function config(devices: string[], extra: Record<string, unknown> = {}): Config {
+  const linked = devices.some((entry) => entry.split(':').length > 2);
   const raw = {
-    gateway: { stateDir: dir, health: { enabled: false }, ...extra },
+    gateway: { stateDir: dir, health: { enabled: false }, ...(linked ? { cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', projectKey: 'pk' } } : {}), ...extra },
     buses: [{ name: 'a', kind: 'tcp', host: '127.0.0.1', port: 5020 }],
     devices: devices.map((entry, i) => {
-      const [name, period] = entry.split(':');
-      return { name, bus: 'a', unitId: i + 1, pollIntervalMs: Number(period ?? 1000), points: [{ id: 'p', table: 'holding', address: 0 }] };
+      const [name, period, token] = entry.split(':');
+      return {
+        name, bus: 'a', unitId: i + 1, pollIntervalMs: Number(period ?? 1000), points: [{ id: 'p', table: 'holding', address: 0 }],
+        ...(token ? { cloud: { accessToken: token } } : {}),
+      };
     }),
   };
   const { config: loaded, issues } = checkConfig(raw, {});
@@ -39,8 +43,16 @@ function config(devices: string[], extra: Record<string, unknown> = {}): Config 
   return loaded;
 }
 
-function rig(initial: Config) {
-  const calls: string[] = [];
+/** `failing`: calls (as recorded, e.g. "cloud+ new") that throw an injected error after being recorded. */
+function rig(initial: Config, failing: readonly string[] = []) {
+  const recorded: string[] = [];
+  const calls = {
+    push(call: string): number {
+      recorded.push(call);
+      if (failing.includes(call)) throw new Error(`injected: ${call}`);
+      return recorded.length;
+    },
+  };
   const notifier: Notifier = {
     enabled: true, ready: (s) => calls.push(`READY ${s}`), status: () => undefined, watchdog: () => undefined, stopping: () => undefined, close: () => undefined,
     reloading: (_s, usec) => calls.push(`RELOADING ${typeof usec}`),
@@ -55,6 +67,8 @@ function rig(initial: Config) {
   const cloudSide = {
     removeDevice: async (name: string) => void calls.push(`cloud- ${name}`),
     addDevice: (d: { name: string }) => void calls.push(`cloud+ ${d.name}`),
+    suspendDevice: async (name: string) => void calls.push(`cloud hold ${name}`),
+    resumeDevice: (d: { name: string }) => void calls.push(`cloud resume ${d.name}`),
   } as unknown as CloudSide;
   const reporter = { removeDevice: (n: string) => calls.push(`report- ${n}`), addDevice: (d: { name: string }) => calls.push(`report+ ${d.name}`) } as unknown as Reporter;
   const log = captureLogger();
@@ -62,10 +76,11 @@ function rig(initial: Config) {
   const levels: string[] = [];
   const reloader = createReloader({
     initial, state, notifier, logger: log.logger, time: systemTime, summary: () => 'summary',
-    parts: { southbound, cloudSide, reporter, commands: new Map<string, CommandService>(), commandLog: log.logger, settleMs: 100, setLogLevel: (l) => levels.push(l) },
-    applied: () => calls.push('applied'),
+    parts: { southbound, cloudSide, reporter, commands: new Map<string, CommandService>(), commandLog: log.logger, settleMs: 100, setLogLevel: (l) => levels.push(l),
+      retiring: { outbox: { devicesWithBacklog: () => [] }, discard: () => 0, linkUp: () => false, sendMs: 100, time: systemTime, log: log.logger } },
+    applied: (c) => calls.push(`applied ${c.site.devices.map((d) => d.name).join(',')}`),
   });
-  return { calls, log, state, levels, reloader };
+  return { calls: recorded, log, state, levels, reloader };
 }
 
 const candidate = (c: Config, sha256 = 'sha-2'): (() => ReloadCandidate) => () => ({ config: c, sha256, issues: [] });
@@ -105,11 +120,59 @@ describe('reloader', () => {
       'RELOADING bigint',
       'poll- change', 'poll- gone', 'cloud- change', 'cloud- gone', 'report- change', 'report- gone',
       'report+ change', 'poll+ change', 'cloud+ change', 'report+ new', 'poll+ new', 'cloud+ new',
-      'applied', 'READY summary',
+      'applied keep,change,new', 'READY summary',
     ]);
-    expect(calls.join(' ')).not.toContain('keep');
+    expect(calls.filter((c) => !c.startsWith('applied')).join(' ')).not.toContain('keep');
     expect(levels).toEqual(['debug']);
     expect(reloader.current().site.devices.map((d) => d.name)).toEqual(['keep', 'change', 'new']);
+  });
+
+  it('a replaced device with the same identity keeps its cloud side: held while its polling stops, resumed by the replacement', async () => {
+    const { calls, reloader } = rig(config(['same:1000:t1', 'relinked:1000:t2']));
+    const result = await reloader.reload(candidate(config(['same:500:t1', 'relinked:500:t3'])));
+    expect(result.outcome).toBe('applied');
+    expect(calls).toEqual([
+      'RELOADING bigint',
+      'poll- same', 'cloud hold same', 'poll- relinked', 'report- same', 'cloud- relinked', 'report- relinked',
+      'report+ same', 'poll+ same', 'cloud resume same', 'report+ relinked', 'poll+ relinked', 'cloud+ relinked',
+      'applied same,relinked', 'READY summary',
+    ]);
+  });
+
+  it('a failure part-way through applying is rolled back: every touched part restarted from the running config, outcome failed, one error line', async () => {
+    const { calls, log, state, levels, reloader } = rig(config(['keep', 'change', 'gone']), ['cloud+ new']);
+    const initial = reloader.current();
+    const result = await reloader.reload(candidate(config(['keep', 'change:500', 'new'], { logLevel: 'debug' })));
+    expect(result).toMatchObject({ outcome: 'failed', generation: 1, problems: [{ path: 'reload', message: 'reload failed while applying, rolled back: injected: cloud+ new' }] });
+    expect(calls).toEqual([
+      'RELOADING bigint',
+      'poll- change', 'poll- gone', 'cloud- change', 'cloud- gone', 'report- change', 'report- gone',
+      'report+ change', 'poll+ change', 'cloud+ change', 'report+ new', 'poll+ new', 'cloud+ new',
+      // Rollback: whatever runs of the touched devices stops (new or old version), then the old versions start.
+      'poll- gone', 'poll- change', 'poll- new', 'cloud- gone', 'cloud- change', 'cloud- new', 'report- gone', 'report- change', 'report- new',
+      'report+ change', 'poll+ change', 'cloud+ change', 'report+ gone', 'poll+ gone', 'cloud+ gone',
+      // Whoever follows the running config is told it again (the own device's commands).
+      'applied keep,change,gone', 'READY summary',
+    ]);
+    expect(calls.filter((c) => !c.startsWith('applied')).join(' ')).not.toContain('keep');
+    // The plan changed the log level too: the running one is set again.
+    expect(levels).toEqual(['info']);
+    expect(reloader.current()).toBe(initial);
+    expect(state.status()).toMatchObject({ generation: 1, sha256: 'sha-1', lastError: expect.stringContaining('rolled back: injected: cloud+ new'), reloads: { failed: 1, applied: 0 } });
+    expect(log.lines().filter((l) => Number(l.level) >= 50)).toEqual([expect.objectContaining({
+      msg: 'site file reload failed: rolled back, the running config is unchanged', generation: 1, sha256: 'sha-2', added: ['new'], removed: ['gone'], replaced: ['change'],
+    })]);
+  });
+
+  it('a failed rollback restores what it can, and is said once, at fatal level, with both errors: restart fieldgate', async () => {
+    const { calls, log, state, reloader } = rig(config(['a', 'b']), ['report+ a']);
+    const result = await reloader.reload(candidate(config(['a:500', 'b:500'])));
+    expect(result.outcome).toBe('failed');
+    expect(result.problems[0].message).toMatch(/could not be rolled back \(restart fieldgate\): injected: report\+ a; rollback: injected: report\+ a/);
+    // b is restored although a could not be.
+    expect(calls.slice(calls.lastIndexOf('report+ a'))).toEqual(['report+ a', 'report+ b', 'poll+ b', 'cloud+ b', 'applied a,b', 'READY summary']);
+    expect(state.status().generation).toBe(1);
+    expect(log.lines().filter((l) => Number(l.level) >= 50)).toEqual([expect.objectContaining({ level: 60, msg: 'site file reload failed and was not rolled back: restart fieldgate' })]);
   });
 
   it('runs reloads one at a time, in the order they came', async () => {

@@ -11,6 +11,7 @@ describe('docs/profiles.md', () => {
     const row = doc.split('\n').find((line) => line.startsWith(`| \`${name}\` |`));
     expect(row, `no table row for ${name}`).toBeDefined();
     expect(row).toContain(library.get(name)!.source.title);
+    expect(row, 'its source quality').toContain(` | ${library.get(name)!.source.quality} | `);
   });
 
   it('lists no profile that is not shipped', () => {

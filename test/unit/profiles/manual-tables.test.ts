@@ -8,7 +8,17 @@ import { loadProfiles } from '../../../src/ops/profile-library.js';
 const MANUAL = fileURLToPath(new URL('../../fixtures/profiles/manual/', import.meta.url));
 const library = loadProfiles([]).library;
 
-interface Row { id: string; table: string; address: number; type: string; length?: number; scale?: number; scaleFactor?: string }
+interface Row { id: string; table: string; address: number; type: string; length?: number; scale?: number; scaleFactor?: string; notImplemented?: number | string }
+
+/**
+ * "Not implemented" value of each SunSpec type, as the SunSpec Alliance's reference implementation
+ * defines them (sunspec/pysunspec2, sunspec2/mb.py: SUNS_UNIMPL_* and point_type_info; count is
+ * checked like uint16).
+ */
+const SUNSPEC_NOT_IMPLEMENTED: Record<string, number | string> = {
+  int16: -32768, sunssf: -32768, uint16: 0xffff, count: 0xffff, enum16: 0xffff, bitfield16: 0xffff, acc16: 0, acc32: 0,
+  int32: -2147483648, uint32: 0xffffffff, enum32: 0xffffffff, bitfield32: 0xffffffff, string: '',
+};
 
 /** SunSpec types as the specification defines them -> the register type that carries them. */
 const SUNSPEC_TYPES: Record<string, string> = {
@@ -27,7 +37,7 @@ function manualRows(name: string): { rows: Row[]; model?: { id: number; length: 
     // The model header (ID, L) and padding are not points; every other point of the table is.
     const rows = data.points.filter((p) => p.name !== 'ID' && p.name !== 'L' && p.type !== 'pad').map((p) => {
       expect(p.size, `${name} ${p.name} size`).toBe(p.type === 'string' ? p.size : SUNSPEC_SIZES[p.type] ?? 1);
-      return { id: p.name, table: 'holding', address: p.offset, type: SUNSPEC_TYPES[p.type], ...(p.type === 'string' ? { length: p.size } : {}), ...(p.sf ? { scaleFactor: p.sf } : {}) };
+      return { id: p.name, table: 'holding', address: p.offset, type: SUNSPEC_TYPES[p.type], ...(p.type === 'string' ? { length: p.size } : {}), ...(p.sf ? { scaleFactor: p.sf } : {}), notImplemented: SUNSPEC_NOT_IMPLEMENTED[p.type] };
     });
     return { rows, model: { id: data.model, length: data.length } };
   }
@@ -40,6 +50,18 @@ const tables = readdirSync(MANUAL).filter((file) => file.endsWith('.json')).map(
 describe('shipped profiles match the manuals\' tables', () => {
   it('has a manual table for every shipped profile and no table without a profile', () => {
     expect(tables).toEqual(shipped);
+  });
+
+  it.each(shipped)('%s: the table names its document, and the profile says whether that document was read', (name) => {
+    const data = JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8')) as { document?: Record<string, unknown> };
+    const doc = data.document;
+    expect(doc, `${name}: the table names no document`).toBeDefined();
+    for (const key of ['title', 'version', 'table']) expect(typeof doc![key] === 'string' && (doc![key] as string).length > 0, `${name} document.${key}`).toBe(true);
+    const source = library.get(name)!.source;
+    expect(doc!.title).toBe(source.title);
+    // primary: transcribed from the document itself; secondary: it could not be read, and the profile says so.
+    expect(doc!.quality).toBe(source.quality);
+    if (source.quality === 'secondary') expect(typeof doc!.notes).toBe('string');
   });
 
   it.each(shipped)('%s', (name) => {
@@ -59,6 +81,8 @@ describe('shipped profiles match the manuals\' tables', () => {
       if (row!.length !== undefined) expect(point.length, `${name} ${row!.id} length`).toBe(row!.length);
       expect(point.scale ?? undefined, `${name} ${row!.id} scale`).toBe(row!.scale);
       expect(point.scaleFactor ?? undefined, `${name} ${row!.id} scale factor`).toBe(row!.scaleFactor);
+      // SunSpec: every point is absent when it holds its type's "not implemented" value.
+      if (model) expect(point.notImplemented, `${name} ${row!.id} not-implemented value`).toBe(row!.notImplemented);
     }
     // And every row of the table is in the profile (SunSpec 160: only its first module is shipped).
     expect(profile.points.length).toBe(rows.length);

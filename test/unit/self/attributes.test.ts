@@ -95,7 +95,7 @@ describe('status summary', () => {
 });
 
 describe('own attributes: the site file running', () => {
-  const config = (generation: number, lastError: string | null) => ({ generation, sha256: 'f'.repeat(64), loadedAt: '2026-01-01T00:05:00.000Z', lastError, reloads: { applied: generation - 1, unchanged: 0, refused: lastError ? 1 : 0 } });
+  const config = (generation: number, lastError: string | null) => ({ generation, sha256: 'f'.repeat(64), loadedAt: '2026-01-01T00:05:00.000Z', lastError, reloads: { applied: generation - 1, unchanged: 0, refused: lastError ? 1 : 0, failed: 0 } });
 
   it('reports generation, digest, load time and the refusal (empty when none)', () => {
     expect(selfAttributes(sample(0, undefined, { config: config(2, null) }))).toMatchObject({

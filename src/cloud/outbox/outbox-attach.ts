@@ -1,0 +1,78 @@
+// The outbox file taken up late: a start on a state directory that could not hold it (read-only,
+// missing, too full to create it) runs from an in-memory store, as when the disk fails later. When
+// the file opens and takes writes, one transaction moves everything into it: the in-memory store's
+// rows, what the outbox held in memory (its `work`), and the file's own rows from the previous run,
+// renumbered after every sequence number already handed out. Forwarders have read up to that
+// number, so an older row given a smaller one would be skipped and acknowledged unsent; the old
+// rows go out after the newer ones instead (each keeps its poll time), none is skipped.
+import { counterIn, restoreCounters, tally, writeRows, type DropTally } from './outbox-caps.js';
+import type { DeviceTotals, OutboxStore, StoredRow } from './outbox-store.js';
+import type { OpenedStore, StoreKeeper } from './outbox-file.js';
+import type { OutboxDeviceStats } from '../../core/outbox-types.js';
+
+export interface Attached {
+  /** The file's own rows per device, now also held (the in-memory store's rows were counted already). */
+  totals: DeviceTotals[];
+  /** The next sequence number to hand out. */
+  nextSeq: number;
+}
+
+/**
+ * Inside one transaction of `opened.store`: the file's rows moved to `nextSeq` and after, then
+ * `memory`'s rows and `work` (the outbox's own pending rows) added. Throws (rolled back) when the
+ * file takes no writes; the caller keeps the in-memory store and tries again later.
+ */
+export function attachFile(opened: OpenedStore, memory: OutboxStore, nextSeq: number, work: (store: OutboxStore) => void): Attached {
+  const file = opened.store;
+  return file.transaction(() => {
+    const range = file.seqRange();
+    let next = Math.max(nextSeq, opened.maxSeq + 1);
+    if (range) {
+      // Every new number above every old one: no row is ever moved onto another.
+      file.shiftSeqs(next - range.min);
+      next += range.max - range.min + 1;
+    }
+    for (const row of memory.allRows()) file.insertWithSeq(row);
+    work(file);
+    file.continueSequence(next - 1);
+    return { totals: opened.totals, nextSeq: next };
+  });
+}
+
+/**
+ * An outbox's side of it: `batch` (what it holds in memory) and its deferred deletes go in the same
+ * transaction; on success its counters include the file's rows and the deletes are done, on
+ * failure they are as before. The caller takes `batch` out of memory and adopts `nextSeq`.
+ */
+export function attachCounted(file: StoreKeeper, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, nextSeq: number, batch: readonly StoredRow[]): Attached | undefined {
+  const deletes = [...ackedOnDisk];
+  const before = new Map([...counters].map(([device, c]) => [device, { ...c }]));
+  const attached = file.attach(nextSeq, (store) => writeRows(store, counters, deletes, batch));
+  if (!attached) {
+    restoreCounters(counters, before);
+    return undefined;
+  }
+  for (const [device, upTo] of deletes) if (ackedOnDisk.get(device) === upTo) ackedOnDisk.delete(device);
+  for (const { device, depth, bytes } of attached.totals) {
+    const counter = counterIn(counters, device);
+    counter.depth += depth;
+    counter.bytes += bytes;
+  }
+  return attached;
+}
+
+/**
+ * At close with the rows in an in-memory store (the file never opened, or lost and not replaced):
+ * they end with the process, so each device's held rows are counted as dropped, never silently gone.
+ */
+export function dropStoreRows(counters: Map<string, OutboxDeviceStats>): DropTally {
+  const lost: DropTally = new Map();
+  for (const [device, counter] of counters) {
+    if (counter.depth <= 0) continue;
+    tally(lost, device, counter.depth, counter.bytes);
+    counter.dropped += counter.depth;
+    counter.depth = 0;
+    counter.bytes = 0;
+  }
+  return lost;
+}
