@@ -1,7 +1,8 @@
 // Which port `fieldgate status` asks: the one the service listens on. First --port; then, unless
-// --config or --env-file names another service, the port the running daemon published (health.json in its runtime
-// directory, readable without root: ops/health-address.ts); else as the service would choose it:
-// FIELDGATE_HEALTH_PORT (the shell's, else the environment file's), else the site file's.
+// --config or --env-file names another service, the port the running daemon published
+// (health.json in its runtime directory, readable without root: ops/health-address.ts); else as
+// the service would choose it: FIELDGATE_HEALTH_PORT (the shell's, else the environment file's),
+// else the site file's.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parseEnvFile } from '../core/env-file.js';
 import { readHealthAddress, SERVICE_RUNTIME_DIR, HEALTH_ADDRESS_FILE } from '../ops/health-address.js';
