@@ -139,28 +139,31 @@ prune_node_modules() {
 }
 
 # Everything under the package root, owned by root (dpkg-deb --root-owner-group), at fixed
-# mtimes and modes: 0755 for directories and executables, 0644 for the rest, 0640/0600 for the
-# config files (their group is set by postinst once the user exists).
+# mtimes and modes: 0755 for directories and executables, 0644 for the rest.
 build_deb() {
   local arch="$1" root="$BUILD/root-$1"
   rm -rf "$root" && mkdir -p "$root/DEBIAN"
-  local lib="$root/usr/lib/fieldgate"
-  mkdir -p "$lib/bin"
+  # The package's tree (runtime and app): postinst makes it /usr/lib/fieldgate/releases/<version>
+  # and points /usr/lib/fieldgate/current at it once the site file in use validates (docs/install.md).
+  local lib="$root/usr/lib/fieldgate" tree="$root/usr/lib/fieldgate/package"
+  mkdir -p "$tree/bin"
   local runtime
   runtime="$(fieldgate_node_dir "$(node_arch "$arch")")"
-  cp "$runtime/bin/node" "$lib/bin/node"
-  stage_app "$arch" "$lib/app"
+  cp "$runtime/bin/node" "$tree/bin/node"
+  stage_app "$arch" "$tree/app"
+  install -m 0644 "$REPO/systemd/service.env" "$lib/service.env"
   install -D -m 0755 "$DEB/fieldgate.sh" "$root/usr/bin/fieldgate"
   install -d "$root/usr/lib/systemd/system"
   # The source unit with the package's paths: same flags, same hardening (test:package diffs them).
-  sed -e 's#/usr/bin/node #/usr/lib/fieldgate/bin/node #g' -e 's#/opt/fieldgate/bin/fieldgate\.js#/usr/lib/fieldgate/app/bin/fieldgate.js#g' \
-    -e 's#^WorkingDirectory=/opt/fieldgate$#WorkingDirectory=/usr/lib/fieldgate/app#' \
+  sed -e 's#/usr/bin/node #/usr/lib/fieldgate/current/bin/node #g' -e 's#/opt/fieldgate/bin/fieldgate\.js#/usr/lib/fieldgate/current/app/bin/fieldgate.js#g' \
+    -e 's#^WorkingDirectory=/opt/fieldgate$#WorkingDirectory=/usr/lib/fieldgate/current/app#' \
+    -e 's#^EnvironmentFile=/opt/fieldgate/systemd/service\.env$#EnvironmentFile=/usr/lib/fieldgate/service.env#' \
     -e 's#^Documentation=.*#Documentation=file:///usr/share/doc/fieldgate/README.md#' \
     -e 's#^\# fieldgate edge gateway\. Install:.*#\# fieldgate edge gateway, installed by the fieldgate package (README "Install as a service").#' \
     "$REPO/systemd/fieldgate.service" >"$root/usr/lib/systemd/system/fieldgate.service"
-  install -D -m 0640 "$REPO/config/site.example.yaml" "$root/etc/fieldgate/site.yaml"
-  install -D -m 0600 "$REPO/systemd/fieldgate.env.example" "$root/etc/fieldgate/fieldgate.env"
-  chmod 0750 "$root/etc/fieldgate"
+  # Examples, not conffiles: postinst copies them to /etc/fieldgate only where a file is missing.
+  install -D -m 0644 "$REPO/config/site.example.yaml" "$root/usr/share/fieldgate/site.example.yaml"
+  install -m 0644 "$REPO/systemd/fieldgate.env.example" "$root/usr/share/fieldgate/fieldgate.env.example"
   local doc="$root/usr/share/doc/fieldgate"
   install -D -m 0644 "$REPO/README.md" "$doc/README.md"
   install -m 0644 "$REPO/docs/install.md" "$doc/install.md"
@@ -169,18 +172,17 @@ build_deb() {
   printf 'fieldgate (%s) unstable; urgency=medium\n\n  * Release %s (the project'"'"'s changes: its git history).\n\n -- %s  %s\n' \
     "$VERSION" "$VERSION" "$(maintainer)" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")" | gzip -9n >"$doc/changelog.gz"
   install -D -m 0644 "$DEB/lintian-overrides" "$root/usr/share/lintian/overrides/fieldgate"
-  for script in postinst prerm postrm; do
+  for script in preinst postinst prerm postrm; do
     sed "s/@VERSION@/$VERSION/g" "$DEB/$script" >"$root/DEBIAN/$script"
     chmod 0755 "$root/DEBIAN/$script"
   done
-  printf '/etc/fieldgate/fieldgate.env\n/etc/fieldgate/site.yaml\n' >"$root/DEBIAN/conffiles"
   normalise "$root"
   (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
   local installed_kb
   installed_kb="$(du -sk --apparent-size --exclude=DEBIAN "$root" | cut -f1)"
   sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$arch/" -e "s/@INSTALLED_SIZE@/$installed_kb/" \
     "$DEB/control" >"$root/DEBIAN/control"
-  chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums" "$root/DEBIAN/conffiles"
+  chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
   find "$root" -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0r touch -h -d "@$SOURCE_DATE_EPOCH"
   local out="$OUT/fieldgate_${VERSION}_${arch}.deb"
   # xz: the smallest .deb. FIELDGATE_DEB_COMPRESSION=gzip is for test builds only (test:package's
@@ -196,8 +198,7 @@ maintainer() { sed -n 's/^Maintainer: //p' "$DEB/control"; }
 normalise() {
   find "$1" -type d -exec chmod 0755 {} +
   find "$1" -type f -perm /111 ! -path '*/DEBIAN/*' -exec chmod 0755 {} +
-  find "$1" -type f \( ! -perm /111 -o -name '*.node' -o -name '*.so' -o -name '*.so.*' \) ! -path '*/etc/fieldgate/*' -exec chmod 0644 {} +
-  chmod 0750 "$1/etc/fieldgate"
+  find "$1" -type f \( ! -perm /111 -o -name '*.node' -o -name '*.so' -o -name '*.so.*' \) -exec chmod 0644 {} +
   find "$1" -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0r touch -h -d "@$SOURCE_DATE_EPOCH"
 }
 

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # `npm run test:package` (CI runs it; root on Debian amd64, after `npm ci`): builds both .debs
-# (`npm run package`) and a newer amd64 build, runs lintian on both, checks the sizes, then
-# test/package/lifecycle.ts (dpkg -i, the installed unit's command line as user fieldgate against
-# the emulator, outbox kept across an upgrade and replayed, remove, purge), then the arm64
-# package's own runtime and daemon under qemu-aarch64 (test/arm64/e2e.ts, a 30 s smoke) and its
-# start-up time. Installs lintian, qemu-user and the arm64 libraries only when missing.
-# Prints a summary; exit 0 only if every check passed.
+# (`npm run package`), two test versions of the amd64 one (the second with another site example
+# and without one device profile, so it refuses a site the first accepts) and the 0.1.0 package
+# (LEGACY_COMMIT's packaging, whose site and env files were conffiles); runs lintian on both
+# release packages, checks the sizes, then test/package/lifecycle.ts (the upgrade from 0.1.0 over
+# edited files, a fresh install with apt-get, the installed unit's command line as user fieldgate
+# against the emulator, the README's status/reload/logs, a refused and an accepted upgrade with
+# `apt-get -y install </dev/null`, the outbox replayed, remove, purge, every daemon line JSON),
+# then the arm64 package's own runtime and daemon under qemu-aarch64 (test/arm64/e2e.ts, a 30 s
+# smoke) and its start-up time. Installs lintian, qemu-user and the arm64 libraries only when
+# missing. Prints a summary; exit 0 only if every check passed.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$REPO"
 MAX_DEB_BYTES=$((45 * 1024 * 1024))
 APT_PACKAGES="lintian qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross socat"
 SYSROOT=/usr/aarch64-linux-gnu
+# The last commit whose package shipped /etc/fieldgate/site.yaml and fieldgate.env as conffiles
+# (0.1.0): built here with its own packaging (and this checkout's dist/) for the upgrade from it.
+LEGACY_COMMIT=b2c7724e72b8ba5128e20590374a12c17d16ae62
+# The device profile the second test version lacks (a site using it is refused by that version).
+DROPPED_PROFILE=eastron-sdm120
 
 say() { printf 'test-package: %s\n' "$*"; }
 fail() { say "FAILED: $*" >&2; exit 1; }
@@ -28,11 +37,18 @@ main() {
   version="$(node -p 'require("./package.json").version')"
   started=$(date +%s)
 
-  # 1. The packages, and a newer amd64 build for the upgrade (gzip: test-only, faster).
+  # 1. The packages; the test versions and 0.1.0 (gzip: test-only, faster).
   bash scripts/package.sh
-  FIELDGATE_DEB_COMPRESSION=gzip bash scripts/package.sh --prebuilt --arch amd64 --version "$version+upgradetest1" --out pkg/upgrade-test
   deb_amd64="pkg/fieldgate_${version}_amd64.deb"
   deb_arm64="pkg/fieldgate_${version}_arm64.deb"
+  rm -rf pkg/upgrade-test
+  for v in fleet1 fleet2; do
+    FIELDGATE_DEB_COMPRESSION=gzip bash scripts/package.sh --prebuilt --arch amd64 --version "$version+$v" --out pkg/upgrade-test
+  done
+  deb_v1="pkg/upgrade-test/fieldgate_${version}+fleet1_amd64.deb"
+  deb_v2="pkg/upgrade-test/fieldgate_${version}+fleet2_amd64.deb"
+  second_version "$deb_v2"
+  legacy_package
   built=$(date +%s)
 
   # 2. Sizes, contents and lintian (both packages' lintian runs at once: one core each).
@@ -58,23 +74,58 @@ main() {
   done
 
   # The packaged unit is the source unit with the package's paths: same flags, same hardening.
-  changed="$(diff <(dpkg-deb --fsys-tarfile "$deb_amd64" | tar -xO ./usr/lib/systemd/system/fieldgate.service) systemd/fieldgate.service | grep -E '^[<>]' | grep -vE '^[<>] (ExecStart|ExecReload|WorkingDirectory|Documentation)=|^[<>] # fieldgate edge gateway' || true)"
+  changed="$(diff <(dpkg-deb --fsys-tarfile "$deb_amd64" | tar -xO ./usr/lib/systemd/system/fieldgate.service) systemd/fieldgate.service | grep -E '^[<>]' | grep -vE '^[<>] (ExecStart|ExecReload|WorkingDirectory|Documentation)=|^[<>] EnvironmentFile=[^-]|^[<>] # fieldgate edge gateway' || true)"
   [ -z "$changed" ] || fail "the packaged unit differs from systemd/fieldgate.service beyond its paths: $changed"
   say "packaged unit: systemd/fieldgate.service with /usr/lib/fieldgate paths"
 
   # 3. Install, run, upgrade, remove, purge on this machine.
-  node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --deb "$deb_amd64" --upgrade "pkg/upgrade-test/fieldgate_${version}+upgradetest1_amd64.deb"
+  node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --legacy "$work/legacy/fieldgate_${version}_amd64.deb" \
+    --deb "$deb_v1" --upgrade "$deb_v2" --upgrade-lacks-profile "$DROPPED_PROFILE"
   lifecycle=$(date +%s)
 
   # 4. The arm64 package under qemu: its runtime, its daemon end to end, its start-up time.
   dpkg-deb -x "$deb_arm64" "$work/arm64"
-  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$work/arm64/usr/lib/fieldgate/bin/node" >"$work/node-arm64"
+  local tree="$work/arm64/usr/lib/fieldgate/package"
+  [ -x "$tree/bin/node" ] && [ -f "$tree/app/bin/fieldgate.js" ] || fail "the arm64 package has no $tree/bin/node or app"
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L %s "%s" "$@"\n' "$SYSROOT" "$tree/bin/node" >"$work/node-arm64"
   chmod +x "$work/node-arm64"
-  say "arm64 runtime under qemu: $("$work/node-arm64" -p 'process.arch + " " + process.version'), fieldgate $("$work/node-arm64" "$work/arm64/usr/lib/fieldgate/app/bin/fieldgate.js" --version)"
-  node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$work/node-arm64" --app "$work/arm64/usr/lib/fieldgate/app" --seconds 30
-  node --conditions=fieldgate-source --import tsx test/package/ready.ts --node "$work/node-arm64" --app "$work/arm64/usr/lib/fieldgate/app" --runs 1
+  local runtime app_version
+  runtime="$("$work/node-arm64" -p 'process.arch + " " + process.version')" || fail "the arm64 runtime does not run under qemu"
+  app_version="$("$work/node-arm64" "$tree/app/bin/fieldgate.js" --version)" || fail "the arm64 fieldgate --version failed"
+  say "arm64 runtime under qemu: $runtime, fieldgate $app_version"
+  node --conditions=fieldgate-source --import tsx test/arm64/e2e.ts --node "$work/node-arm64" --app "$tree/app" --seconds 30
+  node --conditions=fieldgate-source --import tsx test/package/ready.ts --node "$work/node-arm64" --app "$tree/app" --runs 1
   ended=$(date +%s)
   say "OK: build $((built - started)) s, lifecycle $((lifecycle - built)) s, arm64 $((ended - lifecycle)) s"
+}
+
+# The second test version as a later release may differ: another site example (no upgrade may ask
+# about it), and one device profile gone (a site using it is refused: the refused-upgrade case).
+second_version() {
+  local deb="$1" root="$work/second-version"
+  dpkg-deb -R "$deb" "$root"
+  printf '# (this release'"'"'s example differs from the previous one)\n' >>"$root/usr/share/fieldgate/site.example.yaml"
+  [ -f "$root/usr/lib/fieldgate/package/app/profiles/$DROPPED_PROFILE.yaml" ] || fail "no profile $DROPPED_PROFILE in the package to drop"
+  rm "$root/usr/lib/fieldgate/package/app/profiles/$DROPPED_PROFILE.yaml"
+  (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+  dpkg-deb --root-owner-group -Zgzip -z1 --build "$root" "$deb" >/dev/null
+  rm -rf "$root"
+}
+
+# 0.1.0 as it was packaged (site.yaml and fieldgate.env conffiles, code in /usr/lib/fieldgate/{bin,app}).
+legacy_package() {
+  local tree="$work/legacy-src"
+  mkdir -p "$tree" "$work/legacy"
+  git -C "$REPO" archive "$LEGACY_COMMIT" | tar -x -C "$tree" || fail "commit $LEGACY_COMMIT (the 0.1.0 packaging) is not in this checkout's history"
+  ln -s "$REPO/node_modules" "$tree/node_modules"
+  cp -a "$REPO/dist" "$tree/dist"
+  # This checkout's production dependencies, marked as built for that tree's lockfile.
+  mkdir -p "$tree/pkg/build"
+  cp -al "$REPO/pkg/build/deps-amd64" "$tree/pkg/build/deps-amd64"
+  rm -f "$tree/pkg/build/deps-amd64/.fieldgate-lock"
+  (cd "$tree" && cat package-lock.json package.json | sha256sum | cut -d' ' -f1) >"$tree/pkg/build/deps-amd64/.fieldgate-lock"
+  FIELDGATE_DEB_COMPRESSION=gzip bash "$tree/scripts/package.sh" --prebuilt --arch amd64 --out "$work/legacy"
+  rm -rf "$tree"
 }
 
 # One call, parsed whole before it runs: editing this file during a run cannot change the run.

@@ -2,6 +2,7 @@
 import type { CliCommand, CliIo } from './cli/io.js';
 import { devCommand } from './cli/dev-packages.js';
 import { EXIT_USAGE, wantsHelp } from './cli/io.js';
+import { applyServiceEnv } from './cli/service-env.js';
 import { FIELDGATE_VERSION } from './core/version.js';
 
 type Loader = () => Promise<CliCommand>;
@@ -29,6 +30,8 @@ function usage(): string {
 
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
   const [name, ...rest] = argv;
+  // The package's wrapper: the service's environment files, so the command sees what the unit sees.
+  if (io.env.FIELDGATE_ENV_FILES !== undefined) applyServiceEnv(io.env);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(usage());
     return name === undefined ? EXIT_USAGE : 0;

@@ -1,22 +1,12 @@
 #!/bin/sh
-# /usr/bin/fieldgate: the fieldgate command on the Node runtime this package ships. Run by root
-# it takes the service's environment from /etc/fieldgate/fieldgate.env (secrets, health port),
-# so `fieldgate validate` and `fieldgate status` see what the service sees; variables already
-# set win. Lines are KEY=VALUE as in systemd's EnvironmentFile=, comments start with # or ;.
-ENV_FILE=/etc/fieldgate/fieldgate.env
-if [ -r "$ENV_FILE" ]; then
-  while IFS= read -r line || [ -n "$line" ]; do
-    line="${line#"${line%%[![:space:]]*}"}"
-    case "$line" in ''|'#'*|';'*) continue ;; esac
-    key="${line%%=*}"
-    case "$key" in ''|*[!A-Za-z0-9_]*|[0-9]*) continue ;; esac
-    [ "$key" != "$line" ] || continue
-    value="${line#*=}"
-    case "$value" in
-      \"*\") value="${value#\"}"; value="${value%\"}" ;;
-      \'*\') value="${value#\'}"; value="${value%\'}" ;;
-    esac
-    eval "[ -z \"\${$key+set}\" ]" && export "$key=$value"
-  done < "$ENV_FILE"
-fi
-exec /usr/lib/fieldgate/bin/node /usr/lib/fieldgate/app/bin/fieldgate.js "$@"
+# /usr/bin/fieldgate: the fieldgate command on the version the service runs
+# (/usr/lib/fieldgate/current, docs/install.md "Versions"), with the service's environment: the
+# unit's variables (/usr/lib/fieldgate/service.env) and the admin's (/etc/fieldgate/fieldgate.env,
+# root only), read by the command itself with the same parser as systemd's EnvironmentFile=.
+# Variables already set win. FIELDGATE_TREE picks another installed tree (postinst validates
+# with the package's new one before switching).
+: "${FIELDGATE_ENV_FILES=/usr/lib/fieldgate/service.env:/etc/fieldgate/fieldgate.env}"
+export FIELDGATE_ENV_FILES
+tree="${FIELDGATE_TREE:-/usr/lib/fieldgate/current}"
+[ -x "$tree/bin/node" ] || tree=/usr/lib/fieldgate/package
+exec "$tree/bin/node" "$tree/app/bin/fieldgate.js" "$@"

@@ -1,7 +1,8 @@
 // `fieldgate logs`: the service's journal (journalctl -u fieldgate -o cat) made readable with the
 // pino-pretty the package carries, so reading logs on the box needs nothing from the network.
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
@@ -17,8 +18,31 @@ const USAGE = `usage: fieldgate logs [--follow] [--device NAME] [--level LEVEL] 
   --unit UNIT     the systemd unit (default fieldgate)
   --input FILE    read JSON log lines from FILE (- for standard input) instead of the journal
   --json          print the kept lines as they are (JSON), not pretty
-Reading the journal needs root or the systemd-journal/adm group.
+Reading the journal needs root or the systemd-journal/adm group. Where there is no journal
+(journald off, a container), it says so and exits 69: use --input.
 `;
+
+/** journald's persistent and volatile directories (one subdirectory per machine id). */
+export const JOURNAL_DIRS = ['/var/log/journal', '/run/log/journal'];
+
+/**
+ * Whether journald keeps any journal file here. A directory that cannot be listed counts as
+ * one (journalctl, run with the caller's rights, then says what it finds).
+ */
+export function journalExists(dirs: readonly string[] = JOURNAL_DIRS): boolean {
+  const look = (dir: string, depth: number): boolean => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'EACCES';
+    }
+    return entries.some((e) => (e.isFile() && /\.journal~?$/.test(e.name)) || (depth < 1 && e.isDirectory() && look(join(dir, e.name), depth + 1)));
+  };
+  return dirs.some((dir) => look(dir, 0));
+}
+
+const NO_JOURNAL = `no systemd journal on this machine (journald keeps no files in ${JOURNAL_DIRS.join(' or ')}); read a saved log instead: fieldgate logs --input FILE (or --input - for standard input)`;
 
 const OPTIONS = {
   follow: { type: 'boolean', short: 'f' }, device: { type: 'string' }, level: { type: 'string' }, lines: { type: 'string' },
@@ -35,13 +59,31 @@ function journalArgs(values: Values): string[] {
   return args;
 }
 
-/** Copies the wanted lines of `input` to stdout, pretty or as JSON; resolves at the input's end. */
+/**
+ * Copies the wanted lines of `input` to stdout, pretty or as JSON; resolves at the input's end,
+ * or when the reader of stdout has gone (EPIPE: `fieldgate logs | head` is a normal end).
+ */
 async function copyLines(input: Readable, filter: LogFilter, json: boolean, io: CliIo): Promise<void> {
   const pretty = prettyFactory({ colorize: io.env.NO_COLOR === undefined && Boolean((io.stdout as { isTTY?: boolean }).isTTY), translateTime: 'SYS:standard', ignore: 'pid,hostname' });
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    const parsed = parseLogLine(line);
-    if (!wanted(parsed, filter)) continue;
-    io.stdout.write(parsed.kind === 'text' || json ? `${line}\n` : pretty(parsed.entry));
+  let readerGone = false;
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  const onError = (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+    readerGone = true;
+    lines.close();
+    input.destroy();
+  };
+  io.stdout.on('error', onError);
+  try {
+    for await (const line of lines) {
+      if (readerGone) break;
+      const parsed = parseLogLine(line);
+      if (!wanted(parsed, filter)) continue;
+      io.stdout.write(parsed.kind === 'text' || json ? `${line}\n` : pretty(parsed.entry));
+    }
+  } finally {
+    // Kept while the process lives: a late EPIPE of the last write must not crash it either.
+    if (!readerGone) io.stdout.removeListener('error', onError);
   }
 }
 
@@ -71,6 +113,10 @@ export const runLogs: CliCommand = async (args, io) => {
       return EXIT_UNAVAILABLE;
     }
   }
+  if (!journalExists()) {
+    io.stderr.write(`fieldgate logs: ${NO_JOURNAL}\n`);
+    return EXIT_UNAVAILABLE;
+  }
   const journal = spawn('journalctl', journalArgs(values), { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   journal.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
@@ -79,8 +125,13 @@ export const runLogs: CliCommand = async (args, io) => {
     journal.once('close', (code) => resolve(code));
   });
   await copyLines(journal.stdout, filter, values.json ?? false, io);
+  if (!journal.stdout.readableEnded) journal.kill();
   const code = await exited;
-  if (code === 0) return 0;
+  if (/No journal files were found/.test(stderr) || (code === null && /ENOENT/.test(stderr))) {
+    io.stderr.write(`fieldgate logs: ${code === null ? 'journalctl is not installed, so ' : ''}${NO_JOURNAL}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  if (code === 0 || journal.signalCode === 'SIGTERM') return 0;
   io.stderr.write(`fieldgate logs: journalctl ${journalArgs(values).join(' ')} failed (${code === null ? 'not started' : `exit ${code}`}): ${stderr.trim()}\n`);
   return EXIT_UNAVAILABLE;
 };

@@ -11,11 +11,12 @@ import { parseArgs } from 'node:util';
 import { CONFIG_STATE_FILE, type ConfigStateFile } from '../ops/config-state.js';
 import type { GatewayStatus } from '../ops/status.js';
 import { EXIT_CONFIG, EXIT_SOFTWARE, EXIT_TEMPFAIL, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo, wantsHelp } from './io.js';
+import { stateLockHolder } from './lock-holder.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
 
 const USAGE = `usage: fieldgate reload --config SITE.yaml [--pid PID] [--timeout-ms MS]
   --config      the site file the daemon runs (or FIELDGATE_CONFIG)
-  --pid         the daemon's process id (default: from <stateDir>/${CONFIG_STATE_FILE})
+  --pid         the daemon's process id (default: the process holding <stateDir>/fieldgate.lock)
   --timeout-ms  how long to wait for the daemon's answer (default 60000)
 `;
 
@@ -63,17 +64,25 @@ async function readStatusAnswer(port: number): Promise<Answer | undefined> {
 }
 
 /**
- * A PID read from a state file may be stale (after kill -9) and reused by another program: only a
- * process whose command line runs `run` is signalled. Undefined when it is one (or /proc is absent).
+ * Without --pid, the process signalled is the one holding the state directory's lock (only
+ * `fieldgate run` takes it; a PID in a file may be stale, reused or written by another), and its
+ * command line must still say `run`. The PID, or why no process is signalled.
  */
-function notADaemon(pid: number): string | undefined {
-  let args: string[];
-  try {
-    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-  } catch {
-    return undefined;
+function daemonPid(stateDir: string, named: number | undefined): { pid: number } | { problem: string } {
+  const holder = stateLockHolder(stateDir);
+  if ('problem' in holder) return holder;
+  if ('none' in holder) {
+    if (named === undefined) return { problem: `no running daemon found (${join(stateDir, CONFIG_STATE_FILE)} is missing); is fieldgate running?` };
+    return { problem: `process ${named} (from a stale ${CONFIG_STATE_FILE}?) does not hold the state lock (${holder.none}), so it is not a fieldgate daemon; give --pid` };
   }
-  return args.includes('run') ? undefined : `process ${pid} (from a stale ${CONFIG_STATE_FILE}?) is not a fieldgate daemon; give --pid`;
+  let args: string[] = [];
+  try {
+    args = readFileSync(`/proc/${holder.pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    // gone since: signalProblem says so
+  }
+  if (!args.includes('run')) return { problem: `process ${holder.pid} holds ${holder.path} but does not run fieldgate's daemon (${args.join(' ').slice(0, 200)}); give --pid` };
+  return { pid: holder.pid };
 }
 
 /** The daemon's answer; `checked`: the sha256 of the bytes this command validated. */
@@ -124,16 +133,17 @@ export const runReload: CliCommand = async (args, io) => {
   }
   const { stateDir, health } = loaded.config.gateway;
   const inStateDir = readState(stateDir);
-  const pid = givenPid ?? inStateDir?.pid;
-  if (pid === undefined) {
-    io.stderr.write(`fieldgate reload: no running daemon found (${join(stateDir, CONFIG_STATE_FILE)} is missing); is fieldgate running?\n`);
+  const found = givenPid === undefined ? daemonPid(stateDir, inStateDir?.pid) : { pid: givenPid };
+  if ('problem' in found) {
+    io.stderr.write(`fieldgate reload: ${found.problem}\n`);
     return EXIT_UNAVAILABLE;
   }
+  const { pid } = found;
   // A file that moves the state directory (which a reload refuses) is answered through /status.
   const read = inStateDir?.pid === pid ? async () => readState(stateDir) : health.enabled ? () => readStatusAnswer(health.port) : undefined;
   const before = await read?.();
   const attemptBefore = before?.pid === pid ? before.attempt : -1;
-  const problem = (givenPid === undefined ? notADaemon(pid) : undefined) ?? signalProblem(pid, 'SIGHUP');
+  const problem = signalProblem(pid, 'SIGHUP');
   if (problem) {
     io.stderr.write(`fieldgate reload: ${problem}\n`);
     return EXIT_UNAVAILABLE;

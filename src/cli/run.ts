@@ -6,14 +6,28 @@ import { configSecrets } from '../core/config/secret-values.js';
 import { createLogger, parseComponentLevels } from '../ops/log.js';
 import { SecretValues } from '../core/redact.js';
 import type { GatewayHandle } from '../ops/gateway-handle.js';
+import { publishHealthAddress, runtimeDirOf } from '../ops/health-address.js';
+import type { Logger } from '../core/logger.js';
+import { FIELDGATE_VERSION } from '../core/version.js';
 import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
 import { readSiteForRun, reportIssues } from './site-loading.js';
 import { EXIT_STATE_LOCKED, StateDirLock } from '../ops/state-lock.js';
-import type { Logger } from '../core/logger.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
+
+/** The health endpoint's port for `fieldgate status` (ops/health-address.ts); a failure costs only that. */
+function publishHealth(port: number | undefined, env: NodeJS.ProcessEnv, host: string, logger: Logger): () => void {
+  const dir = runtimeDirOf(env);
+  if (port === undefined || dir === undefined) return () => {};
+  try {
+    return publishHealthAddress(dir, { pid: process.pid, host, port, version: FIELDGATE_VERSION });
+  } catch (err) {
+    logger.warn({ err, runtimeDir: dir }, 'health port not published; fieldgate status needs --port');
+    return () => {};
+  }
+}
 
 export const runRun: CliCommand = async (args, io) => {
   if (wantsHelp(args)) {
@@ -81,9 +95,11 @@ export const runRun: CliCommand = async (args, io) => {
       return 1;
     }
     if (hangupWhileStarting) reload();
+    const unpublish = publishHealth(gateway.healthPort, io.env, config.gateway.health.host, logger);
     const ended = await Promise.race([untilSignal().then((signal) => ({ signal })), lockLost.refused.then((holderPid) => ({ holderPid }))]);
     if ('signal' in ended) logger.info({ signal: ended.signal }, 'signal received');
     else logger.fatal({ stateDir, lockFile: lock.lockFile, holderPid: ended.holderPid ?? null }, 'state directory taken by another fieldgate: stopping');
+    unpublish();
     try {
       await gateway.stop();
     } catch (err) {

@@ -1,7 +1,11 @@
-// Which port `fieldgate status` asks: the one the service listens on. The service gets its
-// environment from /etc/fieldgate/fieldgate.env (EnvironmentFile) and its port from the site file,
-// the environment winning, as in the site-file schema. --port and the shell's own variable come first.
+// Which port `fieldgate status` asks: the one the service listens on. First --port; then, unless
+// --config or --env-file names another service, the port the running daemon published
+// (health.json in its runtime directory, readable without root: ops/health-address.ts); else as
+// the service would choose it: FIELDGATE_HEALTH_PORT (the shell's, else the environment file's),
+// else the site file's.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { parseEnvFile } from '../core/env-file.js';
+import { readHealthAddress, SERVICE_RUNTIME_DIR, HEALTH_ADDRESS_FILE } from '../ops/health-address.js';
 import { parseSiteText } from '../ops/site-file.js';
 
 /** The site-file schema's default for gateway.health.port. */
@@ -22,20 +26,6 @@ export interface PortSources {
 export type PortChoice =
   | { ok: true; port: number; from: string; notes: string[] }
   | { ok: false; message: string };
-
-/** KEY=VALUE lines as systemd's EnvironmentFile= reads them: # and ; comments, optional quotes (pure). */
-export function parseEnvFile(text: string): Record<string, string> {
-  const values: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
-    const match = /^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!match) continue;
-    const quoted = /^(["'])(.*)\1$/.exec(match[2]);
-    values[match[1]] = quoted ? quoted[2] : match[2];
-  }
-  return values;
-}
 
 function parsePort(text: unknown): number | undefined {
   const value = typeof text === 'string' && /^\d{1,5}$/.test(text.trim()) ? Number(text) : text;
@@ -81,6 +71,16 @@ function sitePort(path: string, explicit: boolean, notes: string[]): PortChoice 
   return port === undefined ? { ok: false, message: `${path}: gateway.health.port must be a port number 1..65535` } : { ok: true, port, from: path, notes };
 }
 
+/** The process exists (EPERM: it does, run by another user). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The port to ask, and where it came from; a bad source is an error, not a silent default. */
 export function statusPort(sources: PortSources, env: NodeJS.ProcessEnv): PortChoice {
   const notes: string[] = [];
@@ -89,6 +89,14 @@ export function statusPort(sources: PortSources, env: NodeJS.ProcessEnv): PortCh
     return port === undefined ? { ok: false, message: `${from}: "${text.slice(0, 20)}" is not a port number 1..65535` } : { ok: true, port, from, notes };
   };
   if (sources.port !== undefined) return fromText(sources.port, '--port');
+  if (sources.config === undefined && sources.envFile === undefined) {
+    const dir = env.FIELDGATE_RUNTIME_DIR ?? SERVICE_RUNTIME_DIR;
+    const published = readHealthAddress(dir);
+    if (published !== undefined && processAlive(published.pid)) {
+      return { ok: true, port: published.port, from: `${dir}/${HEALTH_ADDRESS_FILE} (fieldgate ${published.version}, PID ${published.pid})`, notes };
+    }
+    notes.push(`no running daemon published its port in ${dir}/${HEALTH_ADDRESS_FILE}`);
+  }
   if (env.FIELDGATE_HEALTH_PORT !== undefined) return fromText(env.FIELDGATE_HEALTH_PORT, 'FIELDGATE_HEALTH_PORT');
   const envPath = sources.envFile ?? SERVICE_ENV_FILE;
   const envRead = readSmallFile(envPath);
@@ -102,6 +110,8 @@ export function statusPort(sources: PortSources, env: NodeJS.ProcessEnv): PortCh
   if (serviceEnv.FIELDGATE_HEALTH_PORT !== undefined) return fromText(serviceEnv.FIELDGATE_HEALTH_PORT, `FIELDGATE_HEALTH_PORT in ${envPath}`);
   // The unit names its site file on the command line (--config), which wins over FIELDGATE_CONFIG.
   const site = sources.config ?? env.FIELDGATE_CONFIG;
-  const fromSite = sitePort(site ?? SERVICE_SITE_FILE, site !== undefined, notes);
+  // Only --config is a demand: FIELDGATE_CONFIG may come from the service's file (the wrapper),
+  // and its site file is not readable by every user.
+  const fromSite = sitePort(site ?? SERVICE_SITE_FILE, sources.config !== undefined, notes);
   return fromSite ?? { ok: true, port: DEFAULT_HEALTH_PORT, from: 'the default', notes };
 }

@@ -75,8 +75,9 @@ const USAGE = `usage: fieldgate status [--port N] [--config SITE] [--env-file FI
   --config SITE     site file to take the port from (default FIELDGATE_CONFIG, else ${SERVICE_SITE_FILE})
   --env-file FILE   environment file of the service (default ${SERVICE_ENV_FILE})
   --json            print /status as JSON
-Without --port, the port is the service's: FIELDGATE_HEALTH_PORT (this shell's, else the
-environment file's), else gateway.health.port in the site file, else 9180.
+Without --port, the port is the one the running service published (/run/fieldgate/health.json,
+readable by every user), unless --config or --env-file is given; else FIELDGATE_HEALTH_PORT (this shell's,
+else the environment file's), else gateway.health.port in the site file, else 9180.
 `;
 
 export const runStatus: CliCommand = async (args, io) => {

@@ -7,19 +7,33 @@ const CENSOR = '[redacted]';
  * parts are length-bounded so a long log line costs linear time.
  */
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#"'<>]{1,512}@/gi;
-/** Shorter values are too likely to occur by chance (a port, a unit id) to be replaced everywhere. */
+/** Shorter values are too likely to occur by chance (a port, a unit id) to be replaced at all. */
 export const MIN_SECRET_LENGTH = 6;
+/**
+ * A secret at least this long is replaced wherever it appears (a random token that long does not
+ * occur inside other words by chance). A shorter one only where it stands alone: not inside a
+ * longer name, id or key (a token `meter-1` must not turn `dev-meter-1` into `dev-[redacted]`
+ * nor `meter-10` into `[redacted]0`).
+ */
+export const SAFE_SECRET_LENGTH = 16;
+/** What continues a word around a short secret: letters, digits, `_` and `-` (ids and names). */
+const WORD = 'A-Za-z0-9_\\-';
 
 export function redactUrlCredentials(text: string): string {
   if (!text.includes('://')) return text;
   return text.replace(URL_USERINFO, `$1${CENSOR}@`);
 }
 
-/** The user-info part of a URL (decoded), for registering it as a known secret. */
+/**
+ * The secret of a URL's user-info part (raw and decoded), for registering it as a known secret:
+ * the password, or the user part when it stands alone (a token as user name). A user name beside
+ * a password is a name (`fieldgate`): hiding it everywhere would hide the program's own name.
+ */
 export function urlSecrets(url: string | undefined): string[] {
   if (!url || !URL.canParse(url)) return [];
   const { username, password } = new URL(url);
-  return [username, password].filter(Boolean).flatMap((part) => [part, safeDecode(part)]);
+  const secret = password || username;
+  return secret ? [secret, safeDecode(secret)] : [];
 }
 
 function safeDecode(text: string): string {
@@ -54,10 +68,21 @@ export class SecretValues {
   redact(text: string): string {
     const plain = redactUrlCredentials(text);
     if (this.values.size === 0) return plain;
-    // Longest first, so a secret containing another is replaced whole.
-    this.pattern ??= new RegExp([...this.values].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g');
+    this.pattern ??= secretsPattern([...this.values]);
     return plain.replace(this.pattern, CENSOR);
   }
+}
+
+/**
+ * Long secrets anywhere, short ones only standing alone; longest first, so a secret containing
+ * another is replaced whole.
+ */
+function secretsPattern(values: string[]): RegExp {
+  const alternatives = values.sort((a, b) => b.length - a.length).map((value) => {
+    const literal = escapeRegExp(value);
+    return value.length >= SAFE_SECRET_LENGTH ? literal : `(?<![${WORD}])${literal}(?![${WORD}])`;
+  });
+  return new RegExp(alternatives.join('|'), 'g');
 }
 
 function escapeRegExp(text: string): string {

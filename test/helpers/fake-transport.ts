@@ -22,8 +22,8 @@ export class FakeTransport implements ModbusTransport {
   latencyMs = 10;
   /** Decides the reply per call; default: every unit answers. */
   behaviour: (unit: number, fn: string) => Reply = () => 'ok';
-  /** Scripted results of the next open() calls (true = success); empty = success. */
-  openResults: boolean[] = [];
+  /** Scripted results of the next open() calls (true = success, false or a reason = failure); empty = success. */
+  openResults: Array<boolean | string> = [];
   openCalls: number[] = [];
   calls: CallRecord[] = [];
   inFlight = 0;
@@ -50,7 +50,7 @@ export class FakeTransport implements ModbusTransport {
   async open(): Promise<void> {
     this.openCalls.push(this.time.now());
     const ok = this.openResults.length > 0 ? this.openResults.shift() : true;
-    if (!ok) throw new PortOpenError('fake', 'ENOENT: no such port');
+    if (ok !== true) throw new PortOpenError('fake', typeof ok === 'string' ? ok : 'ENOENT: no such port');
     this.isOpen = true;
   }
 

@@ -89,8 +89,8 @@ export function rssText(pid: number): string {
   return `${mb('VmRSS')} MB (anonymous ${mb('RssAnon')}, file ${mb('RssFile')})`;
 }
 
-/** The unit's command line and environment (ExecStart, WorkingDirectory, Environment=, EnvironmentFile=). */
-export function unitCommand(unitText: string): { argv: string[]; cwd: string; env: Record<string, string>; envFiles: string[]; user?: string } {
+/** The unit's command line and environment (ExecStart, WorkingDirectory, Environment=, EnvironmentFile=, RuntimeDirectory=). */
+export function unitCommand(unitText: string): { argv: string[]; cwd: string; env: Record<string, string>; envFiles: Array<{ path: string; optional: boolean }>; user?: string; runtimeDirs: string[] } {
   const value = (key: string) => [...unitText.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1].trim());
   const exec = value('ExecStart');
   if (exec.length !== 1) throw new Error(`the unit has ${exec.length} ExecStart= lines`);
@@ -99,15 +99,9 @@ export function unitCommand(unitText: string): { argv: string[]; cwd: string; en
     const [key, ...rest] = line.split('=');
     env[key] = rest.join('=');
   }
-  return { argv: exec[0].split(/\s+/), cwd: value('WorkingDirectory')[0] ?? '/', env, envFiles: value('EnvironmentFile').map((f) => f.replace(/^-/, '')), user: value('User')[0] };
-}
-
-/** KEY=VALUE lines of an EnvironmentFile (comments and blank lines skipped). */
-export function environmentFile(text: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of text.split('\n').map((l) => l.trim())) {
-    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
-    if (match && !line.startsWith('#')) env[match[1]] = match[2].replace(/^"(.*)"$/, '$1');
-  }
-  return env;
+  return {
+    argv: exec[0].split(/\s+/), cwd: value('WorkingDirectory')[0] ?? '/', env,
+    envFiles: value('EnvironmentFile').map((f) => ({ path: f.replace(/^-/, ''), optional: f.startsWith('-') })),
+    user: value('User')[0], runtimeDirs: value('RuntimeDirectory').flatMap((d) => d.split(/\s+/)).map((d) => `/run/${d}`),
+  };
 }

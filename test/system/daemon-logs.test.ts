@@ -1,5 +1,5 @@
-// The daemon as a child process: JSON logs on stdout, transitions logged, ordered stop on SIGTERM,
-// and not one secret in a full run's logs at trace level.
+// The daemon as a child process: JSON logs on stdout and nothing else on stdout or stderr,
+// transitions logged, ordered stop on SIGTERM, and not one secret in a full run's logs at trace level.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,6 +69,11 @@ devices:
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
+    // Only JSON, on both streams: a runtime warning (DEP0169 from mqtt.js's url.parse) would be a
+    // plain line in the journal that `fieldgate logs --level` cannot filter.
+    for (const line of `${out}${err}`.split('\n').filter((l) => l !== '')) {
+      expect(() => JSON.parse(line) as unknown, `not JSON: ${line.slice(0, 200)}`).not.toThrow();
+    }
     const lines = out.trim().split('\n');
     const records = lines.map((l) => JSON.parse(l) as { msg: string; level: number });
     const messages = records.map((r) => r.msg);

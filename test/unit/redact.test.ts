@@ -20,7 +20,9 @@ describe('redactUrlCredentials', () => {
   });
 
   it('gives the parts of a URL to register as secrets', () => {
-    expect(urlSecrets('mqtt://fieldgate:p%40ssword1@h')).toEqual(['fieldgate', 'fieldgate', 'p%40ssword1', 'p@ssword1']);
+    // The user name beside a password is a name; alone it is the credential (a token as user).
+    expect(urlSecrets('mqtt://fieldgate:p%40ssword1@h')).toEqual(['p%40ssword1', 'p@ssword1']);
+    expect(urlSecrets('wss://tok%2Den-123456@h')).toEqual(['tok%2Den-123456', 'tok-en-123456']);
     expect(urlSecrets('mqtt://h')).toEqual([]);
     expect(urlSecrets(undefined)).toEqual([]);
   });
@@ -42,13 +44,40 @@ describe('SecretValues', () => {
   });
 });
 
+describe('SecretValues hides secrets and nothing else', () => {
+  // test:package's site: device N is named pkg-meter-N, its cloud id dev-pkg-meter-N, device 1's
+  // key is its name, the others have a token pkg-meter-N-token.
+  const secrets = new SecretValues();
+  secrets.add('pkg-meter-2-token', 'short1', 'a.b-c9', 'project-key-0123456789abcdef');
+  it.each([
+    ['a name or id around a short secret stays', 'device pkg-meter-10 dev-pkg-meter-1 short12 xshort1 short1_x short1-2', 'device pkg-meter-10 dev-pkg-meter-1 short12 xshort1 short1_x short1-2'],
+    ['a short secret standing alone goes', 'token short1 refused', 'token [redacted] refused'],
+    ['a short secret in JSON, a URL path, a header, at the ends goes', '{"t":"short1"} /v1/short1/attributes Project-Key: short1, (short1). short1', '{"t":"[redacted]"} /v1/[redacted]/attributes Project-Key: [redacted], ([redacted]). [redacted]'],
+    ['regex characters in a short secret are literal', 'a.b-c9 aXb-c9 a.b-c90', '[redacted] aXb-c9 a.b-c90'],
+    ['a long secret goes anywhere, also inside a word', 'pkg-meter-2-token xpkg-meter-2-tokenx dev-pkg-meter-2 pkg-meter-2', '[redacted] x[redacted]x dev-pkg-meter-2 pkg-meter-2'],
+    ['a long key inside a longer word goes', 'Project-Key=project-key-0123456789abcdef0', 'Project-Key=[redacted]0'],
+    ['other devices\' names and ids stay', 'pkg-meter-1 pkg-meter-3-token dev-pkg-meter-10', 'pkg-meter-1 pkg-meter-3-token dev-pkg-meter-10'],
+  ])('%s', (_what, text, expected) => {
+    expect(secrets.redact(text)).toBe(expected);
+  });
+
+  it('keeps the program\'s name when the broker URL has user fieldgate and a password', () => {
+    const values = new SecretValues();
+    values.add(...urlSecrets('mqtt://fieldgate:hunter22@broker'));
+    expect(values.redact('/var/lib/fieldgate/fieldgate.lock: fieldgate 0.1.0; password hunter22')).toBe('/var/lib/fieldgate/fieldgate.lock: fieldgate 0.1.0; password [redacted]');
+  });
+});
+
 describe('configSecrets', () => {
-  it('collects keys, tokens and URL passwords of the gateway and every device', () => {
+  it('collects keys, tokens and URL passwords of the gateway and every device; not device keys (identifiers)', () => {
     const config = {
       gateway: { cloud: { projectKey: 'pk-123456', accessKey: 'ak-123456', secretKey: 'sk-123456', mqttUrl: 'mqtt://u:mqtt-pass@h', apiBaseUrl: 'https://h' } },
-      site: { devices: [{ cloud: { accessToken: 'dev-token-1', deviceKey: 'dev-key-1' } }, {}] },
+      site: { devices: [{ cloud: { accessToken: 'dev-token-1', deviceKey: 'dev-key-1' } }, { cloud: { projectKey: 'dev-pk-2' } }, {}] },
     } as unknown as Config;
-    expect(configSecrets(config)).toEqual(expect.arrayContaining(['pk-123456', 'ak-123456', 'sk-123456', 'mqtt-pass', 'dev-token-1', 'dev-key-1']));
+    const secrets = configSecrets(config);
+    expect(secrets).toEqual(expect.arrayContaining(['pk-123456', 'ak-123456', 'sk-123456', 'mqtt-pass', 'dev-token-1', 'dev-pk-2']));
+    expect(secrets).not.toContain('dev-key-1');
+    expect(secrets).not.toContain('u');
   });
 });
 

@@ -6,6 +6,7 @@ import type { IClientOptions, MqttClient } from 'mqtt';
 import { backoffDelay } from '../../core/backoff.js';
 import { subscriptionTopics } from './topics.js';
 import { probeTargetOf, sharedProbes } from './broker-probe.js';
+import { brokerUrlOptions } from './broker-url.js';
 import { systemTime, type Time } from '../../core/time.js';
 import { InboundPacer } from './inbound-pacer.js';
 import { LinkDownError, type LinkCredentials, type LinkEvent, type MessageHandler, type MqttLinkOptions } from './link-types.js';
@@ -128,7 +129,9 @@ export class MqttLink {
       writeCache: false,
     };
     if (this.options.ca !== undefined) options.ca = this.options.ca;
-    const client = mqtt.connect(this.options.url, options);
+    // Options, not the URL string: mqtt.js would read it with the deprecated url.parse() (DEP0169).
+    const { username, password, ...where } = brokerUrlOptions(this.options.url);
+    const client = mqtt.connect({ ...where, ...options, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) });
     this.client = client;
     (client.stream as { once?: (event: string, cb: () => void) => void } | undefined)?.once?.('connect', () => {
       if (client === this.client) this.unreachable = false;

@@ -1,5 +1,6 @@
 // Keeps one transport open: first open, reopen with capped exponential back-off + jitter when the
-// port vanishes or the peer drops, forever, logging "bus down" / "bus up" once per transition.
+// port vanishes or the peer drops, forever, logging "bus down" / "bus up" once per transition, and
+// once more for each new cause while it stays down (a port first missing, then refused).
 import type { BackoffConfig } from '../../core/config/site-types.js';
 import type { Logger } from '../../core/logger.js';
 import { backoffDelay } from '../../core/backoff.js';
@@ -16,6 +17,9 @@ export interface ConnectionEvents {
   onDown(reason: string): void;
 }
 
+/** Distinct causes logged in one down spell at most (a cause that embeds a counter cannot flood the log). */
+const MAX_CAUSES_PER_SPELL = 8;
+
 export class BusConnection {
   state: ConnectionState = 'idle';
   downReason = '';
@@ -28,6 +32,8 @@ export class BusConnection {
   private cancelReopen: (() => void) | undefined;
   /** The current down spell is a deliberate reopen, logged by the bus: "bus up" at debug only. */
   private quietReopen = false;
+  /** The causes this down spell has logged: a new one is logged once, a repeated one never. */
+  private readonly spellCauses = new Set<string>();
 
   constructor(
     private readonly transport: ModbusTransport,
@@ -72,8 +78,17 @@ export class BusConnection {
       this.state = 'down';
       this.downReason = reason;
       this.downSince = this.clock.now();
+      this.spellCauses.clear();
+      this.spellCauses.add(reason);
       this.log.warn({ target: this.transport.target, reason }, 'bus down');
+    } else if (!this.spellCauses.has(reason) && this.spellCauses.size < MAX_CAUSES_PER_SPELL) {
+      // Still down, for another reason (the adapter is back but the port is refused): the
+      // cause the log shows must be the one that holds now.
+      this.spellCauses.add(reason);
+      this.downReason = reason;
+      this.log.warn({ target: this.transport.target, reason, downForMs: this.clock.now() - this.downSince }, 'bus still down, cause changed');
     } else {
+      this.downReason = reason;
       this.log.debug({ reason, attempt: this.attempt }, 'bus reopen failed');
     }
     this.events.onDown(reason);

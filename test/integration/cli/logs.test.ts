@@ -1,11 +1,13 @@
 // `fieldgate logs` end to end on real input: saved JSON log lines through the bundled pino-pretty,
 // hostile lines included, and the real journalctl for the journal path.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT_UNAVAILABLE, EXIT_USAGE } from '../../../src/cli/io.js';
+import { journalExists } from '../../../src/cli/logs.js';
+import { TSX_FROM_SOURCE } from '../../helpers/child.js';
 import { runCli } from '../../helpers/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fieldgate-logs-'));
@@ -76,9 +78,49 @@ describe('fieldgate logs --input', () => {
 
 describe('fieldgate logs from the journal', () => {
   const hasJournalctl = spawnSync('journalctl', ['--version']).status === 0;
-  it.runIf(hasJournalctl)('reads the unit\'s journal with the real journalctl (a unit with no entries prints nothing)', async () => {
+  const hasJournal = journalExists();
+  it.runIf(hasJournalctl && hasJournal)('reads the unit\'s journal with the real journalctl (a unit with no entries prints nothing)', async () => {
     const c = await runCli(['logs', '--unit', 'fieldgate-test-no-such-unit.service', '--lines', '5']);
     expect(c.code).toBe(0);
     expect(c.out).toBe('');
   });
+
+  it.runIf(!hasJournal)('where journald keeps no journal: one plain line naming --input, exit 69, also with --follow (no hang)', async () => {
+    for (const args of [[], ['--follow'], ['--device', 'meter-1', '--level', 'warn']]) {
+      const c = await runCli(['logs', ...args]);
+      expect(c.code).toBe(EXIT_UNAVAILABLE);
+      expect(c.out).toBe('');
+      expect(c.err.trimEnd().split('\n')).toHaveLength(1);
+      expect(c.err).toMatch(/^fieldgate logs: no systemd journal on this machine .*fieldgate logs --input FILE/);
+    }
+  });
+
+  it('tells a journal from none by journald\'s directories', () => {
+    const root = mkdtempSync(join(dir, 'journald-'));
+    const persistent = join(root, 'var');
+    const volatile = join(root, 'run');
+    mkdirSync(join(persistent, '0123456789abcdef'), { recursive: true });
+    expect(journalExists([persistent, volatile])).toBe(false);
+    writeFileSync(join(persistent, '0123456789abcdef', 'system.journal'), '');
+    expect(journalExists([persistent, volatile])).toBe(true);
+    expect(journalExists([volatile])).toBe(false);
+    writeFileSync(join(persistent, 'system@x.journal~'), '');
+    expect(journalExists([persistent])).toBe(true);
+  });
+});
+
+describe('fieldgate logs | head', () => {
+  it('ends quietly with exit 0 when the reader goes away (EPIPE)', () => {
+    const big = join(dir, 'big.json');
+    writeFileSync(big, `${Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ level: 30, time: 1_700_000_000_000 + i, msg: 'device online', i })).join('\n')}\n`);
+    const errFile = join(dir, 'epipe.err');
+    const rcFile = join(dir, 'epipe.rc');
+    for (const extra of ['', '--json']) {
+      const command = `"$0" ${TSX_FROM_SOURCE.join(' ')} test/system/fixtures/cli.ts logs --input "$1" ${extra} 2>"$2"; echo $? >"$3"`;
+      const r = spawnSync('sh', ['-c', `{ ${command}; } | head -n 1`, process.execPath, big, errFile, rcFile], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.stdout.split('\n').filter((l) => l !== '')).toHaveLength(1);
+      expect(readFileSync(errFile, 'utf8')).toBe('');
+      expect(readFileSync(rcFile, 'utf8').trim()).toBe('0');
+    }
+  }, 120_000);
 });

@@ -1,11 +1,13 @@
 // `fieldgate reload` when there is nothing (or the wrong thing) to reload: bad arguments, a broken
 // file, no daemon, a stale state file naming a process that is not a daemon, a daemon that dies.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findFlockHolder, stateLockHolder } from '../../../src/cli/lock-holder.js';
 import { CONFIG_STATE_FILE } from '../../../src/ops/config-state.js';
+import { waitFor } from '../../helpers/wait.js';
 import { runCli } from '../../helpers/run-cli.js';
 
 let dir: string;
@@ -72,9 +74,55 @@ describe('fieldgate reload', () => {
     stateFile(pid);
     const result = await runCli(['reload', '--config', site], env);
     expect(result.code).toBe(69);
-    expect(result.err).toMatch(new RegExp(`process ${pid} .*is not a fieldgate daemon; give --pid`));
+    expect(result.err).toMatch(new RegExp(`process ${pid} .*does not hold the state lock .*, so it is not a fieldgate daemon; give --pid`));
     expect(sleeper.exitCode).toBeNull();
     expect(sleeper.signalCode).toBeNull();
+  });
+
+  it('a state file naming a process whose command line says `run`: not signalled unless it holds the state lock', async () => {
+    // Anyone who can write the state directory can name any PID; the kernel's lock table decides.
+    sleeper = spawn('sh', ['-c', 'sleep 30', 'run'], { stdio: 'ignore' });
+    const pid = sleeper.pid ?? 0;
+    stateFile(pid);
+    writeFileSync(join(dir, 'state', 'fieldgate.lock'), `${pid}\n`);
+    const result = await runCli(['reload', '--config', site], env);
+    expect(result.code).toBe(69);
+    expect(result.err).toMatch(/does not hold the state lock \(nothing holds .*fieldgate\.lock\)/);
+    expect(sleeper.exitCode).toBeNull();
+    expect(sleeper.signalCode).toBeNull();
+  });
+
+  it.each([
+    ['the state directory (the lock that decides)', ''],
+    ['fieldgate.lock (the lock of older versions)', 'fieldgate.lock'],
+  ])('the holder of the lock on %s is the one signalled, whatever PID the state file names', async (_what, target) => {
+    stateFile(4194305);
+    // A process that takes the lock itself (as `run` does), with `run` in its command line, and
+    // leaves a mark when it gets SIGHUP.
+    const hup = join(dir, 'hup');
+    const lock = join(dir, 'state', target);
+    if (target !== '') writeFileSync(lock, '4194305\n');
+    const holderCode = 'import fcntl, os, signal, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n'
+      + 'signal.signal(signal.SIGHUP, lambda *a: (open(sys.argv[2], "w").write("hup"), sys.exit(0)))\ntime.sleep(30)\n';
+    sleeper = spawn('/usr/bin/python3', ['-c', holderCode, lock, hup, 'run'], { stdio: 'ignore' });
+    const holder = sleeper.pid ?? 0;
+    await waitFor(() => ('pid' in stateLockHolder(join(dir, 'state')) ? true : undefined), { what: 'the lock held', timeoutMs: 10_000 });
+    expect(stateLockHolder(join(dir, 'state'))).toMatchObject({ pid: holder });
+    const result = await runCli(['reload', '--config', site, '--timeout-ms', '2000'], env);
+    await waitFor(() => (existsSync(hup) ? true : undefined), { what: 'the holder got SIGHUP', timeoutMs: 10_000 });
+    expect(result.err).not.toMatch(/4194305/);
+    // It answers nothing (not a real daemon): the CLI says so once it is gone.
+    expect(result.code).toBe(69);
+  });
+});
+
+describe('findFlockHolder', () => {
+  const LOCKS = '1: POSIX  ADVISORY  READ 17190 fe:00:2149009 128 128\n2: FLOCK  ADVISORY  WRITE 4242 fe:00:99 0 EOF\n2: -> FLOCK  ADVISORY  WRITE 5151 fe:00:99 0 EOF\n3: FLOCK  ADVISORY  WRITE 6262 08:01:99 0 EOF\n';
+  it('finds the holder by device and inode, never a waiter', () => {
+    expect(findFlockHolder(LOCKS, 'fe:00', 99n)).toBe(4242);
+    expect(findFlockHolder(LOCKS, '08:01', 99n)).toBe(6262);
+    expect(findFlockHolder(LOCKS, 'fe:00', 2149009n)).toBeUndefined();
+    expect(findFlockHolder('', 'fe:00', 99n)).toBeUndefined();
   });
 
   it('a daemon that never answers (here: one that ignores SIGHUP and writes nothing): exit 69 after the timeout', async () => {

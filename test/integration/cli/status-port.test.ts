@@ -1,10 +1,11 @@
-// `fieldgate status` asks the port the service listens on: from --port, the shell, the service's
-// environment file, or its site file (--config too), against a real health endpoint.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// `fieldgate status` asks the port the service listens on: from --port, the port the daemon
+// published, the shell, the service's environment file, or its site file (--config too), against
+// a real health endpoint.
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnvFile } from '../../../src/cli/status-port.js';
+import { publishHealthAddress } from '../../../src/ops/health-address.js';
 import { startHealthServer, type HealthServer } from '../../../src/ops/health.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import type { GatewayStatus } from '../../../src/ops/status.js';
@@ -15,18 +16,6 @@ const STATUS: GatewayStatus = {
   version: '9.9.9', startedAt: '2026-11-26T00:00:00.000Z', uptimeS: 5, buses: [], links: [], outbox: null, rateQueue: null,
   devices: [{ name: 'meter-7', bus: 'line1', online: true, points: 3, lastPollAgeMs: 100, skippedCycles: 0 }],
 };
-
-describe('parseEnvFile', () => {
-  it.each<[string, Record<string, string>]>([
-    ['FIELDGATE_HEALTH_PORT=9300\n', { FIELDGATE_HEALTH_PORT: '9300' }],
-    ['# FIELDGATE_HEALTH_PORT=1\n; X=2\n\n  A = "quoted value" \nB=\'single\'\n', { A: 'quoted value', B: 'single' }],
-    ['LOG_LEVEL=info\r\nFIELDGATE_HEALTH_PORT=9301\r\n', { LOG_LEVEL: 'info', FIELDGATE_HEALTH_PORT: '9301' }],
-    ['not a line\n=x\n1X=2\nexport Y=3\n', {}],
-    ['A=1\nA=2\n', { A: '2' }],
-  ])('%j', (text, expected) => {
-    expect({ ...parseEnvFile(text) }).toEqual(expected);
-  });
-});
 
 describe('fieldgate status finds the service\'s port', () => {
   let server: HealthServer;
@@ -111,6 +100,28 @@ describe('fieldgate status finds the service\'s port', () => {
     const r = await runCli(['status', '--env-file', file('h.env', ''), '--config', deep]);
     expect(r.code).toBe(78);
     expect(r.err.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('asks the port the running daemon published in its runtime directory, readable without root', async () => {
+    const runtime = mkdtempSync(join(tmpdir(), 'fieldgate-runtime-'));
+    try {
+      const unpublish = publishHealthAddress(runtime, { pid: process.pid, host: '127.0.0.1', port: server.port, version: '9.9.9' });
+      expect(statSync(join(runtime, 'health.json')).mode & 0o777).toBe(0o644);
+      // The environment says another port: the daemon's own word wins.
+      const r = await runCli(['status'], { FIELDGATE_RUNTIME_DIR: runtime, FIELDGATE_HEALTH_PORT: String(unused) });
+      expect(r).toMatchObject({ code: 0, err: '' });
+      expect(r.out).toContain('meter-7');
+      unpublish();
+      expect(existsSync(join(runtime, 'health.json'))).toBe(false);
+      // A daemon that died without removing it: its file is not believed.
+      writeFileSync(join(runtime, 'health.json'), JSON.stringify({ pid: 2 ** 22 + 1, host: '127.0.0.1', port: unused, version: '1' }));
+      expect((await runCli(['status'], { FIELDGATE_RUNTIME_DIR: runtime, FIELDGATE_HEALTH_PORT: String(server.port) })).code).toBe(0);
+      // Junk in the file: ignored the same way.
+      writeFileSync(join(runtime, 'health.json'), '{"pid": "x", "port": 99999}');
+      expect((await runCli(['status'], { FIELDGATE_RUNTIME_DIR: runtime, FIELDGATE_HEALTH_PORT: String(server.port) })).code).toBe(0);
+    } finally {
+      rmSync(runtime, { recursive: true, force: true });
+    }
   });
 
   it('refuses a missing file named on the command line, and a bad --port', async () => {

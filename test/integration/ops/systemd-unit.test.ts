@@ -3,6 +3,7 @@ import { EXIT_CONFIG } from '../../../src/cli/io.js';
 import { EXIT_STATE_LOCKED } from '../../../src/ops/state-lock.js';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { parseEnvFile } from '../../../src/core/env-file.js';
 import { describe, expect, it } from 'vitest';
 import { serviceNodeFlags } from '../../bench/northbound.js';
 
@@ -22,13 +23,42 @@ describe('systemd/fieldgate.service', () => {
     expect(`${run.stdout}${run.stderr}`.trim()).toBe('');
   });
 
-  it('is a notify service that does not restart-loop on config errors (exit 78) or a state directory in use (exit 73)', () => {
+  it('is a notify service that never gives up, except on a site file it refuses (exit 78)', () => {
     const text = readFileSync(UNIT, 'utf8');
     expect(text).toMatch(/^Type=notify$/m);
-    expect(text).toMatch(new RegExp(`^RestartPreventExitStatus=${EXIT_CONFIG} ${EXIT_STATE_LOCKED}$`, 'm'));
+    expect(text).toMatch(new RegExp(`^RestartPreventExitStatus=${EXIT_CONFIG}$`, 'm'));
+    // A state directory another fieldgate holds is retried: the holder may go away.
+    expect(text).not.toMatch(new RegExp(`^RestartPreventExitStatus=.*\\b${EXIT_STATE_LOCKED}\\b`, 'm'));
     expect(text).toMatch(/^Restart=on-failure$/m);
+    // No start limit: an unattended box keeps retrying (systemd 252 has no RestartSteps=).
+    expect(text).toMatch(/^StartLimitIntervalSec=0$/m);
+    expect(text).not.toMatch(/^StartLimitBurst=/m);
+    expect(text).toMatch(/^RestartSec=30s$/m);
     expect(text).toMatch(/^WatchdogSec=/m);
     expect(text).toMatch(/^SupplementaryGroups=dialout$/m);
+  });
+
+  it('has start and stop timeouts that cover quick_check of the largest outbox and the longest drain plus reload settle', () => {
+    const text = readFileSync(UNIT, 'utf8');
+    const seconds = (key: string) => {
+      const m = new RegExp(`^${key}=(\\d+)(min|s)$`, 'm').exec(text);
+      return m ? Number(m[1]) * (m[2] === 'min' ? 60 : 1) : Number.NaN;
+    };
+    // cloud.outbox.maxBytes at most 8 GiB read at 10 MB/s; cloud.drainMs at most 60 s, twice, + closing.
+    expect(seconds('TimeoutStartSec')).toBeGreaterThanOrEqual((8 * 1024 ** 3) / 10e6);
+    expect(seconds('TimeoutStopSec')).toBeGreaterThanOrEqual(2 * 60 + 20);
+  });
+
+  it('reads the service variables from one file the fieldgate command reads too, and publishes the health port in its runtime directory', () => {
+    const text = readFileSync(UNIT, 'utf8');
+    expect(text).not.toMatch(/^Environment=/m);
+    expect([...text.matchAll(/^EnvironmentFile=(.*)$/gm)].map((m) => m[1])).toEqual(['/opt/fieldgate/systemd/service.env', '-/etc/fieldgate/fieldgate.env']);
+    const vars = parseEnvFile(readFileSync('systemd/service.env', 'utf8'));
+    expect(vars).toMatchObject({ FIELDGATE_STATE_DIR: '/var/lib/fieldgate', FIELDGATE_CONFIG: '/etc/fieldgate/site.yaml', FIELDGATE_RUNTIME_DIR: '/run/fieldgate' });
+    expect(text).toMatch(new RegExp(`^StateDirectory=${vars.FIELDGATE_STATE_DIR.replace('/var/lib/', '')}$`, 'm'));
+    expect(text).toMatch(new RegExp(`^RuntimeDirectory=${vars.FIELDGATE_RUNTIME_DIR.replace('/run/', '')}$`, 'm'));
+    expect(text).toMatch(/^RuntimeDirectoryMode=0755$/m);
+    expect(text).toMatch(new RegExp(`run --config ${vars.FIELDGATE_CONFIG}$`, 'm'));
   });
 
   it('reloads through `fieldgate reload` (checks the file, waits for the answer) with the same site file and the daemon\'s PID', () => {

@@ -46,6 +46,41 @@ describe('reopen with capped exponential back-off', () => {
     await expect(read).resolves.toMatchObject({ table: 'holding' });
   });
 
+  it('logs the cause again, once, each time it changes while the bus stays down', async () => {
+    const { bus, transport, log } = setup(rtuBusConfig({ reconnect: { initialMs: 100, maxMs: 100, jitter: 0 } }));
+    const missing = 'No such file or directory, cannot open /dev/ttyUSB0';
+    const refused = 'Permission denied, cannot open /dev/ttyUSB0';
+    transport.openResults = [missing, missing, missing, refused, refused, refused, missing, refused, true];
+    bus.start();
+    await clock.advanceAsync(2_000);
+    const warnings = log.lines().filter((l) => l.msg === 'bus down' || l.msg === 'bus still down, cause changed');
+    // Missing, then refused (the real cause now): each once; going back to one already told is not news.
+    expect(warnings.map((l) => [l.msg, l.reason])).toEqual([
+      ['bus down', `cannot open fake: ${missing}`],
+      ['bus still down, cause changed', `cannot open fake: ${refused}`],
+    ]);
+    expect(warnings[1]).toMatchObject({ downForMs: 300, target: expect.any(String) });
+    expect(log.count('bus up')).toBe(1);
+    // A new spell starts afresh.
+    transport.drop('device unplugged');
+    transport.openResults = [missing, true];
+    await clock.advanceAsync(1_000);
+    expect(log.count('bus down')).toBe(2);
+    expect(log.count('bus still down, cause changed')).toBe(2);
+  });
+
+  it('shows the cause that holds now in status while it stays down', async () => {
+    const { bus, transport } = setup(rtuBusConfig({ reconnect: { initialMs: 100, maxMs: 100, jitter: 0 } }));
+    transport.openResults = ['ENOENT: gone', 'EACCES: refused', 'ENOENT: gone', 'EACCES: refused'];
+    bus.start();
+    await clock.advanceAsync(50);
+    expect(bus.stats().downReason).toBe('cannot open fake: ENOENT: gone');
+    await clock.advanceAsync(100);
+    expect(bus.stats().downReason).toBe('cannot open fake: EACCES: refused');
+    await clock.advanceAsync(100);
+    expect(bus.stats().downReason).toBe('cannot open fake: ENOENT: gone');
+  });
+
   it('takes up to `jitter` off each delay', async () => {
     const { bus, transport } = setup(tcpBusConfig({ reconnect: { initialMs: 1000, maxMs: 4000, jitter: 0.5 } }), () => 1);
     transport.openResults = [false, false, false, false, true];

@@ -1,0 +1,81 @@
+// The one environment-file parser (src/core/env-file.ts) against systemd's EnvironmentFile= rules:
+// each case's expected variables are written from systemd.exec(5) and systemd 252's
+// src/basic/env-file.c, and, where this box has systemd's own library, checked against systemd
+// itself (load_env_file of libsystemd-shared, then the variable-name check the service manager
+// applies, env_assignment_is_valid), so a case written wrong fails too.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseEnvFile } from '../../src/core/env-file.js';
+
+const CASES: Array<{ what: string; text: string; want: Record<string, string> }> = [
+  { what: 'plain assignments', text: 'A=1\nB=two\n', want: { A: '1', B: 'two' } },
+  { what: 'blanks around key and = dropped, inner blanks kept', text: '  A = two  words \t\n', want: { A: 'two  words' } },
+  { what: '# and ; comments, also indented', text: '# c\n; c\n   # A=1\nB=2\n', want: { B: '2' } },
+  { what: 'a comment ending in a backslash continues (systemd 252)', text: '# c \\\nA=hidden\nB=2\n', want: { B: '2' } },
+  { what: 'a # inside a value is kept', text: 'A=x # not a comment\n', want: { A: 'x # not a comment' } },
+  { what: 'lines without = are ignored', text: 'export\nA\nB=1\n', want: { B: '1' } },
+  { what: 'invalid names are ignored', text: '1A=1\nA B=2\nA-B=3\nexport C=4\n_ok=5\n', want: { _ok: '5' } },
+  { what: 'empty values', text: 'A=\nB=   \nC=""\n', want: { A: '', B: '', C: '' } },
+  { what: 'double quotes: \\" \\\\ \\$ \\` unescape, other pairs kept', text: 'A="a\\"b\\\\c\\$d\\`e\\nf"\n', want: { A: 'a"b\\c$d`e\\nf' } },
+  { what: 'single quotes keep everything', text: "A='a\\\"b $x \\n'\n", want: { A: 'a\\"b $x \\n' } },
+  { what: 'quotes after the first character are kept', text: 'A=x"y"\nB=it\'s\n', want: { A: 'x"y"', B: "it's" } },
+  { what: 'quoted and unquoted parts join', text: 'A="x" y\nB=\'p\'"q"r\n', want: { A: 'xy', B: 'pqr' } },
+  { what: 'blanks outside quotes dropped', text: 'A=  " a b "  \n', want: { A: ' a b ' } },
+  { what: 'unquoted backslash keeps the next character', text: 'A=a\\\\b\\ \nB=\\"q\\"\n', want: { A: 'a\\b ', B: '"q"' } },
+  { what: 'backslash-newline continues an unquoted value', text: 'A=foo\\\nbar\nB=1\n', want: { A: 'foobar', B: '1' } },
+  { what: 'backslash-newline continues a double-quoted value', text: 'A="foo\\\nbar"\n', want: { A: 'foobar' } },
+  { what: 'quoted values span lines', text: 'A="x\ny"\nB=\'p\nq\'\n', want: { A: 'x\ny', B: 'p\nq' } },
+  { what: 'CRLF line ends', text: 'A=1\r\nB="2"\r\n', want: { A: '1', B: '2' } },
+  { what: 'the last assignment wins', text: 'A=1\nA=2\n', want: { A: '2' } },
+  { what: 'no final newline', text: 'A=1\nB=last', want: { A: '1', B: 'last' } },
+  { what: 'an unterminated quote runs to the end', text: 'A="open\nB=2\n', want: { A: 'open\nB=2\n' } },
+  { what: '= inside a value', text: 'URL=mqtt://u:p@h:1883/?a=b\n', want: { URL: 'mqtt://u:p@h:1883/?a=b' } },
+  { what: 'the packaged example file', text: '# env\nLOG_LEVEL=info\n# FIELDGATE_PROJECT_KEY=...\n', want: { LOG_LEVEL: 'info' } },
+];
+
+/** systemd's own reading of a file, or undefined where its library is not on this box. */
+const SYSTEMD_LIB = (() => {
+  for (const dir of ['/usr/lib/x86_64-linux-gnu/systemd', '/usr/lib/aarch64-linux-gnu/systemd']) {
+    const lib = existsSync(dir) ? readdirSync(dir).find((f) => /^libsystemd-shared-\d+\.so$/.test(f)) : undefined;
+    if (lib && existsSync('/usr/bin/python3')) return join(dir, lib);
+  }
+  return undefined;
+})();
+const ORACLE = `
+import ctypes, sys, json
+lib = ctypes.CDLL(sys.argv[1])
+lib.env_assignment_is_valid.restype = ctypes.c_bool
+ret = ctypes.POINTER(ctypes.c_char_p)()
+r = lib.load_env_file(None, sys.argv[2].encode(), ctypes.byref(ret))
+if r < 0: sys.exit(1)
+env, i = {}, 0
+while ret[i] is not None:
+    if lib.env_assignment_is_valid(ret[i]):
+        k, v = ret[i].decode().split('=', 1)
+        env[k] = v
+    i += 1
+print(json.dumps(env))
+`;
+const work = mkdtempSync(join(tmpdir(), 'env-file-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function systemdReads(text: string): Record<string, string> {
+  const file = join(work, 'case.env');
+  writeFileSync(file, text);
+  const r = spawnSync('/usr/bin/python3', ['-c', ORACLE, SYSTEMD_LIB ?? '', file], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`systemd's load_env_file failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Record<string, string>;
+}
+
+describe('parseEnvFile follows systemd EnvironmentFile= rules', () => {
+  it.each(CASES)('$what', ({ text, want }) => {
+    expect({ ...parseEnvFile(text) }).toEqual(want);
+  });
+
+  it.skipIf(SYSTEMD_LIB === undefined).each(CASES)('systemd itself reads the same: $what', ({ text, want }) => {
+    expect(systemdReads(text)).toEqual(want);
+  });
+});
