@@ -12,7 +12,7 @@ export interface AppMessage {
 export interface AppSubscriber {
   client: MqttClient;
   messages: AppMessage[];
-  /** Granted QoS per filter (128 = refused). */
+  /** Granted QoS per filter (128 = refused; mqtt.js reports a refusal as an error carrying the SUBACK). */
   subscribe(filters: string[], qos?: 0 | 1 | 2): Promise<number[]>;
   close(): Promise<void>;
 }
@@ -47,7 +47,12 @@ export async function connectApp(t: AppTransport, username: string, password: st
     client,
     messages,
     subscribe: (filters, qos = 0) => new Promise((resolve, reject) => {
-      client.subscribe(filters, { qos }, (err, granted) => (err ? reject(err) : resolve((granted ?? []).map((g) => g.qos))));
+      client.subscribe(filters, { qos }, (err, granted) => {
+        const suback = (err as { packet?: { granted?: number[] } } | null)?.packet?.granted;
+        if (suback !== undefined) resolve(suback);
+        else if (err) reject(err);
+        else resolve((granted ?? []).map((g) => g.qos));
+      });
     }),
     close: () => new Promise((resolve) => client.end(true, {}, () => resolve())),
   };
