@@ -1,9 +1,9 @@
 // The wss certificate: given on the command line, or a self-signed CA and server pair made once
 // with the openssl CLI into a directory and reused (a client trusts the printed CA file).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface AppTlsMaterial {
   cert: Buffer;
@@ -28,28 +28,48 @@ function subjectAltNames(host: string): string {
   return [...names].join(',');
 }
 
-/** Reuses dir's pair when present; otherwise makes a CA (10 years) and a server pair (825 days). */
+/**
+ * Reuses dir's pair when present; otherwise makes a CA (10 years) and a server pair (825 days) in
+ * a fresh sibling directory renamed into place, so two emulators starting at once never read a
+ * half-written pair (the one that loses the rename uses the winner's).
+ */
 export function ensureSelfSigned(dir: string, host: string): AppTlsMaterial {
-  const file = (name: string): string => join(dir, name);
-  const [caFile, certFile, keyFile] = [file('ca.crt'), file('server.crt'), file('server.key')];
-  if (![caFile, certFile, keyFile].every((f) => existsSync(f))) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const run = (...args: string[]): void => {
+  const names = { caFile: 'ca.crt', certFile: 'server.crt', keyFile: 'server.key' };
+  const complete = (d: string): boolean => Object.values(names).every((n) => existsSync(join(d, n)));
+  if (!complete(dir)) {
+    mkdirSync(dirname(dir), { recursive: true });
+    const work = mkdtempSync(`${dir}.new-`);
+    try {
+      generatePair(work, host);
       try {
-        execFileSync('openssl', args, { stdio: 'pipe' });
+        renameSync(work, dir);
       } catch (err) {
-        const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim();
-        throw new Error(`cannot make the app-side certificate with openssl (${stderr || (err as Error).message}); give --app-tls-cert and --app-tls-key instead`);
+        if (!complete(dir)) throw err;
       }
-    };
-    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '3650', '-subj', '/CN=fieldgate emulator CA',
-      '-keyout', file('ca.key'), '-out', caFile);
-    run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=fieldgate emulator', '-keyout', keyFile, '-out', file('server.csr'));
-    writeFileSync(file('ext.cnf'), `subjectAltName=${subjectAltNames(host)}\n`);
-    run('x509', '-req', '-in', file('server.csr'), '-CA', caFile, '-CAkey', file('ca.key'), '-CAcreateserial',
-      '-days', '825', '-extfile', file('ext.cnf'), '-out', certFile);
-    chmodSync(keyFile, 0o600);
-    chmodSync(file('ca.key'), 0o600);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   }
-  return { cert: readFileSync(certFile), key: readFileSync(keyFile), caFile, certFile };
+  const file = (name: string): string => join(dir, name);
+  return { cert: readFileSync(file(names.certFile)), key: readFileSync(file(names.keyFile)), caFile: file(names.caFile), certFile: file(names.certFile) };
+}
+
+function generatePair(dir: string, host: string): void {
+  const file = (name: string): string => join(dir, name);
+  const run = (...args: string[]): void => {
+    try {
+      execFileSync('openssl', args, { stdio: 'pipe' });
+    } catch (err) {
+      const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim();
+      throw new Error(`cannot make the app-side certificate with openssl (${stderr || (err as Error).message}); give --app-tls-cert and --app-tls-key instead`);
+    }
+  };
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '3650', '-subj', '/CN=fieldgate emulator CA',
+    '-keyout', file('ca.key'), '-out', file('ca.crt'));
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=fieldgate emulator', '-keyout', file('server.key'), '-out', file('server.csr'));
+  writeFileSync(file('ext.cnf'), `subjectAltName=${subjectAltNames(host)}\n`);
+  run('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial',
+    '-days', '825', '-extfile', file('ext.cnf'), '-out', file('server.crt'));
+  chmodSync(file('server.key'), 0o600);
+  chmodSync(file('ca.key'), 0o600);
 }
