@@ -2,10 +2,11 @@
 // WebSocket at /mqtt (ws://), and the same with TLS (wss://, as the cloud serves it).
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import type { Logger } from 'fieldgate/shared';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { AppBroker } from './broker.js';
+import { listen } from '../listen.js';
 
 export const APP_WS_PATH = '/mqtt';
 
@@ -28,18 +29,6 @@ export interface AppPorts {
 }
 
 type AnyServer = TcpServer | HttpServer;
-
-async function listen(server: AnyServer, port: number, host: string, what: string): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(new Error(`cannot listen for ${what} on ${host}:${port}: ${err.message}`));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  return (server.address() as AddressInfo).port;
-}
 
 function attachWebSocket(server: HttpServer, broker: AppBroker, maxFrameBytes: number, log: Logger): WebSocketServer {
   const wss = new WebSocketServer({
