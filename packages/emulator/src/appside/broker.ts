@@ -61,6 +61,8 @@ export class AppBroker {
   private readonly sessions = new WeakMap<Client, SessionState>();
   private readonly conns = new WeakMap<Client, Duplex>();
   private readonly open = new Set<Duplex>();
+  /** Sessions already dropped as slow (by our check or aedes's drain timeout): counted once. */
+  private readonly droppedSlow = new WeakSet<Client>();
 
   private constructor(
     private readonly aedes: Aedes,
@@ -71,8 +73,9 @@ export class AppBroker {
   ) {}
 
   static async start(credentials: AppCredentials, limits: AppBrokerLimits, log: Logger, now: () => number = Date.now): Promise<AppBroker> {
-    // drainTimeout: aedes's own net under ours, should a write still wait for a drain that never comes.
-    const aedes = await Aedes.createBroker({ drainTimeout: limits.slowSubscriberTimeoutMs });
+    // drainTimeout: aedes's own net under ours, for a write already waiting on a drain that never
+    // comes while no further message arrives to trip our check (twice ours, so ours trips first).
+    const aedes = await Aedes.createBroker({ drainTimeout: 2 * limits.slowSubscriberTimeoutMs });
     const broker = new AppBroker(aedes, credentials, limits, log, now);
     broker.installHooks();
     return broker;
@@ -126,7 +129,10 @@ export class AppBroker {
     };
     aedes.authorizeSubscribe = (client, sub, callback) => this.authorizeSubscribe(client, sub, callback);
     aedes.authorizeForward = (client, packet) => this.authorizeForward(client, packet);
-    aedes.on('clientError', (client, err) => this.log.debug({ clientId: client.id, err: err.message }, 'app session error'));
+    aedes.on('clientError', (client, err) => {
+      if (err.message === 'drain timeout') this.dropSlow(client, undefined);
+      else this.log.debug({ clientId: client.id, err: err.message }, 'app session error');
+    });
     aedes.on('connectionError', (_client, err) => this.log.debug({ err: err.message }, 'app connection error'));
     (aedes as EventEmitter).on('error', (err: Error) => this.log.error({ err }, 'app broker error'));
   }
@@ -196,11 +202,15 @@ export class AppBroker {
     this.counters.messagesDiscardedSlow += 1;
     const now = this.now();
     session.stalledSince ??= now;
-    if (now - session.stalledSince >= this.limits.slowSubscriberTimeoutMs) {
-      this.counters.slowSubscribersDropped += 1;
-      this.log.warn({ clientId: client.id, stalledMs: now - session.stalledSince }, 'slow app subscriber disconnected');
-      session.conn.destroy();
-    }
+    if (now - session.stalledSince >= this.limits.slowSubscriberTimeoutMs) this.dropSlow(client, now - session.stalledSince);
     return null;
+  }
+
+  private dropSlow(client: Client, stalledMs: number | undefined): void {
+    if (this.droppedSlow.has(client)) return;
+    this.droppedSlow.add(client);
+    this.counters.slowSubscribersDropped += 1;
+    this.log.warn({ clientId: client.id, stalledMs }, 'slow app subscriber disconnected');
+    this.conns.get(client)?.destroy();
   }
 }
