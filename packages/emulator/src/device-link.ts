@@ -21,6 +21,7 @@ export interface StreamRecord {
 interface SyncWaiter {
   deviceId: string;
   commandId: number;
+  method: string;
   resolve(reply: CommandMessage | undefined): void;
 }
 
@@ -144,9 +145,20 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
     const byPayload = pending.find((w) => w.commandId === reply.id);
     const byTopic = pending.find((w) => String(w.commandId) === topicId);
     const waiter = byPayload ?? byTopic;
-    if (!waiter) return;
-    this.waiters.delete(waiter);
-    waiter.resolve(reply);
+    if (waiter) {
+      this.waiters.delete(waiter);
+      waiter.resolve(reply);
+      return;
+    }
+    // The vendor's LuatOS SDK replies on `command/reply/1000` unless told otherwise, and some of
+    // its demos put no id in the payload (then the topic's stands in): a reply that names no
+    // pending command goes to the oldest one of the same method, answered under that command's id.
+    if (reply.id !== Number(topicId)) return;
+    const byMethod = pending.find((w) => w.method === reply.method);
+    if (!byMethod) return;
+    this.log.debug({ deviceId, commandId: byMethod.commandId, topicId, method: reply.method }, 'command reply matched by method');
+    this.waiters.delete(byMethod);
+    byMethod.resolve({ ...reply, id: byMethod.commandId });
   }
 
   onEvent(deviceId: string, topicId: string, event: { method: string; params: unknown }): void {
@@ -205,6 +217,7 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
       const waiter: SyncWaiter = {
         deviceId,
         commandId: command.id,
+        method: command.method,
         resolve: (reply) => {
           clearTimeout(timer);
           resolve(reply);
