@@ -15,6 +15,8 @@ import type { SeedData } from './state/model.js';
 import { EmulatorState } from './state/state.js';
 
 export { loadSeedFile, SeedError } from './state/seed.js';
+export { APP_WS_PATH } from './appside/index.js';
+export { watchAppSide, type AppWatch, type AppWatchSummary } from './appside/watch.js';
 
 export type StartDeviceChannel = (options: DeviceChannelOptions, logger: Logger) => Promise<DeviceChannel>;
 
