@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import mqttPacket from 'mqtt-packet';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import type { AppSideOptions } from '../../../packages/emulator/src/appside/index.js';
 import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
 import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
@@ -60,6 +61,20 @@ describe('app-side subscription, hostile', () => {
     expect(emu.appSide?.stats()).toMatchObject({ loginsRefused: 6, sessionsOpen: 0 });
   });
 
+  it('answers WebSocket upgrades only at /mqtt', async () => {
+    emu = await start();
+    const port = emu.appSide?.ports.ws ?? 0;
+    for (const path of ['/', '/mqttx', '/api/mqtt']) {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, 'mqtt');
+      const status = await new Promise<number | undefined>((resolve) => {
+        ws.once('unexpected-response', (_req, res) => { resolve(res.statusCode); ws.terminate(); });
+        ws.once('open', () => { resolve(101); ws.terminate(); });
+        ws.once('error', () => resolve(undefined));
+      });
+      expect(status).toBe(400);
+    }
+  });
+
   it('grants only <key>/<token|+>/<kind> at QoS 0 and refuses every other filter with 0x80', async () => {
     emu = await start();
     const app = await connectApp(doors(emu)[1]!, VIEW_KEY, VIEW_SECRET);
@@ -110,17 +125,34 @@ describe('app-side subscription, hostile', () => {
     expect(await other.subscribe([`${VIEW_KEY}/+/attributes`])).toEqual([0]);
   });
 
-  it('a subscriber that never reads is fed no more, then dropped; the others keep receiving', async () => {
+  /** A raw client on the TCP or the WebSocket door: CONNECT + SUBSCRIBE, then it stops reading. */
+  async function frozenSubscriber(e: Emulator, door: 'mqtt' | 'ws'): Promise<void> {
+    const packets = [
+      mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: 'frozen', keepalive: 0, username: VIEW_KEY, password: Buffer.from(VIEW_SECRET) }),
+      mqttPacket.generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: `${VIEW_KEY}/+/attributes`, qos: 0 }] }),
+    ];
+    if (door === 'mqtt') {
+      const socket = connect(e.appSide?.ports.tcp ?? 0, '127.0.0.1');
+      sockets.push(socket);
+      for (const p of packets) socket.write(p);
+      await waitFor(() => (e.appSide?.stats().sessionsOpen === 1 ? true : undefined));
+      socket.pause();
+      return;
+    }
+    const ws = new WebSocket(`ws://127.0.0.1:${e.appSide?.ports.ws ?? 0}/mqtt`, 'mqtt');
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    for (const p of packets) ws.send(p);
+    await waitFor(() => (e.appSide?.stats().sessionsOpen === 1 ? true : undefined));
+    // ws's own socket: pausing it stops reading frames off the wire.
+    const raw = (ws as unknown as { _socket: Socket })._socket;
+    sockets.push(raw);
+    raw.pause();
+  }
+
+  it.each(['mqtt', 'ws'] as const)('a subscriber that never reads (%s door) is fed no more, then dropped; the others keep receiving', async (door) => {
     emu = await start({ slowSubscriberTimeoutMs: 500 }, 200);
     const e = emu;
-    const port = e.appSide?.ports.tcp ?? 0;
-    // A raw client: CONNECT + SUBSCRIBE, then it stops reading its socket.
-    const frozen = connect(port, '127.0.0.1');
-    sockets.push(frozen);
-    frozen.write(mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: 'frozen', keepalive: 0, username: VIEW_KEY, password: Buffer.from(VIEW_SECRET) }));
-    frozen.write(mqttPacket.generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: `${VIEW_KEY}/+/attributes`, qos: 0 }] }));
-    await waitFor(() => (e.appSide?.stats().sessionsOpen === 1 ? true : undefined));
-    frozen.pause();
+    await frozenSubscriber(e, door);
     const live = await connectApp(doors(e)[1]!, VIEW_KEY, VIEW_SECRET);
     clients.push(live);
     await live.subscribe([`${VIEW_KEY}/+/attributes`]);
