@@ -10,7 +10,7 @@ import { checkConfig, parseSiteText } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
 import type { Config } from '../core/config/config.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
-import { loadSeedFile, startEmulator, type Emulator } from '@fieldgate/emulator';
+import { APP_WS_PATH, loadSeedFile, startEmulator, watchAppSide, type AppWatch, type Emulator } from '@fieldgate/emulator';
 import { startGateway } from '../main.js';
 import type { GatewayHandle } from '../ops/gateway-handle.js';
 import { createLogger, silentLogger } from '../ops/log.js';
@@ -40,6 +40,7 @@ interface Running {
   gateway: GatewayHandle | undefined;
   events: DemoEventLog;
   health: HealthChoice;
+  appWatch: AppWatch | undefined;
 }
 
 function hasSocat(): boolean {
@@ -108,9 +109,12 @@ export async function runDemoSession(options: DemoOptions): Promise<number> {
   const { io, signal } = options;
   const seed = await loadSeedFile(join(ROOT, 'config/emulator-seed.yaml'), Date.now());
   const run: Running = {
-    emulator: await startEmulator({ httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger() }),
+    emulator: await startEmulator({
+      httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(),
+      appSide: { tcpPort: undefined, wsPort: 0, wssPort: undefined, tls: undefined, maxFrameBytes: 64 * 1024 },
+    }),
     sims: [], pty: undefined, stateDir: mkdtempSync(join(tmpdir(), 'fieldgate-demo-')), gateway: undefined,
-    events: new DemoEventLog(), health: { port: undefined, note: '' },
+    events: new DemoEventLog(), health: { port: undefined, note: '' }, appWatch: undefined,
   };
   try {
     const meterMap = await loadSimMapFile(join(ROOT, 'config/sim/demo-meter.yaml'));
@@ -132,10 +136,13 @@ export async function runDemoSession(options: DemoOptions): Promise<number> {
     run.health = await choosePort(options.healthPort ?? site.gateway.health.port);
     const config = withHealth(site, run.health);
     const logger = createLogger({ level: config.gateway.logLevel, destination: run.events });
+    // A dashboard of the demo's own on the app side, connected before the gateway so it sees it come online.
+    run.appWatch = watchAppSide(appEndpoint(run.emulator), run.emulator.state.project.view_key, run.emulator.state.project.view_secret);
     run.gateway = await startGateway(config, { logger, env: {} });
     return await liveView(run, config, options);
   } finally {
     await run.gateway?.stop();
+    await run.appWatch?.close();
     for (const sim of run.sims) await sim.close();
     await run.pty?.close();
     await run.emulator.close();
@@ -163,6 +170,7 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
   while (!signal.aborted) {
     frame.status = gateway.status();
     frame.events = { latest: run.events.latest(), total: run.events.total };
+    if (run.appWatch) frame.appSide = { endpoint: appEndpoint(run.emulator), ...run.appWatch.summary() };
     for (const d of config.site.devices) {
       frame.gateway[d.name] = { ...gatewayValues(gateway, d.name), online: frame.status.devices.find((s) => s.name === d.name)?.online };
       frame.cloud[d.name] = await cloudValues(run.emulator.httpPort, tokens.get(d.name) ?? '', projectKey);
@@ -188,6 +196,10 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
     await sleep(1000, signal);
   }
   return 0;
+}
+
+function appEndpoint(emulator: Emulator): string {
+  return `ws://127.0.0.1:${emulator.appSide?.ports.ws ?? 0}${APP_WS_PATH}`;
 }
 
 function gatewayValues(gateway: GatewayHandle, device: string): Record<string, unknown> {

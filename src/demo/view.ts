@@ -20,6 +20,8 @@ export interface DemoFrame {
   endpoints: string[];
   /** Devices that reach the cloud through fieldgate's identity link (gateway mode). */
   viaGateway?: readonly string[];
+  /** What the demo's own dashboard received on the cloud's app-side subscription, per kind. */
+  appSide?: { endpoint: string; counts: Record<string, number>; latest: Partial<Record<string, string>>; error: string | undefined };
   /** The gateway's latest log events as readable lines, and how many there were in all. */
   events?: { latest: readonly string[]; total: number };
 }
@@ -49,6 +51,11 @@ export function renderFrame(frame: DemoFrame): string {
   if (frame.roundTrips.length > 0) {
     lines.push('round trips through the cloud:');
     for (const r of frame.roundTrips.slice(-4)) lines.push(`  ${r.at} ${r.label}: ${r.ok ? 'ok' : 'FAILED'} in ${r.latencyMs} ms, ${r.detail}`);
+  }
+  const app = frame.appSide;
+  if (app) {
+    lines.push(`app-side subscription (${app.endpoint})${app.error ? `: ${app.error}` : ''}:`);
+    for (const [kind, count] of Object.entries(app.counts)) lines.push(`  ${kind.padEnd(13)} ${String(count).padStart(5)}${app.latest[kind] ? `  latest ${app.latest[kind]}` : ''}`);
   }
   const events = frame.events;
   if (events && events.latest.length > 0) {

@@ -6,6 +6,7 @@ import type { CommandConfig } from '../../src/core/config/command-types.js';
 import type { Config } from '../../src/core/config/config.js';
 import type { DeviceConfig, PointConfig } from '../../src/core/config/site-types.js';
 import { compiledConfig } from '../../src/ops/site-file.js';
+import type { AppSideOptions } from '../../packages/emulator/src/appside/index.js';
 import { startEmulator, type Emulator } from '../../packages/emulator/src/index.js';
 import { parseSeed } from '../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../src/ops/log.js';
@@ -65,9 +66,12 @@ export interface Site {
   close(): Promise<void>;
 }
 
-export async function startSite(): Promise<Site> {
+/** `appSide`: also serve the app-side subscription (off by default). */
+export async function startSite(options: { appSide?: AppSideOptions } = {}): Promise<Site> {
   const seed = parseSeed(readFileSync('config/emulator-seed.yaml', 'utf8'), Date.now());
-  const emulator = await startEmulator({ httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger() });
+  const emulator = await startEmulator({
+    httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(), appSide: options.appSide,
+  });
   const map = parseSimMap(SIM_MAP);
   if (!map.ok) throw new Error(map.problems.join('; '));
   const sim = await startSimulation({ map: map.map, logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 } });

@@ -1,10 +1,11 @@
 // The state's side of the device channel: who may connect, what devices say, what they receive.
 import type { Logger } from 'fieldgate/shared';
+import type { AppStream } from './appside/feed.js';
 import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory, GatewayEvents } from './channel.js';
 import {
   GATEWAY_COMMAND_TOPIC, GATEWAY_PUSH_TOPIC, gatewayCommandPayload, gatewayPushPayload, type GatewayPushShape,
 } from './channel/gateway-topics.js';
-import type { SubDeviceBinding } from './state/model.js';
+import type { DeviceRecord, SubDeviceBinding } from './state/model.js';
 import type { EmulatorState } from './state/state.js';
 
 export const SYNC_REPLY_TIMEOUT_MS = 5000;
@@ -20,6 +21,7 @@ export interface StreamRecord {
 interface SyncWaiter {
   deviceId: string;
   commandId: number;
+  method: string;
   resolve(reply: CommandMessage | undefined): void;
 }
 
@@ -28,6 +30,8 @@ const VIA_GATEWAY = 'gateway';
 
 export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents {
   private channel: DeviceChannel | undefined;
+  /** The app-side subscription's feed, when the emulator serves one. */
+  private app: AppStream | undefined;
   private readonly waiters = new Set<SyncWaiter>();
   readonly streamLog = new Map<string, StreamRecord[]>();
   readonly eventLog = new Map<string, { topicId: string; method: string; params: unknown; ts: number }[]>();
@@ -42,6 +46,22 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
 
   attach(channel: DeviceChannel): void {
     this.channel = channel;
+  }
+
+  attachAppStream(app: AppStream): void {
+    this.app = app;
+  }
+
+  /** A cloud-side attribute update (interfaces A and B): stored, and seen by app subscribers. */
+  updateCloudAttributes(device: DeviceRecord, values: Record<string, unknown>): number {
+    const ts = this.state.setAttributes(device, values, 'cloud');
+    this.app?.attributes(device, values, 'cloud');
+    return ts;
+  }
+
+  private appOnline(deviceId: string, online: boolean): void {
+    const device = this.state.devices.get(deviceId);
+    if (device) this.app?.online(device, online);
   }
 
   // DeviceDirectory
@@ -69,11 +89,17 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
   onSubDeviceConnect(gatewayId: string, subDeviceId: string): void {
     const device = this.state.devices.get(subDeviceId);
     if (device) this.state.noteActivity(device, 'connect');
-    if (this.state.markConnected(subDeviceId, VIA_GATEWAY)) this.log.info({ deviceId: subDeviceId, gatewayId }, 'sub-device online');
+    if (this.state.markConnected(subDeviceId, VIA_GATEWAY)) {
+      this.log.info({ deviceId: subDeviceId, gatewayId }, 'sub-device online');
+      this.appOnline(subDeviceId, true);
+    }
   }
 
   onSubDeviceDisconnect(gatewayId: string, subDeviceId: string): void {
-    if (this.state.markDisconnected(subDeviceId, VIA_GATEWAY)) this.log.info({ deviceId: subDeviceId, gatewayId }, 'sub-device offline');
+    if (this.state.markDisconnected(subDeviceId, VIA_GATEWAY)) {
+      this.log.info({ deviceId: subDeviceId, gatewayId }, 'sub-device offline');
+      this.appOnline(subDeviceId, false);
+    }
   }
 
   // ChannelEvents
@@ -81,11 +107,17 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
     const device = this.state.devices.get(deviceId);
     if (device) this.state.noteActivity(device, via === 'mqtt' ? 'connect' : 'tcp_connect');
     // The channel logs each connection; this logs the device-level transition (any channel up).
-    if (this.state.markConnected(deviceId, via)) this.log.debug({ deviceId, via }, 'device state online');
+    if (this.state.markConnected(deviceId, via)) {
+      this.log.debug({ deviceId, via }, 'device state online');
+      this.appOnline(deviceId, true);
+    }
   }
 
   onDisconnected(deviceId: string, via: 'mqtt' | 'tcp'): void {
-    if (this.state.markDisconnected(deviceId, via)) this.log.debug({ deviceId, via }, 'device state offline');
+    if (this.state.markDisconnected(deviceId, via)) {
+      this.log.debug({ deviceId, via }, 'device state offline');
+      this.appOnline(deviceId, false);
+    }
     // No sub-device is online while its gateway's connection is down (docs/protocol.md §3, gateway mode).
     if (via === 'mqtt') for (const sub of this.state.subDevicesOf(deviceId)) this.onSubDeviceDisconnect(deviceId, sub.id);
   }
@@ -95,6 +127,7 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
     if (!device) return;
     this.state.setAttributes(device, attributes, 'report');
     this.state.noteActivity(device, 'attributes');
+    this.app?.attributes(device, attributes, 'report');
   }
 
   onAttributesGet(deviceId: string, keys: string[] | undefined): Record<string, unknown> {
@@ -104,14 +137,28 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
 
   onCommandReply(deviceId: string, reply: CommandMessage, topicId: string): void {
     const device = this.state.devices.get(deviceId);
-    if (device) this.state.noteActivity(device, 'command_reply');
+    if (device) {
+      this.state.noteActivity(device, 'command_reply');
+      this.app?.commandReply(device, reply, topicId);
+    }
     const pending = [...this.waiters].filter((w) => w.deviceId === deviceId);
     const byPayload = pending.find((w) => w.commandId === reply.id);
     const byTopic = pending.find((w) => String(w.commandId) === topicId);
     const waiter = byPayload ?? byTopic;
-    if (!waiter) return;
-    this.waiters.delete(waiter);
-    waiter.resolve(reply);
+    if (waiter) {
+      this.waiters.delete(waiter);
+      waiter.resolve(reply);
+      return;
+    }
+    // The vendor's LuatOS SDK replies on `command/reply/1000` unless told otherwise, and some of
+    // its demos put no id in the payload (then the topic's stands in): a reply that names no
+    // pending command goes to the oldest one of the same method, answered under that command's id.
+    if (reply.id !== Number(topicId)) return;
+    const byMethod = pending.find((w) => w.method === reply.method);
+    if (!byMethod) return;
+    this.log.debug({ deviceId, commandId: byMethod.commandId, topicId, method: reply.method }, 'command reply matched by method');
+    this.waiters.delete(byMethod);
+    byMethod.resolve({ ...reply, id: byMethod.commandId });
   }
 
   onEvent(deviceId: string, topicId: string, event: { method: string; params: unknown }): void {
@@ -119,6 +166,7 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
     if (!device) return;
     this.state.noteActivity(device, 'event');
     pushBounded(this.eventLog, deviceId, { topicId, ...event, ts: this.state.now() });
+    this.app?.event(device, topicId, event);
   }
 
   onStreamData(deviceId: string, identifier: string | undefined, data: Buffer): void {
@@ -126,11 +174,14 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
     if (!device) return;
     this.state.noteActivity(device, 'data');
     pushBounded(this.streamLog, deviceId, { identifier, data, ts: this.state.now() });
+    this.app?.data(device, identifier, data);
   }
 
   // What the HTTP interfaces make devices receive. Offline devices: accepted and dropped.
   // A sub-device's messages go through its gateway's connection, addressed by sub-device address.
   async pushAttributes(deviceId: string, values: Record<string, unknown>): Promise<boolean> {
+    const device = this.state.devices.get(deviceId);
+    if (device) this.app?.attributes(device, values, 'push');
     const route = this.gatewayRoute(deviceId);
     if (route === 'unbound') return false;
     if (route) return this.publishJson(route.gateway, GATEWAY_PUSH_TOPIC, gatewayPushPayload(this.gatewayPushShape, route.addr, values));
@@ -166,6 +217,7 @@ export class DeviceLink implements DeviceDirectory, ChannelEvents, GatewayEvents
       const waiter: SyncWaiter = {
         deviceId,
         commandId: command.id,
+        method: command.method,
         resolve: (reply) => {
           clearTimeout(timer);
           resolve(reply);

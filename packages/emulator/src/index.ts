@@ -1,6 +1,7 @@
 // startEmulator: the local device cloud (HTTP interfaces A and B + the device channel) in one call.
 import type { AddressInfo } from 'node:net';
 import { type Logger, systemClock, type Clock } from 'fieldgate/shared';
+import { startAppSide, type AppSide, type AppSideOptions } from './appside/index.js';
 import type { DeviceChannel, DeviceChannelOptions } from './channel.js';
 import type { GatewayPushShape } from './channel/gateway-topics.js';
 import { startDeviceChannel } from './channel/index.js';
@@ -14,6 +15,8 @@ import type { SeedData } from './state/model.js';
 import { EmulatorState } from './state/state.js';
 
 export { loadSeedFile, SeedError } from './state/seed.js';
+export { APP_WS_PATH } from './appside/index.js';
+export { watchAppSide, type AppWatch, type AppWatchSummary } from './appside/watch.js';
 
 export type StartDeviceChannel = (options: DeviceChannelOptions, logger: Logger) => Promise<DeviceChannel>;
 
@@ -33,6 +36,8 @@ export interface EmulatorOptions {
   jsonLimits?: Partial<JsonLimits>;
   /** Shape of `gateway/attributes/push` (both are documented); default `keyed` (`{"<addr>":{...}}`). */
   gatewayPushShape?: GatewayPushShape;
+  /** The app-side subscription service (MQTT over TCP, ws and wss at /mqtt); none when undefined. */
+  appSide?: AppSideOptions;
   /** Tests may pass a fake channel; default is the real broker + TCP stream server. */
   startChannel?: StartDeviceChannel;
 }
@@ -43,6 +48,8 @@ export interface Emulator {
   readonly tcpPort: number;
   readonly state: EmulatorState;
   readonly link: DeviceLink;
+  /** undefined when the emulator was started without `appSide`. */
+  readonly appSide: AppSide | undefined;
   setRateLimit(config: RateLimitConfig): void;
   close(): Promise<void>;
 }
@@ -65,6 +72,18 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   }, log.child({ part: 'channel' }));
   link.attach(channel);
 
+  let appSide: AppSide | undefined;
+  try {
+    if (options.appSide) {
+      appSide = await startAppSide(options.appSide, host, { viewKey: state.project.view_key, viewSecret: state.project.view_secret },
+        log.child({ part: 'app-side' }), () => clock.now());
+      link.attachAppStream(appSide.feed);
+    }
+  } catch (err) {
+    await channel.close();
+    throw err;
+  }
+
   const server = createHttpServer({
     state, link, tokens, limiter, apiRouter: buildApiRouter(), appRouter: buildAppRouter(), log: log.child({ part: 'http' }), jsonLimits,
   });
@@ -77,6 +96,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       });
     });
   } catch (err) {
+    await appSide?.close();
     await channel.close();
     throw err;
   }
@@ -84,7 +104,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
 
   let closing: Promise<void> | undefined;
   return {
-    httpPort, mqttPort: channel.mqttPort, tcpPort: channel.tcpPort, state, link,
+    httpPort, mqttPort: channel.mqttPort, tcpPort: channel.tcpPort, state, link, appSide,
     setRateLimit: (config) => limiter.set(config),
     close() {
       closing ??= (async () => {
@@ -93,6 +113,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
           server.close(() => resolve());
           server.closeAllConnections();
         });
+        await appSide?.close();
         await channel.close();
       })();
       return closing;

@@ -32,6 +32,10 @@ describe('fieldgate demo', () => {
     // voltage is fixed in the simulator map, so gateway and cloud columns both show it.
     expect(out).toMatch(/voltage\s+230\.10\s+230\.10/);
     expect(out).toMatch(/speed\s+1450\s+1450/);
+    // The demo's own dashboard on the app side saw the devices come online and report.
+    expect(out).toMatch(/app-side subscription \(ws:\/\/127\.0\.0\.1:\d+\/mqtt\):/);
+    expect(out).toMatch(/ {2}attributes +[1-9]\d*  latest .+: report /);
+    expect(out).toMatch(/ {2}online +[1-9]\d*  latest .+: online/);
   }, 90_000);
 });
 
@@ -105,5 +109,15 @@ describe('renderFrame', () => {
     expect(renderFrame({ ...frame, events: { latest: ['a', 'b'], total: 2 } })).toContain('gateway events:\n  a\n  b\n');
     expect(renderFrame({ ...frame, events: { latest: ['c'], total: 9 } })).toContain('gateway events (latest 1 of 9):\n  c\n');
     expect(renderFrame({ ...frame, events: { latest: [], total: 0 } })).not.toContain('events');
+  });
+
+  it('shows a line per app-side message kind, with the latest of each', () => {
+    const frame = {
+      status: { version: '0.1.0', startedAt: '', uptimeS: 1, buses: [], outbox: null, rateQueue: null, devices: [], links: [] },
+      gateway: {}, cloud: {}, roundTrips: [], endpoints: [],
+    };
+    const text = renderFrame({ ...frame, appSide: { endpoint: 'ws://h:1/mqtt', counts: { attributes: 3, event: 0 }, latest: { attributes: 'Meter 1: report voltage' }, error: undefined } });
+    expect(text).toContain('app-side subscription (ws://h:1/mqtt):\n  attributes        3  latest Meter 1: report voltage\n  event             0\n');
+    expect(renderFrame({ ...frame, appSide: { endpoint: 'ws://h:1/mqtt', counts: {}, latest: {}, error: 'connack 5' } })).toContain('app-side subscription (ws://h:1/mqtt): connack 5:');
   });
 });

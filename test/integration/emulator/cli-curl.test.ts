@@ -1,6 +1,6 @@
 // `fieldgate emulator` as a child process, driven with real curl; stops on SIGTERM.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +10,8 @@ import { APP, PROJECT_KEY, waitFor } from './helpers.js';
 import { TSX_FROM_SOURCE } from '../../helpers/child.js';
 
 const run = promisify(execFile);
+/** The app-side doors on free ports too (their defaults are fixed). */
+const APP_PORTS = ['--app-mqtt-port', '0', '--app-ws-port', '0', '--app-wss-port', '0'];
 const CLI = new URL('./fixtures/run-emulator-cli.ts', import.meta.url).pathname;
 
 function startCli(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
@@ -34,7 +36,7 @@ describe('fieldgate emulator CLI with curl', () => {
   let base = '';
 
   beforeAll(async () => {
-    cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', '--rate-limit', '50']);
+    cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', ...APP_PORTS, '--rate-limit', '50']);
     await waitFor(() => /http:\/\/127\.0\.0\.1:(\d+)/.test(cli.output()), 20_000, 'the emulator to print its ports');
     base = `http://127.0.0.1:${/http:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}`;
   });
@@ -50,6 +52,8 @@ describe('fieldgate emulator CLI with curl', () => {
     expect(cli.output()).toMatch(/tcp {3}127\.0\.0\.1:\d+/);
     expect(cli.output()).toContain('5 devices');
     expect(cli.output()).toContain('50 requests / 60 s');
+    expect(cli.output()).toMatch(/app {3}wss:\/\/127\.0\.0\.1:\d+\/mqtt {2}ws:\/\/127\.0\.0\.1:\d+\/mqtt {2}mqtt:\/\/127\.0\.0\.1:\d+/);
+    expect(cli.output()).toMatch(/ProjectViewKey [0-9a-f]{16} {2}ProjectViewSecret [0-9a-f]{32}/);
   });
 
   it('serves interface A to curl, rate headers included', async () => {
@@ -93,10 +97,48 @@ describe('fieldgate emulator CLI errors', () => {
   it('exits 78 listing every seed problem', async () => {
     const seed = join(dir, 'bad.yaml');
     writeFileSync(seed, 'project: { id: p }\ndevices:\n  - { id: d, name: D, type: nope, device_key: k }\n');
-    const cli = startCli(['--seed', seed, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0']);
+    const cli = startCli(['--seed', seed, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', ...APP_PORTS]);
     expect(await cli.exited).toBe(78);
     expect(cli.output()).toContain('project.name: is required');
     expect(cli.output()).toContain('devices[0].type: unknown device type "nope"');
+  });
+
+  it('app side: a wss client trusts the printed CA of the generated pair, mosquitto_sub logs in with the printed key', async () => {
+    const tlsDir = join(dir, 'app-tls');
+    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', ...APP_PORTS, '--app-tls-dir', tlsDir]);
+    try {
+      await waitFor(() => /trust CA \S+/.test(cli.output()), 30_000, 'the app-side lines');
+      const out = cli.output();
+      const [key, secret] = [/ProjectViewKey (\S+)/.exec(out)![1]!, /ProjectViewSecret (\S+)/.exec(out)![1]!];
+      const wss = Number(/wss:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]);
+      const appTcp = Number(/ {2}mqtt:\/\/127\.0\.0\.1:(\d+)\n {8}ProjectViewKey/.exec(out)![1]);
+      const http = /http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
+      expect(/trust CA (\S+)/.exec(out)![1]).toBe(join(tlsDir, 'ca.crt'));
+      const app = await connectAsync(`wss://127.0.0.1:${wss}/mqtt`, {
+        username: key, password: secret, protocolVersion: 4, reconnectPeriod: 0, ca: readFileSync(join(tlsDir, 'ca.crt')), rejectUnauthorized: true,
+      });
+      await app.subscribeAsync(`${key}/+/attributes`, { qos: 0 });
+      const sub = spawn('mosquitto_sub', ['-p', String(appTcp), '-u', key, '-P', secret, '-t', `${key}/+/attributes`, '-C', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let subOut = '';
+      sub.stdout.on('data', (c: Buffer) => { subOut += c.toString(); });
+      const subDone = new Promise((resolve) => sub.once('exit', resolve));
+      const seen = new Promise<string>((resolve) => app.once('message', (_t, p) => resolve(p.toString())));
+      // Resent until mosquitto_sub has subscribed and taken one (QoS 0 is not kept for late subscribers).
+      const timer = setInterval(() => {
+        void curl(['-X', 'PUT', `http://127.0.0.1:${http}/app/device/v1/demo-meter-1-token/attributes`, '-H', `Project-Key: ${PROJECT_KEY}`, '-d', '{"note":"hi"}']);
+      }, 200);
+      try {
+        expect(JSON.parse(await seen)).toMatchObject({ attributes: { note: 'hi' }, device: { id: 'dev-meter-1' }, source: 'cloud' });
+        expect(await subDone).toBe(0);
+      } finally {
+        clearInterval(timer);
+      }
+      expect(JSON.parse(subOut)).toMatchObject({ attributes: { note: 'hi' }, source: 'cloud' });
+      await app.endAsync(true);
+    } finally {
+      cli.child.kill('SIGTERM');
+      await cli.exited;
+    }
   });
 
   it('exits 64 on bad arguments', async () => {
@@ -107,14 +149,15 @@ describe('fieldgate emulator CLI errors', () => {
 
   it.each([
     ['1001', '--json-max-depth'], ['abc', '--json-max-bytes'], ['both', '--gateway-push-shape'],
+    ['0', '--app-max-sessions'], ['-1', '--app-slow-subscriber-s'], ['/x.crt', '--app-tls-cert'],
   ])('exits 64 on a bad value %s for %s', async (value, flag) => {
-    const cli = startCli([flag, value, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0']);
+    const cli = startCli([flag, value, '--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', ...APP_PORTS]);
     expect(await cli.exited).toBe(64);
     expect(cli.output()).toContain(flag);
   });
 
   it('applies --gateway-push-shape to the sample seed\'s gateway', async () => {
-    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', '--gateway-push-shape', 'device']);
+    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', ...APP_PORTS, '--gateway-push-shape', 'device']);
     let gateway: MqttClient | undefined;
     try {
       await waitFor(() => /mqtt:\/\/127\.0\.0\.1:(\d+)/.test(cli.output()), 20_000, 'the emulator to print its ports');
@@ -136,7 +179,7 @@ describe('fieldgate emulator CLI errors', () => {
   });
 
   it('applies --json-max-depth and --json-max-bytes', async () => {
-    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', '--json-max-depth', '3', '--json-max-bytes', '200']);
+    const cli = startCli(['--http-port', '0', '--mqtt-port', '0', '--tcp-port', '0', ...APP_PORTS, '--json-max-depth', '3', '--json-max-bytes', '200']);
     try {
       await waitFor(() => /http:\/\/127\.0\.0\.1:(\d+)/.test(cli.output()), 20_000, 'the emulator to print its ports');
       const url = `http://127.0.0.1:${/http:\/\/127\.0\.0\.1:(\d+)/.exec(cli.output())![1]}/app/device/v1/demo-meter-1-token/attributes`;

@@ -14,7 +14,7 @@ export function controlRoutes(r: Router<ApiContext>): void {
 
   r.put('/api/v1/control/device/:device_id/attributes', (ctx, p) => {
     const d = ctx.state.requireDevice(p.device_id);
-    ctx.state.setAttributes(d, requireAttributeObject(ctx.body), 'cloud');
+    ctx.link.updateCloudAttributes(d, requireAttributeObject(ctx.body));
     return info({});
   });
 

@@ -59,7 +59,7 @@ export function deviceAccessRoutes(r: Router<RequestContext>): void {
 
   r.put(`${BASE}/attributes`, (ctx, p) => {
     const d = requireDevice(ctx, p.access_token);
-    const ts = ctx.state.setAttributes(d, requireAttributeObject(ctx.body), 'cloud');
+    const ts = ctx.link.updateCloudAttributes(d, requireAttributeObject(ctx.body));
     return ok({ result: 1, ts });
   });
 

@@ -1,24 +1,13 @@
 // The emulator's device channel: the scoped MQTT broker and TCP stream access, wired to the
 // cloud state through the contract in ../channel.ts.
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'fieldgate/shared';
 import type { DeviceChannel, DeviceChannelOptions } from '../channel.js';
 import { ScopedBroker } from './broker.js';
 import { Presence, type PresenceListener } from './presence.js';
 import { TcpStreams } from './tcp-streams.js';
 import { UplinkHandler } from './uplink.js';
-
-async function listen(server: Server, port: number, host: string, what: string): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(new Error(`cannot listen for ${what} on ${host}:${port}: ${err.message}`));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  return (server.address() as AddressInfo).port;
-}
+import { listen } from '../listen.js';
 
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));

@@ -11,6 +11,9 @@ export interface ProjectRecord {
   descr: string;
   tags: Tags;
   project_key: string;
+  /** App-side MQTT subscription login (the cloud's ProjectViewKey / ProjectViewSecret). */
+  view_key: string;
+  view_secret: string;
 }
 
 export interface ApiAppRecord {

@@ -211,6 +211,7 @@ export function parseSeed(text: string, now: number): SeedData {
     project: {
       id: p.requiredString('id'), name: p.requiredString('name'), descr: p.string('descr'),
       tags: p.tags('tags'), project_key: p.requiredString('project_key'),
+      view_key: p.string('view_key') || randomToken(8), view_secret: p.string('view_secret') || randomToken(),
     },
     apiApps: root.list('api_apps', (a) => ({
       app_id: a.requiredString('app_id'), access_key: a.requiredString('access_key'), secret_key: a.requiredString('secret_key'),
