@@ -16,6 +16,7 @@ import { openGatewayOutbox } from './ops/gateway-outbox.js';
 import { startHealthServer, type HealthServer } from './ops/health.js';
 import { componentLogger } from './ops/log.js';
 import { createReloader } from './ops/reload.js';
+import { AddressRecord } from './ops/sub-device-record.js';
 import { createCommandServices, createSouthbound } from './ops/southbound.js';
 import { assembleStatus, busStatusOf, statusSummary } from './ops/status-assembly.js';
 import type { GatewayStatus } from './ops/status.js';
@@ -63,6 +64,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     for (const device of devices) if (!identitySession?.notify(device)) sessions.get(device)?.notify();
   };
   const links = () => linkStatusOf(cloudSide);
+  const addressRecord = new AddressRecord(gateway.stateDir, config, componentLogger(logger, 'cloud', levels));
   const configState = new ConfigState(gateway.stateDir, deps.configSha256 ?? configDigest(config), startedAt, process.pid,
     (err) => logger.warn({ err, stateDir: gateway.stateDir }, 'config state file not written'));
   // Set once the reloader exists: the status shows the config running now.
@@ -120,6 +122,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     },
     applied: (next) => {
       deps.secrets?.add(...configSecrets(next));
+      addressRecord.update(next);
       for (const listener of reloadListeners) listener(next);
     },
   });

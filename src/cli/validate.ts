@@ -5,6 +5,8 @@ import { ConfigError, loadConfig } from '../ops/site-file.js';
 import { formatIssue } from '../core/config/issues.js';
 import { formatPlanSummary, summarisePlan } from '../core/modbus/plan.js';
 import type { Config } from '../core/config/config.js';
+import { subDevicesOf } from '../core/config/gateway-mode.js';
+import { pinFromStateDir } from '../ops/sub-device-record.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
 const USAGE = 'usage: fieldgate validate SITE.yaml\n';
@@ -17,6 +19,9 @@ function describeSite(config: Config): string[] {
     lines.push(`${device.name}: ${formatPlanSummary(summarisePlan(plan))}`);
   }
   for (const { name, file, shipped } of config.profileOverrides ?? []) lines.push(`profile ${name}: ${file} replaces the shipped ${shipped}`);
+  const subs = subDevicesOf(config.site, config.gateway.cloud);
+  const kept = Object.keys(config.site.announcedAddresses ?? {}).length;
+  if (subs.length > 0) lines.push(`sub-devices: ${subs.length}, ${kept} keeping the address announced from ${config.gateway.stateDir}`);
   return lines;
 }
 
@@ -36,7 +41,10 @@ export const runValidate: CliCommand = async (args, io) => {
   }
   let config: Config;
   try {
-    config = loadConfig(file, io.env, checkHost);
+    // A state directory a daemon ran on knows the sub-device addresses it announced: kept, or the site is refused.
+    const pinned = pinFromStateDir(loadConfig(file, io.env, checkHost));
+    if (!pinned.config) throw new ConfigError(pinned.issues);
+    config = pinned.config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const issue of err.issues) io.stderr.write(`${formatIssue(issue)}\n`);

@@ -4,6 +4,7 @@
 import type { Config } from '../core/config/config.js';
 import { formatIssue } from '../core/config/issues.js';
 import { planReload, type ReloadPlan } from '../core/config/site-diff.js';
+import { keepRunningAddresses } from '../core/config/sub-device-addresses.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
 import type { Time } from '../core/time.js';
 import type { ConfigState } from './config-state.js';
@@ -88,8 +89,10 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
     notifier.reloading('reloading the site file', monotonicUsec());
     try {
       const candidate = await load();
-      const next = candidate.config;
-      if (!next) return refuse(candidate.issues.length > 0 ? candidate.issues : [{ path: 'reload', message: 'no config to reload' }]);
+      if (!candidate.config) return refuse(candidate.issues.length > 0 ? candidate.issues : [{ path: 'reload', message: 'no config to reload' }]);
+      // Every sub-device keeps the address it runs under unless the file writes another out.
+      const { config: next, issues: addressIssues } = keepRunningAddresses(candidate.config, running);
+      if (!next) return refuse(addressIssues);
       const decision = planReload(running, next);
       if (!decision.accepted) return refuse(decision.issues);
       const { plan } = decision;

@@ -1,7 +1,8 @@
 // Store-and-forward rig for gateway mode: the emulator (the cloud, with a seed of its own: the
-// identity dev-fieldgate and SUBS sub-devices bound to it at addresses "1".."SUBS"), one simulated
-// counter per unit, the daemon as a child process (real CLI, site file, every device in gateway
-// mode) behind a TCP pipe that can cut the channel, and the outbox sampler of the direct-mode rig.
+// identity dev-fieldgate and SUBS sub-devices bound to it at their default addresses
+// "plant/1".."plant/SUBS"), one simulated counter per unit, the daemon as a child process (real
+// CLI, site file, every device in gateway mode) behind a TCP pipe that can cut the channel, and
+// the outbox sampler of the direct-mode rig.
 // What arrived is read from the emulator: each sub-device's stored history, in arrival order.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ export const subName = (unit: number) => `sub-${unit}`;
 
 function seedText(subs: number): string {
   const devices = Array.from({ length: subs }, (_, i) => `
-  - { id: ${subId(i + 1)}, name: Sub ${i + 1}, type: type-sub, device_key: sub-${i + 1}, access_token: sub-${i + 1}-token, gateway: ${GATEWAY_ID}, sub_device_addr: "${i + 1}" }`).join('');
+  - { id: ${subId(i + 1)}, name: Sub ${i + 1}, type: type-sub, device_key: sub-${i + 1}, access_token: sub-${i + 1}-token, gateway: ${GATEWAY_ID}, sub_device_addr: "plant/${i + 1}" }`).join('');
   return `
 project: { id: prj-gw, name: Gateway rig, project_key: ${PROJECT_KEY} }
 device_types:

@@ -16,17 +16,35 @@ export function cloudModeOf(device: DeviceConfig, cloud: Pick<CloudSettings, 'mo
   return device.cloud.mode ?? cloud.mode ?? 'direct';
 }
 
+/** The address of a device that sets none and announced none: the same whatever else the site holds. */
+export function defaultSubDeviceAddress(device: Pick<DeviceConfig, 'bus' | 'unitId'>): string {
+  return `${device.bus}/${device.unitId}`;
+}
+
+function gatewayMembers(site: SiteConfig, cloud: Pick<CloudSettings, 'mode'>): Array<{ device: DeviceConfig; index: number }> {
+  return site.devices.map((device, index) => ({ device, index })).filter(({ device }) => cloudModeOf(device, cloud) === 'gateway');
+}
+
 /**
- * Devices in gateway mode with their addresses. Default address: the unit id ("4") when every
- * gateway-mode device is on one bus, else "<bus>/<unitId>" (unit ids repeat across buses).
+ * Devices in gateway mode with their addresses: the explicit `subDeviceAddress`, else the one the
+ * state directory announced before (`site.announcedAddresses`), else "<bus>/<unitId>".
  */
 export function subDevicesOf(site: SiteConfig, cloud: Pick<CloudSettings, 'mode'>): SubDevice[] {
-  const members = site.devices.map((device, index) => ({ device, index })).filter(({ device }) => cloudModeOf(device, cloud) === 'gateway');
-  const oneBus = new Set(members.map(({ device }) => device.bus)).size <= 1;
-  return members.map(({ device, index }) => ({
+  const announced = site.announcedAddresses ?? {};
+  return gatewayMembers(site, cloud).map(({ device, index }) => ({
     device, index,
-    address: device.cloud?.subDeviceAddress ?? (oneBus ? String(device.unitId) : `${device.bus}/${device.unitId}`),
+    address: device.cloud?.subDeviceAddress ?? (Object.hasOwn(announced, device.name) ? announced[device.name] : defaultSubDeviceAddress(device)),
   }));
+}
+
+/**
+ * The rule of versions before the address record: the unit id while every gateway-mode device is
+ * on one bus, else "<bus>/<unitId>". Only for a state directory such a version ran on.
+ */
+export function legacySubDeviceAddresses(site: SiteConfig, cloud: Pick<CloudSettings, 'mode'>): Map<string, string> {
+  const members = gatewayMembers(site, cloud);
+  const oneBus = new Set(members.map(({ device }) => device.bus)).size <= 1;
+  return new Map(members.map(({ device }) => [device.name, device.cloud?.subDeviceAddress ?? (oneBus ? String(device.unitId) : defaultSubDeviceAddress(device))]));
 }
 
 function addressPath(sub: SubDevice): string {

@@ -80,7 +80,7 @@ export function planReload(running: Config, next: Config): ReloadDecision {
   });
   const restarting = new Set(busesRestarted);
   const oldDevices = new Map(running.site.devices.map((d) => [d.name, d]));
-  // A default sub-device address depends on the other devices (one bus or several): it may move.
+  // A sub-device address moves only when the site file writes another out (sub-device-addresses.ts).
   const addressOf = (config: Config) => new Map(subDevicesOf(config.site, config.gateway.cloud).map((s) => [s.device.name, s.address]));
   const oldAddresses = addressOf(running);
   const newAddresses = addressOf(next);
@@ -104,8 +104,10 @@ export function planReload(running: Config, next: Config): ReloadDecision {
   });
   const devicesRemoved = running.site.devices.map((d) => d.name).filter((name) => !names.has(name));
   const logLevel = running.gateway.logLevel === next.gateway.logLevel ? undefined : next.gateway.logLevel;
-  // Device order matters too (status lists devices as the file does), so compare the whole site.
-  const identical = logLevel === undefined && same(running.site, next.site);
+  // Device order matters too (status lists devices as the file does), so compare the whole site;
+  // addresses by what each device uses, not by where that came from (file or state directory).
+  const identical = logLevel === undefined && same(running.site.buses, next.site.buses) && same(running.site.devices, next.site.devices)
+    && same([...oldAddresses], [...newAddresses]);
   return {
     accepted: true,
     plan: { identical, logLevel, busesAdded, busesRemoved, busesRestarted, devicesAdded, devicesRemoved, devicesReplaced, devicesKeepingLink, devicesKept },

@@ -151,7 +151,7 @@ export interface DeviceConfig {
 export interface DeviceCloudConfig {
   /** direct: own MQTT link; gateway: reports and commands through fieldgate's identity. Absent = gateway.cloud.mode. */
   mode?: CloudMode;
-  /** The device's address among the identity's sub-devices; absent = derived (gateway-mode.ts). */
+  /** The device's address among the identity's sub-devices; absent = the one announced before, else `<bus>/<unitId>` (gateway-mode.ts). */
   subDeviceAddress?: string;
   deviceId?: string;
   deviceKey?: string;
@@ -172,6 +172,11 @@ export type IdentityConfig = Omit<DeviceCloudConfig, 'mode' | 'subDeviceAddress'
 export interface SiteConfig {
   buses: BusConfig[];
   devices: DeviceConfig[];
+  /**
+   * Sub-device addresses this state directory announced before, by device name: kept by devices
+   * without an explicit `subDeviceAddress` (sub-device-addresses.ts). Never from the site file.
+   */
+  announcedAddresses?: Readonly<Record<string, string>>;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

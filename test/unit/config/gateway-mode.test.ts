@@ -25,13 +25,13 @@ const token = (extra: Record<string, unknown> = {}) => ({ accessToken: 'tok', ..
 describe('sub-devices and their addresses', () => {
   it.each<[string, string | undefined, RawDevice[], string[][]]>([
     ['direct by default: no sub-device', undefined, [{ bus: 'a', unitId: 4, cloud: token() }], []],
-    ['site-wide gateway mode, one bus: the unit id', 'gateway', [{ bus: 'a', unitId: 4, cloud: token() }, { bus: 'a', unitId: 5, cloud: token() }], [['d0', '4'], ['d1', '5']]],
+    ['site-wide gateway mode, one bus: bus/unit all the same', 'gateway', [{ bus: 'a', unitId: 4, cloud: token() }, { bus: 'a', unitId: 5, cloud: token() }], [['d0', 'a/4'], ['d1', 'a/5']]],
     ['two buses: bus/unit (unit ids repeat across buses)', 'gateway', [{ bus: 'a', unitId: 4, cloud: token() }, { bus: 'b', unitId: 4, cloud: token() }], [['d0', 'a/4'], ['d1', 'b/4']]],
-    ['a device without a cloud block is never a sub-device', 'gateway', [{ bus: 'a', unitId: 4 }, { bus: 'b', unitId: 4, cloud: token() }], [['d1', '4']]],
-    ['per-device override into gateway mode (mixed site)', undefined, [{ bus: 'a', unitId: 4, cloud: token({ mode: 'gateway' }) }, { bus: 'b', unitId: 4, cloud: token() }], [['d0', '4']]],
-    ['per-device override out of gateway mode', 'gateway', [{ bus: 'a', unitId: 4, cloud: token({ mode: 'direct' }) }, { bus: 'b', unitId: 4, cloud: token() }], [['d1', '4']]],
+    ['a device without a cloud block is never a sub-device', 'gateway', [{ bus: 'a', unitId: 4 }, { bus: 'b', unitId: 4, cloud: token() }], [['d1', 'b/4']]],
+    ['per-device override into gateway mode (mixed site)', undefined, [{ bus: 'a', unitId: 4, cloud: token({ mode: 'gateway' }) }, { bus: 'b', unitId: 4, cloud: token() }], [['d0', 'a/4']]],
+    ['per-device override out of gateway mode', 'gateway', [{ bus: 'a', unitId: 4, cloud: token({ mode: 'direct' }) }, { bus: 'b', unitId: 4, cloud: token() }], [['d1', 'b/4']]],
     ['explicit address wins', 'gateway', [{ bus: 'a', unitId: 4, cloud: token({ subDeviceAddress: 'meter-north' }) }], [['d0', 'meter-north']]],
-    ['an explicit address frees the default one', 'gateway', [{ bus: 'a', unitId: 4, cloud: token({ subDeviceAddress: '5' }) }, { bus: 'a', unitId: 5, cloud: token({ subDeviceAddress: '4' }) }], [['d0', '5'], ['d1', '4']]],
+    ['an explicit address frees the default one', 'gateway', [{ bus: 'a', unitId: 4, cloud: token({ subDeviceAddress: 'a/5' }) }, { bus: 'a', unitId: 5, cloud: token({ subDeviceAddress: 'a/4' }) }], [['d0', 'a/5'], ['d1', 'a/4']]],
   ])('%s', (_name, mode, devices, expected) => {
     expect(site(mode, devices)).toEqual(expected);
   });

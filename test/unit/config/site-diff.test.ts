@@ -68,14 +68,21 @@ describe('planReload', () => {
     });
   }
 
-  it('replaces a gateway-mode device whose derived address moves when another bus gets a sub-device', () => {
+  it('keeps a gateway-mode device when another bus gets a sub-device: its default address depends on no other device', () => {
     const before = baseSite();
     before.devices[1] = meter('m2', 'a', 2, { cloud: { accessToken: 't2', mode: 'gateway' } });
     const next = baseSite();
     next.devices[1] = before.devices[1];
     next.devices.push(meter('m4', 'b', 2, { cloud: { accessToken: 't4', mode: 'gateway' } }));
     const decision = planReload(config(before), config(next));
-    expect(decision).toMatchObject({ accepted: true, plan: { devicesReplaced: ['m2'], devicesKeepingLink: [], devicesAdded: ['m4'], devicesKept: ['m1', 'm3'] } });
+    expect(decision).toMatchObject({ accepted: true, plan: { devicesReplaced: [], devicesKeepingLink: [], devicesAdded: ['m4'], devicesKept: ['m1', 'm2', 'm3'] } });
+  });
+
+  it('replaces a gateway-mode device whose address the site file changes', () => {
+    const next = baseSite();
+    next.devices[1] = meter('m2', 'a', 2, { cloud: { accessToken: 't2', mode: 'gateway', subDeviceAddress: 'x2-new' } });
+    const decision = planReload(config(baseSite()), config(next));
+    expect(decision).toMatchObject({ accepted: true, plan: { devicesReplaced: ['m2'], devicesKept: ['m1', 'm3'] } });
   });
 
   it('refuses every gateway-level key that cannot change live, naming each, and applies nothing', () => {
