@@ -79,6 +79,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     links, outbox: (now) => store.status(now),
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
     config: () => configState.status(),
+    subDevice: (device) => identitySession?.subDeviceStatus(device),
   }, time.now());
 
   const reloadListeners: Array<(next: Config) => void> = [];

@@ -14,6 +14,7 @@ import type { Inbound, OutboundMessage } from '../cloud/mqtt/topics.js';
 import { systemTime, type Time } from '../core/time.js';
 import type { Logger } from '../core/logger.js';
 import type { Replier } from './device-session.js';
+import { SubDeviceRefusals, type SubDeviceCloudStatus } from './sub-device-refusals.js';
 
 /** One device behind the identity. */
 export interface SubDeviceEntry {
@@ -31,6 +32,9 @@ export interface PresenceSource {
   snapshotNext(device: string): void;
   onOnlineChange(listener: (device: string, online: boolean) => void): () => void;
 }
+
+/** Where the cloud answers each `gateway/attributes` batch. */
+const GATEWAY_REPORT_ANSWERS = 'gateway/attributes/response';
 
 export interface GatewaySessionOptions {
   identity: DeviceIdentity;
@@ -54,6 +58,7 @@ export class GatewaySession {
   /** Unknown addresses and refusals already logged (bounded: beyond it only counted). */
   private readonly logged = new Set<string>();
   private readonly log: Logger;
+  private readonly refusals: SubDeviceRefusals;
   private ups = 0;
   private stopPresence: (() => void) | undefined;
 
@@ -81,12 +86,15 @@ export class GatewaySession {
       log: options.logger,
       ...(options.time ? { time: options.time } : {}),
     });
+    this.refusals = new SubDeviceRefusals(this.log, (address) => this.byAddress.get(address)?.name);
     this.forwarder = new GatewayForwarder({
       devices: new Map(options.subDevices.map((s) => [s.name, s.address])), outbox: options.outbox, link: this.link, log: this.log,
+      onBatch: (addresses) => this.refusals.batchSent(addresses),
       pacer: options.pacer, maxBatchBytes: settings.gatewayBatchMaxBytes ?? 65_536, lingerMs: settings.gatewayBatchLingerMs ?? 100, window: settings.publishWindow, time: options.time ?? systemTime,
     });
     this.link.onMessage((topic, payload) => this.receive(topic, payload));
     this.link.onEvent((event) => {
+      if (event.type === 'up' || event.type === 'down') this.refusals.reset();
       if (event.type === 'up') this.onUp();
       else if (event.type === 'auth-refused') {
         void options.resolver.invalidate(identity).catch((err: unknown) => this.log.warn({ err }, 'credential invalidation failed'));
@@ -113,6 +121,8 @@ export class GatewaySession {
   addSubDevice(sub: SubDeviceEntry): void {
     const before = this.byName.get(sub.name);
     if (before) this.byAddress.delete(before.address);
+    // What the cloud said of another address says nothing of the new one.
+    if (before && before.address !== sub.address) this.refusals.forget(sub.name);
     this.byAddress.set(sub.address, sub);
     this.byName.set(sub.name, sub);
     this.forwarder.addDevice(sub.name, sub.address);
@@ -129,6 +139,7 @@ export class GatewaySession {
     this.byName.delete(name);
     this.byAddress.delete(sub.address);
     this.forwarder.removeDevice(name);
+    if (announce) this.refusals.forget(name);
     if (announce && this.link.isUp) this.send(gatewayPresence(sub.address, false));
   }
 
@@ -137,6 +148,12 @@ export class GatewaySession {
     if (!this.byName.has(device)) return false;
     this.forwarder.notify(device);
     return true;
+  }
+
+  /** What the cloud answered to a sub-device's reports; undefined for a device that is none. */
+  subDeviceStatus(name: string): SubDeviceCloudStatus | undefined {
+    const sub = this.byName.get(name);
+    return sub ? this.refusals.status(name, sub.address) : undefined;
   }
 
   get reconnectCount(): number {
@@ -164,13 +181,18 @@ export class GatewaySession {
       case 'routed':
         for (const routed of parsed.messages) this.route(routed);
         return;
-      case 'refusal':
+      case 'refusal': {
         this.counters.refusals += 1;
-        if (this.firstTime(`refusal:${parsed.errcode}:${parsed.addresses.join(',')}`)) {
-          this.log.warn({ topic: parsed.topic, errcode: parsed.errcode, reason: parsed.reason, subDevices: parsed.addresses }, 'cloud refused a gateway message');
+        // A refused report is its device's transition (sub-device-refusals.ts); other refusals are logged once per errcode and addresses.
+        if (parsed.topic === GATEWAY_REPORT_ANSWERS) return this.refusals.answer(false, parsed.addresses, parsed.errcode, parsed.reason);
+        const shown = parsed.addresses.slice(0, 10).map((a) => a.slice(0, 64));
+        if (this.firstTime(`refusal:${parsed.errcode}:${shown.join(',')}`)) {
+          this.log.warn({ topic: parsed.topic, errcode: parsed.errcode, reason: parsed.reason, subDevices: shown }, 'cloud refused a gateway message');
         }
         return;
+      }
       case 'accepted':
+        if (parsed.topic === GATEWAY_REPORT_ANSWERS) this.refusals.answer(true, [], 0, '');
         return;
       case 'invalid':
         this.counters.invalid += 1;

@@ -4,7 +4,7 @@ import type { DeviceConfig } from '../core/config/site-types.js';
 import { FIELDGATE_VERSION } from '../core/version.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusStats } from '../field/modbus/bus-stats.js';
-import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus } from './status.js';
+import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus, SubDeviceStatus } from './status.js';
 
 export interface StatusSources {
   startedAt: number;
@@ -19,6 +19,8 @@ export interface StatusSources {
   /** Null when no device talks to the cloud (the queue is idle by construction). */
   rateQueue(): RateQueueStatus | null;
   config?(): ConfigStatus;
+  /** Gateway mode: a sub-device's address and refused reports; undefined for other devices. */
+  subDevice?(device: string): SubDeviceStatus | undefined;
   pid?: number;
 }
 
@@ -33,10 +35,12 @@ export function assembleStatus(sources: StatusSources, now: number): GatewayStat
     devices: sources.devices().map((d) => {
       const last = sources.lastSampleAt(d.name);
       const poll = pollStats.get(d.name);
+      const subDevice = sources.subDevice?.(d.name);
       return {
         name: d.name, bus: d.bus, online: sources.isOnline(d.name), points: d.points.length,
         lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: poll?.skippedCycles ?? 0,
         ...(poll ? { cyclesWithValues: poll.cycles - poll.failedCycles, overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
+        ...(subDevice ? { subDevice } : {}),
       };
     }),
     links: sources.links(),

@@ -53,6 +53,16 @@ export interface DeviceStatus {
   pointFailures?: number;
   /** What the read plan learned from the device's refusals (splits, isolated points). */
   learned?: LearnedLimit[];
+  /** Gateway mode: its address and the reports the cloud refused (e.g. an address not bound). */
+  subDevice?: SubDeviceStatus;
+}
+
+export interface SubDeviceStatus {
+  address: string;
+  /** Reports the cloud answered as refused since start (or since its address changed). */
+  reportsRefused: number;
+  /** The cloud refused its last answered report. */
+  refused: boolean;
 }
 
 export interface LinkStatus {

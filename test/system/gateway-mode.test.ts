@@ -60,6 +60,26 @@ describe('gateway mode', () => {
     expect(capture.lines().filter((l) => l.msg === 'cloud refused a gateway message').length).toBeLessThanOrEqual(2);
   });
 
+  it('refused reports of an unbound address: one warning naming the device and its address, counted per device in status and by the own device', async () => {
+    const { s, capture, gateway: g } = await mixedSite();
+    const subStatus = (name: string) => g.status().devices.find((d) => d.name === name)?.subDevice;
+    await waitFor(() => ((subStatus('stray')?.reportsRefused ?? 0) >= 1 ? true : undefined));
+    // Another value on unit 1: stray reports again and is refused again, without a second warning.
+    s.sim.simulator.setRegister(1, 'holding', 0, 444);
+    await waitFor(() => ((subStatus('stray')?.reportsRefused ?? 0) >= 2 ? true : undefined));
+    const warnings = capture.lines().filter((l) => l.msg === 'cloud refuses the reports of a sub-device');
+    expect(warnings).toEqual([expect.objectContaining({ device: 'stray', subDevice: '9', errcode: 404, reason: expect.stringContaining('not bound to this gateway') })]);
+    expect(subStatus('stray')).toMatchObject({ address: '9', refused: true });
+    expect(subStatus('meter-4')).toEqual({ address: '4', reportsRefused: 0, refused: false });
+    expect(g.status().devices.find((d) => d.name === 'meter-1')?.subDevice).toBeUndefined();
+    // fieldgate's own device reports it (a change of sub-devices refused is reported within the gap).
+    const own = await waitFor(async () => {
+      const a = await attributes(s, 'demo-gateway-token');
+      return a.sub_devices_refused === 1 && Number(a.sub_device_reports_refused) >= 1 ? a : undefined;
+    }, 30_000);
+    expect(own).toMatchObject({ sub_devices_refused: 1 });
+  });
+
   it('sub-device online/offline follows the bus', async () => {
     const { s } = await mixedSite();
     await waitFor(() => (s.emulator.state.isOnline('dev-meter-4') ? true : undefined));

@@ -31,6 +31,8 @@ export interface GatewayForwarderOptions {
    * 0 = send at once (one message per report while nothing backs up).
    */
   lingerMs?: number;
+  /** Each batch published, with the addresses it carries (the cloud answers batches in this order). */
+  onBatch?(addresses: readonly string[]): void;
   /** Acks are written at most this long after their PUBACK (fewer outbox transactions). */
   ackDelayMs?: number;
   time?: Time;
@@ -261,6 +263,7 @@ export class GatewayForwarder {
     const last = batch.entries[batch.entries.length - 1];
     this.cursor = (this.order.indexOf(last.device) + 1) % this.order.length;
     this.counters.published += 1;
+    this.options.onBatch?.(batch.entries.map((e) => e.address));
     this.flights.track(this.options.link.publish(GATEWAY_TOPIC.attributes, batch.payload), batch.entries.map((e) => ({ device: e.device, seq: e.seq })));
   }
 

@@ -32,7 +32,7 @@ export interface RoutedMessage {
 export type GatewayInbound =
   | { kind: 'routed'; messages: RoutedMessage[] }
   | { kind: 'refusal'; topic: string; errcode: number; reason: string; addresses: string[] }
-  | { kind: 'accepted' }
+  | { kind: 'accepted'; topic: string }
   /** Nothing in it names a sub-device that could answer: logged only. */
   | { kind: 'invalid'; topic: string; reason: string };
 
@@ -84,14 +84,32 @@ function parseCommand(topic: string, body: JsonObject, maxKeys: number): Gateway
   return routed(commandFromBody(topic, command, maxKeys));
 }
 
+/** Addresses a refusal names that are kept (each matched against the sub-devices, none logged whole). */
+export const MAX_REFUSED_ADDRESSES = 10_000;
+
+/** `"a", "b"` quoted in the message: the addresses of a refusal that names them nowhere else. */
+function quotedIn(message: string): string[] {
+  const found: string[] = [];
+  for (const match of message.matchAll(/"((?:[^"\\]|\\.)*)"/g)) {
+    try {
+      found.push(JSON.parse(match[0]) as string);
+    } catch {
+      // Not a JSON string: not an address the cloud quoted.
+    }
+    if (found.length >= MAX_REFUSED_ADDRESSES) break;
+  }
+  return found;
+}
+
 function parseResponse(topic: string, body: JsonObject): GatewayInbound {
-  if (body.result === 1 || body.result === true) return { kind: 'accepted' };
+  if (body.result === 1 || body.result === true) return { kind: 'accepted', topic };
+  const message = typeof body.message === 'string' ? body.message : undefined;
   const addresses = Array.isArray(body.devices) ? body.devices.filter((d): d is string => typeof d === 'string')
-    : typeof body.device === 'string' ? [body.device] : [];
+    : typeof body.device === 'string' ? [body.device] : message ? quotedIn(message) : [];
   const errcode = typeof body.errcode === 'number' ? body.errcode : 0;
-  const reason = typeof body.message === 'string' ? body.message.slice(0, 200) : 'refused';
-  // The cloud's text: at most 10 addresses of at most 64 characters reach logs and log keys.
-  return { kind: 'refusal', topic, errcode, reason, addresses: addresses.slice(0, 10).map((a) => a.slice(0, 64)) };
+  const reason = message?.slice(0, 200) ?? 'refused';
+  // The addresses are matched against the sub-devices; logs show at most 10 of at most 64 characters.
+  return { kind: 'refusal', topic, errcode, reason, addresses: addresses.slice(0, MAX_REFUSED_ADDRESSES) };
 }
 
 /** Classify one message on the identity's link for its sub-devices. Never throws. */

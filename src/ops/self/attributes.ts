@@ -60,6 +60,12 @@ export function selfAttributes(current: SelfSample, previous?: SelfSample): Self
     links_total: status.links.length,
     rss_mb: Math.round(current.rssBytes / 104_857.6) / 10,
   };
+  const subDevices = status.devices.flatMap((d) => (d.subDevice ? [d.subDevice] : []));
+  if (subDevices.length > 0) {
+    // Reports the cloud refused (e.g. an address not bound to this gateway): visible from the cloud too.
+    attributes.sub_devices_refused = subDevices.filter((s) => s.refused).length;
+    attributes.sub_device_reports_refused = subDevices.reduce((sum, s) => sum + s.reportsRefused, 0);
+  }
   if (status.config) {
     attributes.config_generation = status.config.generation;
     attributes.config_sha256 = status.config.sha256;
@@ -81,10 +87,11 @@ export function selfAttributes(current: SelfSample, previous?: SelfSample): Self
   return attributes;
 }
 
-/** What a report is due for on change: devices online, each bus up or down, the outbox storage state, and a reload applied or refused. */
+/** What a report is due for on change: devices online, sub-devices refused, each bus up or down, the outbox storage state, and a reload applied or refused. */
 export function discreteState(status: GatewayStatus): string {
   const online = status.devices.filter((d) => d.online).length;
-  return JSON.stringify([online, status.buses.map((b) => [b.name, b.up]), status.outbox?.storage?.state ?? 'ok', status.config?.generation, status.config?.lastError]);
+  const refused = status.devices.filter((d) => d.subDevice?.refused).length;
+  return JSON.stringify([online, refused, status.buses.map((b) => [b.name, b.up]), status.outbox?.storage?.state ?? 'ok', status.config?.generation, status.config?.lastError]);
 }
 
 /** The `status` command's answer: small and bounded whatever the size of the site. */

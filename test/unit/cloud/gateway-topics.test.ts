@@ -80,19 +80,28 @@ describe('gateway/command/send', () => {
 
 describe('responses and other topics', () => {
   it('accepts a success answer', () => {
-    expect(parse('gateway/attributes/response', { result: 1, ts: 1 })).toEqual({ kind: 'accepted' });
+    expect(parse('gateway/attributes/response', { result: 1, ts: 1 })).toEqual({ kind: 'accepted', topic: 'gateway/attributes/response' });
   });
 
-  it('bounds a refusal: at most 10 addresses of at most 64 characters, a reason of at most 200', () => {
-    const devices = Array.from({ length: 50 }, (_, i) => `${i}`.padEnd(10_000, 'x'));
+  it('bounds a refusal: every address named (matched against the sub-devices, up to 10,000), a reason of at most 200', () => {
+    const devices = Array.from({ length: 10_050 }, (_, i) => `a/${i}`);
     const payload = Buffer.from(JSON.stringify({ result: 0, errcode: 404, message: 'm'.repeat(1000), devices }));
     const result = parseGatewayInbound('gateway/attributes/response', payload, { ...OPTIONS, maxPayloadBytes: 1_000_000 });
     expect(result.kind).toBe('refusal');
     if (result.kind !== 'refusal') return;
     expect(result.errcode).toBe(404);
-    expect(result.addresses).toHaveLength(10);
-    expect(Math.max(...result.addresses.map((a) => a.length))).toBe(64);
+    expect(result.addresses).toHaveLength(10_000);
+    expect(result.addresses[9_999]).toBe('a/9999');
     expect(result.reason).toHaveLength(200);
+  });
+
+  it.each([
+    ['the devices list', { devices: ['plant-0/15', 'plant-1/2'], device: 'plant-0/15' }, ['plant-0/15', 'plant-1/2']],
+    ['the device alone', { device: 'plant-0/15' }, ['plant-0/15']],
+    ['only the message', {}, ['plant-0/15', 'x"y']],
+  ])('a refusal for unbound addresses names them by %s', (_name, extra, expected) => {
+    const message = 'sub-device address not bound to this gateway: "plant-0/15", "x\\"y"';
+    expect(parse('gateway/attributes/response', { result: 0, errcode: 404, message, ...extra })).toMatchObject({ kind: 'refusal', errcode: 404, addresses: expected });
   });
 
   it('refuses a topic it does not serve', () => {
