@@ -1,11 +1,13 @@
 // Gateway mode against per-device links, the same site run twice in one run: N devices x P points
 // polled every second over Modbus TCP (a simulated server per 200 units, a unit id each), the emulator as the
-// cloud (a seed of its own: N direct devices, and the identity with N sub-devices bound to it),
-// the daemon a child process with the unit's node flags. Per mode: the daemon's RSS after warm-up,
-// points/s stored by the emulator, MQTT PUBLISH packets/s into the broker (counted on the wire),
-// and the daemon's CPU seconds per 1,000 points stored. Then gateway mode's cost per report at 100
-// and 500 devices, this checkout against the baseline commit (checkouts.ts) in the same run.
-import { spawn } from 'node:child_process';
+// cloud (a seed of its own: N direct devices, and the identity with N sub-devices bound to it at
+// the addresses the site file sets), the daemon a child process with the unit's node flags. Per
+// mode: the daemon's RSS after warm-up, points/s stored by the emulator, MQTT PUBLISH packets/s into
+// the broker (counted on the wire), and the daemon's CPU seconds per 1,000 points stored. Then
+// gateway mode at 100, 500, 1,000 and 2,000 devices, with the memory peak at start-up and at a
+// reload that changes one device; optionally (BENCH_GATEWAY_BASELINE=1) this checkout against the
+// baseline commit (checkouts.ts) in the same run. A run where the cloud refuses reports fails.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +28,8 @@ export interface GatewayBenchOptions {
   measureS: number;
   /** How the daemon is started after node's flags; default the built CLI, as the unit runs it. */
   entry?: string[];
+  /** Where the seed binds each sub-device; default where the site file puts it (a test binds elsewhere to see the bench fail). */
+  bindAt?(index: number): string;
 }
 
 export interface ModeFigures {
@@ -46,17 +50,27 @@ export interface ModeFigures {
   cpuSPer1000Points: number;
   /** Devices of which the cloud stored at least one report in the window. */
   devicesReporting: number;
+  /** From the daemon's spawn until every device had a report stored. */
+  allReportingAfterS: number;
+  /** With `reload`: VmHWM from a reset just before a reload that changes one device until 3 s after it applied, and how long it took. */
+  reloadPeakMb?: number;
+  reloadS?: number;
+}
+
+/** A sub-device's address: the same in the site file and in the seed's binding, whatever the daemon's default. */
+export function subAddress(index: number): string {
+  return `plant-${Math.floor(index / UNITS_PER_BUS)}/${(index % UNITS_PER_BUS) + 1}`;
 }
 
 export const BENCH_PROJECT_KEY = 'bench-project-key';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The emulator's seed: N direct devices (`direct-N-token`), and the identity with N sub-devices (`sub-N-token`). */
-export function seedText(devices: number): string {
+export function seedText(devices: number, bindAt: (index: number) => string = subAddress): string {
   const rows = Array.from({ length: devices }, (_, i) => {
     const n = i + 1;
     return `  - { id: dev-direct-${n}, name: direct ${n}, type: type-meter, device_key: direct-${n}, access_token: direct-${n}-token }\n`
-      + `  - { id: dev-sub-${n}, name: sub ${n}, type: type-sub, device_key: sub-${n}, access_token: sub-${n}-token, gateway: dev-fieldgate, sub_device_addr: "${n}" }\n`;
+      + `  - { id: dev-sub-${n}, name: sub ${n}, type: type-sub, device_key: sub-${n}, access_token: sub-${n}-token, gateway: dev-fieldgate, sub_device_addr: "${bindAt(i)}" }\n`;
   }).join('');
   return `project: { id: prj-bench, name: bench, project_key: ${BENCH_PROJECT_KEY} }
 device_types:
@@ -71,8 +85,9 @@ ${rows}`;
 /** Modbus unit ids stop at 247: a larger site spreads its devices over several simulated servers, a bus each. */
 const UNITS_PER_BUS = 200;
 
-function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emulator, simPorts: readonly number[], options: GatewayBenchOptions): string {
-  const token = (n: number) => (mode === 'gateway' ? `sub-${n}-token` : `direct-${n}-token`);
+/** `firstPeriod`: the first device's poll period (a reload changes it). */
+function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emulator, simPorts: readonly number[], options: GatewayBenchOptions, firstPeriod = '1s'): string {
+  const cloudOf = (i: number) => (mode === 'gateway' ? `{ accessToken: sub-${i + 1}-token, subDeviceAddress: "${subAddress(i)}" }` : `{ accessToken: direct-${i + 1}-token }`);
   const points = Array.from({ length: options.points }, (_, p) => `{ id: p${p}, table: holding, address: ${p}, report: { mode: always } }`).join(', ');
   return [
     'gateway:', `  stateDir: ${join(dir, 'state')}`, '  logLevel: warn', '  health: { enabled: false }',
@@ -81,16 +96,62 @@ function siteFile(dir: string, mode: CloudMode, mqttUrl: string, emulator: Emula
     'buses:', ...simPorts.map((port, b) => `  - { name: plant-${b}, kind: tcp, host: 127.0.0.1, port: ${port}, timeoutMs: 1000 }`), 'devices:',
     ...Array.from({ length: options.devices }, (_, i) => {
       const [bus, unit] = [Math.floor(i / UNITS_PER_BUS), (i % UNITS_PER_BUS) + 1];
-      return `  - { name: dev-${i + 1}, bus: plant-${bus}, unitId: ${unit}, pollIntervalMs: 1s, cloud: { accessToken: ${token(i + 1)} }, points: [${points}] }`;
+      return `  - { name: dev-${i + 1}, bus: plant-${bus}, unitId: ${unit}, pollIntervalMs: ${i === 0 ? firstPeriod : '1s'}, cloud: ${cloudOf(i)}, points: [${points}] }`;
     }),
     '',
   ].join('\n');
 }
 
-/** Point values the emulator stored for these devices, and how many devices stored any. */
-function stored(emulator: Emulator, ids: readonly string[]): { points: number; perDevice: number[] } {
-  const perDevice = ids.map((id) => (emulator.state.devices.get(id)?.history ?? []).filter((h) => h.type === 'report' && /^p\d+$/.test(h.name)).length);
-  return { points: perDevice.reduce((a, b) => a + b, 0), perDevice };
+/**
+ * Point values the emulator stored for these devices, counted as they arrive and then dropped from
+ * its history: at 2,000 devices x 50 points a history kept whole would hold millions of entries.
+ */
+class StoredPoints {
+  private readonly perDevice: number[];
+
+  constructor(private readonly emulator: Emulator, private readonly ids: readonly string[]) {
+    this.perDevice = ids.map(() => 0);
+  }
+
+  take(): { points: number; perDevice: number[] } {
+    this.ids.forEach((id, i) => {
+      const history = this.emulator.state.devices.get(id)?.history;
+      if (!history) return;
+      let points = 0;
+      for (const h of history) if (h.type === 'report' && /^p\d+$/.test(h.name)) points += 1;
+      this.perDevice[i] += points;
+      history.length = 0;
+    });
+    return { points: this.perDevice.reduce((a, b) => a + b, 0), perDevice: [...this.perDevice] };
+  }
+}
+
+/** What the daemon logs of the cloud refusing its messages (any version's wording), first lines kept. */
+class RefusalWatch {
+  readonly lines: string[] = [];
+  count = 0;
+  private partial = '';
+
+  constructor(child: ChildProcess, echo: boolean) {
+    const read = (chunk: Buffer) => {
+      if (echo) process.stderr.write(chunk);
+      const text = this.partial + chunk.toString('utf8');
+      const lines = text.split('\n');
+      this.partial = (lines.pop() ?? '').slice(-65_536);
+      for (const line of lines) {
+        if (!/cloud refuse|cloud refused|not bound to this gateway/.test(line)) continue;
+        this.count += 1;
+        if (this.lines.length < 5) this.lines.push(line.slice(0, 400));
+      }
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+  }
+
+  /** Throws when the cloud refused anything: figures of such a run measure nothing. */
+  check(what: string): void {
+    if (this.count > 0) throw new Error(`${what}: the cloud refused reports (${this.count} log line(s)); the daemon logged:\n${this.lines.join('\n')}`);
+  }
 }
 
 function rssKb(pid: number): { rss: number; hwm: number; anon: number; file: number } {
@@ -100,35 +161,64 @@ function rssKb(pid: number): { rss: number; hwm: number; anon: number; file: num
 }
 
 /** Waits until every device has a report stored; returns those still without one after timeoutS. */
-async function untilEveryDeviceReports(emulator: Emulator, ids: readonly string[], timeoutS: number): Promise<string[]> {
+async function untilEveryDeviceReports(stored: StoredPoints, ids: readonly string[], timeoutS: number, refusals: RefusalWatch): Promise<string[]> {
   const until = performance.now() + timeoutS * 1000;
   const silent = () => {
-    const { perDevice } = stored(emulator, ids);
+    const { perDevice } = stored.take();
     return ids.filter((_, i) => perDevice[i] === 0);
   };
-  while (silent().length > 0 && performance.now() < until) await sleep(500);
+  while (silent().length > 0 && performance.now() < until && refusals.count === 0) await sleep(500);
   return silent();
 }
 
-export async function measureMode(mode: CloudMode, options: GatewayBenchOptions): Promise<ModeFigures> {
-  const emulator = await startEmulator({ httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed: parseSeed(seedText(options.devices), Date.now()), logger: silentLogger() });
+/** Resets the daemon's VmHWM, rewrites the site with one device changed, reloads, and reads the peak once the reload applied and settled. */
+async function reloadPeak(pid: number, dir: string, rewrite: () => void): Promise<{ peakMb: number; seconds: number }> {
+  const statePath = join(dir, 'state', 'config-state.json');
+  const attempt = () => (JSON.parse(readFileSync(statePath, 'utf8')) as { attempt: number; outcome: string });
+  const before = attempt().attempt;
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  rewrite();
+  const started = performance.now();
+  process.kill(pid, 'SIGHUP');
+  const until = started + 300_000;
+  let answer = attempt();
+  while (answer.attempt === before && performance.now() < until) {
+    await sleep(200);
+    answer = attempt();
+  }
+  if (answer.attempt === before || answer.outcome !== 'applied') throw new Error(`gateway bench: the reload was not applied (${JSON.stringify(answer)})`);
+  const seconds = (performance.now() - started) / 1000;
+  await sleep(3000);
+  return { peakMb: rssKb(pid).hwm / 1024, seconds };
+}
+
+export async function measureMode(mode: CloudMode, options: GatewayBenchOptions & { reload?: boolean }): Promise<ModeFigures> {
+  const emulator = await startEmulator({ httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed: parseSeed(seedText(options.devices, options.bindAt), Date.now()), logger: silentLogger() });
   const counter = await PublishCounter.start(emulator.mqttPort);
   const sims = await Promise.all(Array.from({ length: Math.ceil(options.devices / UNITS_PER_BUS) }, (_, b) => simulator(Math.min(UNITS_PER_BUS, options.devices - b * UNITS_PER_BUS))));
   const dir = mkdtempSync(join(tmpdir(), 'fg-bench-gw-'));
   const ids = Array.from({ length: options.devices }, (_, i) => (mode === 'gateway' ? `dev-sub-${i + 1}` : `dev-direct-${i + 1}`));
+  const stored = new StoredPoints(emulator, ids);
+  const what = `gateway bench (${mode}, ${options.devices} devices)`;
   try {
     const site = join(dir, 'site.yaml');
-    writeFileSync(site, siteFile(dir, mode, counter.url, emulator, sims.map((sim) => sim.tcp?.port ?? 0), options));
-    const child = spawn(process.execPath, [...benchNodeFlags(), ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', process.env.BENCH_DAEMON_LOGS ? 'inherit' : 'ignore', 'inherit'] });
+    const write = (firstPeriod?: string) => writeFileSync(site, siteFile(dir, mode, counter.url, emulator, sims.map((sim) => sim.tcp?.port ?? 0), options, firstPeriod));
+    write();
+    const spawnedAt = performance.now();
+    // A site of 2,000 devices x 50 points written out in full is ~6 MB: above the default 4 MiB bound.
+    const env = { ...process.env, FIELDGATE_SITE_MAX_BYTES: String(64 * 1024 * 1024) };
+    const child = spawn(process.execPath, [...benchNodeFlags(), ...(options.entry ?? ['bin/fieldgate.js']), 'run', '--config', site], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const refusals = new RefusalWatch(child, process.env.BENCH_DAEMON_LOGS !== undefined);
     const pid = child.pid ?? 0;
     const exited = new Promise((r) => child.once('exit', r));
     try {
       // Start-up (from source under a loaded test run, many seconds) is not part of the warm-up.
-      const silent = await untilEveryDeviceReports(emulator, ids, 180);
-      // Measured anyway: the table's "devices reporting" shows it, and the rest of the run is not lost.
-      if (silent.length > 0) process.stderr.write(`gateway bench (${mode}, ${options.devices} devices): ${silent.length} without a stored report after 180 s (${silent.slice(0, 5).join(', ')}); measuring anyway\n`);
+      const silent = await untilEveryDeviceReports(stored, ids, 300, refusals);
+      refusals.check(what);
+      if (silent.length > 0) throw new Error(`${what}: ${silent.length} device(s) without a stored report after 300 s (${silent.slice(0, 5).join(', ')})`);
+      const allReportingAfterS = (performance.now() - spawnedAt) / 1000;
       await sleep(options.warmupS * 1000);
-      const before = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
+      const before = { points: stored.take(), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
       const samples: number[] = [];
       const anonSamples: number[] = [];
       for (let t = 0; t < options.measureS; t += 1) {
@@ -136,11 +226,15 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
         const kb = rssKb(pid);
         samples.push(kb.rss);
         anonSamples.push(kb.anon);
+        stored.take();
       }
-      const after = { points: stored(emulator, ids), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
+      const after = { points: stored.take(), publishes: counter.publishes, bytes: counter.publishBytes, cpu: cpuSeconds(pid), at: performance.now() };
       const end = rssKb(pid);
       const seconds = (after.at - before.at) / 1000;
       const points = after.points.points - before.points.points;
+      refusals.check(what);
+      const reload = options.reload ? await reloadPeak(pid, dir, () => write('2s')) : undefined;
+      refusals.check(`${what}, after the reload`);
       return {
         mode,
         rssMaxMb: Math.max(...samples) / 1024,
@@ -155,6 +249,8 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
         bytesPerS: (after.bytes - before.bytes) / seconds,
         cpuSPer1000Points: points > 0 ? ((after.cpu - before.cpu) * 1000) / points : Number.NaN,
         devicesReporting: after.points.perDevice.filter((n, i) => n > before.points.perDevice[i]).length,
+        allReportingAfterS,
+        ...(reload ? { reloadPeakMb: reload.peakMb, reloadS: reload.seconds } : {}),
       };
     } finally {
       child.kill('SIGTERM');
@@ -168,9 +264,10 @@ export async function measureMode(mode: CloudMode, options: GatewayBenchOptions)
   }
 }
 
-export async function measureGatewayModes(options: GatewayBenchOptions): Promise<{ direct: ModeFigures; gateway: ModeFigures; load: number[] }> {
+/** `reload`: the gateway-mode run also measures a reload's peak. */
+export async function measureGatewayModes(options: GatewayBenchOptions & { reload?: boolean }): Promise<{ direct: ModeFigures; gateway: ModeFigures; load: number[] }> {
   const loadBefore = loadavg();
-  const direct = await measureMode('direct', options);
+  const direct = await measureMode('direct', { ...options, reload: false });
   const gateway = await measureMode('gateway', options);
   const loadAfter = loadavg();
   return { direct, gateway, load: [loadBefore[0], loadAfter[0]] };
@@ -181,13 +278,13 @@ function costRow(devices: number, points: number, label: string, f: ModeFigures)
     + `${f.rssAnonMeanMb.toFixed(1)} MB (end ${f.rssAnonMb.toFixed(1)}) | ${f.rssFileMb.toFixed(1)} MB | ${f.rssPeakMb.toFixed(1)} MB | ${f.devicesReporting} |`;
 }
 
-/** Gateway mode at 100 (figures already taken for this checkout) and 500 devices (BENCH_GATEWAY_DEVICES), this checkout against the baseline. */
+/** Gateway mode at 100 (figures already taken for this checkout) and 500 devices, this checkout against the baseline (BENCH_GATEWAY_BASELINE=1). */
 async function costPerReport(log: (line: string) => void, options: GatewayBenchOptions, current: Checkout, atHundred: ModeFigures): Promise<void> {
   const baseline = commitCheckout(baselineRef());
   try {
     const load = loadavg()[0];
     const rows: string[] = [];
-    for (const devices of (process.env.BENCH_GATEWAY_DEVICES ?? '100,500').split(',').map(Number)) {
+    for (const devices of [100, 500]) {
       const base = await measureMode('gateway', { ...options, devices, entry: baseline.entry });
       const mine = devices === 100 ? atHundred : await measureMode('gateway', { ...options, devices, entry: current.entry });
       rows.push(costRow(devices, options.points, baseline.label, base), costRow(devices, options.points, current.label, mine));
@@ -205,10 +302,41 @@ async function costPerReport(log: (line: string) => void, options: GatewayBenchO
   }
 }
 
+/** Site sizes of the scale table (BENCH_GATEWAY_DEVICES, comma-separated). */
+export function scaleSizes(env: NodeJS.ProcessEnv = process.env): number[] {
+  return (env.BENCH_GATEWAY_DEVICES ?? '100,500,1000,2000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+}
+
+function scaleRow(devices: number, points: number, f: ModeFigures): string {
+  const mb = (v: number | undefined) => (v === undefined ? 'n/a' : `${v.toFixed(1)} MB`);
+  return `| ${devices} x ${points} | ${f.pointsPerS.toFixed(0)} of ${devices * points} | ${f.messagesPerS.toFixed(1)} | ${f.cpuSPer1000Points.toFixed(4)} | `
+    + `${f.rssAnonMeanMb.toFixed(1)} MB (end ${f.rssAnonMb.toFixed(1)}) | ${mb(f.rssPeakMb)} | ${mb(f.reloadPeakMb)} (${f.reloadS?.toFixed(1) ?? 'n/a'} s) | ${f.allReportingAfterS.toFixed(1)} s | ${f.devicesReporting} |`;
+}
+
+/** Gateway mode as a site grows: one row per size, each a fresh emulator, simulators and daemon. */
+async function scale(log: (line: string) => void, options: GatewayBenchOptions, atHundred: ModeFigures | undefined): Promise<void> {
+  const load = loadavg()[0];
+  const rows: string[] = [];
+  for (const devices of scaleSizes()) {
+    const figures = devices === options.devices && atHundred ? atHundred : await measureMode('gateway', { ...options, devices, reload: true });
+    rows.push(scaleRow(devices, options.points, figures));
+    process.stderr.write(`${rows[rows.length - 1]}\n`);
+  }
+  log('### Gateway mode as the site grows (100 to 2,000 devices)');
+  log('');
+  log(`Gateway identity, devices x ${options.points} points every 1 s over Modbus TCP (up to ${UNITS_PER_BUS} units per simulated server, a bus each; every device's address set in the site file and bound in the seed),`
+    + ` the site file written out in full; ${options.warmupS} s warm-up, ${options.measureS} s measured; the reload changes one device's poll period; load average (1 min) ${load.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after.`);
+  log('');
+  log('| devices x points | points/s stored of polled | MQTT PUBLISH/s | CPU s per 1,000 points | RssAnon, mean of 1 s samples (end) | start-up VmHWM | VmHWM of a reload changing one device (took) | all reporting after | devices reporting in the window |');
+  log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const row of rows) log(row);
+  log('');
+}
+
 export async function run(log: (line: string) => void): Promise<void> {
   const current = currentCheckout();
   const options = { devices: 100, points: 50, warmupS: 15, measureS: 30, entry: current.entry };
-  const { direct, gateway, load } = await measureGatewayModes(options);
+  const { direct, gateway, load } = await measureGatewayModes({ ...options, reload: true });
   const ratio = (g: number, d: number) => (d > 0 ? (g / d).toFixed(2) : 'n/a');
   log('## Gateway mode');
   log('');
@@ -228,5 +356,6 @@ export async function run(log: (line: string) => void): Promise<void> {
   log(`| daemon CPU seconds per 1,000 points stored | ${direct.cpuSPer1000Points.toFixed(3)} | ${gateway.cpuSPer1000Points.toFixed(3)} | ${ratio(gateway.cpuSPer1000Points, direct.cpuSPer1000Points)} |`);
   log(`| devices with reports stored in the window | ${direct.devicesReporting} | ${gateway.devicesReporting} | |`);
   log('');
-  await costPerReport(log, options, current, gateway);
+  await scale(log, options, gateway);
+  if (process.env.BENCH_GATEWAY_BASELINE) await costPerReport(log, options, current, gateway);
 }
