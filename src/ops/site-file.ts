@@ -14,6 +14,7 @@ import type { ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/si
 import { loadProfiles, type LoadedProfiles } from './profile-library.js';
 import { EMPTY_LIBRARY } from '../core/config/profile-types.js';
 import { isMapping } from '../core/config/fields.js';
+import { splitDeviceItems } from '../core/config/yaml-device-split.js';
 import { decodeSiteBytes, depthIssue, SITE_TEXT_DEFAULTS, siteTextLimits, type SiteTextLimits } from '../core/config/text-guards.js';
 
 export { ConfigError };
@@ -71,10 +72,40 @@ function detachStrings(value: unknown, seen = new Set<object>()): unknown {
   return value;
 }
 
-function parseYaml(text: string, file: string): Parsed {
+const YAML_OPTIONS = { merge: true, prettyErrors: false } as const;
+
+/**
+ * A plainly laid out file parsed one device at a time (core/config/yaml-device-split.ts): the
+ * syntax tree of a whole large file is ~100 times its size. Undefined when it cannot be cut, or a
+ * piece does not parse cleanly: then the whole document is parsed, which reports errors in place.
+ */
+function parseYamlByDevice(text: string): unknown {
+  const split = splitDeviceItems(text);
+  if (!split) return undefined;
+  const head = parseDocument(split.head, YAML_OPTIONS);
+  const raw: unknown = head.errors.length === 0 && head.warnings.length === 0 ? head.toJS({ maxAliasCount: 1000 }) : undefined;
+  if (!isMapping(raw) || !Array.isArray(raw.devices) || raw.devices.length !== 0) return undefined;
+  const devices: unknown[] = [];
+  for (const item of split.items) {
+    const doc = parseDocument(item, YAML_OPTIONS);
+    if (doc.errors.length > 0 || doc.warnings.length > 0) return undefined;
+    const entry: unknown = doc.toJS({ maxAliasCount: 1000 });
+    if (!Array.isArray(entry) || entry.length !== 1) return undefined;
+    devices.push(entry[0]);
+  }
+  raw.devices = devices;
+  return raw;
+}
+
+/** Exported for the test that checks both ways give the same result. */
+export function parseYaml(text: string, file: string, byDevice = true): Parsed {
+  if (byDevice) {
+    const raw = parseYamlByDevice(text);
+    if (raw !== undefined) return { raw: detachStrings(raw), issues: [] };
+  }
   const lineCounter = new LineCounter();
   // merge: lets a site reuse point lists with "<<: *meter"; aliases stay bounded by toJS's maxAliasCount.
-  const doc = parseDocument(text, { merge: true, prettyErrors: false, lineCounter });
+  const doc = parseDocument(text, { ...YAML_OPTIONS, lineCounter });
   if (doc.errors.length > 0) {
     return {
       issues: doc.errors.map((error) => {
