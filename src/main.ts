@@ -64,7 +64,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     for (const device of devices) if (!identitySession?.notify(device)) sessions.get(device)?.notify();
   };
   const links = () => linkStatusOf(cloudSide);
-  const addressRecord = new AddressRecord(gateway.stateDir, config, componentLogger(logger, 'cloud', levels));
+  const addressRecord = new AddressRecord(gateway.stateDir, config, componentLogger(logger, 'cloud', levels), time);
   const configState = new ConfigState(gateway.stateDir, deps.configSha256 ?? configDigest(config), startedAt, process.pid,
     (err) => logger.warn({ err, stateDir: gateway.stateDir }, 'config state file not written'));
   // Set once the reloader exists: the status shows the config running now.
@@ -151,6 +151,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         await Promise.all(cloudSide.relays().map((r) => r.stop()));
         await health?.close();
         outbox.close();
+        addressRecord.stop();
         configState.remove();
         notifier.close();
         logger.info('gateway stopped');

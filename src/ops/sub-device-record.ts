@@ -10,6 +10,7 @@ import { legacySubDeviceAddresses } from '../core/config/gateway-mode.js';
 import { pinSubDeviceAddresses, subDeviceAddressesOf, type PinnedAddresses } from '../core/config/sub-device-addresses.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
+import { systemTime, type Time } from '../core/time.js';
 
 export const ADDRESS_RECORD_FILE = 'sub-device-addresses.json';
 /** Written by every version, so its presence shows a fieldgate ran on the directory before. */
@@ -93,27 +94,50 @@ export function pinFromStateDir(config: Config): PinnedAddresses & { announced: 
   return { ...pinSubDeviceAddresses(config, announced.addresses), announced };
 }
 
-/** Keeps the record in step with the running config: written at start and after each applied reload; a failed write is logged, not fatal. */
+/** How often a record that could not be written (read-only or full state directory) is tried again. */
+const RETRY_MS = 5_000;
+
+/**
+ * Keeps the record in step with the running config: written at start and after each applied
+ * reload. A failed write is logged once and tried again until it succeeds: a restart without the
+ * record on a directory with an outbox would take the previous version's addresses.
+ */
 export class AddressRecord {
   private last: ReadonlyMap<string, string>;
+  private current: Config;
+  private failing = false;
+  private cancelRetry: (() => void) | undefined;
 
-  constructor(private readonly stateDir: string, initial: Config, private readonly log: Logger) {
+  constructor(private readonly stateDir: string, initial: Config, private readonly log: Logger, private readonly time: Time = systemTime) {
     this.last = subDeviceAddressesOf(initial);
-    this.write(initial);
+    this.current = initial;
+    this.write();
   }
 
   update(next: Config): void {
-    this.write(next);
+    this.current = next;
+    this.write();
   }
 
-  private write(config: Config): void {
+  stop(): void {
+    this.cancelRetry?.();
+    this.cancelRetry = undefined;
+  }
+
+  private write(): void {
+    this.stop();
+    const config = this.current;
     try {
       const changes = writeAddressRecord(this.stateDir, config, this.last);
       this.last = subDeviceAddressesOf(config);
       if (changes.length > 0) this.log.info({ count: changes.length, changes: changes.slice(0, 20) }, 'sub-device addresses recorded');
+      if (this.failing) this.log.info({ file: join(this.stateDir, ADDRESS_RECORD_FILE) }, 'sub-device address record written again');
+      this.failing = false;
     } catch (err) {
       // Running on is safe (the addresses are in memory); only a restart without the record would not know them.
-      this.log.error({ err, file: join(this.stateDir, ADDRESS_RECORD_FILE) }, 'sub-device address record not written');
+      if (!this.failing) this.log.error({ err, file: join(this.stateDir, ADDRESS_RECORD_FILE) }, 'sub-device address record not written');
+      this.failing = true;
+      this.cancelRetry = this.time.setTimer(() => this.write(), RETRY_MS, { unref: true });
     }
   }
 }

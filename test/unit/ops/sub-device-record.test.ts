@@ -1,6 +1,6 @@
 // The address record in the state directory: what a fresh directory, one a version before the
 // record ran on, and one with a record announce; a damaged record refused with its file named.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { checkConfig } from '../../../src/ops/site-file.js';
 import { ADDRESS_RECORD_FILE, AddressRecord, pinFromStateDir, readAnnouncedAddresses } from '../../../src/ops/sub-device-record.js';
 import { subDeviceAddressesOf } from '../../../src/core/config/sub-device-addresses.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -67,6 +68,24 @@ describe('sub-device address record', () => {
       [{ device: 'm2', address: 'a/2' }],
     ]);
     expect(JSON.parse(readFileSync(join(dir, ADDRESS_RECORD_FILE), 'utf8')).addresses).toEqual({ m1: 'a/1', m2: 'a/2' });
+  });
+
+  it('a record that cannot be written is logged once and written as soon as the directory takes it', () => {
+    const parent = stateDir();
+    const dir = join(parent, 'state');
+    writeFileSync(dir, 'a file where the directory should be');
+    const { logger, lines } = captureLogger();
+    const clock = new ManualClock();
+    const record = new AddressRecord(dir, site(dir, [1]), logger, clock);
+    clock.advance(5_000);
+    clock.advance(5_000);
+    expect(lines().filter((l) => l.msg === 'sub-device address record not written')).toHaveLength(1);
+    rmSync(dir);
+    mkdirSync(dir);
+    clock.advance(5_000);
+    expect(JSON.parse(readFileSync(join(dir, ADDRESS_RECORD_FILE), 'utf8')).addresses).toEqual({ m1: 'a/1' });
+    expect(lines().filter((l) => l.msg === 'sub-device address record written again')).toHaveLength(1);
+    record.stop();
   });
 
   it.each([
