@@ -28,6 +28,17 @@ export interface OutboxStats {
   oldestTs: number | undefined;
   /** Whether the disk takes writes (absent for outboxes without a file). */
   storage?: OutboxStorageState;
+  /** Whether disk rows can be read; while failing, the devices whose rows could not be read wait (absent without a file). */
+  reads?: OutboxReadState;
+}
+
+/** While `failing`, a device whose disk rows cannot be read is served nothing newer (order holds); reads are retried with backoff. */
+export interface OutboxReadState {
+  state: 'ok' | 'failing';
+  cause?: string;
+  since?: number;
+  /** Reads that failed since start (every attempt). */
+  failedReads: number;
 }
 
 /** While `failing`, reports live in memory only: a crash or power cut loses them (no crash window holds). */

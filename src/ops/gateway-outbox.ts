@@ -6,8 +6,8 @@ import type { ReportOutbox } from '../core/outbox-types.js';
 import type { CloudSettings } from '../core/config/site-types.js';
 import type { Logger } from './log.js';
 import { backlogOf, ReplayProgress } from '../core/outbox-backlog.js';
-import type { OutboxStats, OutboxStorageState } from '../core/outbox-types.js';
-import type { OutboxStatus, OutboxStorageStatus } from './status.js';
+import type { OutboxReadState, OutboxStats, OutboxStorageState } from '../core/outbox-types.js';
+import type { OutboxReadStatus, OutboxStatus, OutboxStorageStatus } from './status.js';
 import { systemTime, type Time } from '../core/time.js';
 
 export interface GatewayOutbox {
@@ -50,6 +50,11 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
       if (state.state === 'failing') logger.error({ cause: state.cause, path, effect: 'reports kept in memory only: no crash window holds until the file takes writes again' }, 'outbox storage failing');
       else logger.info({ failedWrites: state.failedWrites, path }, 'outbox storage back');
     },
+    // Delivery of the devices whose rows cannot be read waits (order holds); one line each way.
+    onReads: (state) => {
+      if (state.state === 'failing') logger.error({ cause: state.cause, path, effect: 'devices with reports on disk wait: reads are retried with backoff, nothing newer is sent first' }, 'outbox reads failing');
+      else logger.info({ failedReads: state.failedReads, path }, 'outbox reads back');
+    },
     storageRetryMs: settings.storageRetryMs,
     time,
   });
@@ -65,6 +70,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
       return {
         depth: b.reports, bytes: s.bytes, maxBytes: settings.maxBytes, dropped: s.dropped, mode, onDisk: b.onDisk, inMemory: b.inMemory, oldestAgeMs: b.oldestAgeMs,
         ...(s.storage ? { storage: storageStatusOf(s.storage, now) } : {}),
+        ...(s.reads ? { reads: readStatusOf(s.reads, now) } : {}),
         droppedByDevice: droppedByDevice(s),
       };
     },
@@ -83,6 +89,13 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
 /** Reports dropped per device since start, devices without drops left out. */
 export function droppedByDevice(stats: OutboxStats): Record<string, number> {
   return Object.fromEntries(Object.entries(stats.devices).filter(([, d]) => d.dropped > 0).map(([device, d]) => [device, d.dropped]));
+}
+
+function readStatusOf(state: OutboxReadState, now: number): OutboxReadStatus {
+  return {
+    state: state.state, failedReads: state.failedReads,
+    ...(state.state === 'failing' ? { cause: state.cause, failingForMs: Math.max(0, now - (state.since ?? now)) } : {}),
+  };
 }
 
 function storageStatusOf(state: OutboxStorageState, now: number): OutboxStorageStatus {

@@ -9,6 +9,7 @@
 import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
+import { DiskReads } from './outbox-reads.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 import { systemTime, type Time } from '../../core/time.js';
@@ -18,6 +19,7 @@ export const DEFAULT_DURABLE_AFTER_MS = 1000;
 export class MemoryFirstOutbox implements ReportOutbox {
   private readonly file: StoreKeeper;
   private readonly memory: MemoryQueue;
+  private readonly reads: DiskReads;
   private readonly durableAfterMs: number;
   private readonly retryMs: number;
   private readonly time: Time;
@@ -41,6 +43,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
     this.nextSeq = this.file.opened.maxSeq + 1;
+    this.reads = new DiskReads(this.file, this.time, this.retryMs, { wake: options.onCommit, onReads: options.onReads, beforeRetry: () => this.checkFile() });
   }
 
   append(device: string, payload: Buffer | string, ts: number): void {
@@ -55,22 +58,32 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.wake(device);
   }
 
+  /** A device's disk rows, then its memory; nothing at all when its disk rows cannot be read (retried later). */
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    const fromDisk = (this.disk.get(device)?.depth ?? 0) > 0 ? this.readDisk(device, afterSeq, limit) : [];
-    if (fromDisk.length >= limit) return fromDisk;
+    let fromDisk: OutboxRecord[] = [];
+    if ((this.disk.get(device)?.depth ?? 0) > 0) {
+      const read = this.reads.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+      // Newer records in memory must wait: acknowledging them would count the unread rows as sent.
+      if (read === undefined) return [];
+      fromDisk = read;
+    }
     const last = fromDisk.at(-1)?.seq ?? afterSeq;
-    const fromMemory = this.memory.after(device, last, limit - fromDisk.length);
-    return fromDisk.length === 0 ? fromMemory : fromDisk.concat(fromMemory);
+    const records = fromDisk.length >= limit ? fromDisk : fromDisk.concat(this.memory.after(device, last, limit - fromDisk.length));
+    this.reads.handedOut(device, records);
+    return records;
   }
 
+  /** Counts (and deletes) only what a peek handed out, up to upToSeq. */
   ack(device: string, upToSeq: number): number {
     if (this.closed) return 0;
+    upToSeq = this.reads.ackable(device, upToSeq);
     let acked = this.memory.ackThrough(device, upToSeq).records;
     const disk = this.disk.get(device);
     if (disk && disk.depth > 0) {
       const from = this.ackedOnDisk.get(device) ?? 0;
-      const gone = upToSeq > from ? this.measureDisk(device, from, upToSeq) : undefined;
+      // A failed read leaves the rows counted: deleted after a later ack, never skipped.
+      const gone = upToSeq > from ? this.reads.read(() => this.file.store.measure(device, from, upToSeq)) : undefined;
       if (gone) {
         // Only counted now; the DELETE waits for the next write (at most durableAfterMs): a crash
         // before it resends these few (counted as duplicates downstream), never loses any.
@@ -100,7 +113,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     const diskOldest = onDisk > 0 && !this.closed ? this.oldestOnDisk() : undefined;
     return {
       devices, depth: onDisk + this.memory.size, bytes: diskBytes + this.memory.bytes, dropped,
-      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(), storage: this.file.health.state(),
+      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(), storage: this.file.health.state(), reads: this.reads.state(),
     };
   }
 
@@ -160,36 +173,12 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (!this.write(this.memory.all())) this.dropMemory();
     this.closed = true;
     this.clearTimer();
+    this.reads.close();
     try {
       this.file.store.close();
     } catch (err) {
       this.file.failed(err);
     }
-  }
-
-  /** Disk rows of a device after afterSeq; none (memory still served) when the file cannot be read. */
-  private readDisk(device: string, afterSeq: number, limit: number): OutboxRecord[] {
-    try {
-      return this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
-    } catch (err) {
-      this.failedRead(err);
-      return [];
-    }
-  }
-
-  /** Undefined when the file cannot be read: the rows then stay counted and are deleted later. */
-  private measureDisk(device: string, from: number, upToSeq: number): { records: number; bytes: number } | undefined {
-    try {
-      return this.file.store.measure(device, from, upToSeq);
-    } catch (err) {
-      this.failedRead(err);
-      return undefined;
-    }
-  }
-
-  private failedRead(err: unknown): void {
-    this.file.failed(err);
-    this.schedule(this.time.now(), this.time.now() + this.retryMs);
   }
 
   /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
@@ -223,17 +212,15 @@ export class MemoryFirstOutbox implements ReportOutbox {
 
   /** Per device, skipping rows acknowledged but not yet deleted. */
   private oldestOnDisk(): number | undefined {
-    let oldest: number | undefined;
-    try {
+    return this.reads.read(() => {
+      let oldest: number | undefined;
       for (const [device, d] of this.disk) {
         if (d.depth === 0) continue;
         const ts = this.file.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
         if (ts !== undefined && (oldest === undefined || ts < oldest)) oldest = ts;
       }
-    } catch (err) {
-      this.failedRead(err);
-    }
-    return oldest;
+      return oldest;
+    });
   }
 
   private counter(device: string): OutboxDeviceStats {

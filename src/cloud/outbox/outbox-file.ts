@@ -156,9 +156,15 @@ export class StoreKeeper {
     return this.health.ok;
   }
 
+  /** A write failed. */
   failed(err: unknown): void {
-    if (isCorruption(err)) this.corrupt = true;
+    this.suspect(err);
     this.health.failed(err);
+  }
+
+  /** A read or write failed: an error SQLite calls corruption gets the file checked at the next check(). */
+  suspect(err: unknown): void {
+    if (isCorruption(err)) this.corrupt = true;
   }
 
   /** A write reached the store; it counts as storage back only when the store is the file. */

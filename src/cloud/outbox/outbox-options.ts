@@ -1,7 +1,7 @@
 // Settings of the SQLite-backed outbox implementations (both modes).
 import type { Time } from '../../core/time.js';
 import type { MovedAside } from './outbox-file.js';
-import type { OutboxDropInfo, OutboxStorageState } from '../../core/outbox-types.js';
+import type { OutboxDropInfo, OutboxReadState, OutboxStorageState } from '../../core/outbox-types.js';
 
 export type OutboxMode = 'memory-first' | 'write-ahead';
 
@@ -23,9 +23,11 @@ export interface OutboxOptions {
   onCommit?: (devices: ReadonlySet<string>) => void;
   /** The file stopped or started taking writes again (once per transition, with the cause). */
   onStorage?: (state: OutboxStorageState) => void;
+  /** Disk reads started or stopped failing (once per transition, with the cause). */
+  onReads?: (state: OutboxReadState) => void;
   /** A corrupt file was moved aside (kept) and a fresh one used. */
   onMovedAside?: (moved: MovedAside) => void;
-  /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. */
+  /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. Also the first wait before a failed read is retried (doubling to 30 s). */
   storageRetryMs?: number;
   /** Clock and commit timers; the system's by default. */
   time?: Time;

@@ -5,6 +5,7 @@
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
 import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
+import { DiskReads } from './outbox-reads.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../../core/time.js';
 import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
@@ -15,6 +16,7 @@ export type { OutboxMode, OutboxOptions } from './outbox-options.js';
 
 export class Outbox implements ReportOutbox {
   private readonly file: StoreKeeper;
+  private readonly reads: DiskReads;
   private readonly flushIntervalMs: number;
   private readonly flushRecords: number;
   private readonly retryMs: number;
@@ -35,6 +37,7 @@ export class Outbox implements ReportOutbox {
     this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
     this.nextSeq = this.file.opened.maxSeq + 1;
+    this.reads = new DiskReads(this.file, this.time, this.retryMs, { wake: options.onCommit, onReads: options.onReads, beforeRetry: () => this.checkFile() });
   }
 
   /** Buffer one report; committed within flushIntervalMs or flushRecords, or by flush()/close(). */
@@ -100,22 +103,30 @@ export class Outbox implements ReportOutbox {
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
   }
 
-  /** Committed records; while the file takes no writes, then the ones waiting for it (newer by seq). */
+  /**
+   * Committed records; while the file takes no writes, then the ones waiting for it (newer by seq).
+   * Nothing at all when the device's committed rows cannot be read (retried later): order holds.
+   */
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    let fromDisk: OutboxRecord[] = [];
-    try {
-      fromDisk = this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
-    } catch (err) {
-      this.file.failed(err);
+    let records: OutboxRecord[] = [];
+    if ((this.counters.get(device)?.depth ?? 0) > 0) {
+      const read = this.reads.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+      if (read === undefined) return [];
+      records = read;
     }
-    if (this.file.ok || fromDisk.length >= limit) return fromDisk;
-    const waiting = pendingOf(this.pending, device, fromDisk.at(-1)?.seq ?? afterSeq, limit - fromDisk.length);
-    return fromDisk.concat(waiting.map(({ seq, ts, payload }) => ({ seq, ts, payload })));
+    if (!this.file.ok && records.length < limit) {
+      const waiting = pendingOf(this.pending, device, records.at(-1)?.seq ?? afterSeq, limit - records.length);
+      records = records.concat(waiting.map(({ seq, ts, payload }) => ({ seq, ts, payload })));
+    }
+    this.reads.handedOut(device, records);
+    return records;
   }
 
+  /** Counts (and deletes) only what a peek handed out, up to upToSeq. */
   ack(device: string, upToSeq: number): number {
     if (this.closed) return 0;
+    upToSeq = this.reads.ackable(device, upToSeq);
     // Published from memory while the file took no writes: acknowledged, they need no commit.
     const before = this.pending.length;
     this.pending = this.pending.filter((p) => p.device !== device || p.seq > upToSeq);
@@ -131,12 +142,8 @@ export class Outbox implements ReportOutbox {
       }
     }
     // The file takes no deletes: count the rows gone now, delete them at the next commit.
-    let gone: { records: number; bytes: number };
-    try {
-      gone = this.file.store.measure(device, from, upToSeq);
-    } catch {
-      return fromMemory;
-    }
+    const gone = this.reads.read(() => this.file.store.measure(device, from, upToSeq));
+    if (gone === undefined) return fromMemory;
     this.ackedOnDisk.set(device, upToSeq);
     if (this.cancelTimer === undefined) this.retryLater();
     return this.uncount(device, gone) + fromMemory;
@@ -170,7 +177,7 @@ export class Outbox implements ReportOutbox {
     }
     return {
       devices, depth: onDisk + this.pending.length, bytes: diskBytes + pendingBytes, dropped, buffered: this.pending.length, onDisk, diskBytes,
-      oldestTs: this.closed || onDisk === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.file.health.state(),
+      oldestTs: this.closed || onDisk === 0 ? this.pending[0]?.ts : this.oldestOnDisk(), storage: this.file.health.state(), reads: this.reads.state(),
     };
   }
 
@@ -185,6 +192,7 @@ export class Outbox implements ReportOutbox {
     if (this.closed) return;
     this.flush();
     this.closed = true;
+    this.reads.close();
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.dropPending(this.pending.splice(0), 'write-failed');
@@ -211,12 +219,7 @@ export class Outbox implements ReportOutbox {
   }
 
   private oldestOnDisk(): number | undefined {
-    try {
-      return this.file.store.oldestSampleTs();
-    } catch (err) {
-      this.file.failed(err);
-      return undefined;
-    }
+    return this.reads.read(() => this.file.store.oldestSampleTs());
   }
 
   /** At most flushRecords × 20 reports and maxBytesTotal bytes wait in memory; the largest holder loses first. */

@@ -5,9 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
-import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
+import type { OutboxDropInfo, OutboxReadState, ReportOutbox } from '../../../src/core/outbox-types.js';
+import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
 import type { OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import { FAKE_OUTBOX_CAPABILITIES, FakeOutbox, type OutboxCapabilities } from '../../helpers/fake-outbox.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
@@ -21,6 +22,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  vi.restoreAllMocks();
   for (const outbox of open.splice(0)) outbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -173,6 +175,54 @@ describe.each(implementations)('outbox contract: $name', ({ name, capabilities, 
     const third = make();
     expect(text(third.peek('even', 10))).toEqual(['new']);
     expect(third.stats().devices.odd.depth).toBe(50);
+  });
+
+  withPersistence('read errors: a failed disk read holds the device at its unread rows, is retried with backoff and shown, and nothing unread is acknowledged', () => {
+    const clock = new ManualClock();
+    const woken: string[] = [];
+    const reads: OutboxReadState[] = [];
+    const outbox = make({ time: clock, storageRetryMs: 1000, onCommit: (devices) => woken.push(...devices), onReads: (r) => reads.push(r) });
+    for (let i = 0; i < 5; i += 1) outbox.append('a', `disk${i}`, i);
+    outbox.flush();
+    // 3 newer: in memory (memory-first), awaiting their commit (write-ahead).
+    for (let i = 0; i < 3; i += 1) outbox.append('a', `new${i}`, 10 + i);
+    const failing = vi.spyOn(OutboxStore.prototype, 'after').mockImplementation(() => {
+      throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_READ' });
+    });
+    expect(outbox.peek('a', 10)).toEqual([]);
+    expect(outbox.peek('a', 10)).toEqual([]);
+    // A forwarder acking what it believes it sent (the newest seq) counts nothing unread.
+    expect(outbox.ack('a', Number.MAX_SAFE_INTEGER)).toBe(0);
+    expect(outbox.stats()).toMatchObject({ depth: 8, dropped: 0, reads: { state: 'failing', cause: 'SQLITE_IOERR_READ: disk I/O error' } });
+    expect(reads.map((r) => r.state)).toEqual(['failing']);
+    woken.length = 0;
+    clock.advance(1000);
+    expect(woken).toEqual(['a']);
+    // Still failing: the next retry waits twice as long.
+    expect(outbox.peek('a', 10)).toEqual([]);
+    woken.length = 0;
+    clock.advance(1999);
+    expect(woken).toEqual([]);
+    clock.advance(1);
+    expect(woken).toEqual(['a']);
+    failing.mockRestore();
+    outbox.flush();
+    const all = outbox.peek('a', 10);
+    expect(text(all)).toEqual(['disk0', 'disk1', 'disk2', 'disk3', 'disk4', 'new0', 'new1', 'new2']);
+    expect(reads.map((r) => r.state)).toEqual(['failing', 'ok']);
+    expect(outbox.ack('a', all[7].seq)).toBe(8);
+    outbox.flush();
+    expect(outbox.stats()).toMatchObject({ depth: 0, dropped: 0, reads: { state: 'ok' } });
+  });
+
+  withPersistence('read errors: an ack counts only what a peek handed out', () => {
+    const outbox = make();
+    for (let i = 0; i < 5; i += 1) outbox.append('a', `r${i}`, i);
+    outbox.flush();
+    const firstTwo = outbox.peek('a', 2);
+    expect(outbox.ack('a', firstTwo[1].seq + 100)).toBe(2);
+    expect(text(outbox.peek('a', 10))).toEqual(['r2', 'r3', 'r4']);
+    expect(outbox.stats().depth).toBe(3);
   });
 
   it('refuses appends after close with a clear error', () => {
