@@ -56,8 +56,13 @@ export interface OutboxDropInfo {
   device: string;
   records: number;
   bytes: number;
-  /** write-failed: memory lost at a stop while the file took no writes; file-lost: rows of a corrupt file that could not be read. */
-  reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed' | 'file-lost';
+  /**
+   * write-failed: memory lost at a stop while the file took no writes; file-lost: rows of a corrupt
+   * file that could not be read; checksum: a row whose payload or time no longer matches its checksum.
+   */
+  reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed' | 'file-lost' | 'checksum';
+  /** checksum: the rejected row's seq. */
+  seq?: number;
 }
 
 /** What the reporter, forwarders and the gateway need from an outbox, whatever its mode. */

@@ -43,7 +43,10 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
     this.nextSeq = this.file.opened.maxSeq + 1;
-    this.reads = new DiskReads(this.file, this.time, this.retryMs, { wake: options.onCommit, onReads: options.onReads, beforeRetry: () => this.checkFile() });
+    this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {
+      wake: options.onCommit, onReads: options.onReads, onDrop: options.onDrop, beforeRetry: () => this.checkFile(),
+      onRejected: () => this.schedule(this.time.now(), this.time.now() + this.durableAfterMs),
+    });
   }
 
   append(device: string, payload: Buffer | string, ts: number): void {
@@ -83,7 +86,8 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (disk && disk.depth > 0) {
       const from = this.ackedOnDisk.get(device) ?? 0;
       // A failed read leaves the rows counted: deleted after a later ack, never skipped.
-      const gone = upToSeq > from ? this.reads.read(() => this.file.store.measure(device, from, upToSeq)) : undefined;
+      const measured = upToSeq > from ? this.reads.read(() => this.file.store.measure(device, from, upToSeq)) : undefined;
+      const gone = measured && this.reads.discount(device, from, upToSeq, measured);
       if (gone) {
         // Only counted now; the DELETE waits for the next write (at most durableAfterMs): a crash
         // before it resends these few (counted as duplicates downstream), never loses any.
@@ -127,6 +131,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   checkFile(): void {
     if (this.closed) return;
     const { replaced, complete } = this.file.check();
+    if (replaced) this.reads.forgetRejected();
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options.onDrop);
   }
 
@@ -141,11 +146,13 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** False when the write failed (counters restored, memory kept, health told). */
   private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
-    if (batch.length === 0 && deletes.length === 0) return this.file.ok || this.probe();
+    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected) return this.file.ok || this.probe();
     let drops = noDrops();
+    let purged: number[] = [];
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
     try {
       this.file.store.transaction(() => {
+        purged = this.reads.purge(this.file.store);
         const touched = writeRows(this.file.store, this.disk, deletes, batch);
         // What stays in memory after this write still counts against the total cap.
         drops = enforceCaps(this.file.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
@@ -156,6 +163,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
       return false;
     }
     this.file.succeeded();
+    this.reads.purged(purged);
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);

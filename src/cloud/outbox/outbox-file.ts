@@ -5,7 +5,7 @@ import { existsSync, renameSync, unlinkSync } from 'node:fs';
 import { tally, type DropTally } from './outbox-caps.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { OutboxDeviceStats } from '../../core/outbox-types.js';
-import { OutboxStore, type DeviceTotals, type StoreOptions } from './outbox-store.js';
+import { intact, OutboxStore, type DeviceTotals, type StoreOptions } from './outbox-store.js';
 
 export interface MovedAside {
   path: string;
@@ -84,7 +84,10 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
   let seq = 0;
   let complete = true;
   try {
-    rows = old.allRows();
+    // Rows failing their checksum stay behind (counted by the caller's recount, or already counted).
+    const all = old.allRows();
+    rows = all.filter((row) => intact({ ...row, crc: row.crc ?? null }));
+    complete = rows.length === all.length;
     seq = old.maxSeq();
   } catch {
     complete = false;

@@ -1,11 +1,14 @@
 // Disk reads of both outbox modes. A read that fails is never skipped over: the device is served
 // nothing newer (its order is its disk rows first), the read is retried with backoff (the device's
 // forwarder is woken to peek again), and the failing state is reported once each way. Disk rows
-// are counted as acknowledged only up to the highest seq a peek actually returned.
-import type { OutboxReadState, OutboxRecord } from '../../core/outbox-types.js';
+// are counted as acknowledged only up to the highest seq a peek actually returned. A row whose
+// checksum does not match is never handed out: it is counted as dropped ('checksum'), skipped,
+// and deleted in the outbox's next write.
+import type { OutboxDeviceStats, OutboxDropInfo, OutboxReadState, OutboxRecord } from '../../core/outbox-types.js';
 import type { Time } from '../../core/time.js';
 import { storageCause } from './outbox-storage.js';
 import type { StoreKeeper } from './outbox-file.js';
+import { intact, type CheckedRecord, type OutboxStore } from './outbox-store.js';
 
 /** The longest wait between two read attempts, however long the episode lasts. */
 export const MAX_READ_RETRY_MS = 30_000;
@@ -17,6 +20,9 @@ export interface ReadHooks {
   beforeRetry?: () => void;
   /** Reads started or stopped failing (once per transition). */
   onReads?: (state: OutboxReadState) => void;
+  onDrop?: (info: OutboxDropInfo) => void;
+  /** Rows failed their checksum: the outbox should write (delete them) soon. */
+  onRejected?: () => void;
 }
 
 export class DiskReads {
@@ -27,22 +33,75 @@ export class DiskReads {
   private readonly waiting = new Set<string>();
   /** Per device, the highest seq a peek returned (disk rows beyond it were never read). */
   private readonly served = new Map<string, number>();
+  /** Rows that failed their checksum (already counted), by seq: skipped, deleted at the next write. */
+  private readonly rejected = new Map<number, { device: string; bytes: number }>();
   private closed = false;
 
-  constructor(private readonly file: StoreKeeper, private readonly time: Time, private readonly baseDelayMs: number, private readonly hooks: ReadHooks) {
+  /** `counters`: the outbox's disk rows per device, counted down (and dropped up) for each rejected row. */
+  constructor(private readonly file: StoreKeeper, private readonly time: Time, private readonly baseDelayMs: number, private readonly counters: Map<string, OutboxDeviceStats>, private readonly hooks: ReadHooks) {
     this.delayMs = baseDelayMs;
   }
 
-  /** A device's disk rows after afterSeq; undefined when the read failed (serve nothing newer). */
+  /** Up to `limit` intact disk rows of a device after afterSeq; undefined when the read failed (serve nothing newer). */
   after(device: string, afterSeq: number, limit: number): OutboxRecord[] | undefined {
+    const out: OutboxRecord[] = [];
+    let from = afterSeq;
     try {
-      const rows = this.file.store.after(device, afterSeq, limit);
-      this.succeeded();
-      return rows;
+      while (out.length < limit) {
+        const want = limit - out.length;
+        const rows = this.file.store.after(device, from, want);
+        for (const row of rows) {
+          if (this.rejected.has(row.seq)) continue;
+          if (intact(row)) out.push({ seq: row.seq, ts: row.ts, payload: row.payload });
+          else this.reject(device, row);
+        }
+        // Rows skipped: read on, or a short answer would look like the end of the backlog.
+        if (rows.length < want) break;
+        from = rows[rows.length - 1].seq;
+      }
     } catch (err) {
       this.failed(err, device);
       return undefined;
     }
+    this.succeeded();
+    return out;
+  }
+
+  /**
+   * What an ack of (from, upTo] may count down: `gone` less the rejected rows in that range (counted
+   * when rejected). They are forgotten here: the ack's delete takes them with it.
+   */
+  discount(device: string, from: number, upTo: number, gone: { records: number; bytes: number }): { records: number; bytes: number } {
+    const left = { ...gone };
+    for (const [seq, row] of this.rejected) {
+      if (row.device !== device || seq <= from || seq > upTo) continue;
+      left.records -= 1;
+      left.bytes -= row.bytes;
+      this.rejected.delete(seq);
+    }
+    return { records: Math.max(0, left.records), bytes: Math.max(0, left.bytes) };
+  }
+
+  /** True when rejected rows wait to be deleted. */
+  get hasRejected(): boolean {
+    return this.rejected.size > 0;
+  }
+
+  /** Deletes the rejected rows, inside the caller's write transaction. */
+  purge(store: OutboxStore): number[] {
+    const seqs = [...this.rejected.keys()];
+    for (const seq of seqs) store.deleteOne(seq);
+    return seqs;
+  }
+
+  /** After the purge's transaction committed. */
+  purged(seqs: readonly number[]): void {
+    for (const seq of seqs) this.rejected.delete(seq);
+  }
+
+  /** The store was replaced: rejected rows did not come along (see replaceFile). */
+  forgetRejected(): void {
+    this.rejected.clear();
   }
 
   /** Remembers what a peek handed out, so an ack never counts disk rows it did not see. */
@@ -75,6 +134,18 @@ export class DiskReads {
     this.closed = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
+  }
+
+  private reject(device: string, row: CheckedRecord): void {
+    this.rejected.set(row.seq, { device, bytes: row.payload.length });
+    const counter = this.counters.get(device);
+    if (counter) {
+      counter.depth = Math.max(0, counter.depth - 1);
+      counter.bytes = Math.max(0, counter.bytes - row.payload.length);
+      counter.dropped += 1;
+    }
+    this.hooks.onDrop?.({ device, records: 1, bytes: row.payload.length, reason: 'checksum', seq: row.seq });
+    this.hooks.onRejected?.();
   }
 
   private failed(err: unknown, device?: string): void {

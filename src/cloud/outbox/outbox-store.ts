@@ -1,19 +1,39 @@
 // The outbox's SQLite file: the only module that imports the SQLite binding (libsql). Both outbox modes
 // keep their rows here; everything else about them (order, bytes, deadlines) lives in memory.
 import { statSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
 import type { SqliteDatabase, Statement } from './sqlite-types.js';
 import type { OutboxRecord } from '../../core/outbox-types.js';
 
 /** A row as libsql returns it: BLOBs arrive as ArrayBuffer. */
-type StoredRecord = Omit<OutboxRecord, 'payload'> & { payload: ArrayBuffer };
+type StoredRecord = Omit<OutboxRecord, 'payload'> & { payload: ArrayBuffer; crc: number | null };
 
 export interface StoredRow {
   seq: number;
   device: string;
   ts: number;
   payload: Buffer;
+  /** The row's checksum as stored (null: a row from before checksums); computed when absent. */
+  crc?: number | null;
+}
+
+/** A row read back with the checksum it was stored with (null for rows written before checksums). */
+export interface CheckedRecord extends OutboxRecord {
+  crc: number | null;
+}
+
+/** CRC-32 of a record's payload and sample time, stored in its row and checked before publishing. */
+export function recordChecksum(payload: Buffer, ts: number): number {
+  const time = Buffer.alloc(8);
+  time.writeDoubleLE(ts);
+  return crc32(time, crc32(payload));
+}
+
+/** True for a row without a checksum (written before they existed) or one whose checksum matches. */
+export function intact(record: CheckedRecord): boolean {
+  return record.crc === null || record.crc === recordChecksum(record.payload, record.ts);
 }
 
 export interface DeviceTotals {
@@ -32,7 +52,8 @@ CREATE TABLE IF NOT EXISTS outbox (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   device TEXT NOT NULL,
   ts INTEGER NOT NULL,
-  payload BLOB NOT NULL
+  payload BLOB NOT NULL,
+  crc INTEGER
 );
 `;
 
@@ -41,7 +62,8 @@ const PROBE_BYTES = 8192;
 
 export class OutboxStore {
   private readonly db: SqliteDatabase;
-  private readonly insertSeq: Statement<[number, string, number, Buffer]>;
+  private readonly insertSeq: Statement<[number, string, number, Buffer, number | null]> | undefined;
+  private readonly insertLegacy: Statement<[number, string, number, Buffer]>;
   private readonly selectAfter: Statement<[string, number, number], StoredRecord>;
   private readonly sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
   private readonly deleteUpTo: Statement<[string, number]>;
@@ -52,6 +74,7 @@ export class OutboxStore {
   private readonly oldestTs: Statement<[], { ts: number }>;
   private readonly oldestTsOf: Statement<[string, number], { ts: number }>;
 
+  private readonly selectAll: Statement<[], StoredRecord & { device: string }>;
   /** The file's device and inode when opened, to notice it deleted or replaced under us. */
   private readonly fileId: string | undefined;
 
@@ -75,8 +98,12 @@ export class OutboxStore {
     // No (device, seq) index: with devices interleaved it touched a page per device per commit,
     // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
     this.db.exec('DROP INDEX IF EXISTS outbox_device_seq');
-    this.insertSeq = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
-    this.selectAfter = this.db.prepare('SELECT seq, ts, payload FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?');
+    const hasCrc = this.addChecksumColumn();
+    this.insertSeq = hasCrc ? this.db.prepare('INSERT INTO outbox (seq, device, ts, payload, crc) VALUES (?, ?, ?, ?, ?)') : undefined;
+    this.insertLegacy = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
+    const crcColumn = hasCrc ? 'crc' : 'NULL AS crc';
+    this.selectAfter = this.db.prepare(`SELECT seq, ts, payload, ${crcColumn} FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?`);
+    this.selectAll = this.db.prepare(`SELECT seq, device, ts, payload, ${crcColumn} FROM outbox ORDER BY seq`);
     this.sumUpTo = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?');
     this.sumBetween = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq > ? AND seq <= ?');
     this.deleteUpTo = this.db.prepare('DELETE FROM outbox WHERE device = ? AND seq <= ?');
@@ -85,6 +112,21 @@ export class OutboxStore {
     this.deleteSeq = this.db.prepare('DELETE FROM outbox WHERE seq = ?');
     this.oldestTs = this.db.prepare('SELECT ts FROM outbox ORDER BY seq LIMIT 1');
     this.oldestTsOf = this.db.prepare('SELECT ts FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT 1');
+  }
+
+  /**
+   * A file from before checksums gets the column (its old rows keep NULL and are accepted). When
+   * the file takes no writes now (full, read-only), rows go without checksums until the next open.
+   */
+  private addChecksumColumn(): boolean {
+    const columns = this.db.pragma('table_info(outbox)') as { name: string }[];
+    if (columns.some((c) => c.name === 'crc')) return true;
+    try {
+      this.db.exec('ALTER TABLE outbox ADD COLUMN crc INTEGER');
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Per-device row counts and payload bytes (at open). */
@@ -126,13 +168,16 @@ export class OutboxStore {
 
   /** Inserts with the sequence number the caller already gave the record. */
   insertWithSeq(row: StoredRow): void {
-    this.insertSeq.run(row.seq, row.device, row.ts, row.payload);
+    // A row carried from another file keeps the checksum it had: damage is never laundered.
+    if (this.insertSeq) this.insertSeq.run(row.seq, row.device, row.ts, row.payload, row.crc === undefined ? recordChecksum(row.payload, row.ts) : row.crc);
+    else this.insertLegacy.run(row.seq, row.device, row.ts, row.payload);
   }
 
-  after(device: string, afterSeq: number, limit: number): OutboxRecord[] {
+  /** A device's rows after afterSeq with their stored checksums (see intact()). */
+  after(device: string, afterSeq: number, limit: number): CheckedRecord[] {
     return this.selectAfter
       .all(device, afterSeq, limit)
-      .map((row) => ({ seq: row.seq, ts: row.ts, payload: Buffer.from(row.payload) }));
+      .map((row) => ({ seq: row.seq, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
   }
 
   /** Deletes a device's rows up to seq; returns how many and their payload bytes. */
@@ -186,8 +231,7 @@ export class OutboxStore {
 
   /** Every row, oldest first (moving the rows to a fresh file). */
   allRows(): StoredRow[] {
-    return (this.db.prepare('SELECT seq, device, ts, payload FROM outbox ORDER BY seq').all() as (StoredRecord & { device: string })[])
-      .map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload) }));
+    return this.selectAll.all().map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
   }
 
   /** Makes the next automatic sequence number follow `seq` (a fresh file continues the old one's numbering). */

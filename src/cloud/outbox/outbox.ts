@@ -37,7 +37,12 @@ export class Outbox implements ReportOutbox {
     this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
     this.nextSeq = this.file.opened.maxSeq + 1;
-    this.reads = new DiskReads(this.file, this.time, this.retryMs, { wake: options.onCommit, onReads: options.onReads, beforeRetry: () => this.checkFile() });
+    this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
+      wake: options.onCommit, onReads: options.onReads, onDrop: options.onDrop, beforeRetry: () => this.checkFile(),
+      onRejected: () => {
+        if (this.cancelTimer === undefined) this.retryLater();
+      },
+    });
   }
 
   /** Buffer one report; committed within flushIntervalMs or flushRecords, or by flush()/close(). */
@@ -67,7 +72,7 @@ export class Outbox implements ReportOutbox {
     this.checkFile();
     const deletes = [...this.ackedOnDisk];
     if (this.closed) return;
-    if (this.pending.length === 0 && deletes.length === 0) {
+    if (this.pending.length === 0 && deletes.length === 0 && !this.reads.hasRejected) {
       if (!this.file.ok) this.probe();
       return;
     }
@@ -76,8 +81,10 @@ export class Outbox implements ReportOutbox {
     const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
     let drops = noDrops();
     let touched = new Set<string>();
+    let purged: number[] = [];
     try {
       this.file.store.transaction(() => {
+        purged = this.reads.purge(this.file.store);
         touched = writeRows(this.file.store, this.counters, deletes, batch);
         drops = enforceCaps(this.file.store, this.counters, touched, this.options);
       });
@@ -91,6 +98,7 @@ export class Outbox implements ReportOutbox {
       return;
     }
     this.file.succeeded();
+    this.reads.purged(purged);
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     reportCapDrops(drops, this.options.onDrop);
     if (touched.size > 0) this.options.onCommit?.(touched);
@@ -100,6 +108,7 @@ export class Outbox implements ReportOutbox {
   checkFile(): void {
     if (this.closed) return;
     const { replaced, complete } = this.file.check();
+    if (replaced) this.reads.forgetRejected();
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
   }
 
@@ -136,14 +145,16 @@ export class Outbox implements ReportOutbox {
     // Rows already counted as gone and not yet deleted: the rest waits for the same commit.
     if (from === 0) {
       try {
-        return this.uncount(device, this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq))) + fromMemory;
+        const deleted = this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq));
+        return this.uncount(device, this.reads.discount(device, 0, upToSeq, deleted)) + fromMemory;
       } catch (err) {
         this.file.failed(err);
       }
     }
     // The file takes no deletes: count the rows gone now, delete them at the next commit.
-    const gone = this.reads.read(() => this.file.store.measure(device, from, upToSeq));
-    if (gone === undefined) return fromMemory;
+    const measured = this.reads.read(() => this.file.store.measure(device, from, upToSeq));
+    if (measured === undefined) return fromMemory;
+    const gone = this.reads.discount(device, from, upToSeq, measured);
     this.ackedOnDisk.set(device, upToSeq);
     if (this.cancelTimer === undefined) this.retryLater();
     return this.uncount(device, gone) + fromMemory;
