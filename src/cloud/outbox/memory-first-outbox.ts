@@ -6,7 +6,7 @@
 // records: a device's order is its disk rows, then its memory records. While the file takes no
 // writes (StorageHealth), reports stay in memory (capped, fair drops), are still delivered and
 // acknowledged, and a write is tried every storageRetryMs until one succeeds.
-import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
+import { admit, capMemory, counterIn, droppedChanges, restoreDropped, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { DiskReads } from './outbox-reads.js';
@@ -28,6 +28,8 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** Disk rows acknowledged up to this seq, deleted at the next write. */
   private readonly ackedOnDisk = new Map<string, number>();
   private nextSeq: number;
+  /** Dropped counters as the file holds them (outbox_counts). */
+  private savedDropped: Map<string, number>;
   private cancelTimer: (() => void) | undefined;
   private timerAt = Infinity;
   private readonly notifyPending = new Set<string>();
@@ -42,6 +44,8 @@ export class MemoryFirstOutbox implements ReportOutbox {
     // crash window then holds for power cuts too, not only for a killed process.
     this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    restoreDropped(this.disk, this.file.opened.dropped, this.file.opened.lost, options.onDrop);
+    this.savedDropped = new Map(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {
       wake: options.onCommit, onReads: options.onReads, onDrop: options.onDrop, beforeRetry: () => this.checkFile(),
@@ -131,7 +135,10 @@ export class MemoryFirstOutbox implements ReportOutbox {
   checkFile(): void {
     if (this.closed) return;
     const { replaced, complete } = this.file.check();
-    if (replaced) this.reads.forgetRejected();
+    if (replaced) {
+      this.reads.forgetRejected();
+      this.savedDropped = new Map();
+    }
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options.onDrop);
   }
 
@@ -146,7 +153,8 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** False when the write failed (counters restored, memory kept, health told). */
   private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
-    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected) return this.file.ok || this.probe();
+    const dropped = droppedChanges(this.disk, this.savedDropped);
+    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && dropped.size === 0) return this.file.ok || this.probe();
     let drops = noDrops();
     let purged: number[] = [];
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
@@ -156,6 +164,9 @@ export class MemoryFirstOutbox implements ReportOutbox {
         const touched = writeRows(this.file.store, this.disk, deletes, batch);
         // What stays in memory after this write still counts against the total cap.
         drops = enforceCaps(this.file.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
+        // With this write's own cap drops: the counters survive a restart.
+        for (const [device, n] of droppedChanges(this.disk, this.savedDropped)) dropped.set(device, n);
+        this.file.store.saveDropped(dropped);
       });
     } catch (err) {
       restoreCounters(this.disk, before);
@@ -164,6 +175,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     }
     this.file.succeeded();
     this.reads.purged(purged);
+    for (const [device, n] of dropped) this.savedDropped.set(device, n);
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);

@@ -176,3 +176,16 @@ export function capMemory(memory: MemoryQueue, device: string, caps: { maxBytesP
   }
   return drops;
 }
+
+/** Devices whose dropped counter differs from what the file holds (`saved`): to be stored with the next write. */
+export function droppedChanges(counters: ReadonlyMap<string, OutboxDeviceStats>, saved: ReadonlyMap<string, number>): Map<string, number> {
+  const changes = new Map<string, number>();
+  for (const [device, c] of counters) if (c.dropped !== (saved.get(device) ?? 0)) changes.set(device, c.dropped);
+  return changes;
+}
+
+/** At open: the dropped counters the file kept, and the rows a corrupt file lost (counted and reported). */
+export function restoreDropped(counters: Map<string, OutboxDeviceStats>, saved: ReadonlyMap<string, number>, lost: DropTally, onDrop: ((info: OutboxDropInfo) => void) | undefined): void {
+  for (const [device, n] of saved) counterIn(counters, device).dropped = n;
+  reportDrops(lost, 'file-lost', onDrop);
+}

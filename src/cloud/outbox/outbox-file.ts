@@ -1,76 +1,16 @@
-// The outbox's SQLite file as a whole: opened with a consistency check (a corrupt file is moved
-// aside, kept for inspection, and a fresh one used instead of a crash loop), and replaced while
-// running when it was deleted, renamed or found corrupt (its readable rows go to a fresh file).
-import { existsSync, renameSync, unlinkSync } from 'node:fs';
+// The outbox's SQLite file as a whole: opened with a consistency check (outbox-startup.ts), and
+// replaced while running when it was deleted, renamed or found corrupt (an error SQLite calls
+// corruption is verified on fresh connections first): its readable rows, read one by one, go to a
+// fresh file.
+import { existsSync, unlinkSync } from 'node:fs';
 import { tally, type DropTally } from './outbox-caps.js';
+import { filled, isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
+import { verifyFile } from './outbox-salvage.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { OutboxDeviceStats } from '../../core/outbox-types.js';
-import { intact, OutboxStore, type DeviceTotals, type StoreOptions } from './outbox-store.js';
+import { intact, OutboxStore, type StoreOptions } from './outbox-store.js';
 
-export interface MovedAside {
-  path: string;
-  /** Where the damaged file (and its -wal/-shm) now are. */
-  movedTo: string;
-  cause: string;
-}
-
-export interface OpenedStore {
-  store: OutboxStore;
-  totals: DeviceTotals[];
-  maxSeq: number;
-}
-
-/** SQLite's codes for a file that is not a sound database. */
-export function isCorruption(err: unknown): boolean {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_NOTADB'));
-}
-
-/** Renames the file and its -wal/-shm to `<path>.corrupt-<time>`; returns the new name. */
-export function moveAside(path: string, now: number): string {
-  const target = `${path}.corrupt-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
-  for (const suffix of ['', '-wal', '-shm']) {
-    try {
-      renameSync(`${path}${suffix}`, `${target}${suffix}`);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-  }
-  return target;
-}
-
-class CorruptFileError extends Error {
-  readonly code = 'SQLITE_CORRUPT';
-}
-
-function openChecked(path: string, options: StoreOptions): OpenedStore {
-  let store: OutboxStore | undefined;
-  try {
-    store = new OutboxStore(path, options);
-    const problems = store.quickCheck();
-    if (problems.length !== 1 || problems[0] !== 'ok') throw new CorruptFileError(`quick_check: ${problems.slice(0, 3).join('; ')}`);
-    return { store, totals: store.totals(), maxSeq: store.maxSeq() };
-  } catch (err) {
-    try {
-      store?.close();
-    } catch {
-      // Closing a damaged file may fail too; the open error is the one to report.
-    }
-    throw err;
-  }
-}
-
-/** Opens (creating) the outbox file; a corrupt one is moved aside (reported once) and a fresh one opened. */
-export function openOutboxFile(path: string, options: StoreOptions, now: number, onMovedAside?: (moved: MovedAside) => void): OpenedStore {
-  try {
-    return openChecked(path, options);
-  } catch (err) {
-    if (!isCorruption(err) || path === ':memory:') throw err;
-    const movedTo = moveAside(path, now);
-    onMovedAside?.({ path, movedTo, cause: err instanceof Error ? `${String((err as { code?: unknown }).code)}: ${err.message}` : String(err) });
-    return openChecked(path, options);
-  }
-}
+export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
 
 /**
  * A fresh file at `path` holding every row of `old` that can still be read, with its sequence
@@ -85,10 +25,11 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
   let complete = true;
   try {
     // Rows failing their checksum stay behind (counted by the caller's recount, or already counted).
-    const all = old.allRows();
-    rows = all.filter((row) => intact({ ...row, crc: row.crc ?? null }));
-    complete = rows.length === all.length;
-    seq = old.maxSeq();
+    // Row by row: one bad page costs its own rows, not the file's.
+    const salvaged = old.salvage();
+    rows = salvaged.rows.filter((row) => intact({ ...row, crc: row.crc ?? null }));
+    complete = salvaged.complete && rows.length === salvaged.rows.length;
+    seq = salvaged.maxSeq;
   } catch {
     complete = false;
   }
@@ -116,19 +57,6 @@ function removeLeftovers(path: string): void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-  }
-}
-
-function filled(store: OutboxStore, rows: ReturnType<OutboxStore['allRows']>, seq: number): OutboxStore {
-  try {
-    store.transaction(() => {
-      for (const row of rows) store.insertWithSeq(row);
-      store.continueSequence(Math.max(seq, rows.at(-1)?.seq ?? 0));
-    });
-    return store;
-  } catch (err) {
-    store.close();
-    throw err;
   }
 }
 
@@ -167,6 +95,7 @@ export class StoreKeeper {
 
   /** A read or write failed: an error SQLite calls corruption gets the file checked at the next check(). */
   suspect(err: unknown): void {
+    this.store.markStale();
     if (isCorruption(err)) this.corrupt = true;
   }
 
@@ -184,6 +113,13 @@ export class StoreKeeper {
     const inMemory = this.store.path !== this.path;
     const gone = !inMemory && this.store.fileReplaced();
     if (!inMemory && !gone && !this.corrupt) return { replaced: false, complete: true };
+    if (!inMemory && !gone) {
+      // SQLite reports some I/O errors as corruption: the file is checked afresh before it is
+      // given up. Sound: kept as it is. An I/O error again: checked again at the next check.
+      const verdict = verifyFile(this.path);
+      if (verdict === 'ok') this.corrupt = false;
+      if (verdict !== 'corrupt') return { replaced: false, complete: true };
+    }
     if (gone) this.health.failed(new Error(`the outbox file ${this.path} was deleted or replaced while open`));
     const moveAway = this.corrupt && !gone && !inMemory;
     const result = replaceFile(this.store, this.path, this.hooks.now(), moveAway);

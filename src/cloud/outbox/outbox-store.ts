@@ -1,9 +1,13 @@
 // The outbox's SQLite file: the only module that imports the SQLite binding (libsql). Both outbox modes
 // keep their rows here; everything else about them (order, bytes, deadlines) lives in memory.
 import { statSync } from 'node:fs';
-import { crc32 } from 'node:zlib';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
+import { ensureCounts, readCounts, writeDropped, type StoredCounts } from './outbox-counts.js';
+import { salvageRows, type Salvaged } from './outbox-salvage.js';
+import { recordChecksum, type CheckedRecord } from './record-checksum.js';
+
+export { intact, recordChecksum, type CheckedRecord } from './record-checksum.js';
 import type { SqliteDatabase, Statement } from './sqlite-types.js';
 import type { OutboxRecord } from '../../core/outbox-types.js';
 
@@ -17,23 +21,6 @@ export interface StoredRow {
   payload: Buffer;
   /** The row's checksum as stored (null: a row from before checksums); computed when absent. */
   crc?: number | null;
-}
-
-/** A row read back with the checksum it was stored with (null for rows written before checksums). */
-export interface CheckedRecord extends OutboxRecord {
-  crc: number | null;
-}
-
-/** CRC-32 of a record's payload and sample time, stored in its row and checked before publishing. */
-export function recordChecksum(payload: Buffer, ts: number): number {
-  const time = Buffer.alloc(8);
-  time.writeDoubleLE(ts);
-  return crc32(time, crc32(payload));
-}
-
-/** True for a row without a checksum (written before they existed) or one whose checksum matches. */
-export function intact(record: CheckedRecord): boolean {
-  return record.crc === null || record.crc === recordChecksum(record.payload, record.ts);
 }
 
 export interface DeviceTotals {
@@ -62,19 +49,11 @@ const PROBE_BYTES = 8192;
 
 export class OutboxStore {
   private readonly db: SqliteDatabase;
-  private readonly insertSeq: Statement<[number, string, number, Buffer, number | null]> | undefined;
-  private readonly insertLegacy: Statement<[number, string, number, Buffer]>;
-  private readonly selectAfter: Statement<[string, number, number], StoredRecord>;
-  private readonly sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
-  private readonly deleteUpTo: Statement<[string, number]>;
-  private readonly sumBetween: Statement<[string, number, number], { n: number; bytes: number | null }>;
-  private readonly oldestOfDevice: Statement<[string, number], { seq: number; size: number }>;
-  private readonly oldestOverall: Statement<[number], { seq: number; device: string; size: number }>;
-  private readonly deleteSeq: Statement<[number]>;
-  private readonly oldestTs: Statement<[], { ts: number }>;
-  private readonly oldestTsOf: Statement<[string, number], { ts: number }>;
+  private statements: Statements;
+  /** A statement that failed keeps failing in the binding: all are prepared afresh before the next use. */
+  private stale = false;
+  private readonly hasCrc: boolean;
 
-  private readonly selectAll: Statement<[], StoredRecord & { device: string }>;
   /** The file's device and inode when opened, to notice it deleted or replaced under us. */
   private readonly fileId: string | undefined;
 
@@ -98,20 +77,9 @@ export class OutboxStore {
     // No (device, seq) index: with devices interleaved it touched a page per device per commit,
     // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
     this.db.exec('DROP INDEX IF EXISTS outbox_device_seq');
-    const hasCrc = this.addChecksumColumn();
-    this.insertSeq = hasCrc ? this.db.prepare('INSERT INTO outbox (seq, device, ts, payload, crc) VALUES (?, ?, ?, ?, ?)') : undefined;
-    this.insertLegacy = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
-    const crcColumn = hasCrc ? 'crc' : 'NULL AS crc';
-    this.selectAfter = this.db.prepare(`SELECT seq, ts, payload, ${crcColumn} FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?`);
-    this.selectAll = this.db.prepare(`SELECT seq, device, ts, payload, ${crcColumn} FROM outbox ORDER BY seq`);
-    this.sumUpTo = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?');
-    this.sumBetween = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq > ? AND seq <= ?');
-    this.deleteUpTo = this.db.prepare('DELETE FROM outbox WHERE device = ? AND seq <= ?');
-    this.oldestOfDevice = this.db.prepare('SELECT seq, length(payload) AS size FROM outbox WHERE device = ? ORDER BY seq LIMIT ?');
-    this.oldestOverall = this.db.prepare('SELECT seq, device, length(payload) AS size FROM outbox ORDER BY seq LIMIT ?');
-    this.deleteSeq = this.db.prepare('DELETE FROM outbox WHERE seq = ?');
-    this.oldestTs = this.db.prepare('SELECT ts FROM outbox ORDER BY seq LIMIT 1');
-    this.oldestTsOf = this.db.prepare('SELECT ts FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT 1');
+    this.hasCrc = this.addChecksumColumn();
+    ensureCounts(this.db);
+    this.statements = prepareStatements(this.db, this.hasCrc);
   }
 
   /**
@@ -127,6 +95,34 @@ export class OutboxStore {
     } catch {
       return false;
     }
+  }
+
+  /** After a failed statement (read or write): the next use prepares every statement again. */
+  markStale(): void {
+    this.stale = true;
+  }
+
+  private get ready(): Statements {
+    if (this.stale) {
+      this.statements = prepareStatements(this.db, this.hasCrc);
+      this.stale = false;
+    }
+    return this.statements;
+  }
+
+  /** The file's stored per-device figures (rows kept by triggers, dropped counters). */
+  counts(): Map<string, StoredCounts> {
+    return readCounts(this.db);
+  }
+
+  /** Stores devices' dropped counters (inside the caller's transaction). */
+  saveDropped(dropped: ReadonlyMap<string, number>): void {
+    writeDropped(this.db, dropped);
+  }
+
+  /** Every row that can still be read, one by one, stepping over damage (a file found corrupt). */
+  salvage(): Salvaged {
+    return salvageRows(this.db);
   }
 
   /** Per-device row counts and payload bytes (at open). */
@@ -169,51 +165,51 @@ export class OutboxStore {
   /** Inserts with the sequence number the caller already gave the record. */
   insertWithSeq(row: StoredRow): void {
     // A row carried from another file keeps the checksum it had: damage is never laundered.
-    if (this.insertSeq) this.insertSeq.run(row.seq, row.device, row.ts, row.payload, row.crc === undefined ? recordChecksum(row.payload, row.ts) : row.crc);
-    else this.insertLegacy.run(row.seq, row.device, row.ts, row.payload);
+    if (this.ready.insertSeq) this.ready.insertSeq.run(row.seq, row.device, row.ts, row.payload, row.crc === undefined ? recordChecksum(row.payload, row.ts) : row.crc);
+    else this.ready.insertLegacy.run(row.seq, row.device, row.ts, row.payload);
   }
 
   /** A device's rows after afterSeq with their stored checksums (see intact()). */
   after(device: string, afterSeq: number, limit: number): CheckedRecord[] {
-    return this.selectAfter
+    return this.ready.selectAfter
       .all(device, afterSeq, limit)
       .map((row) => ({ seq: row.seq, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
   }
 
   /** Deletes a device's rows up to seq; returns how many and their payload bytes. */
   deleteThrough(device: string, upToSeq: number): { records: number; bytes: number } {
-    const sum = this.sumUpTo.get(device, upToSeq);
+    const sum = this.ready.sumUpTo.get(device, upToSeq);
     if (!sum || sum.n === 0) return { records: 0, bytes: 0 };
-    this.deleteUpTo.run(device, upToSeq);
+    this.ready.deleteUpTo.run(device, upToSeq);
     return { records: sum.n, bytes: sum.bytes ?? 0 };
   }
 
   /** Count and payload bytes of a device's rows with afterSeq < seq <= upToSeq (a read). */
   measure(device: string, afterSeq: number, upToSeq: number): { records: number; bytes: number } {
-    const sum = this.sumBetween.get(device, afterSeq, upToSeq);
+    const sum = this.ready.sumBetween.get(device, afterSeq, upToSeq);
     return { records: sum?.n ?? 0, bytes: sum?.bytes ?? 0 };
   }
 
   oldestRowsOf(device: string, limit: number): { seq: number; size: number }[] {
-    return this.oldestOfDevice.all(device, limit);
+    return this.ready.oldestOfDevice.all(device, limit);
   }
 
   oldestRows(limit: number): { seq: number; device: string; size: number }[] {
-    return this.oldestOverall.all(limit);
+    return this.ready.oldestOverall.all(limit);
   }
 
   deleteOne(seq: number): void {
-    this.deleteSeq.run(seq);
+    this.ready.deleteSeq.run(seq);
   }
 
   /** Sample time of the oldest row, if any. */
   oldestSampleTs(): number | undefined {
-    return this.oldestTs.get()?.ts;
+    return this.ready.oldestTs.get()?.ts;
   }
 
   /** Sample time of a device's oldest row with seq > afterSeq, if any. */
   oldestSampleTsOf(device: string, afterSeq: number): number | undefined {
-    return this.oldestTsOf.get(device, afterSeq)?.ts;
+    return this.ready.oldestTsOf.get(device, afterSeq)?.ts;
   }
 
   /**
@@ -231,7 +227,7 @@ export class OutboxStore {
 
   /** Every row, oldest first (moving the rows to a fresh file). */
   allRows(): StoredRow[] {
-    return this.selectAll.all().map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
+    return this.ready.selectAll.all().map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
   }
 
   /** Makes the next automatic sequence number follow `seq` (a fresh file continues the old one's numbering). */
@@ -268,4 +264,37 @@ function fileIdOf(path: string): string | undefined {
   } catch {
     return 'missing';
   }
+}
+
+interface Statements {
+  insertSeq: Statement<[number, string, number, Buffer, number | null]> | undefined;
+  insertLegacy: Statement<[number, string, number, Buffer]>;
+  selectAfter: Statement<[string, number, number], StoredRecord>;
+  selectAll: Statement<[], StoredRecord & { device: string }>;
+  sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
+  deleteUpTo: Statement<[string, number]>;
+  sumBetween: Statement<[string, number, number], { n: number; bytes: number | null }>;
+  oldestOfDevice: Statement<[string, number], { seq: number; size: number }>;
+  oldestOverall: Statement<[number], { seq: number; device: string; size: number }>;
+  deleteSeq: Statement<[number]>;
+  oldestTs: Statement<[], { ts: number }>;
+  oldestTsOf: Statement<[string, number], { ts: number }>;
+}
+
+function prepareStatements(db: SqliteDatabase, hasCrc: boolean): Statements {
+  const crcColumn = hasCrc ? 'crc' : 'NULL AS crc';
+  return {
+    insertSeq: hasCrc ? db.prepare('INSERT INTO outbox (seq, device, ts, payload, crc) VALUES (?, ?, ?, ?, ?)') : undefined,
+    insertLegacy: db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)'),
+    selectAfter: db.prepare(`SELECT seq, ts, payload, ${crcColumn} FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    selectAll: db.prepare(`SELECT seq, device, ts, payload, ${crcColumn} FROM outbox ORDER BY seq`),
+    sumUpTo: db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?'),
+    sumBetween: db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq > ? AND seq <= ?'),
+    deleteUpTo: db.prepare('DELETE FROM outbox WHERE device = ? AND seq <= ?'),
+    oldestOfDevice: db.prepare('SELECT seq, length(payload) AS size FROM outbox WHERE device = ? ORDER BY seq LIMIT ?'),
+    oldestOverall: db.prepare('SELECT seq, device, length(payload) AS size FROM outbox ORDER BY seq LIMIT ?'),
+    deleteSeq: db.prepare('DELETE FROM outbox WHERE seq = ?'),
+    oldestTs: db.prepare('SELECT ts FROM outbox ORDER BY seq LIMIT 1'),
+    oldestTsOf: db.prepare('SELECT ts FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT 1'),
+  };
 }

@@ -3,7 +3,7 @@
 // While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
 // published from there after what is on disk (no crash window holds then), and a commit is tried
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
-import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
+import { admit, counterIn, droppedChanges, enforceCaps, restoreDropped, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { DiskReads } from './outbox-reads.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
@@ -25,6 +25,8 @@ export class Outbox implements ReportOutbox {
   private readonly ackedOnDisk = new Map<string, number>();
   private pending: Pending[] = [];
   private nextSeq: number;
+  /** Dropped counters as the file holds them (outbox_counts). */
+  private savedDropped: Map<string, number>;
   private cancelTimer: (() => void) | undefined;
   private readonly time: Time;
   private closed = false;
@@ -36,6 +38,8 @@ export class Outbox implements ReportOutbox {
     this.time = options.time ?? systemTime;
     this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+    restoreDropped(this.counters, this.file.opened.dropped, this.file.opened.lost, options.onDrop);
+    this.savedDropped = new Map(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
       wake: options.onCommit, onReads: options.onReads, onDrop: options.onDrop, beforeRetry: () => this.checkFile(),
@@ -72,7 +76,8 @@ export class Outbox implements ReportOutbox {
     this.checkFile();
     const deletes = [...this.ackedOnDisk];
     if (this.closed) return;
-    if (this.pending.length === 0 && deletes.length === 0 && !this.reads.hasRejected) {
+    const dropped = droppedChanges(this.counters, this.savedDropped);
+    if (this.pending.length === 0 && deletes.length === 0 && !this.reads.hasRejected && dropped.size === 0) {
       if (!this.file.ok) this.probe();
       return;
     }
@@ -87,6 +92,9 @@ export class Outbox implements ReportOutbox {
         purged = this.reads.purge(this.file.store);
         touched = writeRows(this.file.store, this.counters, deletes, batch);
         drops = enforceCaps(this.file.store, this.counters, touched, this.options);
+        // With this commit's own cap drops: the counters survive a restart.
+        for (const [device, n] of droppedChanges(this.counters, this.savedDropped)) dropped.set(device, n);
+        this.file.store.saveDropped(dropped);
       });
     } catch (err) {
       // Rolled back: restore the counters and keep the batch, bounded, for the next commit.
@@ -99,6 +107,7 @@ export class Outbox implements ReportOutbox {
     }
     this.file.succeeded();
     this.reads.purged(purged);
+    for (const [device, n] of dropped) this.savedDropped.set(device, n);
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     reportCapDrops(drops, this.options.onDrop);
     if (touched.size > 0) this.options.onCommit?.(touched);
@@ -108,7 +117,10 @@ export class Outbox implements ReportOutbox {
   checkFile(): void {
     if (this.closed) return;
     const { replaced, complete } = this.file.check();
-    if (replaced) this.reads.forgetRejected();
+    if (replaced) {
+      this.reads.forgetRejected();
+      this.savedDropped = new Map();
+    }
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
   }
 
