@@ -65,6 +65,20 @@ export interface OutboxDropInfo {
   seq?: number;
 }
 
+/** One loss event of an outbox: every device's share of it together (one log line). */
+export interface OutboxLoss {
+  reason: OutboxDropInfo['reason'];
+  records: number;
+  bytes: number;
+  byDevice: Record<string, number>;
+}
+
+/** Who hears of drops: per device, and once per event with every device. */
+export interface DropListeners {
+  onDrop?: (info: OutboxDropInfo) => void;
+  onLoss?: (loss: OutboxLoss) => void;
+}
+
 /** What the reporter, forwarders and the gateway need from an outbox, whatever its mode. */
 export interface ReportOutbox {
   /** Takes one report; the forwarder gets it through peek() once the mode allows. */

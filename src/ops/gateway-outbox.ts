@@ -24,8 +24,8 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
   const settings = cloud.outbox;
   const mode = settings.mode ?? 'memory-first';
   const durableAfterMs = settings.durableAfterMs ?? 1000;
-  let warnedFull = false;
-  let warnedLost = false;
+  // The drops of one "outbox full" episode (caps), summed until fill is back under 70 %.
+  let episode: { records: number; byDevice: Record<string, number>; since: number } | undefined;
   const path = join(stateDir, 'outbox.sqlite');
   const outbox = openOutbox(mode, {
     path,
@@ -33,20 +33,24 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     durableAfterMs,
     maxBytesTotal: settings.maxBytes,
     onDrop: (info) => {
-      // Rare and each one a damaged record: one line each, never published.
-      if (info.reason === 'checksum') {
-        logger.error({ ...info, effect: 'not published, counted as dropped' }, 'outbox record failed its checksum');
+      // Rare and each one a damaged record: one line each (with its seq), never published.
+      if (info.reason === 'checksum') logger.error({ ...info, effect: 'not published, counted as dropped' }, 'outbox record failed its checksum');
+    },
+    onLoss: (loss) => {
+      const fields = { reason: loss.reason, total: loss.records, bytes: loss.bytes, byDevice: loss.byDevice };
+      if (loss.reason === 'checksum') return;
+      // Reports lost to a failing disk (the last spill on close) or a corrupt file: one line per event, every device in it.
+      if (loss.reason === 'write-failed' || loss.reason === 'file-lost') {
+        logger.error(fields, 'outbox reports lost');
         return;
       }
-      // Reports lost to a failing disk (the last spill on close) or a corrupt file: their own line, once.
-      if (info.reason === 'write-failed' || info.reason === 'file-lost') {
-        if (!warnedLost) logger.error({ ...info }, 'outbox reports lost: write failed');
-        warnedLost = true;
-        return;
+      // Caps: the episode's first drops at once, its totals when it ends (resetFullWarning).
+      if (!episode) {
+        episode = { records: 0, byDevice: {}, since: time.now() };
+        logger.warn({ ...fields, policy: 'the device holding the most bytes loses its oldest first' }, 'outbox full: dropping oldest reports');
       }
-      // One line per episode; the per-device counts are in status and metrics (and at the episode's end).
-      if (!warnedFull) logger.warn({ ...info, policy: 'the device holding the most bytes loses its oldest first' }, 'outbox full: dropping oldest reports');
-      warnedFull = true;
+      episode.records += loss.records;
+      for (const [device, n] of Object.entries(loss.byDevice)) episode.byDevice[device] = (episode.byDevice[device] ?? 0) + n;
     },
     onMovedAside: (moved) => logger.error({ ...moved }, 'outbox file corrupt: moved aside, a fresh one is used'),
     onCommit: wake,
@@ -86,12 +90,14 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     },
     fill: () => outbox.stats().bytes / settings.maxBytes,
     resetFullWarning: () => {
-      warnedFull = false;
+      if (!episode) return;
+      logger.warn({ total: episode.records, byDevice: episode.byDevice, durationMs: time.now() - episode.since }, 'outbox drop episode over');
+      episode = undefined;
     },
   };
 }
 
-/** Reports dropped per device since start, devices without drops left out. */
+/** Reports dropped per device (kept across restarts), devices without drops left out. */
 export function droppedByDevice(stats: OutboxStats): Record<string, number> {
   return Object.fromEntries(Object.entries(stats.devices).filter(([, d]) => d.dropped > 0).map(([device, d]) => [device, d.dropped]));
 }

@@ -44,18 +44,18 @@ export class MemoryFirstOutbox implements ReportOutbox {
     // crash window then holds for power cuts too, not only for a killed process.
     this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
-    restoreDropped(this.disk, this.file.opened.dropped, this.file.opened.lost, options.onDrop);
+    restoreDropped(this.disk, this.file.opened.dropped, this.file.opened.lost, options);
     this.savedDropped = new Map(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {
-      wake: options.onCommit, onReads: options.onReads, onDrop: options.onDrop, beforeRetry: () => this.checkFile(),
+      wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
       onRejected: () => this.schedule(this.time.now(), this.time.now() + this.durableAfterMs),
     });
   }
 
   append(device: string, payload: Buffer | string, ts: number): void {
     if (this.closed) throw new Error('outbox is closed');
-    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.disk, this.options.onDrop);
+    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.disk, this.options);
     if (bytes === undefined) return;
     const now = this.time.now();
     this.memory.push(device, this.nextSeq, ts, bytes, now);
@@ -139,7 +139,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
       this.reads.forgetRejected();
       this.savedDropped = new Map();
     }
-    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options);
   }
 
   /** Writes all of memory and the pending deletes now, in one transaction; a failure is kept in storage state. */
@@ -179,7 +179,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);
-    reportCapDrops(drops, this.options.onDrop);
+    reportCapDrops(drops, this.options);
     return true;
   }
 
@@ -227,7 +227,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
       tally(lost, device, gone.records, gone.bytes);
       this.counter(device).dropped += gone.records;
     }
-    reportDrops(lost, 'write-failed', this.options.onDrop);
+    reportDrops(lost, 'write-failed', this.options);
   }
 
   /** Per device, skipping rows acknowledged but not yet deleted. */
@@ -251,7 +251,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   private capMemory(device: string): void {
     const drops = capMemory(this.memory, device, this.options, (d) => this.disk.get(d)?.bytes ?? 0);
     for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) this.counter(d).dropped += e.records;
-    reportCapDrops(drops, this.options.onDrop);
+    reportCapDrops(drops, this.options);
   }
 
   /** Arms the write timer for the earliest memory deadline (or `at`); while failing, only the retry. */

@@ -4,7 +4,7 @@
 // in `extraBytes`.
 import type { MemoryQueue } from './outbox-memory.js';
 import type { OutboxStore, StoredRow } from './outbox-store.js';
-import type { OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
+import type { DropListeners, OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
 
 export type DropTally = Map<string, { records: number; bytes: number }>;
 
@@ -15,8 +15,19 @@ export function tally(into: DropTally, device: string, records: number, bytes: n
   into.set(device, entry);
 }
 
-export function reportDrops(tallied: DropTally, reason: OutboxDropInfo['reason'], onDrop: ((info: OutboxDropInfo) => void) | undefined): void {
-  for (const [device, entry] of tallied) onDrop?.({ device, ...entry, reason });
+/** Each device's share, then the event once with its total and the count per device. */
+export function reportDrops(tallied: DropTally, reason: OutboxDropInfo['reason'], listeners: DropListeners, seq?: number): void {
+  let records = 0;
+  let bytes = 0;
+  const byDevice: Record<string, number> = {};
+  for (const [device, entry] of tallied) {
+    if (entry.records === 0) continue;
+    listeners.onDrop?.({ device, ...entry, reason, ...(seq === undefined ? {} : { seq }) });
+    records += entry.records;
+    bytes += entry.bytes;
+    byDevice[device] = entry.records;
+  }
+  if (records > 0) listeners.onLoss?.({ reason, records, bytes, byDevice });
 }
 
 /** Deletes a device's oldest disk rows until its bytes (disk + extra) fit `cap`. */
@@ -139,17 +150,17 @@ export function enforceCaps(store: OutboxStore, counters: Map<string, OutboxDevi
   return drops;
 }
 
-export function reportCapDrops(drops: CapDrops, onDrop: ((info: OutboxDropInfo) => void) | undefined): void {
-  reportDrops(drops.device, 'device-cap', onDrop);
-  reportDrops(drops.total, 'total-cap', onDrop);
+export function reportCapDrops(drops: CapDrops, listeners: DropListeners): void {
+  reportDrops(drops.device, 'device-cap', listeners);
+  reportDrops(drops.total, 'total-cap', listeners);
 }
 
 /** The payload as bytes, or undefined (dropped and counted) when it alone exceeds the device cap. */
-export function admit(device: string, payload: Buffer | string, maxBytesPerDevice: number | undefined, counters: Map<string, OutboxDeviceStats>, onDrop: ((info: OutboxDropInfo) => void) | undefined): Buffer | undefined {
+export function admit(device: string, payload: Buffer | string, maxBytesPerDevice: number | undefined, counters: Map<string, OutboxDeviceStats>, listeners: DropListeners): Buffer | undefined {
   const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
   if (maxBytesPerDevice === undefined || bytes.length <= maxBytesPerDevice) return bytes;
   counterIn(counters, device).dropped += 1;
-  onDrop?.({ device, records: 1, bytes: bytes.length, reason: 'record-too-large' });
+  reportDrops(new Map([[device, { records: 1, bytes: bytes.length }]]), 'record-too-large', listeners);
   return undefined;
 }
 
@@ -185,7 +196,7 @@ export function droppedChanges(counters: ReadonlyMap<string, OutboxDeviceStats>,
 }
 
 /** At open: the dropped counters the file kept, and the rows a corrupt file lost (counted and reported). */
-export function restoreDropped(counters: Map<string, OutboxDeviceStats>, saved: ReadonlyMap<string, number>, lost: DropTally, onDrop: ((info: OutboxDropInfo) => void) | undefined): void {
+export function restoreDropped(counters: Map<string, OutboxDeviceStats>, saved: ReadonlyMap<string, number>, lost: DropTally, listeners: DropListeners): void {
   for (const [device, n] of saved) counterIn(counters, device).dropped = n;
-  reportDrops(lost, 'file-lost', onDrop);
+  reportDrops(lost, 'file-lost', listeners);
 }

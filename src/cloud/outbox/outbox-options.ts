@@ -1,7 +1,7 @@
 // Settings of the SQLite-backed outbox implementations (both modes).
 import type { Time } from '../../core/time.js';
 import type { MovedAside } from './outbox-file.js';
-import type { OutboxDropInfo, OutboxReadState, OutboxStorageState } from '../../core/outbox-types.js';
+import type { OutboxDropInfo, OutboxLoss, OutboxReadState, OutboxStorageState } from '../../core/outbox-types.js';
 
 export type OutboxMode = 'memory-first' | 'write-ahead';
 
@@ -18,7 +18,10 @@ export interface OutboxOptions {
   maxBytesPerDevice?: number;
   /** Payload bytes kept for all devices together; the globally oldest are dropped beyond it. */
   maxBytesTotal?: number;
+  /** Each device's share of a drop. */
   onDrop?: (info: OutboxDropInfo) => void;
+  /** Each drop event once, with its total and the count per device. */
+  onLoss?: (loss: OutboxLoss) => void;
   /** Called when devices got new records to send (wakes forwarders). */
   onCommit?: (devices: ReadonlySet<string>) => void;
   /** The file stopped or started taking writes again (once per transition, with the cause). */

@@ -4,7 +4,8 @@
 // are counted as acknowledged only up to the highest seq a peek actually returned. A row whose
 // checksum does not match is never handed out: it is counted as dropped ('checksum'), skipped,
 // and deleted in the outbox's next write.
-import type { OutboxDeviceStats, OutboxDropInfo, OutboxReadState, OutboxRecord } from '../../core/outbox-types.js';
+import type { DropListeners, OutboxDeviceStats, OutboxReadState, OutboxRecord } from '../../core/outbox-types.js';
+import { reportDrops } from './outbox-caps.js';
 import type { Time } from '../../core/time.js';
 import { storageCause } from './outbox-storage.js';
 import type { StoreKeeper } from './outbox-file.js';
@@ -20,7 +21,7 @@ export interface ReadHooks {
   beforeRetry?: () => void;
   /** Reads started or stopped failing (once per transition). */
   onReads?: (state: OutboxReadState) => void;
-  onDrop?: (info: OutboxDropInfo) => void;
+  drops?: DropListeners;
   /** Rows failed their checksum: the outbox should write (delete them) soon. */
   onRejected?: () => void;
 }
@@ -144,7 +145,7 @@ export class DiskReads {
       counter.bytes = Math.max(0, counter.bytes - row.payload.length);
       counter.dropped += 1;
     }
-    this.hooks.onDrop?.({ device, records: 1, bytes: row.payload.length, reason: 'checksum', seq: row.seq });
+    reportDrops(new Map([[device, { records: 1, bytes: row.payload.length }]]), 'checksum', this.hooks.drops ?? {}, row.seq);
     this.hooks.onRejected?.();
   }
 

@@ -38,11 +38,11 @@ export class Outbox implements ReportOutbox {
     this.time = options.time ?? systemTime;
     this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
-    restoreDropped(this.counters, this.file.opened.dropped, this.file.opened.lost, options.onDrop);
+    restoreDropped(this.counters, this.file.opened.dropped, this.file.opened.lost, options);
     this.savedDropped = new Map(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
-      wake: options.onCommit, onReads: options.onReads, onDrop: options.onDrop, beforeRetry: () => this.checkFile(),
+      wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
       onRejected: () => {
         if (this.cancelTimer === undefined) this.retryLater();
       },
@@ -52,7 +52,7 @@ export class Outbox implements ReportOutbox {
   /** Buffer one report; committed within flushIntervalMs or flushRecords, or by flush()/close(). */
   append(device: string, payload: Buffer | string, ts: number): void {
     if (this.closed) throw new Error('outbox is closed');
-    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.counters, this.options.onDrop);
+    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.counters, this.options);
     if (bytes === undefined) return;
     this.pending.push({ seq: this.nextSeq, device, ts, payload: bytes });
     this.nextSeq += 1;
@@ -109,7 +109,7 @@ export class Outbox implements ReportOutbox {
     this.reads.purged(purged);
     for (const [device, n] of dropped) this.savedDropped.set(device, n);
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
-    reportCapDrops(drops, this.options.onDrop);
+    reportCapDrops(drops, this.options);
     if (touched.size > 0) this.options.onCommit?.(touched);
   }
 
@@ -121,7 +121,7 @@ export class Outbox implements ReportOutbox {
       this.reads.forgetRejected();
       this.savedDropped = new Map();
     }
-    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options);
   }
 
   /**
@@ -262,7 +262,7 @@ export class Outbox implements ReportOutbox {
       byDevice.set(record.device, entry);
       this.counter(record.device).dropped += 1;
     }
-    reportDrops(byDevice, reason, this.options.onDrop);
+    reportDrops(byDevice, reason, this.options);
   }
 
   private counter(device: string): OutboxDeviceStats {
