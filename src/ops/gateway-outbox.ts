@@ -2,6 +2,7 @@
 // progress logged at a bounded rate, and its figures for /status and metrics.
 import { join } from 'node:path';
 import { openOutbox } from '../cloud/outbox/open-outbox.js';
+import { DEFAULT_RECORD_OVERHEAD_BYTES } from '../cloud/outbox/outbox-options.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import type { CloudSettings } from '../core/config/site-types.js';
 import type { Logger } from './log.js';
@@ -32,6 +33,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     flushIntervalMs: settings.commitIntervalMs,
     durableAfterMs,
     maxBytesTotal: settings.maxBytes,
+    recordOverheadBytes: settings.recordOverheadBytes ?? DEFAULT_RECORD_OVERHEAD_BYTES,
     onDrop: (info) => {
       // Rare and each one a damaged record: one line each (with its seq), never published.
       if (info.reason === 'checksum') logger.error({ ...info, effect: 'not published, counted as dropped' }, 'outbox record failed its checksum');

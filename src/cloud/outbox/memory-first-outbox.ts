@@ -39,7 +39,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.durableAfterMs = Math.max(0, options.durableAfterMs ?? DEFAULT_DURABLE_AFTER_MS);
     this.time = options.time ?? systemTime;
     this.retryMs = options.storageRetryMs ?? 1000;
-    this.memory = new MemoryQueue(this.durableAfterMs);
+    this.memory = new MemoryQueue(this.durableAfterMs, options.recordOverheadBytes ?? 0);
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
     this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });

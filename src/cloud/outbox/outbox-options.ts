@@ -18,6 +18,12 @@ export interface OutboxOptions {
   maxBytesPerDevice?: number;
   /** Payload bytes kept for all devices together; the globally oldest are dropped beyond it. */
   maxBytesTotal?: number;
+  /**
+   * What a report held in memory costs beyond its payload (its objects, Buffer and queue entry),
+   * counted in its bytes against both caps while it is in memory (0 here; the gateway's default
+   * is the measured DEFAULT_RECORD_OVERHEAD_BYTES). On disk a report counts its payload.
+   */
+  recordOverheadBytes?: number;
   /** Each device's share of a drop. */
   onDrop?: (info: OutboxDropInfo) => void;
   /** Each drop event once, with its total and the count per device. */
@@ -35,3 +41,6 @@ export interface OutboxOptions {
   /** Clock and commit timers; the system's by default. */
   time?: Time;
 }
+
+/** Resident bytes a small report costs in memory beyond its payload (measured: docs/northbound.md). */
+export const DEFAULT_RECORD_OVERHEAD_BYTES = 450;

@@ -20,6 +20,7 @@ export class Outbox implements ReportOutbox {
   private readonly flushIntervalMs: number;
   private readonly flushRecords: number;
   private readonly retryMs: number;
+  private readonly overheadBytes: number;
   private readonly counters = new Map<string, OutboxDeviceStats>();
   /** Rows acknowledged while the file took no writes: skipped by peek, deleted at the next commit. */
   private readonly ackedOnDisk = new Map<string, number>();
@@ -35,6 +36,7 @@ export class Outbox implements ReportOutbox {
     this.flushIntervalMs = options.flushIntervalMs ?? 50;
     this.flushRecords = options.flushRecords ?? 500;
     this.retryMs = options.storageRetryMs ?? 1000;
+    this.overheadBytes = options.recordOverheadBytes ?? 0;
     this.time = options.time ?? systemTime;
     this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
@@ -195,8 +197,8 @@ export class Outbox implements ReportOutbox {
     for (const p of this.pending) {
       const entry = (devices[p.device] ??= { depth: 0, bytes: 0, dropped: 0 });
       entry.depth += 1;
-      entry.bytes += p.payload.length;
-      pendingBytes += p.payload.length;
+      entry.bytes += p.payload.length + this.overheadBytes;
+      pendingBytes += p.payload.length + this.overheadBytes;
     }
     return {
       devices, depth: onDisk + this.pending.length, bytes: diskBytes + pendingBytes, dropped, buffered: this.pending.length, onDisk, diskBytes,
@@ -247,7 +249,7 @@ export class Outbox implements ReportOutbox {
 
   /** At most flushRecords × 20 reports and maxBytesTotal bytes wait in memory; the largest holder loses first. */
   private trimPending(): void {
-    const kept = trimPendingFairly(this.pending, this.flushRecords * 20, this.options.maxBytesTotal ?? Infinity, (d) => this.counters.get(d)?.bytes ?? 0);
+    const kept = trimPendingFairly(this.pending, this.flushRecords * 20, this.options.maxBytesTotal ?? Infinity, (d) => this.counters.get(d)?.bytes ?? 0, this.overheadBytes);
     this.dropPending(kept.lost, 'total-cap');
     this.pending = kept.kept;
   }
