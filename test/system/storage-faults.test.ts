@@ -10,43 +10,10 @@ import type { GatewayStatus } from '../../src/ops/status.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { integrityOf } from '../helpers/outbox-file.js';
 import { DeliveryRig, settle, sleep, type GatewayProcess } from './delivery-rig.js';
-import { canMount, fillUp, GatewayLog, getJson, getText, mountExt4, mountTmpfs, turnReadOnly, type SmallFs } from './storage-rig.js';
+import { canMount, fillUp, GatewayLog, getJson, getText, mountExt4, mountTmpfs, silenceDevice, status, statusWhen, turnReadOnly, type SmallFs } from './storage-rig.js';
 
 const mountable = canMount();
 if (!mountable) console.log('storage-faults: skipped, mounting a tmpfs or loop device needs root (CAP_SYS_ADMIN)');
-
-async function status(port: number): Promise<GatewayStatus | undefined> {
-  try {
-    return (await getJson<GatewayStatus>(port, '/status')).body;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Polls /status until `condition` holds (or the deadline passes); returns the last status. */
-async function statusWhen(port: number, condition: (s: GatewayStatus) => boolean, timeoutMs: number): Promise<GatewayStatus | undefined> {
-  const end = Date.now() + timeoutMs;
-  let last: GatewayStatus | undefined;
-  while (Date.now() < end) {
-    last = await status(port);
-    if (last && condition(last)) return last;
-    await sleep(200);
-  }
-  return last;
-}
-
-/** Stops the device and waits until its cycle count no longer moves: every report it will make is made. */
-async function silenceDevice(rig: DeliveryRig, port: number): Promise<number> {
-  await rig.sim.close();
-  let before = -1;
-  for (let i = 0; i < 60; i += 1) {
-    await sleep(1000);
-    const cycles = (await status(port))?.devices[0]?.cyclesWithValues ?? -1;
-    if (cycles === before) return cycles;
-    before = cycles;
-  }
-  return before;
-}
 
 interface Accounting {
   cycles: number;

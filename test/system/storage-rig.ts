@@ -6,6 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import type { GatewayStatus } from '../../src/ops/status.js';
+import { sleep, type DeliveryRig } from './delivery-rig.js';
 
 export interface SmallFs {
   path: string;
@@ -140,4 +142,37 @@ export async function getJson<T>(port: number, path: string): Promise<{ status: 
 
 export async function getText(port: number, path: string): Promise<string> {
   return (await fetch(`http://127.0.0.1:${port}${path}`)).text();
+}
+
+export async function status(port: number): Promise<GatewayStatus | undefined> {
+  try {
+    return (await getJson<GatewayStatus>(port, '/status')).body;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Polls /status until `condition` holds (or the deadline passes); returns the last status. */
+export async function statusWhen(port: number, condition: (s: GatewayStatus) => boolean, timeoutMs: number): Promise<GatewayStatus | undefined> {
+  const end = Date.now() + timeoutMs;
+  let last: GatewayStatus | undefined;
+  while (Date.now() < end) {
+    last = await status(port);
+    if (last && condition(last)) return last;
+    await sleep(200);
+  }
+  return last;
+}
+
+/** Stops the device and waits until its cycle count no longer moves: every report it will make is made. */
+export async function silenceDevice(rig: DeliveryRig, port: number): Promise<number> {
+  await rig.sim.close();
+  let before = -1;
+  for (let i = 0; i < 60; i += 1) {
+    await sleep(1000);
+    const cycles = (await status(port))?.devices[0]?.cyclesWithValues ?? -1;
+    if (cycles === before) return cycles;
+    before = cycles;
+  }
+  return before;
 }

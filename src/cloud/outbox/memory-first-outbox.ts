@@ -42,9 +42,9 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.memory = new MemoryQueue(this.durableAfterMs, options.recordOverheadBytes ?? 0);
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
-    this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
+    this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs });
     for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
-    restoreDropped(this.disk, this.file.opened.dropped, this.file.opened.lost, options);
+    restoreDropped(this.disk, this.file.opened, options);
     this.savedDropped = new Map(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {

@@ -195,8 +195,9 @@ export function droppedChanges(counters: ReadonlyMap<string, OutboxDeviceStats>,
   return changes;
 }
 
-/** At open: the dropped counters the file kept, and the rows a corrupt file lost (counted and reported). */
-export function restoreDropped(counters: Map<string, OutboxDeviceStats>, saved: ReadonlyMap<string, number>, lost: DropTally, listeners: DropListeners): void {
-  for (const [device, n] of saved) counterIn(counters, device).dropped = n;
-  reportDrops(lost, 'file-lost', listeners);
+/** At open: the dropped counters the file kept (already counting what a salvage lost), and those losses reported. */
+export function restoreDropped(counters: Map<string, OutboxDeviceStats>, opened: { dropped: ReadonlyMap<string, number>; lost: DropTally; rejected: DropTally }, listeners: DropListeners): void {
+  for (const [device, n] of opened.dropped) counterIn(counters, device).dropped = n;
+  reportDrops(opened.lost, 'file-lost', listeners);
+  reportDrops(opened.rejected, 'checksum', listeners);
 }

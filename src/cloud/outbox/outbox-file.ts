@@ -8,7 +8,7 @@ import { filled, isCorruption, moveAside, openOutboxFile, type MovedAside, type 
 import { verifyFile } from './outbox-salvage.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { OutboxDeviceStats } from '../../core/outbox-types.js';
-import { intact, OutboxStore, type StoreOptions } from './outbox-store.js';
+import { intact, OutboxStore, type StoredRow, type StoreOptions } from './outbox-store.js';
 
 export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
 
@@ -20,7 +20,7 @@ export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedSt
  * full), the rows go to an in-memory store (`onDisk: false`) and a later call tries again.
  */
 export function replaceFile(old: OutboxStore, path: string, now: number, moveAwayFirst: boolean): { store: OutboxStore; onDisk: boolean; complete: boolean; movedTo?: string } {
-  let rows: ReturnType<OutboxStore['allRows']> = [];
+  let rows: StoredRow[] = [];
   let seq = 0;
   let complete = true;
   try {
@@ -64,6 +64,8 @@ export interface KeeperHooks {
   now: () => number;
   onStorage?: StorageListener;
   onMovedAside?: (moved: MovedAside) => void;
+  /** A file suspected corrupt is verified at most this often (the outbox's retry period). */
+  verifyEveryMs?: number;
 }
 
 /**
@@ -76,6 +78,7 @@ export class StoreKeeper {
   readonly health: StorageHealth;
   readonly opened: OpenedStore;
   private corrupt = false;
+  private verifiedAt = -Infinity;
 
   constructor(private readonly path: string, options: StoreOptions, private readonly hooks: KeeperHooks) {
     this.health = new StorageHealth(hooks.now, hooks.onStorage);
@@ -115,7 +118,11 @@ export class StoreKeeper {
     if (!inMemory && !gone && !this.corrupt) return { replaced: false, complete: true };
     if (!inMemory && !gone) {
       // SQLite reports some I/O errors as corruption: the file is checked afresh before it is
-      // given up. Sound: kept as it is. An I/O error again: checked again at the next check.
+      // given up. Sound: kept as it is. An I/O error again: checked again at a later check, at
+      // most once per verifyEveryMs (each check reads the whole file, up to 3 times).
+      const now = this.hooks.now();
+      if (now - this.verifiedAt < (this.hooks.verifyEveryMs ?? 1000)) return { replaced: false, complete: true };
+      this.verifiedAt = now;
       const verdict = verifyFile(this.path);
       if (verdict === 'ok') this.corrupt = false;
       if (verdict !== 'corrupt') return { replaced: false, complete: true };

@@ -29,8 +29,10 @@ export interface OpenedStore {
   maxSeq: number;
   /** Dropped counters stored in the file, per device (they survive a restart). */
   dropped: Map<string, number>;
-  /** Rows of a corrupt file that could not be carried over, per device (to be reported as 'file-lost'). */
+  /** Rows of a corrupt file that could not be read, per device (to be reported as 'file-lost'). */
   lost: DropTally;
+  /** Rows of a corrupt file that failed their checksum, per device (to be reported as 'checksum'). */
+  rejected: DropTally;
 }
 
 /** Renames the file and its -wal/-shm to `<path>.corrupt-<time>`; returns the new name. */
@@ -57,7 +59,7 @@ function openChecked(path: string, options: StoreOptions): OpenedStore {
     const problems = store.quickCheck();
     if (problems.length !== 1 || problems[0] !== 'ok') throw new CorruptFileError(`quick_check: ${problems.slice(0, 3).join('; ')}`);
     const dropped = new Map([...store.counts()].filter(([, c]) => c.dropped > 0).map(([device, c]) => [device, c.dropped]));
-    return { store, totals: store.totals(), maxSeq: store.maxSeq(), dropped, lost: new Map() };
+    return { store, totals: store.totals(), maxSeq: store.maxSeq(), dropped, lost: new Map(), rejected: new Map() };
   } catch (err) {
     try {
       store?.close();
@@ -117,17 +119,23 @@ export function openOutboxFile(path: string, options: StoreOptions, now: number,
   const salvaged = salvageFile(movedTo);
   const rows: StoredRow[] = [];
   const lost = lostRows(salvaged);
+  const rejected: DropTally = new Map();
   // Rows failing their checksum are not carried: counted here, once.
   for (const row of salvaged.rows) {
     if (intact({ ...row, crc: row.crc ?? null })) rows.push(row);
-    else tally(lost, row.device, 1, row.payload.length);
+    else tally(rejected, row.device, 1, row.payload.length);
   }
   const dropped = new Map([...salvaged.counts].filter(([, c]) => c.dropped > 0).map(([device, c]) => [device, c.dropped]));
-  for (const [device, entry] of lost) dropped.set(device, (dropped.get(device) ?? 0) + entry.records);
-  const lostTotal = [...lost.values()].reduce((n, e) => n + e.records, 0);
+  let lostTotal = 0;
+  for (const tallied of [lost, rejected]) {
+    for (const [device, entry] of tallied) {
+      dropped.set(device, (dropped.get(device) ?? 0) + entry.records);
+      lostTotal += entry.records;
+    }
+  }
   const text = cause instanceof Error ? `${String((cause as { code?: unknown }).code)}: ${cause.message}` : String(cause);
   onMovedAside?.({ path, movedTo, cause: text, salvaged: rows.length, lost: lostTotal });
   const fresh = openChecked(path, options);
   filled(fresh.store, rows, salvaged.maxSeq, dropped);
-  return { store: fresh.store, totals: fresh.store.totals(), maxSeq: fresh.store.maxSeq(), dropped, lost };
+  return { store: fresh.store, totals: fresh.store.totals(), maxSeq: fresh.store.maxSeq(), dropped, lost, rejected };
 }

@@ -225,11 +225,6 @@ export class OutboxStore {
     });
   }
 
-  /** Every row, oldest first (moving the rows to a fresh file). */
-  allRows(): StoredRow[] {
-    return this.ready.selectAll.all().map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
-  }
-
   /** Makes the next automatic sequence number follow `seq` (a fresh file continues the old one's numbering). */
   continueSequence(seq: number): void {
     this.db.prepare("DELETE FROM sqlite_sequence WHERE name = 'outbox'").run();
@@ -270,7 +265,6 @@ interface Statements {
   insertSeq: Statement<[number, string, number, Buffer, number | null]> | undefined;
   insertLegacy: Statement<[number, string, number, Buffer]>;
   selectAfter: Statement<[string, number, number], StoredRecord>;
-  selectAll: Statement<[], StoredRecord & { device: string }>;
   sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
   deleteUpTo: Statement<[string, number]>;
   sumBetween: Statement<[string, number, number], { n: number; bytes: number | null }>;
@@ -287,7 +281,6 @@ function prepareStatements(db: SqliteDatabase, hasCrc: boolean): Statements {
     insertSeq: hasCrc ? db.prepare('INSERT INTO outbox (seq, device, ts, payload, crc) VALUES (?, ?, ?, ?, ?)') : undefined,
     insertLegacy: db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)'),
     selectAfter: db.prepare(`SELECT seq, ts, payload, ${crcColumn} FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?`),
-    selectAll: db.prepare(`SELECT seq, device, ts, payload, ${crcColumn} FROM outbox ORDER BY seq`),
     sumUpTo: db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?'),
     sumBetween: db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq > ? AND seq <= ?'),
     deleteUpTo: db.prepare('DELETE FROM outbox WHERE device = ? AND seq <= ?'),

@@ -38,9 +38,9 @@ export class Outbox implements ReportOutbox {
     this.retryMs = options.storageRetryMs ?? 1000;
     this.overheadBytes = options.recordOverheadBytes ?? 0;
     this.time = options.time ?? systemTime;
-    this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
+    this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
-    restoreDropped(this.counters, this.file.opened.dropped, this.file.opened.lost, options);
+    restoreDropped(this.counters, this.file.opened, options);
     this.savedDropped = new Map(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
