@@ -6,10 +6,11 @@
 // records: a device's order is its disk rows, then its memory records. While the file takes no
 // writes (StorageHealth), reports stay in memory (capped, fair drops), are still delivered and
 // acknowledged, and a write is tried every storageRetryMs until one succeeds.
-import { admit, capMemory, counterIn, droppedChanges, restoreDropped, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
+import { admit, capMemory, counterIn, restoreDropped, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { DiskReads } from './outbox-reads.js';
+import { CountsLedger } from './outbox-counts.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 import { systemTime, type Time } from '../../core/time.js';
@@ -28,12 +29,14 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** Disk rows acknowledged up to this seq, deleted at the next write. */
   private readonly ackedOnDisk = new Map<string, number>();
   private nextSeq: number;
-  /** Dropped counters as the file holds them (outbox_counts). */
-  private savedDropped: Map<string, number>;
+  /** When a write stores the per-device figures (outbox_counts). */
+  private readonly counts: CountsLedger;
   private cancelTimer: (() => void) | undefined;
   private timerAt = Infinity;
   private readonly notifyPending = new Set<string>();
   private closed = false;
+  /** Set by close(): its last write stores the figures whatever their age. */
+  private closing = false;
 
   constructor(private readonly options: OutboxOptions) {
     this.durableAfterMs = Math.max(0, options.durableAfterMs ?? DEFAULT_DURABLE_AFTER_MS);
@@ -45,7 +48,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs });
     for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
     restoreDropped(this.disk, this.file.opened, options);
-    this.savedDropped = new Map(this.file.opened.dropped);
+    this.counts = new CountsLedger(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {
       wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
@@ -137,7 +140,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     const { replaced, complete } = this.file.check();
     if (replaced) {
       this.reads.forgetRejected();
-      this.savedDropped = new Map();
+      this.counts.reset();
     }
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options);
   }
@@ -153,10 +156,11 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** False when the write failed (counters restored, memory kept, health told). */
   private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
-    const dropped = droppedChanges(this.disk, this.savedDropped);
-    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && dropped.size === 0) return this.file.ok || this.probe();
+    const countsDue = this.closing || this.counts.droppedChanged(this.disk);
+    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) return this.file.ok || this.probe();
     let drops = noDrops();
     let purged: number[] = [];
+    let counts: ReturnType<CountsLedger['due']>;
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
     try {
       this.file.store.transaction(() => {
@@ -164,9 +168,9 @@ export class MemoryFirstOutbox implements ReportOutbox {
         const touched = writeRows(this.file.store, this.disk, deletes, batch);
         // What stays in memory after this write still counts against the total cap.
         drops = enforceCaps(this.file.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
-        // With this write's own cap drops: the counters survive a restart.
-        for (const [device, n] of droppedChanges(this.disk, this.savedDropped)) dropped.set(device, n);
-        this.file.store.saveDropped(dropped);
+        // With this write's own cap drops: the dropped counters survive a restart.
+        counts = this.counts.due(this.disk, this.time.now(), this.closing);
+        if (counts) this.file.store.saveCounts(counts);
       });
     } catch (err) {
       restoreCounters(this.disk, before);
@@ -175,7 +179,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     }
     this.file.succeeded();
     this.reads.purged(purged);
-    for (const [device, n] of dropped) this.savedDropped.set(device, n);
+    this.counts.saved(counts, this.time.now());
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);
@@ -190,6 +194,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   close(): void {
     if (this.closed) return;
     this.checkFile();
+    this.closing = true;
     if (!this.write(this.memory.all())) this.dropMemory();
     this.closed = true;
     this.clearTimer();

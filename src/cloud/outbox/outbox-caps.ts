@@ -188,13 +188,6 @@ export function capMemory(memory: MemoryQueue, device: string, caps: { maxBytesP
   return drops;
 }
 
-/** Devices whose dropped counter differs from what the file holds (`saved`): to be stored with the next write. */
-export function droppedChanges(counters: ReadonlyMap<string, OutboxDeviceStats>, saved: ReadonlyMap<string, number>): Map<string, number> {
-  const changes = new Map<string, number>();
-  for (const [device, c] of counters) if (c.dropped !== (saved.get(device) ?? 0)) changes.set(device, c.dropped);
-  return changes;
-}
-
 /** At open: the dropped counters the file kept (already counting what a salvage lost), and those losses reported. */
 export function restoreDropped(counters: Map<string, OutboxDeviceStats>, opened: { dropped: ReadonlyMap<string, number>; lost: DropTally; rejected: DropTally }, listeners: DropListeners): void {
   for (const [device, n] of opened.dropped) counterIn(counters, device).dropped = n;

@@ -1,7 +1,9 @@
-// The outbox file's own per-device figures, beside its rows: how many rows each device has (kept
-// by triggers, so exact at every commit) and how many of its reports were dropped (written with
-// the outbox's writes). They survive a restart (the dropped counters in /status) and tell, when a
-// corrupt file is salvaged at start, how many rows of each device could not be read.
+// The outbox file's own per-device figures, beside its rows: how many rows each device has and how
+// many of its reports were dropped, written with the outbox's writes (the rows at most once per
+// COUNTS_EVERY_MS, or a commit's extra page would double write-ahead's bytes per report; the
+// dropped counters whenever they change). They survive a restart (the dropped counters in
+// /status) and tell, when a corrupt file is salvaged at start, how many rows of each device could
+// not be read.
 import type { SqliteDatabase } from './sqlite-types.js';
 
 export interface StoredCounts {
@@ -9,14 +11,11 @@ export interface StoredCounts {
   dropped: number;
 }
 
+/** The rows per device are stored at most this often (and at every memory-first write, at most one per window). */
+export const COUNTS_EVERY_MS = 1000;
+
 const COUNTS_SCHEMA = `
 CREATE TABLE outbox_counts (device TEXT PRIMARY KEY, depth INTEGER NOT NULL DEFAULT 0, dropped INTEGER NOT NULL DEFAULT 0);
-CREATE TRIGGER outbox_counts_insert AFTER INSERT ON outbox BEGIN
-  INSERT INTO outbox_counts (device, depth) VALUES (new.device, 1) ON CONFLICT(device) DO UPDATE SET depth = depth + 1;
-END;
-CREATE TRIGGER outbox_counts_delete AFTER DELETE ON outbox BEGIN
-  UPDATE outbox_counts SET depth = depth - 1 WHERE device = old.device;
-END;
 INSERT INTO outbox_counts (device, depth) SELECT device, COUNT(*) FROM outbox GROUP BY device;
 `;
 
@@ -25,8 +24,7 @@ function hasCountsTable(db: SqliteDatabase): boolean {
 }
 
 /**
- * Adds the counts table and its triggers, filled from the rows, in one transaction (a file from
- * before them). False when the file takes no writes now: the counts are then unknown until the
+ * Adds the counts table, filled from the rows, in one transaction (a file from before it). False when the file takes no writes now: the counts are then unknown until the
  * next open that can add them.
  */
 export function ensureCounts(db: SqliteDatabase): boolean {
@@ -54,9 +52,47 @@ export function readCounts(db: SqliteDatabase): Map<string, StoredCounts> {
   return counts;
 }
 
-/** Sets devices' dropped counters (inside the caller's transaction). */
-export function writeDropped(db: SqliteDatabase, dropped: ReadonlyMap<string, number>): void {
-  if (dropped.size === 0 || !hasCountsTable(db)) return;
-  const upsert = db.prepare('INSERT INTO outbox_counts (device, dropped) VALUES (?, ?) ON CONFLICT(device) DO UPDATE SET dropped = excluded.dropped');
-  for (const [device, n] of dropped) upsert.run(device, n);
+/** Stores devices' figures (inside the caller's transaction). */
+export function writeCounts(db: SqliteDatabase, counts: ReadonlyMap<string, StoredCounts>): void {
+  if (counts.size === 0 || !hasCountsTable(db)) return;
+  const upsert = db.prepare('INSERT INTO outbox_counts (device, depth, dropped) VALUES (?, ?, ?) ON CONFLICT(device) DO UPDATE SET depth = excluded.depth, dropped = excluded.dropped');
+  for (const [device, c] of counts) upsert.run(device, c.depth, c.dropped);
+}
+
+/**
+ * When an outbox's next write stores its figures: at once when a dropped counter changed (they
+ * are what /status shows after a restart), else at most once per COUNTS_EVERY_MS.
+ */
+export class CountsLedger {
+  private savedAt = -Infinity;
+  private readonly savedDropped: Map<string, number>;
+
+  constructor(saved: ReadonlyMap<string, number>) {
+    this.savedDropped = new Map(saved);
+  }
+
+  /** A dropped counter the file does not hold yet (a write is due for it). */
+  droppedChanged(counters: ReadonlyMap<string, { dropped: number }>): boolean {
+    for (const [device, c] of counters) if (c.dropped !== (this.savedDropped.get(device) ?? 0)) return true;
+    return false;
+  }
+
+  /** The figures the current write should store, or undefined when none are due. */
+  due(counters: ReadonlyMap<string, { depth: number; dropped: number }>, now: number, force = false): Map<string, StoredCounts> | undefined {
+    if (!force && now - this.savedAt < COUNTS_EVERY_MS && !this.droppedChanged(counters)) return undefined;
+    return new Map([...counters].map(([device, c]) => [device, { depth: c.depth, dropped: c.dropped }]));
+  }
+
+  /** The write that stored `counts` committed. */
+  saved(counts: ReadonlyMap<string, StoredCounts> | undefined, now: number): void {
+    if (!counts) return;
+    this.savedAt = now;
+    for (const [device, c] of counts) this.savedDropped.set(device, c.dropped);
+  }
+
+  /** A fresh file holds none of them. */
+  reset(): void {
+    this.savedAt = -Infinity;
+    this.savedDropped.clear();
+  }
 }

@@ -70,13 +70,20 @@ function openChecked(path: string, options: StoreOptions): OpenedStore {
   }
 }
 
-/** Fills a fresh store with rows (their checksums kept) and continues the sequence, in one transaction. */
+/** Fills a fresh store with rows (their checksums kept) and continues the sequence, in one transaction, with its figures. */
 export function filled(store: OutboxStore, rows: readonly StoredRow[], seq: number, dropped: ReadonlyMap<string, number> = new Map()): OutboxStore {
+  const counts = new Map<string, { depth: number; dropped: number }>();
+  for (const [device, n] of dropped) counts.set(device, { depth: 0, dropped: n });
+  for (const row of rows) {
+    const entry = counts.get(row.device) ?? { depth: 0, dropped: 0 };
+    entry.depth += 1;
+    counts.set(row.device, entry);
+  }
   try {
     store.transaction(() => {
       for (const row of rows) store.insertWithSeq(row);
       store.continueSequence(Math.max(seq, rows.at(-1)?.seq ?? 0));
-      store.saveDropped(dropped);
+      store.saveCounts(counts);
     });
     return store;
   } catch (err) {

@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
-import { ensureCounts, readCounts, writeDropped, type StoredCounts } from './outbox-counts.js';
+import { ensureCounts, readCounts, writeCounts, type StoredCounts } from './outbox-counts.js';
 import { salvageRows, type Salvaged } from './outbox-salvage.js';
 import { recordChecksum, type CheckedRecord } from './record-checksum.js';
 
@@ -115,9 +115,9 @@ export class OutboxStore {
     return readCounts(this.db);
   }
 
-  /** Stores devices' dropped counters (inside the caller's transaction). */
-  saveDropped(dropped: ReadonlyMap<string, number>): void {
-    writeDropped(this.db, dropped);
+  /** Stores devices' rows and dropped counters (inside the caller's transaction). */
+  saveCounts(counts: ReadonlyMap<string, StoredCounts>): void {
+    writeCounts(this.db, counts);
   }
 
   /** Every row that can still be read, one by one, stepping over damage (a file found corrupt). */

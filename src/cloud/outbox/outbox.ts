@@ -3,9 +3,10 @@
 // While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
 // published from there after what is on disk (no crash window holds then), and a commit is tried
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
-import { admit, counterIn, droppedChanges, enforceCaps, restoreDropped, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
+import { admit, counterIn, enforceCaps, restoreDropped, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
 import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
 import { DiskReads } from './outbox-reads.js';
+import { CountsLedger } from './outbox-counts.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../../core/time.js';
 import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
@@ -26,11 +27,13 @@ export class Outbox implements ReportOutbox {
   private readonly ackedOnDisk = new Map<string, number>();
   private pending: Pending[] = [];
   private nextSeq: number;
-  /** Dropped counters as the file holds them (outbox_counts). */
-  private savedDropped: Map<string, number>;
+  /** When a write stores the per-device figures (outbox_counts). */
+  private readonly counts: CountsLedger;
   private cancelTimer: (() => void) | undefined;
   private readonly time: Time;
   private closed = false;
+  /** Set by close(): its last write stores the figures whatever their age. */
+  private closing = false;
 
   constructor(private readonly options: OutboxOptions) {
     this.flushIntervalMs = options.flushIntervalMs ?? 50;
@@ -41,7 +44,7 @@ export class Outbox implements ReportOutbox {
     this.file = new StoreKeeper(options.path, { synchronous: 'NORMAL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs });
     for (const row of this.file.opened.totals) this.counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
     restoreDropped(this.counters, this.file.opened, options);
-    this.savedDropped = new Map(this.file.opened.dropped);
+    this.counts = new CountsLedger(this.file.opened.dropped);
     this.nextSeq = this.file.opened.maxSeq + 1;
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
       wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
@@ -78,8 +81,8 @@ export class Outbox implements ReportOutbox {
     this.checkFile();
     const deletes = [...this.ackedOnDisk];
     if (this.closed) return;
-    const dropped = droppedChanges(this.counters, this.savedDropped);
-    if (this.pending.length === 0 && deletes.length === 0 && !this.reads.hasRejected && dropped.size === 0) {
+    const countsDue = this.closing || this.counts.droppedChanged(this.counters);
+    if (this.pending.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) {
       if (!this.file.ok) this.probe();
       return;
     }
@@ -89,14 +92,15 @@ export class Outbox implements ReportOutbox {
     let drops = noDrops();
     let touched = new Set<string>();
     let purged: number[] = [];
+    let counts: ReturnType<CountsLedger['due']>;
     try {
       this.file.store.transaction(() => {
         purged = this.reads.purge(this.file.store);
         touched = writeRows(this.file.store, this.counters, deletes, batch);
         drops = enforceCaps(this.file.store, this.counters, touched, this.options);
-        // With this commit's own cap drops: the counters survive a restart.
-        for (const [device, n] of droppedChanges(this.counters, this.savedDropped)) dropped.set(device, n);
-        this.file.store.saveDropped(dropped);
+        // With this commit's own cap drops: the dropped counters survive a restart.
+        counts = this.counts.due(this.counters, this.time.now(), this.closing);
+        if (counts) this.file.store.saveCounts(counts);
       });
     } catch (err) {
       // Rolled back: restore the counters and keep the batch, bounded, for the next commit.
@@ -109,7 +113,7 @@ export class Outbox implements ReportOutbox {
     }
     this.file.succeeded();
     this.reads.purged(purged);
-    for (const [device, n] of dropped) this.savedDropped.set(device, n);
+    this.counts.saved(counts, this.time.now());
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     reportCapDrops(drops, this.options);
     if (touched.size > 0) this.options.onCommit?.(touched);
@@ -121,7 +125,7 @@ export class Outbox implements ReportOutbox {
     const { replaced, complete } = this.file.check();
     if (replaced) {
       this.reads.forgetRejected();
-      this.savedDropped = new Map();
+      this.counts.reset();
     }
     if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options);
   }
@@ -215,6 +219,7 @@ export class Outbox implements ReportOutbox {
   /** Commits what is buffered and closes the store; what cannot be committed is counted as dropped. Never throws. */
   close(): void {
     if (this.closed) return;
+    this.closing = true;
     this.flush();
     this.closed = true;
     this.reads.close();
