@@ -39,8 +39,9 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
       if (info.reason === 'checksum') logger.error({ ...info, effect: 'not published, counted as dropped' }, 'outbox record failed its checksum');
     },
     onLoss: (loss) => {
-      const fields = { reason: loss.reason, total: loss.records, bytes: loss.bytes, byDevice: loss.byDevice };
+      // Checksum failures have their own line per record (onDrop).
       if (loss.reason === 'checksum') return;
+      const fields = { reason: loss.reason, total: loss.records, bytes: loss.bytes, byDevice: loss.byDevice };
       // Reports lost to a failing disk (the last spill on close) or a corrupt file: one line per event, every device in it.
       if (loss.reason === 'write-failed' || loss.reason === 'file-lost') {
         logger.error(fields, 'outbox reports lost');
