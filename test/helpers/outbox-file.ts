@@ -3,6 +3,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import Database from 'libsql';
 import { OutboxStore } from '../../src/cloud/outbox/outbox-store.js';
+import type { ReportOutbox } from '../../src/core/outbox-types.js';
 
 /** The outbox's page size (new files). */
 export const OUTBOX_PAGE_BYTES = 1024;
@@ -47,4 +48,30 @@ export function rowsIn(path: string): number {
 
 export function integrityOf(path: string): string[] {
   return withStore(path, (store) => store.integrityCheck());
+}
+
+/** Numbered test reports: a marker found in the file's bytes (to damage its page), then padding. */
+export const rowMarker = (n: number) => `row-${String(n).padStart(5, '0')}:`;
+export const numberedPayload = (n: number) => `${rowMarker(n)}${'v'.repeat(30)}`;
+export const numberOfPayload = (p: Buffer) => Number(p.toString().slice(4, 9));
+
+/**
+ * Reads every device to the end in steps of 50, acking as a forwarder would; the report numbers
+ * delivered. Throws when a batch comes out of seq order.
+ */
+export function deliverNumbered(outbox: ReportOutbox, devices: readonly string[]): number[] {
+  const delivered: number[] = [];
+  for (const device of devices) {
+    let after = 0;
+    for (;;) {
+      const batch = outbox.peek(device, 50, after);
+      if (batch.length === 0) break;
+      const seqs = batch.map((r) => r.seq);
+      if (seqs.some((seq, i) => i > 0 && seq <= seqs[i - 1])) throw new Error(`${device}: seqs out of order: ${seqs.join(',')}`);
+      delivered.push(...batch.map((r) => numberOfPayload(r.payload)));
+      after = seqs[seqs.length - 1];
+      outbox.ack(device, after);
+    }
+  }
+  return delivered;
 }

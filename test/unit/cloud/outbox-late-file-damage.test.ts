@@ -13,7 +13,7 @@ import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
 import type { OutboxMode, OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { checkpoint, zeroPageHolding } from '../../helpers/outbox-file.js';
+import { checkpoint, deliverNumbered, numberedPayload, rowMarker, zeroPageHolding } from '../../helpers/outbox-file.js';
 
 let root: string;
 let dir: string;
@@ -48,24 +48,10 @@ function closeOf(outbox: ReportOutbox): void {
 }
 
 const devices = ['a', 'b', 'c'];
-const marker = (n: number) => `row-${String(n).padStart(5, '0')}:`;
-const payload = (n: number) => `${marker(n)}${'v'.repeat(30)}`;
-const numberOf = (p: Buffer) => Number(p.toString().slice(4, 9));
+const marker = rowMarker;
+const payload = numberedPayload;
 
-function deliverAll(outbox: ReportOutbox): number[] {
-  const delivered: number[] = [];
-  for (const device of devices) {
-    let after = 0;
-    for (;;) {
-      const batch = outbox.peek(device, 50, after);
-      if (batch.length === 0) break;
-      delivered.push(...batch.map((r) => numberOf(r.payload)));
-      after = batch.at(-1)!.seq;
-      outbox.ack(device, after);
-    }
-  }
-  return delivered;
-}
+const deliverAll = (outbox: ReportOutbox) => deliverNumbered(outbox, devices);
 
 function fileFacts(): { unchecked: number; counted: Record<string, { depth: number; dropped: number }> } {
   const db = new Database(path);

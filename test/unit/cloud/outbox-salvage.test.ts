@@ -10,7 +10,7 @@ import type { MovedAside } from '../../../src/cloud/outbox/outbox-file.js';
 import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
 import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { checkpoint as checkpointFile, touch, zeroPageHolding } from '../../helpers/outbox-file.js';
+import { checkpoint as checkpointFile, deliverNumbered, numberedPayload, numberOfPayload, rowMarker, touch, zeroPageHolding } from '../../helpers/outbox-file.js';
 
 let dir: string;
 let path: string;
@@ -23,30 +23,14 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const devices = ['a', 'b', 'c'];
-const marker = (n: number) => `row-${String(n).padStart(5, '0')}:`;
-const payload = (n: number) => `${marker(n)}${'v'.repeat(30)}`;
-const numberOf = (p: Buffer) => Number(p.toString().slice(4, 9));
+const marker = rowMarker;
+const payload = numberedPayload;
+const numberOf = numberOfPayload;
 
 const checkpoint = () => checkpointFile(path);
 const zeroPageOf = (n: number) => zeroPageHolding(path, marker(n));
 
-/** Reads every device to the end in small steps, acking as a forwarder would; the row numbers delivered. */
-function deliverAll(outbox: ReportOutbox): number[] {
-  const delivered: number[] = [];
-  for (const device of devices) {
-    let after = 0;
-    for (;;) {
-      const batch = outbox.peek(device, 50, after);
-      if (batch.length === 0) break;
-      const seqs = batch.map((r) => r.seq);
-      expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
-      delivered.push(...batch.map((r) => numberOf(r.payload)));
-      after = seqs[seqs.length - 1];
-      outbox.ack(device, after);
-    }
-  }
-  return delivered;
-}
+const deliverAll = (outbox: ReportOutbox) => deliverNumbered(outbox, devices);
 
 const counted = (drops: OutboxDropInfo[]) => drops.filter((d) => d.reason === 'file-lost').reduce((n, d) => n + d.records, 0);
 
