@@ -1,6 +1,6 @@
 // The gateway's outbox logging and counters: one line per loss event with the total and every
 // device's count (not the first device's only), an "outbox full" episode summed at its end, and
-// dropped counters that survive a restart (kept in the outbox's own file).
+// dropped counters that survive a restart (kept in the outbox's own file), a removed device's queue among them.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +68,27 @@ describe.each(['memory-first', 'write-ahead'] as const)('gateway outbox loss rep
 
     const again = openGatewayOutbox(dir, cloud(200, mode), captureLogger().logger, () => undefined, clock);
     expect(again.status(clock.now())).toMatchObject({ dropped: total, droppedByDevice: dropped });
+    again.outbox.close();
+  });
+
+  it('a removed device\'s queue: counted in /status and in the loss line (device-removed), and after a restart', async () => {
+    const log = captureLogger();
+    const clock = new ManualClock();
+    const store = openGatewayOutbox(dir, cloud(1_000_000, mode), log.logger, () => undefined, clock);
+    for (let i = 0; i < 8; i += 1) store.outbox.append('gone', `gone-${i}`, i);
+    store.outbox.flush();
+    for (let i = 0; i < 3; i += 1) store.outbox.append('gone', `late-${i}`, 10 + i);
+    store.outbox.append('kept', 'kept-0', 0);
+    expect(store.discard('gone')).toBe(11);
+    expect(store.discard('gone')).toBe(0);
+    await settle();
+    expect(store.status(clock.now())).toMatchObject({ depth: 1, dropped: 11, droppedByDevice: { gone: 11 } });
+    expect(log.lines().filter((l) => l.msg === 'outbox reports lost')).toEqual([expect.objectContaining({ level: 40, reason: 'device-removed', total: 11, byDevice: { gone: 11 } })]);
+    store.outbox.close();
+
+    const again = openGatewayOutbox(dir, cloud(1_000_000, mode), captureLogger().logger, () => undefined, clock);
+    expect(again.status(clock.now())).toMatchObject({ depth: 1, dropped: 11, droppedByDevice: { gone: 11 } });
+    expect(again.outbox.peek('gone', 50)).toEqual([]);
     again.outbox.close();
   });
 });
