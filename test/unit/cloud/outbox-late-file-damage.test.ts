@@ -134,7 +134,8 @@ describe.each(['memory-first', 'write-ahead'] as const)('the outbox file taken u
     outbox.checkFile?.();
     outbox.flush();
     expect(outbox.stats()).toMatchObject({ depth: held.depth, bytes: held.depth * size, dropped: capped, storage: { state: 'ok' } });
-    expect(fileFacts().counted).toEqual(expect.objectContaining({ a: expect.objectContaining({ dropped: expect.any(Number) }) }));
+    // This run's drops, made before the file opened, are the file's now.
+    expect(Object.values(fileFacts().counted).reduce((n, c) => n + c.dropped, 0)).toBe(capped);
   });
 
   it('a removed device\'s queue, on disk and in memory, is counted as dropped (device-removed) and the file keeps the count', () => {
