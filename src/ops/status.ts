@@ -78,7 +78,7 @@ export interface OutboxStatus {
   storage?: OutboxStorageStatus;
   /** `failing` while disk rows cannot be read: the devices holding them wait (nothing newer is sent first). */
   reads?: OutboxReadStatus;
-  /** Reports dropped per device (caps, failed writes, lost rows, checksums), kept in the outbox file across restarts. */
+  /** Reports dropped per device (caps, failed writes, lost rows, checksums, removed devices), kept in the outbox file across restarts. */
   droppedByDevice?: Record<string, number>;
 }
 
