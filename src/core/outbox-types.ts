@@ -28,6 +28,17 @@ export interface OutboxStats {
   oldestTs: number | undefined;
   /** Whether the disk takes writes (absent for outboxes without a file). */
   storage?: OutboxStorageState;
+  /** Whether disk rows can be read; while failing, the devices whose rows could not be read wait (absent without a file). */
+  reads?: OutboxReadState;
+}
+
+/** While `failing`, a device whose disk rows cannot be read is served nothing newer (order holds); reads are retried with backoff. */
+export interface OutboxReadState {
+  state: 'ok' | 'failing';
+  cause?: string;
+  since?: number;
+  /** Reads that failed since start (every attempt). */
+  failedReads: number;
 }
 
 /** While `failing`, reports live in memory only: a crash or power cut loses them (no crash window holds). */
@@ -45,8 +56,28 @@ export interface OutboxDropInfo {
   device: string;
   records: number;
   bytes: number;
-  /** write-failed: memory lost at a stop while the file took no writes; file-lost: rows of a corrupt file that could not be read. */
-  reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed' | 'file-lost';
+  /**
+   * write-failed: memory lost at a stop while the file took no writes; file-lost: rows of a corrupt
+   * file that could not be read; checksum: a row whose payload or time no longer matches its checksum;
+   * device-removed: the queue of a device that left the site (ReportOutbox.discard).
+   */
+  reason: 'device-cap' | 'total-cap' | 'record-too-large' | 'write-failed' | 'file-lost' | 'checksum' | 'device-removed';
+  /** checksum: the rejected row's seq. */
+  seq?: number;
+}
+
+/** One loss event of an outbox: every device's share of it together (one log line). */
+export interface OutboxLoss {
+  reason: OutboxDropInfo['reason'];
+  records: number;
+  bytes: number;
+  byDevice: Record<string, number>;
+}
+
+/** Who hears of drops: per device, and once per event with every device. */
+export interface DropListeners {
+  onDrop?: (info: OutboxDropInfo) => void;
+  onLoss?: (loss: OutboxLoss) => void;
 }
 
 /** What the reporter, forwarders and the gateway need from an outbox, whatever its mode. */
@@ -57,6 +88,8 @@ export interface ReportOutbox {
   peek(device: string, limit: number, afterSeq?: number): OutboxRecord[];
   /** Removes a device's records up to and including seq (after their PUBACK). */
   ack(device: string, upToSeq: number): number;
+  /** Drops every record of a device that left the site, counted as dropped ('device-removed'); returns how many. */
+  discard(device: string): number;
   stats(): OutboxStats;
   devicesWithBacklog(): string[];
   /** Writes what memory holds to disk now; a failure shows in stats().storage, it is not thrown. */

@@ -90,9 +90,11 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySam
   gauge('fieldgate_outbox_bytes', 'Bytes held by the outbox.', [], (s, set) => s.outbox && set({}, s.outbox.bytes));
   gauge('fieldgate_outbox_disk_reports', 'Reports of the outbox held on disk.', [], (s, set) => s.outbox?.onDisk !== undefined && set({}, s.outbox.onDisk));
   gauge('fieldgate_outbox_oldest_age_seconds', 'Age of the oldest report in the outbox by poll time (0 when empty).', [], (s, set) => s.outbox?.oldestAgeMs !== undefined && set({}, (s.outbox.oldestAgeMs ?? 0) / 1000));
-  counter('fieldgate_outbox_dropped_total', 'Reports dropped because the outbox was full, its file took no writes, or their device left the site.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
-  counter('fieldgate_outbox_device_dropped_total', 'Reports dropped per device (outbox caps, failed writes, device removed).', ['device'], (s, set) => Object.entries(s.outbox?.droppedByDevice ?? {}).forEach(([device, n]) => set({ device }, n)));
+  counter('fieldgate_outbox_dropped_total', 'Reports dropped (outbox full, a failed last write, rows of a corrupt file, failed checksums, their device left the site); kept across restarts in the outbox file.', [], (s, set) => s.outbox && set({}, s.outbox.dropped));
+  counter('fieldgate_outbox_device_dropped_total', 'Reports dropped per device (caps, failed writes, lost rows, checksums, device removed); kept across restarts.', ['device'], (s, set) => Object.entries(s.outbox?.droppedByDevice ?? {}).forEach(([device, n]) => set({ device }, n)));
   gauge('fieldgate_outbox_storage_ok', '1 while the outbox file takes writes; 0 while reports are in memory only (no crash window).', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.state === 'ok' ? 1 : 0));
+  gauge('fieldgate_outbox_reads_ok', '1 while the outbox file can be read; 0 while devices with reports on disk wait for a read.', [], (s, set) => s.outbox?.reads && set({}, s.outbox.reads.state === 'ok' ? 1 : 0));
+  counter('fieldgate_outbox_failed_reads_total', 'Outbox disk reads that failed (each retried with backoff).', [], (s, set) => s.outbox?.reads && set({}, s.outbox.reads.failedReads));
   counter('fieldgate_outbox_storage_failed_writes_total', 'Outbox writes (commits, deletes) that failed: disk full, read-only, I/O error, corrupt file.', [], (s, set) => s.outbox?.storage && set({}, s.outbox.storage.failedWrites));
   gauge('fieldgate_rate_queue_pending', 'Cloud HTTP calls waiting in the rate queue.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.pending));
   counter('fieldgate_rate_queue_rate_limited_total', 'HTTP 429 answers from the cloud.', [], (s, set) => s.rateQueue && set({}, s.rateQueue.rateLimited));

@@ -86,8 +86,18 @@ export interface OutboxStatus {
   oldestAgeMs?: number | null;
   /** `failing` while the file takes no writes: reports are then in memory only and no crash window holds. */
   storage?: OutboxStorageStatus;
-  /** Reports dropped per device (caps, failed writes), since start. */
+  /** `failing` while disk rows cannot be read: the devices holding them wait (nothing newer is sent first). */
+  reads?: OutboxReadStatus;
+  /** Reports dropped per device (caps, failed writes, lost rows, checksums, removed devices), kept in the outbox file across restarts. */
   droppedByDevice?: Record<string, number>;
+}
+
+export interface OutboxReadStatus {
+  state: 'ok' | 'failing';
+  cause?: string;
+  failingForMs?: number;
+  /** Reads that failed since start (every attempt). */
+  failedReads: number;
 }
 
 export interface OutboxStorageStatus {
@@ -149,5 +159,7 @@ export function unhealthyReasons(status: GatewayStatus, stalledLoops: readonly s
   if (storage?.state === 'failing') {
     reasons.push(`outbox storage failing (${storage.cause ?? 'unknown cause'}): reports kept in memory only, no crash window holds`);
   }
+  const reads = status.outbox?.reads;
+  if (reads?.state === 'failing') reasons.push(`outbox reads failing (${reads.cause ?? 'unknown cause'}): devices with reports on disk wait, retried with backoff`);
   return reasons;
 }

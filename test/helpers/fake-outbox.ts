@@ -28,6 +28,8 @@ export class FakeOutbox implements ReportOutbox {
   private readonly queues = new Map<string, OutboxRecord[]>();
   private seq = 0;
   private closed = false;
+  /** Records dropped by discard(), per device. */
+  private readonly discarded = new Map<string, number>();
 
   append(device: string, payload: Buffer | string, ts: number): void {
     if (this.closed) throw new Error('outbox is closed');
@@ -60,6 +62,14 @@ export class FakeOutbox implements ReportOutbox {
     return queue.length - kept.length;
   }
 
+  discard(device: string): number {
+    if (this.closed) return 0;
+    const n = this.held(device).length;
+    this.queues.set(device, []);
+    if (n > 0) this.discarded.set(device, (this.discarded.get(device) ?? 0) + n);
+    return n;
+  }
+
   /** A device's records still held, oldest first. */
   held(device: string): OutboxRecord[] {
     return this.queues.get(device) ?? [];
@@ -77,12 +87,13 @@ export class FakeOutbox implements ReportOutbox {
     let oldest: OutboxRecord | undefined;
     for (const [device, queue] of this.queues) {
       const deviceBytes = queue.reduce((n, r) => n + r.payload.length, 0);
-      devices[device] = { depth: queue.length, bytes: deviceBytes, dropped: 0 };
+      devices[device] = { depth: queue.length, bytes: deviceBytes, dropped: this.discarded.get(device) ?? 0 };
       depth += queue.length;
       bytes += deviceBytes;
       if (queue[0] && (!oldest || queue[0].seq < oldest.seq)) oldest = queue[0];
     }
-    return { devices, depth, bytes, dropped: 0, buffered: 0, onDisk: 0, diskBytes: 0, oldestTs: oldest?.ts };
+    const dropped = [...this.discarded.values()].reduce((n, d) => n + d, 0);
+    return { devices, depth, bytes, dropped, buffered: 0, onDisk: 0, diskBytes: 0, oldestTs: oldest?.ts };
   }
 
   devicesWithBacklog(): string[] {

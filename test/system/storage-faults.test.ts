@@ -159,7 +159,7 @@ describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
     const before = await status(port);
     const exitCode = await stop(gateway);
     r.outbox.sample();
-    const lost = gatewayLog.messages('outbox reports lost: write failed').reduce((n, l) => n + Number(l.records ?? 0), 0);
+    const lost = gatewayLog.messages('outbox reports lost').reduce((n, l) => n + Number(l.total ?? 0), 0);
     const counts = account(r, cycles, (before?.outbox?.dropped ?? 0) + lost);
     console.log(`read-only: ${counts.cycles} reports polled, ${counts.delivered} delivered, ${counts.leftOnDisk} left on disk, ${counts.dropped} dropped `
       + `(${lost} lost at the stop, counted), ${counts.unexplained} unexplained, ${counts.overCounted} counted as lost yet in the file; cause ${failing?.outbox?.storage?.cause}; `

@@ -6,10 +6,13 @@
 // records: a device's order is its disk rows, then its memory records. While the file takes no
 // writes (StorageHealth), reports stay in memory (capped, fair drops), are still delivered and
 // acknowledged, and a write is tried every storageRetryMs until one succeeds.
-import { admit, capMemory, counterIn, type DropTally, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows } from './outbox-caps.js';
+import { admit, capMemory, counterIn, dropAllMemory, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
-import { recountAfterLoss, StoreKeeper } from './outbox-file.js';
+import { openKept, recountAfterLoss, type StoreKeeper } from './outbox-file.js';
 import { attachCounted, dropStoreRows } from './outbox-attach.js';
+import { discardQueue } from './outbox-discard.js';
+import { DiskReads } from './outbox-reads.js';
+import { saveDroppedAtClose, type CountsLedger } from './outbox-counts.js';
 import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 import { systemTime, type Time } from '../../core/time.js';
@@ -19,6 +22,7 @@ export const DEFAULT_DURABLE_AFTER_MS = 1000;
 export class MemoryFirstOutbox implements ReportOutbox {
   private readonly file: StoreKeeper;
   private readonly memory: MemoryQueue;
+  private readonly reads: DiskReads;
   private readonly durableAfterMs: number;
   private readonly retryMs: number;
   private readonly time: Time;
@@ -27,26 +31,33 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** Disk rows acknowledged up to this seq, deleted at the next write. */
   private readonly ackedOnDisk = new Map<string, number>();
   private nextSeq: number;
+  /** When a write stores the per-device figures (outbox_counts). */
+  private readonly counts: CountsLedger;
   private cancelTimer: (() => void) | undefined;
   private timerAt = Infinity;
   private readonly notifyPending = new Set<string>();
   private closed = false;
+  /** Set by close(): its last write stores the figures whatever their age. */
+  private closing = false;
 
   constructor(private readonly options: OutboxOptions) {
     this.durableAfterMs = Math.max(0, options.durableAfterMs ?? DEFAULT_DURABLE_AFTER_MS);
     this.time = options.time ?? systemTime;
     this.retryMs = options.storageRetryMs ?? 1000;
-    this.memory = new MemoryQueue(this.durableAfterMs);
+    this.memory = new MemoryQueue(this.durableAfterMs, options.recordOverheadBytes ?? 0);
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
-    this.file = new StoreKeeper(options.path, { synchronous: 'FULL' }, { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside });
-    for (const row of this.file.opened.totals) this.disk.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
-    this.nextSeq = this.file.opened.maxSeq + 1;
+    const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, memoryOverheadBytes: options.recordOverheadBytes };
+    ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'FULL' }, hooks, this.disk, options));
+    this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {
+      wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
+      onRejected: () => this.schedule(this.time.now(), this.time.now() + this.durableAfterMs),
+    });
   }
 
   append(device: string, payload: Buffer | string, ts: number): void {
     if (this.closed) throw new Error('outbox is closed');
-    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.disk, this.options.onDrop);
+    const bytes = admit(device, payload, this.options.maxBytesPerDevice, this.disk, this.options);
     if (bytes === undefined) return;
     const now = this.time.now();
     this.memory.push(device, this.nextSeq, ts, bytes, now);
@@ -56,22 +67,33 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.wake(device);
   }
 
+  /** A device's disk rows, then its memory; nothing at all when its disk rows cannot be read (retried later). */
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    const fromDisk = (this.disk.get(device)?.depth ?? 0) > 0 ? this.readDisk(device, afterSeq, limit) : [];
-    if (fromDisk.length >= limit) return fromDisk;
+    let fromDisk: OutboxRecord[] = [];
+    if ((this.disk.get(device)?.depth ?? 0) > 0) {
+      const read = this.reads.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
+      // Newer records in memory must wait: acknowledging them would count the unread rows as sent.
+      if (read === undefined) return [];
+      fromDisk = read;
+    }
     const last = fromDisk.at(-1)?.seq ?? afterSeq;
-    const fromMemory = this.memory.after(device, last, limit - fromDisk.length);
-    return fromDisk.length === 0 ? fromMemory : fromDisk.concat(fromMemory);
+    const records = fromDisk.length >= limit ? fromDisk : fromDisk.concat(this.memory.after(device, last, limit - fromDisk.length));
+    this.reads.handedOut(device, records);
+    return records;
   }
 
+  /** Counts (and deletes) only what a peek handed out, up to upToSeq. */
   ack(device: string, upToSeq: number): number {
     if (this.closed) return 0;
+    upToSeq = this.reads.ackable(device, upToSeq);
     let acked = this.memory.ackThrough(device, upToSeq).records;
     const disk = this.disk.get(device);
     if (disk && disk.depth > 0) {
       const from = this.ackedOnDisk.get(device) ?? 0;
-      const gone = upToSeq > from ? this.measureDisk(device, from, upToSeq) : undefined;
+      // A failed read leaves the rows counted: deleted after a later ack, never skipped.
+      const measured = upToSeq > from ? this.reads.read(() => this.file.store.measure(device, from, upToSeq)) : undefined;
+      const gone = measured && this.reads.discount(device, from, upToSeq, measured);
       if (gone) {
         // Only counted now; the DELETE waits for the next write (at most durableAfterMs): a crash
         // before it resends these few (counted as duplicates downstream), never loses any.
@@ -101,7 +123,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     const diskOldest = onDisk > 0 && !this.closed ? this.oldestOnDisk() : undefined;
     return {
       devices, depth: onDisk + this.memory.size, bytes: diskBytes + this.memory.bytes, dropped,
-      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(), storage: this.file.health.state(),
+      buffered: this.memory.size, onDisk, diskBytes, oldestTs: diskOldest ?? this.memory.oldestTs(), storage: this.file.health.state(), reads: this.reads.state(),
     };
   }
 
@@ -116,17 +138,35 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (this.closed) return;
     if (this.file.detached) return this.attachFile();
     const { replaced, complete } = this.file.check();
-    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options.onDrop);
+    if (replaced) {
+      this.reads.forgetRejected();
+      this.counts.reset();
+    }
+    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options);
   }
 
   /** Never opened at start: the file taken up with every row, memory's included (outbox-attach.ts). */
   private attachFile(): void {
     const batch = this.memory.all();
-    const attached = attachCounted(this.file, this.disk, this.ackedOnDisk, this.nextSeq, batch);
+    let purged: number[] = [];
+    const attached = attachCounted(this.file, this.disk, this.ackedOnDisk, this.nextSeq, batch, this.options, (store) => (purged = this.reads.purge(store)));
     if (!attached) return;
+    this.reads.purged(purged);
     this.nextSeq = attached.nextSeq;
     for (const [device, seq] of new Map(batch.map((r) => [r.device, r.seq]))) this.memory.ackThrough(device, seq);
     for (const { device } of attached.totals) this.wake(device);
+    // The file holds none of this run's figures yet: the next write stores them (at once when a device dropped any).
+    this.counts.reset();
+    if (this.counts.droppedChanged(this.disk)) this.schedule(this.time.now(), this.time.now());
+  }
+
+  /** A removed device's reports, on disk and in memory, dropped and counted ('device-removed'); returns how many. */
+  discard(device: string): number {
+    if (this.closed) return 0;
+    const dropped = discardQueue(device, this.disk, this.ackedOnDisk, this.nextSeq - 1, this.memory.ackThrough(device, this.nextSeq - 1), this.options);
+    // The next write deletes the rows and stores the counter.
+    if (dropped > 0) this.schedule(this.time.now(), this.time.now());
+    return dropped;
   }
 
   /** Writes all of memory and the pending deletes now, in one transaction; a failure is kept in storage state. */
@@ -140,14 +180,21 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** False when the write failed (counters restored, memory kept, health told). */
   private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
-    if (batch.length === 0 && deletes.length === 0) return this.file.ok || this.probe();
+    const countsDue = this.closing || this.counts.droppedChanged(this.disk);
+    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) return this.file.ok || this.probe();
     let drops = noDrops();
+    let purged: number[] = [];
+    let counts: ReturnType<CountsLedger['due']>;
     const before = new Map([...this.disk].map(([device, c]) => [device, { ...c }]));
     try {
       this.file.store.transaction(() => {
+        purged = this.reads.purge(this.file.store);
         const touched = writeRows(this.file.store, this.disk, deletes, batch);
         // What stays in memory after this write still counts against the total cap.
         drops = enforceCaps(this.file.store, this.disk, touched, this.options, (device) => (touched.has(device) ? 0 : this.memory.deviceBytes(device)));
+        // With this write's own cap drops: the dropped counters survive a restart.
+        counts = this.counts.due(this.disk, this.time.now(), this.closing);
+        if (counts) this.file.store.saveCounts(counts);
       });
     } catch (err) {
       restoreCounters(this.disk, before);
@@ -155,10 +202,12 @@ export class MemoryFirstOutbox implements ReportOutbox {
       return false;
     }
     this.file.succeeded();
+    this.reads.purged(purged);
+    this.counts.saved(counts, this.time.now());
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
     const lastOf = new Map(batch.map((r) => [r.device, r.seq]));
     for (const [device, seq] of lastOf) this.memory.ackThrough(device, seq);
-    reportCapDrops(drops, this.options.onDrop);
+    reportCapDrops(drops, this.options);
     return true;
   }
 
@@ -169,40 +218,19 @@ export class MemoryFirstOutbox implements ReportOutbox {
   close(): void {
     if (this.closed) return;
     this.checkFile();
+    this.closing = true;
     if (!this.write(this.memory.all())) this.dropMemory();
-    else if (this.file.inMemory) reportDrops(dropStoreRows(this.disk), 'write-failed', this.options.onDrop);
+    else if (this.file.inMemory) reportDrops(dropStoreRows(this.disk), 'write-failed', this.options);
+    // The drops of this close stored where the file still takes a small write.
+    saveDroppedAtClose(this.file, this.counts, this.disk, this.time.now());
     this.closed = true;
     this.clearTimer();
+    this.reads.close();
     try {
       this.file.store.close();
     } catch (err) {
       this.file.failed(err);
     }
-  }
-
-  /** Disk rows of a device after afterSeq; none (memory still served) when the file cannot be read. */
-  private readDisk(device: string, afterSeq: number, limit: number): OutboxRecord[] {
-    try {
-      return this.file.store.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
-    } catch (err) {
-      this.failedRead(err);
-      return [];
-    }
-  }
-
-  /** Undefined when the file cannot be read: the rows then stay counted and are deleted later. */
-  private measureDisk(device: string, from: number, upToSeq: number): { records: number; bytes: number } | undefined {
-    try {
-      return this.file.store.measure(device, from, upToSeq);
-    } catch (err) {
-      this.failedRead(err);
-      return undefined;
-    }
-  }
-
-  private failedRead(err: unknown): void {
-    this.file.failed(err);
-    this.schedule(this.time.now(), this.time.now() + this.retryMs);
   }
 
   /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
@@ -225,28 +253,11 @@ export class MemoryFirstOutbox implements ReportOutbox {
   }
 
   private dropMemory(): void {
-    const lost: DropTally = new Map();
-    for (const device of this.memory.devices()) {
-      const gone = this.memory.dropOldestOf(device, Infinity);
-      tally(lost, device, gone.records, gone.bytes);
-      this.counter(device).dropped += gone.records;
-    }
-    reportDrops(lost, 'write-failed', this.options.onDrop);
+    reportDrops(dropAllMemory(this.memory, this.disk), 'write-failed', this.options);
   }
 
-  /** Per device, skipping rows acknowledged but not yet deleted. */
   private oldestOnDisk(): number | undefined {
-    let oldest: number | undefined;
-    try {
-      for (const [device, d] of this.disk) {
-        if (d.depth === 0) continue;
-        const ts = this.file.store.oldestSampleTsOf(device, this.ackedOnDisk.get(device) ?? 0);
-        if (ts !== undefined && (oldest === undefined || ts < oldest)) oldest = ts;
-      }
-    } catch (err) {
-      this.failedRead(err);
-    }
-    return oldest;
+    return this.reads.oldestOf(this.disk, this.ackedOnDisk);
   }
 
   private counter(device: string): OutboxDeviceStats {
@@ -257,7 +268,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   private capMemory(device: string): void {
     const drops = capMemory(this.memory, device, this.options, (d) => this.disk.get(d)?.bytes ?? 0);
     for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) this.counter(d).dropped += e.records;
-    reportCapDrops(drops, this.options.onDrop);
+    reportCapDrops(drops, this.options);
   }
 
   /** Arms the write timer for the earliest memory deadline (or `at`); while failing, only the retry. */

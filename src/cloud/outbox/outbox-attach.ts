@@ -4,17 +4,21 @@
 // rows, what the outbox held in memory (its `work`), and the file's own rows from the previous run,
 // renumbered after every sequence number already handed out. Forwarders have read up to that
 // number, so an older row given a smaller one would be skipped and acknowledged unsent; the old
-// rows go out after the newer ones instead (each keeps its poll time), none is skipped.
-import { counterIn, restoreCounters, tally, writeRows, type DropTally } from './outbox-caps.js';
+// rows go out after the newer ones instead (each keeps its poll time), none is skipped. The file is
+// opened as at start (outbox-startup.ts): one found corrupt is salvaged row by row, and the dropped
+// counters it kept (outbox_counts) join this run's. Every row keeps its checksum.
+import { counterIn, restoreCounters, restoreDropped, tally, writeRows, type DropTally } from './outbox-caps.js';
 import type { DeviceTotals, OutboxStore, StoredRow } from './outbox-store.js';
 import type { OpenedStore, StoreKeeper } from './outbox-file.js';
-import type { OutboxDeviceStats } from '../../core/outbox-types.js';
+import type { DropListeners, OutboxDeviceStats } from '../../core/outbox-types.js';
 
 export interface Attached {
-  /** The file's own rows per device, now also held (the in-memory store's rows were counted already). */
+  /** Every row the file now holds, per device (a recount: the in-memory store counted its rows' memory cost). */
   totals: DeviceTotals[];
   /** The next sequence number to hand out. */
   nextSeq: number;
+  /** What opening the file found: the dropped counters it kept, rows its salvage lost or rejected. */
+  opened: OpenedStore;
 }
 
 /**
@@ -35,29 +39,39 @@ export function attachFile(opened: OpenedStore, memory: OutboxStore, nextSeq: nu
     for (const row of memory.allRows()) file.insertWithSeq(row);
     work(file);
     file.continueSequence(next - 1);
-    return { totals: opened.totals, nextSeq: next };
+    return { totals: file.totals(), nextSeq: next, opened };
   });
 }
 
 /**
- * An outbox's side of it: `batch` (what it holds in memory) and its deferred deletes go in the same
- * transaction; on success its counters include the file's rows and the deletes are done, on
- * failure they are as before. The caller takes `batch` out of memory and adopts `nextSeq`.
+ * An outbox's side of it: `batch` (what it holds in memory), its deferred deletes and `also` (rows
+ * that failed their checksum, purged) go in the same transaction; on success its counters are
+ * recounted from the file (the file's dropped counters added, its salvage's losses reported) and the
+ * deletes are done, on failure they are as before. The caller takes `batch` out of memory and
+ * adopts `nextSeq`.
  */
-export function attachCounted(file: StoreKeeper, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, nextSeq: number, batch: readonly StoredRow[]): Attached | undefined {
+export function attachCounted(file: StoreKeeper, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, nextSeq: number, batch: readonly StoredRow[], listeners: DropListeners, also?: (store: OutboxStore) => void): Attached | undefined {
   const deletes = [...ackedOnDisk];
   const before = new Map([...counters].map(([device, c]) => [device, { ...c }]));
-  const attached = file.attach(nextSeq, (store) => writeRows(store, counters, deletes, batch));
+  const attached = file.attach(nextSeq, (store) => {
+    also?.(store);
+    writeRows(store, counters, deletes, batch);
+  });
   if (!attached) {
     restoreCounters(counters, before);
     return undefined;
   }
   for (const [device, upTo] of deletes) if (ackedOnDisk.get(device) === upTo) ackedOnDisk.delete(device);
+  for (const counter of counters.values()) {
+    counter.depth = 0;
+    counter.bytes = 0;
+  }
   for (const { device, depth, bytes } of attached.totals) {
     const counter = counterIn(counters, device);
-    counter.depth += depth;
-    counter.bytes += bytes;
+    counter.depth = depth;
+    counter.bytes = bytes;
   }
+  restoreDropped(counters, attached.opened, listeners, true);
   return attached;
 }
 

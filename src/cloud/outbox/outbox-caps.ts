@@ -4,7 +4,7 @@
 // in `extraBytes`.
 import type { MemoryQueue } from './outbox-memory.js';
 import type { OutboxStore, StoredRow } from './outbox-store.js';
-import type { OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
+import type { DropListeners, OutboxDeviceStats, OutboxDropInfo } from '../../core/outbox-types.js';
 
 export type DropTally = Map<string, { records: number; bytes: number }>;
 
@@ -15,8 +15,19 @@ export function tally(into: DropTally, device: string, records: number, bytes: n
   into.set(device, entry);
 }
 
-export function reportDrops(tallied: DropTally, reason: OutboxDropInfo['reason'], onDrop: ((info: OutboxDropInfo) => void) | undefined): void {
-  for (const [device, entry] of tallied) onDrop?.({ device, ...entry, reason });
+/** Each device's share, then the event once with its total and the count per device. */
+export function reportDrops(tallied: DropTally, reason: OutboxDropInfo['reason'], listeners: DropListeners, seq?: number): void {
+  let records = 0;
+  let bytes = 0;
+  const byDevice: Record<string, number> = {};
+  for (const [device, entry] of tallied) {
+    if (entry.records === 0) continue;
+    listeners.onDrop?.({ device, ...entry, reason, ...(seq === undefined ? {} : { seq }) });
+    records += entry.records;
+    bytes += entry.bytes;
+    byDevice[device] = entry.records;
+  }
+  if (records > 0) listeners.onLoss?.({ reason, records, bytes, byDevice });
 }
 
 /** Deletes a device's oldest disk rows until its bytes (disk + extra) fit `cap`. */
@@ -94,7 +105,7 @@ export function writeRows(store: OutboxStore, counters: Map<string, OutboxDevice
     store.insertWithSeq(record);
     const counter = counterIn(counters, record.device);
     counter.depth += 1;
-    counter.bytes += record.payload.length;
+    counter.bytes += store.rowBytes(record.payload.length);
     touched.add(record.device);
   }
   return touched;
@@ -139,17 +150,17 @@ export function enforceCaps(store: OutboxStore, counters: Map<string, OutboxDevi
   return drops;
 }
 
-export function reportCapDrops(drops: CapDrops, onDrop: ((info: OutboxDropInfo) => void) | undefined): void {
-  reportDrops(drops.device, 'device-cap', onDrop);
-  reportDrops(drops.total, 'total-cap', onDrop);
+export function reportCapDrops(drops: CapDrops, listeners: DropListeners): void {
+  reportDrops(drops.device, 'device-cap', listeners);
+  reportDrops(drops.total, 'total-cap', listeners);
 }
 
 /** The payload as bytes, or undefined (dropped and counted) when it alone exceeds the device cap. */
-export function admit(device: string, payload: Buffer | string, maxBytesPerDevice: number | undefined, counters: Map<string, OutboxDeviceStats>, onDrop: ((info: OutboxDropInfo) => void) | undefined): Buffer | undefined {
+export function admit(device: string, payload: Buffer | string, maxBytesPerDevice: number | undefined, counters: Map<string, OutboxDeviceStats>, listeners: DropListeners): Buffer | undefined {
   const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
   if (maxBytesPerDevice === undefined || bytes.length <= maxBytesPerDevice) return bytes;
   counterIn(counters, device).dropped += 1;
-  onDrop?.({ device, records: 1, bytes: bytes.length, reason: 'record-too-large' });
+  reportDrops(new Map([[device, { records: 1, bytes: bytes.length }]]), 'record-too-large', listeners);
   return undefined;
 }
 
@@ -176,3 +187,28 @@ export function capMemory(memory: MemoryQueue, device: string, caps: { maxBytesP
   }
   return drops;
 }
+
+/** Everything memory holds dropped (a last write that failed), counted per device; the tally to report. */
+export function dropAllMemory(memory: MemoryQueue, counters: Map<string, OutboxDeviceStats>): DropTally {
+  const lost: DropTally = new Map();
+  for (const device of memory.devices()) {
+    const gone = memory.dropOldestOf(device, Infinity);
+    tally(lost, device, gone.records, gone.bytes);
+    counterIn(counters, device).dropped += gone.records;
+  }
+  return lost;
+}
+
+/**
+ * At open: the dropped counters the file kept (already counting what a salvage lost), and those
+ * losses reported. `add`: a file taken up late (outbox-attach.ts), whose counts join this run's.
+ */
+export function restoreDropped(counters: Map<string, OutboxDeviceStats>, opened: { dropped: ReadonlyMap<string, number>; lost: DropTally; rejected: DropTally }, listeners: DropListeners, add = false): void {
+  for (const [device, n] of opened.dropped) {
+    const counter = counterIn(counters, device);
+    counter.dropped = add ? counter.dropped + n : n;
+  }
+  reportDrops(opened.lost, 'file-lost', listeners);
+  reportDrops(opened.rejected, 'checksum', listeners);
+}
+

@@ -1,77 +1,18 @@
-// The outbox's SQLite file as a whole: opened with a consistency check (a corrupt file is moved
-// aside, kept for inspection, and a fresh one used instead of a crash loop), and replaced while
-// running when it was deleted, renamed or found corrupt (its readable rows go to a fresh file).
-import { existsSync, renameSync, unlinkSync } from 'node:fs';
-import { tally, type DropTally } from './outbox-caps.js';
+// The outbox's SQLite file as a whole: opened with a consistency check (outbox-startup.ts), and
+// replaced while running when it was deleted, renamed or found corrupt (an error SQLite calls
+// corruption is verified on fresh connections first): its readable rows, read one by one, go to a
+// fresh file.
+import { existsSync, unlinkSync } from 'node:fs';
+import { restoreDropped, tally, type DropTally } from './outbox-caps.js';
+import { CountsLedger } from './outbox-counts.js';
+import { filled, isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
+import { verifyFile } from './outbox-salvage.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
-import type { OutboxDeviceStats } from '../../core/outbox-types.js';
-import { OutboxStore, type DeviceTotals, type StoreOptions } from './outbox-store.js';
+import type { DropListeners, OutboxDeviceStats } from '../../core/outbox-types.js';
+import { intact, OutboxStore, type StoredRow, type StoreOptions } from './outbox-store.js';
 import { attachFile, type Attached } from './outbox-attach.js';
 
-export interface MovedAside {
-  path: string;
-  /** Where the damaged file (and its -wal/-shm) now are. */
-  movedTo: string;
-  cause: string;
-}
-
-export interface OpenedStore {
-  store: OutboxStore;
-  totals: DeviceTotals[];
-  maxSeq: number;
-}
-
-/** SQLite's codes for a file that is not a sound database. */
-export function isCorruption(err: unknown): boolean {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_NOTADB'));
-}
-
-/** Renames the file and its -wal/-shm to `<path>.corrupt-<time>`; returns the new name. */
-export function moveAside(path: string, now: number): string {
-  const target = `${path}.corrupt-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
-  for (const suffix of ['', '-wal', '-shm']) {
-    try {
-      renameSync(`${path}${suffix}`, `${target}${suffix}`);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-  }
-  return target;
-}
-
-class CorruptFileError extends Error {
-  readonly code = 'SQLITE_CORRUPT';
-}
-
-function openChecked(path: string, options: StoreOptions): OpenedStore {
-  let store: OutboxStore | undefined;
-  try {
-    store = new OutboxStore(path, options);
-    const problems = store.quickCheck();
-    if (problems.length !== 1 || problems[0] !== 'ok') throw new CorruptFileError(`quick_check: ${problems.slice(0, 3).join('; ')}`);
-    return { store, totals: store.totals(), maxSeq: store.maxSeq() };
-  } catch (err) {
-    try {
-      store?.close();
-    } catch {
-      // Closing a damaged file may fail too; the open error is the one to report.
-    }
-    throw err;
-  }
-}
-
-/** Opens (creating) the outbox file; a corrupt one is moved aside (reported once) and a fresh one opened. */
-export function openOutboxFile(path: string, options: StoreOptions, now: number, onMovedAside?: (moved: MovedAside) => void): OpenedStore {
-  try {
-    return openChecked(path, options);
-  } catch (err) {
-    if (!isCorruption(err) || path === ':memory:') throw err;
-    const movedTo = moveAside(path, now);
-    onMovedAside?.({ path, movedTo, cause: err instanceof Error ? `${String((err as { code?: unknown }).code)}: ${err.message}` : String(err) });
-    return openChecked(path, options);
-  }
-}
+export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
 
 /**
  * A fresh file at `path` holding every row of `old` that can still be read, with its sequence
@@ -81,12 +22,16 @@ export function openOutboxFile(path: string, options: StoreOptions, now: number,
  * full), the rows go to an in-memory store (`onDisk: false`) and a later call tries again.
  */
 export function replaceFile(old: OutboxStore, path: string, now: number, moveAwayFirst: boolean): { store: OutboxStore; onDisk: boolean; complete: boolean; movedTo?: string } {
-  let rows: ReturnType<OutboxStore['allRows']> = [];
+  let rows: StoredRow[] = [];
   let seq = 0;
   let complete = true;
   try {
-    rows = old.allRows();
-    seq = old.maxSeq();
+    // Rows failing their checksum stay behind (counted by the caller's recount, or already counted).
+    // Row by row: one bad page costs its own rows, not the file's.
+    const salvaged = old.salvage();
+    rows = salvaged.rows.filter((row) => intact({ ...row, crc: row.crc ?? null }));
+    complete = salvaged.complete && rows.length === salvaged.rows.length;
+    seq = salvaged.maxSeq;
   } catch {
     complete = false;
   }
@@ -125,23 +70,14 @@ function removeLeftovers(path: string): void {
   }
 }
 
-function filled(store: OutboxStore, rows: ReturnType<OutboxStore['allRows']>, seq: number): OutboxStore {
-  try {
-    store.transaction(() => {
-      for (const row of rows) store.insertWithSeq(row);
-      store.continueSequence(Math.max(seq, rows.at(-1)?.seq ?? 0));
-    });
-    return store;
-  } catch (err) {
-    store.close();
-    throw err;
-  }
-}
-
 export interface KeeperHooks {
   now: () => number;
   onStorage?: StorageListener;
   onMovedAside?: (moved: MovedAside) => void;
+  /** A file suspected corrupt is verified at most this often (the outbox's retry period). */
+  verifyEveryMs?: number;
+  /** What a report costs in memory beyond its payload: counted by the in-memory store a start without the file runs from. */
+  memoryOverheadBytes?: number;
 }
 
 /**
@@ -154,6 +90,7 @@ export class StoreKeeper {
   readonly health: StorageHealth;
   readonly opened: OpenedStore;
   private corrupt = false;
+  private verifiedAt = -Infinity;
 
   /** True while the file could not be opened at start: the store is in memory until attach() succeeds. */
   private detachedSinceStart = false;
@@ -166,8 +103,9 @@ export class StoreKeeper {
       // A state directory read-only, missing or too full to create the file in: run from memory
       // as when the disk fails later (reported as failing), and take the file up when it opens.
       if (path === ':memory:') throw err;
-      const store = new OutboxStore(':memory:', options);
-      this.opened = { store, totals: [], maxSeq: 0 };
+      // Its rows are held in memory: each counts its memory cost against the caps (a recount at attach).
+      const store = new OutboxStore(':memory:', { ...options, rowOverheadBytes: hooks.memoryOverheadBytes ?? 0 });
+      this.opened = { store, totals: [], maxSeq: 0, dropped: new Map(), lost: new Map(), rejected: new Map() };
       this.detachedSinceStart = true;
       this.health.failed(err);
     }
@@ -217,9 +155,16 @@ export class StoreKeeper {
     return this.health.ok;
   }
 
+  /** A write failed. */
   failed(err: unknown): void {
-    if (isCorruption(err)) this.corrupt = true;
+    this.suspect(err);
     this.health.failed(err);
+  }
+
+  /** A read or write failed: an error SQLite calls corruption gets the file checked at the next check(). */
+  suspect(err: unknown): void {
+    this.store.markStale();
+    if (isCorruption(err)) this.corrupt = true;
   }
 
   /** A write reached the store; it counts as storage back only when the store is the file. */
@@ -238,6 +183,17 @@ export class StoreKeeper {
     const inMemory = this.store.path !== this.path;
     const gone = !inMemory && this.store.fileReplaced();
     if (!inMemory && !gone && !this.corrupt) return { replaced: false, complete: true };
+    if (!inMemory && !gone) {
+      // SQLite reports some I/O errors as corruption: the file is checked afresh before it is
+      // given up. Sound: kept as it is. An I/O error again: checked again at a later check, at
+      // most once per verifyEveryMs (each check reads the whole file, up to 3 times).
+      const now = this.hooks.now();
+      if (now - this.verifiedAt < (this.hooks.verifyEveryMs ?? 1000)) return { replaced: false, complete: true };
+      this.verifiedAt = now;
+      const verdict = verifyFile(this.path);
+      if (verdict === 'ok') this.corrupt = false;
+      if (verdict !== 'corrupt') return { replaced: false, complete: true };
+    }
     if (gone) this.health.failed(new Error(`the outbox file ${this.path} was deleted or replaced while open`));
     const moveAway = this.corrupt && !gone && !inMemory;
     const result = replaceFile(this.store, this.path, this.hooks.now(), moveAway);
@@ -247,6 +203,17 @@ export class StoreKeeper {
     if (result.onDisk) this.health.succeeded();
     return { replaced: true, complete: result.complete };
   }
+}
+
+/**
+ * An outbox's file at start: the keeper, `counters` filled with its rows and the dropped counts it
+ * kept (a salvage's losses reported), the ledger of what it stores, and the next seq to hand out.
+ */
+export function openKept(path: string, options: StoreOptions, hooks: KeeperHooks, counters: Map<string, OutboxDeviceStats>, listeners: DropListeners): { file: StoreKeeper; counts: CountsLedger; nextSeq: number } {
+  const file = new StoreKeeper(path, options, hooks);
+  for (const row of file.opened.totals) counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+  restoreDropped(counters, file.opened, listeners);
+  return { file, counts: new CountsLedger(file.opened.dropped), nextSeq: file.opened.maxSeq + 1 };
 }
 
 /**

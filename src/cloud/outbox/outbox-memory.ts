@@ -30,7 +30,8 @@ export class MemoryQueue {
   private total = 0;
   private totalBytes = 0;
 
-  constructor(private readonly durableAfterMs: number) {}
+  /** `overheadBytes`: what a record costs in memory beyond its payload (objects, buffer, entry), counted in its bytes. */
+  constructor(private readonly durableAfterMs: number, private readonly overheadBytes = 0) {}
 
   get size(): number {
     return this.total;
@@ -49,8 +50,9 @@ export class MemoryQueue {
     }
     fifo.push({ device, seq, ts, payload, deadline: deadlineFor(now, this.durableAfterMs) });
     this.total += 1;
-    this.totalBytes += payload.length;
-    this.bytesOf.set(device, (this.bytesOf.get(device) ?? 0) + payload.length);
+    const cost = payload.length + this.overheadBytes;
+    this.totalBytes += cost;
+    this.bytesOf.set(device, (this.bytesOf.get(device) ?? 0) + cost);
   }
 
   /** Up to `limit` records of a device with seq > afterSeq, oldest first. */
@@ -75,7 +77,7 @@ export class MemoryQueue {
     if (!fifo) return removed;
     let n = 0;
     while (n < fifo.length && fifo[n].seq <= upToSeq) {
-      removed.bytes += fifo[n].payload.length;
+      removed.bytes += fifo[n].payload.length + this.overheadBytes;
       n += 1;
     }
     removed.records = n;
@@ -89,7 +91,7 @@ export class MemoryQueue {
     const removed = { records: 0, bytes: 0 };
     if (!fifo) return removed;
     while (removed.records < fifo.length && removed.bytes < excessBytes) {
-      removed.bytes += fifo[removed.records].payload.length;
+      removed.bytes += fifo[removed.records].payload.length + this.overheadBytes;
       removed.records += 1;
     }
     this.remove(device, fifo, removed.records, removed.bytes);

@@ -1,7 +1,7 @@
 // Settings of the SQLite-backed outbox implementations (both modes).
 import type { Time } from '../../core/time.js';
 import type { MovedAside } from './outbox-file.js';
-import type { OutboxDropInfo, OutboxStorageState } from '../../core/outbox-types.js';
+import type { OutboxDropInfo, OutboxLoss, OutboxReadState, OutboxStorageState } from '../../core/outbox-types.js';
 
 export type OutboxMode = 'memory-first' | 'write-ahead';
 
@@ -18,15 +18,29 @@ export interface OutboxOptions {
   maxBytesPerDevice?: number;
   /** Payload bytes kept for all devices together; the globally oldest are dropped beyond it. */
   maxBytesTotal?: number;
+  /**
+   * What a report held in memory costs beyond its payload (its objects, Buffer and queue entry),
+   * counted in its bytes against both caps while it is in memory (0 here; the gateway's default
+   * is the measured DEFAULT_RECORD_OVERHEAD_BYTES). On disk a report counts its payload.
+   */
+  recordOverheadBytes?: number;
+  /** Each device's share of a drop. */
   onDrop?: (info: OutboxDropInfo) => void;
+  /** Each drop event once, with its total and the count per device. */
+  onLoss?: (loss: OutboxLoss) => void;
   /** Called when devices got new records to send (wakes forwarders). */
   onCommit?: (devices: ReadonlySet<string>) => void;
   /** The file stopped or started taking writes again (once per transition, with the cause). */
   onStorage?: (state: OutboxStorageState) => void;
+  /** Disk reads started or stopped failing (once per transition, with the cause). */
+  onReads?: (state: OutboxReadState) => void;
   /** A corrupt file was moved aside (kept) and a fresh one used. */
   onMovedAside?: (moved: MovedAside) => void;
-  /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. */
+  /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. Also the first wait before a failed read is retried (doubling to 30 s). */
   storageRetryMs?: number;
   /** Clock and commit timers; the system's by default. */
   time?: Time;
 }
+
+/** Resident bytes a small report costs in memory beyond its payload (measured: docs/northbound.md). */
+export const DEFAULT_RECORD_OVERHEAD_BYTES = 450;

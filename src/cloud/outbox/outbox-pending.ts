@@ -21,16 +21,18 @@ export function pendingOf(pending: readonly Pending[], device: string, afterSeq:
 
 /**
  * Splits `pending` (in append order) into what stays and what is dropped so that at most
- * `maxRecords` and `maxBytes` (counting `heldOnDisk` per device) stay.
+ * `maxRecords` and `maxBytes` (counting `heldOnDisk` per device) stay; each record costs its
+ * payload plus `overheadBytes` (what it takes in memory beyond the payload).
  */
-export function trimPendingFairly(pending: readonly Pending[], maxRecords: number, maxBytes: number, heldOnDisk: (device: string) => number): { kept: Pending[]; lost: Pending[] } {
+export function trimPendingFairly(pending: readonly Pending[], maxRecords: number, maxBytes: number, heldOnDisk: (device: string) => number, overheadBytes = 0): { kept: Pending[]; lost: Pending[] } {
+  const cost = (p: Pending) => p.payload.length + overheadBytes;
   let bytes = 0;
   const byDevice = new Map<string, { records: Pending[]; bytes: number }>();
   for (const p of pending) {
-    bytes += p.payload.length;
+    bytes += cost(p);
     const entry = byDevice.get(p.device) ?? { records: [], bytes: heldOnDisk(p.device) };
     entry.records.push(p);
-    entry.bytes += p.payload.length;
+    entry.bytes += cost(p);
     byDevice.set(p.device, entry);
   }
   let records = pending.length;
@@ -43,8 +45,8 @@ export function trimPendingFairly(pending: readonly Pending[], maxRecords: numbe
     }
     const oldest = largest?.records.shift();
     if (!largest || !oldest) break;
-    largest.bytes -= oldest.payload.length;
-    bytes -= oldest.payload.length;
+    largest.bytes -= cost(oldest);
+    bytes -= cost(oldest);
     records -= 1;
     lost.add(oldest);
   }

@@ -3,17 +3,21 @@
 import { statSync } from 'node:fs';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
-import type { SqliteDatabase, Statement } from './sqlite-types.js';
-import type { OutboxRecord } from '../../core/outbox-types.js';
+import { ensureCounts, readCounts, writeCounts, type StoredCounts } from './outbox-counts.js';
+import { salvageRows, type Salvaged } from './outbox-salvage.js';
+import { recordChecksum, type CheckedRecord } from './record-checksum.js';
 
-/** A row as libsql returns it: BLOBs arrive as ArrayBuffer. */
-type StoredRecord = Omit<OutboxRecord, 'payload'> & { payload: ArrayBuffer };
+export { intact, recordChecksum, type CheckedRecord } from './record-checksum.js';
+import type { SqliteDatabase } from './sqlite-types.js';
+import { prepareStatements, type StoredRecord, type Statements } from './outbox-statements.js';
 
 export interface StoredRow {
   seq: number;
   device: string;
   ts: number;
   payload: Buffer;
+  /** The row's checksum as stored (null: a row from before checksums); computed when absent. */
+  crc?: number | null;
 }
 
 export interface DeviceTotals {
@@ -25,6 +29,11 @@ export interface DeviceTotals {
 export interface StoreOptions {
   /** FULL syncs the WAL at every commit (power-cut durable); NORMAL only at checkpoints. */
   synchronous: 'NORMAL' | 'FULL';
+  /**
+   * Bytes each row counts beyond its payload in every size this store reports: an in-memory store
+   * standing in for the file holds its rows in memory, where a report costs more than its payload.
+   */
+  rowOverheadBytes?: number;
 }
 
 const SCHEMA = `
@@ -32,7 +41,8 @@ CREATE TABLE IF NOT EXISTS outbox (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   device TEXT NOT NULL,
   ts INTEGER NOT NULL,
-  payload BLOB NOT NULL
+  payload BLOB NOT NULL,
+  crc INTEGER
 );
 `;
 
@@ -41,16 +51,11 @@ const PROBE_BYTES = 8192;
 
 export class OutboxStore {
   private readonly db: SqliteDatabase;
-  private readonly insertSeq: Statement<[number, string, number, Buffer]>;
-  private readonly selectAfter: Statement<[string, number, number], StoredRecord>;
-  private readonly sumUpTo: Statement<[string, number], { n: number; bytes: number | null }>;
-  private readonly deleteUpTo: Statement<[string, number]>;
-  private readonly sumBetween: Statement<[string, number, number], { n: number; bytes: number | null }>;
-  private readonly oldestOfDevice: Statement<[string, number], { seq: number; size: number }>;
-  private readonly oldestOverall: Statement<[number], { seq: number; device: string; size: number }>;
-  private readonly deleteSeq: Statement<[number]>;
-  private readonly oldestTs: Statement<[], { ts: number }>;
-  private readonly oldestTsOf: Statement<[string, number], { ts: number }>;
+  private statements: Statements;
+  /** A statement that failed keeps failing in the binding: all are prepared afresh before the next use. */
+  private stale = false;
+  private readonly hasCrc: boolean;
+  private readonly overheadBytes: number;
 
   /** The file's device and inode when opened, to notice it deleted or replaced under us. */
   private readonly fileId: string | undefined;
@@ -75,22 +80,64 @@ export class OutboxStore {
     // No (device, seq) index: with devices interleaved it touched a page per device per commit,
     // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
     this.db.exec('DROP INDEX IF EXISTS outbox_device_seq');
-    this.insertSeq = this.db.prepare('INSERT INTO outbox (seq, device, ts, payload) VALUES (?, ?, ?, ?)');
-    this.selectAfter = this.db.prepare('SELECT seq, ts, payload FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT ?');
-    this.sumUpTo = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq <= ?');
-    this.sumBetween = this.db.prepare('SELECT COUNT(*) AS n, SUM(length(payload)) AS bytes FROM outbox WHERE device = ? AND seq > ? AND seq <= ?');
-    this.deleteUpTo = this.db.prepare('DELETE FROM outbox WHERE device = ? AND seq <= ?');
-    this.oldestOfDevice = this.db.prepare('SELECT seq, length(payload) AS size FROM outbox WHERE device = ? ORDER BY seq LIMIT ?');
-    this.oldestOverall = this.db.prepare('SELECT seq, device, length(payload) AS size FROM outbox ORDER BY seq LIMIT ?');
-    this.deleteSeq = this.db.prepare('DELETE FROM outbox WHERE seq = ?');
-    this.oldestTs = this.db.prepare('SELECT ts FROM outbox ORDER BY seq LIMIT 1');
-    this.oldestTsOf = this.db.prepare('SELECT ts FROM outbox WHERE device = ? AND seq > ? ORDER BY seq LIMIT 1');
+    this.hasCrc = this.addChecksumColumn();
+    ensureCounts(this.db);
+    this.overheadBytes = Math.max(0, Math.trunc(options.rowOverheadBytes ?? 0));
+    this.statements = prepareStatements(this.db, this.hasCrc, this.overheadBytes);
+  }
+
+  /** What a row with this payload counts in this store's sizes (its payload, plus the in-memory overhead). */
+  rowBytes(payloadLength: number): number {
+    return payloadLength + this.overheadBytes;
+  }
+
+  /**
+   * A file from before checksums gets the column (its old rows keep NULL and are accepted). When
+   * the file takes no writes now (full, read-only), rows go without checksums until the next open.
+   */
+  private addChecksumColumn(): boolean {
+    const columns = this.db.pragma('table_info(outbox)') as { name: string }[];
+    if (columns.some((c) => c.name === 'crc')) return true;
+    try {
+      this.db.exec('ALTER TABLE outbox ADD COLUMN crc INTEGER');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** After a failed statement (read or write): the next use prepares every statement again. */
+  markStale(): void {
+    this.stale = true;
+  }
+
+  private get ready(): Statements {
+    if (this.stale) {
+      this.statements = prepareStatements(this.db, this.hasCrc, this.overheadBytes);
+      this.stale = false;
+    }
+    return this.statements;
+  }
+
+  /** The file's stored per-device figures (rows kept by triggers, dropped counters). */
+  counts(): Map<string, StoredCounts> {
+    return readCounts(this.db);
+  }
+
+  /** Stores devices' rows and dropped counters (inside the caller's transaction). */
+  saveCounts(counts: ReadonlyMap<string, StoredCounts>): void {
+    writeCounts(this.db, counts);
+  }
+
+  /** Every row that can still be read, one by one, stepping over damage (a file found corrupt). */
+  salvage(): Salvaged {
+    return salvageRows(this.db);
   }
 
   /** Per-device row counts and payload bytes (at open). */
   totals(): DeviceTotals[] {
     return this.db
-      .prepare('SELECT device, COUNT(*) AS depth, SUM(length(payload)) AS bytes FROM outbox GROUP BY device')
+      .prepare(`SELECT device, COUNT(*) AS depth, SUM(length(payload) + ${this.overheadBytes}) AS bytes FROM outbox GROUP BY device`)
       .all() as DeviceTotals[];
   }
 
@@ -126,49 +173,52 @@ export class OutboxStore {
 
   /** Inserts with the sequence number the caller already gave the record. */
   insertWithSeq(row: StoredRow): void {
-    this.insertSeq.run(row.seq, row.device, row.ts, row.payload);
+    // A row carried from another file keeps the checksum it had: damage is never laundered.
+    if (this.ready.insertSeq) this.ready.insertSeq.run(row.seq, row.device, row.ts, row.payload, row.crc === undefined ? recordChecksum(row.payload, row.ts) : row.crc);
+    else this.ready.insertLegacy.run(row.seq, row.device, row.ts, row.payload);
   }
 
-  after(device: string, afterSeq: number, limit: number): OutboxRecord[] {
-    return this.selectAfter
+  /** A device's rows after afterSeq with their stored checksums (see intact()). */
+  after(device: string, afterSeq: number, limit: number): CheckedRecord[] {
+    return this.ready.selectAfter
       .all(device, afterSeq, limit)
-      .map((row) => ({ seq: row.seq, ts: row.ts, payload: Buffer.from(row.payload) }));
+      .map((row) => ({ seq: row.seq, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
   }
 
   /** Deletes a device's rows up to seq; returns how many and their payload bytes. */
   deleteThrough(device: string, upToSeq: number): { records: number; bytes: number } {
-    const sum = this.sumUpTo.get(device, upToSeq);
+    const sum = this.ready.sumUpTo.get(device, upToSeq);
     if (!sum || sum.n === 0) return { records: 0, bytes: 0 };
-    this.deleteUpTo.run(device, upToSeq);
+    this.ready.deleteUpTo.run(device, upToSeq);
     return { records: sum.n, bytes: sum.bytes ?? 0 };
   }
 
   /** Count and payload bytes of a device's rows with afterSeq < seq <= upToSeq (a read). */
   measure(device: string, afterSeq: number, upToSeq: number): { records: number; bytes: number } {
-    const sum = this.sumBetween.get(device, afterSeq, upToSeq);
+    const sum = this.ready.sumBetween.get(device, afterSeq, upToSeq);
     return { records: sum?.n ?? 0, bytes: sum?.bytes ?? 0 };
   }
 
   oldestRowsOf(device: string, limit: number): { seq: number; size: number }[] {
-    return this.oldestOfDevice.all(device, limit);
+    return this.ready.oldestOfDevice.all(device, limit);
   }
 
   oldestRows(limit: number): { seq: number; device: string; size: number }[] {
-    return this.oldestOverall.all(limit);
+    return this.ready.oldestOverall.all(limit);
   }
 
   deleteOne(seq: number): void {
-    this.deleteSeq.run(seq);
+    this.ready.deleteSeq.run(seq);
   }
 
   /** Sample time of the oldest row, if any. */
   oldestSampleTs(): number | undefined {
-    return this.oldestTs.get()?.ts;
+    return this.ready.oldestTs.get()?.ts;
   }
 
   /** Sample time of a device's oldest row with seq > afterSeq, if any. */
   oldestSampleTsOf(device: string, afterSeq: number): number | undefined {
-    return this.oldestTsOf.get(device, afterSeq)?.ts;
+    return this.ready.oldestTsOf.get(device, afterSeq)?.ts;
   }
 
   /**
@@ -184,10 +234,10 @@ export class OutboxStore {
     });
   }
 
-  /** Every row, oldest first (moving the rows to a fresh file). */
+  /** Every row with its stored checksum, oldest first (an in-memory store's rows moved to the file). */
   allRows(): StoredRow[] {
-    return (this.db.prepare('SELECT seq, device, ts, payload FROM outbox ORDER BY seq').all() as (StoredRecord & { device: string })[])
-      .map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload) }));
+    return (this.db.prepare(`SELECT seq, device, ts, payload, ${this.hasCrc ? 'crc' : 'NULL AS crc'} FROM outbox ORDER BY seq`).all() as (StoredRecord & { device: string })[])
+      .map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
   }
 
   /** The lowest and highest seq held, or undefined when the table is empty. */

@@ -107,6 +107,7 @@ export const GATEWAY_SCHEMA = {
       durableAfterMs: cloudNumber('Memory-first mode: the longest a report lives in memory only (ms), the crash window.', 1000, 0, 60_000),
       progressLogMs: cloudNumber('Backlog replay progress is logged at most this often (ms).', 10_000, 1000, 3_600_000),
       storageRetryMs: cloudNumber('While the outbox file takes no writes (disk full, read-only, I/O error): time between write attempts (ms).', 1000, 100, 600_000),
+      recordOverheadBytes: cloudNumber('Bytes a report held in memory costs beyond its payload (objects, buffer, queue entry), counted against maxBytes while it is in memory.', 450, 0, 65_536),
     },
     rateQueue: {
       ratePerS: cloudNumber('Cloud HTTP requests started per second at most.', 5, 1, 1000),

@@ -232,6 +232,8 @@ export interface CloudSettings {
     progressLogMs?: number;
     /** While the file takes no writes: time between write attempts. */
     storageRetryMs?: number;
+    /** Memory cost of a report beyond its payload, counted against maxBytes while it is in memory. */
+    recordOverheadBytes?: number;
   };
   rateQueue: { ratePerS: number; concurrency: number; maxPending: number; retries: number };
   /** Payloads larger than this from the cloud are refused unread. */

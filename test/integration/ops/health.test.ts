@@ -59,12 +59,15 @@ describe('outbox storage and drops in /metrics', () => {
       outbox: {
         depth: 40, bytes: 4000, maxBytes: 10_000, dropped: 7, droppedByDevice: { fast: 6, slow: 1 },
         storage: { state: 'failing', cause: 'SQLITE_IOERR_WRITE: disk I/O error', failingForMs: 1000, failedWrites: 12, crashWindowHolds: false },
+        reads: { state: 'failing', cause: 'SQLITE_IOERR_READ: disk I/O error', failingForMs: 1000, failedReads: 5 },
       },
     });
     server = await startHealthServer({ port: 0, snapshot: () => snap, stalledLoops: () => [], logger: silentLogger() });
     const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
     expect(metrics).toMatch(/^fieldgate_outbox_storage_ok 0$/m);
     expect(metrics).toMatch(/^fieldgate_outbox_storage_failed_writes_total 12$/m);
+    expect(metrics).toMatch(/^fieldgate_outbox_reads_ok 0$/m);
+    expect(metrics).toMatch(/^fieldgate_outbox_failed_reads_total 5$/m);
     expect(metrics).toMatch(/^fieldgate_outbox_device_dropped_total\{device="fast"\} 6$/m);
     expect(metrics).toMatch(/^fieldgate_outbox_device_dropped_total\{device="slow"\} 1$/m);
     const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
@@ -81,6 +84,8 @@ describe('unhealthyReasons', () => {
     ['outbox storage ok', status({ outbox: { depth: 1, bytes: 90, maxBytes: 10_000, dropped: 0, storage: { state: 'ok', failedWrites: 3, crashWindowHolds: true } } }), [], []],
     ['outbox storage failing', status({ outbox: { depth: 1, bytes: 90, maxBytes: 10_000, dropped: 0, storage: { state: 'failing', cause: 'SQLITE_FULL: database or disk is full', failingForMs: 9000, failedWrites: 9, crashWindowHolds: false } } }), [],
       ['outbox storage failing (SQLITE_FULL: database or disk is full): reports kept in memory only, no crash window holds']],
+    ['outbox reads failing', status({ outbox: { depth: 1, bytes: 90, maxBytes: 10_000, dropped: 0, reads: { state: 'failing', cause: 'SQLITE_IOERR_READ: disk I/O error', failingForMs: 3000, failedReads: 4 } } }), [],
+      ['outbox reads failing (SQLITE_IOERR_READ: disk I/O error): devices with reports on disk wait, retried with backoff']],
   ])('%s', (_name, snap, stalled, expected) => {
     expect(unhealthyReasons(snap, stalled)).toEqual(expected);
   });

@@ -2,15 +2,17 @@
 // seq, stats, refusal after close; and, where an implementation declares the capability, byte caps
 // over everything held and reopen with order and seq continuity. Mode-specific timing is tested in
 // each mode's file.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openOutbox } from '../../../src/cloud/outbox/open-outbox.js';
-import type { OutboxDropInfo, ReportOutbox } from '../../../src/core/outbox-types.js';
+import type { OutboxDropInfo, OutboxReadState, ReportOutbox } from '../../../src/core/outbox-types.js';
+import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
 import type { OutboxOptions } from '../../../src/cloud/outbox/outbox-options.js';
 import { FAKE_OUTBOX_CAPABILITIES, FakeOutbox, type OutboxCapabilities } from '../../helpers/fake-outbox.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { checkpoint, touch, zeroPageHolding } from '../../helpers/outbox-file.js';
 
 let dir: string;
 const open: ReportOutbox[] = [];
@@ -21,6 +23,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  vi.restoreAllMocks();
   for (const outbox of open.splice(0)) outbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -173,6 +176,102 @@ describe.each(implementations)('outbox contract: $name', ({ name, capabilities, 
     const third = make();
     expect(text(third.peek('even', 10))).toEqual(['new']);
     expect(third.stats().devices.odd.depth).toBe(50);
+  });
+
+  withPersistence('read errors: a failed disk read holds the device at its unread rows, is retried with backoff and shown, and nothing unread is acknowledged', () => {
+    const clock = new ManualClock();
+    const woken: string[] = [];
+    const reads: OutboxReadState[] = [];
+    const outbox = make({ time: clock, storageRetryMs: 1000, onCommit: (devices) => woken.push(...devices), onReads: (r) => reads.push(r) });
+    for (let i = 0; i < 5; i += 1) outbox.append('a', `disk${i}`, i);
+    outbox.flush();
+    // 3 newer: in memory (memory-first), awaiting their commit (write-ahead).
+    for (let i = 0; i < 3; i += 1) outbox.append('a', `new${i}`, 10 + i);
+    const failing = vi.spyOn(OutboxStore.prototype, 'after').mockImplementation(() => {
+      throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_READ' });
+    });
+    expect(outbox.peek('a', 10)).toEqual([]);
+    expect(outbox.peek('a', 10)).toEqual([]);
+    // A forwarder acking what it believes it sent (the newest seq) counts nothing unread.
+    expect(outbox.ack('a', Number.MAX_SAFE_INTEGER)).toBe(0);
+    expect(outbox.stats()).toMatchObject({ depth: 8, dropped: 0, reads: { state: 'failing', cause: 'SQLITE_IOERR_READ: disk I/O error' } });
+    expect(reads.map((r) => r.state)).toEqual(['failing']);
+    woken.length = 0;
+    clock.advance(1000);
+    expect(woken).toEqual(['a']);
+    // Still failing: the next retry waits twice as long.
+    expect(outbox.peek('a', 10)).toEqual([]);
+    woken.length = 0;
+    clock.advance(1999);
+    expect(woken).toEqual([]);
+    clock.advance(1);
+    expect(woken).toEqual(['a']);
+    failing.mockRestore();
+    outbox.flush();
+    const all = outbox.peek('a', 10);
+    expect(text(all)).toEqual(['disk0', 'disk1', 'disk2', 'disk3', 'disk4', 'new0', 'new1', 'new2']);
+    expect(reads.map((r) => r.state)).toEqual(['failing', 'ok']);
+    expect(outbox.ack('a', all[7].seq)).toBe(8);
+    outbox.flush();
+    expect(outbox.stats()).toMatchObject({ depth: 0, dropped: 0, reads: { state: 'ok' } });
+  });
+
+  withPersistence('read errors: an ack counts only what a peek handed out', () => {
+    const outbox = make();
+    for (let i = 0; i < 5; i += 1) outbox.append('a', `r${i}`, i);
+    outbox.flush();
+    const firstTwo = outbox.peek('a', 2);
+    expect(outbox.ack('a', firstTwo[1].seq + 100)).toBe(2);
+    expect(text(outbox.peek('a', 10))).toEqual(['r2', 'r3', 'r4']);
+    expect(outbox.stats().depth).toBe(3);
+  });
+
+  withPersistence('read errors: SQLITE_CORRUPT from a sound file (an I/O error SQLite calls corruption) costs nothing', () => {
+    const clock = new ManualClock();
+    const drops: OutboxDropInfo[] = [];
+    const outbox = make({ time: clock, storageRetryMs: 1000, onDrop: (d) => drops.push(d) });
+    for (let i = 0; i < 5; i += 1) outbox.append('a', `r${i}`, i);
+    outbox.flush();
+    const failing = vi.spyOn(OutboxStore.prototype, 'after').mockImplementationOnce(() => {
+      throw Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' });
+    });
+    expect(outbox.peek('a', 10)).toEqual([]);
+    failing.mockRestore();
+    clock.advance(1000);
+    expect(text(outbox.peek('a', 10))).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    expect(drops).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.includes('corrupt'))).toEqual([]);
+  });
+
+  withPersistence('salvage: zeroed pages found while running cost their own rows, counted once, in order', () => {
+    const clock = new ManualClock();
+    const drops: OutboxDropInfo[] = [];
+    const path = join(dir, 'outbox.db');
+    const outbox = make({ time: clock, storageRetryMs: 1000, onDrop: (d) => drops.push(d) });
+    const polled = 400;
+    for (let i = 0; i < polled; i += 1) outbox.append('a', `report-${String(i).padStart(4, '0')}-padding-padding`, i);
+    outbox.flush();
+    const sent = outbox.peek('a', 100);
+    outbox.ack('a', sent[99].seq);
+    checkpoint(path);
+    zeroPageHolding(path, 'report-0150-');
+    zeroPageHolding(path, 'report-0250-');
+    touch(path);
+    let after = sent[99].seq;
+    const delivered = sent.map((r) => r.payload.toString());
+    expect(outbox.peek('a', 1000, after)).toEqual([]);
+    clock.advance(1000);
+    for (let batch = outbox.peek('a', 50, after); batch.length > 0; batch = outbox.peek('a', 50, after)) {
+      delivered.push(...text(batch));
+      after = batch[batch.length - 1].seq;
+      outbox.ack('a', after);
+    }
+    const counted = drops.filter((d) => d.reason === 'file-lost').reduce((n, d) => n + d.records, 0);
+    expect(counted).toBeGreaterThan(0);
+    expect(delivered).not.toContain('report-0250-padding-padding');
+    expect(new Set(delivered).size).toBe(delivered.length);
+    expect(delivered.length + counted).toBe(polled);
+    expect(outbox.stats()).toMatchObject({ depth: 0, dropped: counted });
   });
 
   it('refuses appends after close with a clear error', () => {

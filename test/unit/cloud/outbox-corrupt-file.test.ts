@@ -59,10 +59,16 @@ describe.each(['memory-first', 'write-ahead'] as const)('a corrupt outbox file a
       expect(moved[0].movedTo).toMatch(/outbox\.sqlite\.corrupt-\d{4}-\d\d-\d\dT/);
       // Kept for inspection, byte for byte.
       expect(readFileSync(moved[0].movedTo).equals(original)).toBe(true);
-      expect(outbox.stats()).toMatchObject({ depth: 0, storage: { state: 'ok' } });
+      // Every row that can still be read is carried over (the first two variants damage a page or
+      // two; the others the header or schema, which loses them all); none was counted before.
+      expect(outbox.stats().storage).toMatchObject({ state: 'ok' });
+      expect(outbox.stats().depth).toBe(moved[0].salvaged);
+      expect(outbox.stats().depth).toBeLessThanOrEqual(200);
       outbox.append('a', 'fresh', 1);
       outbox.flush();
-      expect(outbox.peek('a', 10).map((r) => r.payload.toString())).toEqual(['fresh']);
+      const a = outbox.peek('a', 1000);
+      expect(a.at(-1)?.payload.toString()).toBe('fresh');
+      expect(a.length).toBe(outbox.stats().devices.a.depth);
     } finally {
       outbox.close();
     }

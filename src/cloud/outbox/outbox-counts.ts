@@ -1,0 +1,118 @@
+// The outbox file's own per-device figures, beside its rows: how many rows each device has and how
+// many of its reports were dropped, written with the outbox's writes (the rows at most once per
+// COUNTS_EVERY_MS, or a commit's extra page would double write-ahead's bytes per report; the
+// dropped counters whenever they change). They survive a restart (the dropped counters in
+// /status) and tell, when a corrupt file is salvaged at start, how many rows of each device could
+// not be read.
+import type { SqliteDatabase } from './sqlite-types.js';
+
+export interface StoredCounts {
+  depth: number;
+  dropped: number;
+}
+
+/** The rows per device are stored at most this often (and at every memory-first write, at most one per window). */
+export const COUNTS_EVERY_MS = 1000;
+
+const COUNTS_SCHEMA = `
+CREATE TABLE outbox_counts (device TEXT PRIMARY KEY, depth INTEGER NOT NULL DEFAULT 0, dropped INTEGER NOT NULL DEFAULT 0);
+INSERT INTO outbox_counts (device, depth) SELECT device, COUNT(*) FROM outbox GROUP BY device;
+`;
+
+function hasCountsTable(db: SqliteDatabase): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox_counts'").get() !== undefined;
+}
+
+/**
+ * Adds the counts table, filled from the rows, in one transaction (a file from before it). False when the file takes no writes now: the counts are then unknown until the
+ * next open that can add them.
+ */
+export function ensureCounts(db: SqliteDatabase): boolean {
+  if (hasCountsTable(db)) return true;
+  try {
+    db.exec(`BEGIN; ${COUNTS_SCHEMA} COMMIT;`);
+    return true;
+  } catch {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    return false;
+  }
+}
+
+/** The stored figures per device; empty when the file has no counts table (or it cannot be read). */
+export function readCounts(db: SqliteDatabase): Map<string, StoredCounts> {
+  const counts = new Map<string, StoredCounts>();
+  try {
+    if (!hasCountsTable(db)) return counts;
+    for (const row of db.prepare('SELECT device, depth, dropped FROM outbox_counts').all() as ({ device: string } & StoredCounts)[]) {
+      counts.set(row.device, { depth: row.depth, dropped: row.dropped });
+    }
+  } catch {
+    counts.clear();
+  }
+  return counts;
+}
+
+/** Stores devices' figures (inside the caller's transaction). */
+export function writeCounts(db: SqliteDatabase, counts: ReadonlyMap<string, StoredCounts>): void {
+  if (counts.size === 0 || !hasCountsTable(db)) return;
+  const upsert = db.prepare('INSERT INTO outbox_counts (device, depth, dropped) VALUES (?, ?, ?) ON CONFLICT(device) DO UPDATE SET depth = excluded.depth, dropped = excluded.dropped');
+  for (const [device, c] of counts) upsert.run(device, c.depth, c.dropped);
+}
+
+/**
+ * When an outbox's next write stores its figures: at once when a dropped counter changed (they
+ * are what /status shows after a restart), else at most once per COUNTS_EVERY_MS.
+ */
+export class CountsLedger {
+  private savedAt = -Infinity;
+  private readonly savedDropped: Map<string, number>;
+
+  constructor(saved: ReadonlyMap<string, number>) {
+    this.savedDropped = new Map(saved);
+  }
+
+  /** A dropped counter the file does not hold yet (a write is due for it). */
+  droppedChanged(counters: ReadonlyMap<string, { dropped: number }>): boolean {
+    for (const [device, c] of counters) if (c.dropped !== (this.savedDropped.get(device) ?? 0)) return true;
+    return false;
+  }
+
+  /** The figures the current write should store, or undefined when none are due. */
+  due(counters: ReadonlyMap<string, { depth: number; dropped: number }>, now: number, force = false): Map<string, StoredCounts> | undefined {
+    if (!force && now - this.savedAt < COUNTS_EVERY_MS && !this.droppedChanged(counters)) return undefined;
+    return new Map([...counters].map(([device, c]) => [device, { depth: c.depth, dropped: c.dropped }]));
+  }
+
+  /** The write that stored `counts` committed. */
+  saved(counts: ReadonlyMap<string, StoredCounts> | undefined, now: number): void {
+    if (!counts) return;
+    this.savedAt = now;
+    for (const [device, c] of counts) this.savedDropped.set(device, c.dropped);
+  }
+
+  /** A fresh file holds none of them. */
+  reset(): void {
+    this.savedAt = -Infinity;
+    this.savedDropped.clear();
+  }
+}
+
+/**
+ * At close, after the last write: drops counted since (memory lost to a failed write, rows of an
+ * in-memory store) stored in the file when it still takes this small write. When it does not, they
+ * were reported and are lost with the file's other writes; an in-memory store keeps nothing.
+ */
+export function saveDroppedAtClose(
+  file: { inMemory: boolean; store: { transaction<T>(work: () => T): T; saveCounts(counts: ReadonlyMap<string, StoredCounts>): void } },
+  ledger: CountsLedger, counters: ReadonlyMap<string, { depth: number; dropped: number }>, now: number,
+): void {
+  if (file.inMemory || !ledger.droppedChanged(counters)) return;
+  const counts = ledger.due(counters, now, true);
+  if (!counts) return;
+  try {
+    file.store.transaction(() => file.store.saveCounts(counts));
+    ledger.saved(counts, now);
+  } catch {
+    // The failure that lost them was reported (storage failing); nothing more to do at a stop.
+  }
+}
