@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createLogger, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, untilSignal } from 'fieldgate/shared';
-import { startEmulator, type Emulator } from './index.js';
+import { STATUS_PATH, startEmulator, type Emulator } from './index.js';
 import { APP_WS_PATH, DEFAULT_APP_MAX_FRAME_BYTES, DEFAULT_APP_MAX_PENDING } from './appside/index.js';
 import { DEFAULT_APP_BROKER_LIMITS } from './appside/broker.js';
 import { ensureSelfSigned, loadTlsFiles, type AppTlsMaterial } from './appside/tls.js';
@@ -144,6 +144,7 @@ export const runEmulator: CliCommand = async (args, io) => {
   io.stdout.write([
     'fieldgate emulator running',
     `  http  http://${opts.host}:${emulator.httpPort}  (interface A /api/v1, interface B /app/device/v1)`,
+    `  status http://${opts.host}:${emulator.httpPort}${STATUS_PATH}  (read-only counters)`,
     `  mqtt  mqtt://${opts.host}:${emulator.mqttPort}`,
     `  tcp   ${opts.host}:${emulator.tcpPort}`,
     `  seed  ${opts.seed}: ${Object.entries(summary).map(([k, v]) => `${v} ${k}`).join(', ')}`,

@@ -16,6 +16,7 @@ import { EmulatorState } from './state/state.js';
 
 export { loadSeedFile, SeedError } from './state/seed.js';
 export { APP_WS_PATH } from './appside/index.js';
+export { STATUS_PATH } from './http/server.js';
 export { watchAppSide, type AppWatch, type AppWatchSummary } from './appside/watch.js';
 
 export type StartDeviceChannel = (options: DeviceChannelOptions, logger: Logger) => Promise<DeviceChannel>;
@@ -84,8 +85,10 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     throw err;
   }
 
+  const startedAt = clock.now();
   const server = createHttpServer({
     state, link, tokens, limiter, apiRouter: buildApiRouter(), appRouter: buildAppRouter(), log: log.child({ part: 'http' }), jsonLimits,
+    status: () => ({ started_at: startedAt, now: clock.now(), app_side: appSide?.stats() ?? null }),
   });
   try {
     await new Promise<void>((resolve, reject) => {
