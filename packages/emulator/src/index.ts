@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Logger, systemClock, type Clock } from 'fieldgate/shared';
 import { startAppSide, type AppSide, type AppSideOptions } from './appside/index.js';
-import type { DeviceChannel, DeviceChannelOptions } from './channel.js';
+import { checkDevicePacketBound, defaultDevicePacketBound, type DeviceChannel, type DeviceChannelOptions } from './channel.js';
 import type { GatewayPushShape } from './channel/gateway-topics.js';
 import { startDeviceChannel } from './channel/index.js';
 import { DeviceLink, SYNC_REPLY_TIMEOUT_MS } from './device-link.js';
@@ -35,6 +35,8 @@ export interface EmulatorOptions {
   tcpRegisterTimeoutS?: number;
   /** Bounds on every JSON input (HTTP bodies, device payloads); default DEFAULT_JSON_LIMITS. */
   jsonLimits?: Partial<JsonLimits>;
+  /** Largest MQTT packet body a device may send; larger than jsonLimits.maxBytes. Default defaultDevicePacketBound(jsonLimits): 2 MiB, or the JSON bound + 64 KiB. */
+  mqttMaxPacketBytes?: number;
   /** Shape of `gateway/attributes/push` (both are documented); default `keyed` (`{"<addr>":{...}}`). */
   gatewayPushShape?: GatewayPushShape;
   /** The app-side subscription service (MQTT over TCP, ws and wss at /mqtt); none when undefined. */
@@ -60,7 +62,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const clock = options.clock ?? systemClock;
   const log = options.logger;
   const jsonLimits: JsonLimits = { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits };
-  const limitProblem = checkJsonLimits(jsonLimits);
+  const mqttMaxPacketBytes = options.mqttMaxPacketBytes ?? defaultDevicePacketBound(jsonLimits);
+  const limitProblem = checkJsonLimits(jsonLimits) ?? checkDevicePacketBound(mqttMaxPacketBytes, jsonLimits);
   if (limitProblem) throw new RangeError(limitProblem);
   const state = new EmulatorState(options.seed, clock);
   const link = new DeviceLink(state, log.child({ part: 'device-link' }), options.syncReplyTimeoutMs ?? SYNC_REPLY_TIMEOUT_MS, options.gatewayPushShape);
@@ -69,7 +72,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
 
   const channel = await (options.startChannel ?? startDeviceChannel)({
     mqttPort: options.mqttPort, tcpPort: options.tcpPort, host, directory: link, events: link, gateways: link,
-    tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits,
+    tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits, maxPacketBytes: mqttMaxPacketBytes,
   }, log.child({ part: 'channel' }));
   link.attach(channel);
 
@@ -88,7 +91,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const startedAt = clock.now();
   const server = createHttpServer({
     state, link, tokens, limiter, apiRouter: buildApiRouter(), appRouter: buildAppRouter(), log: log.child({ part: 'http' }), jsonLimits,
-    status: () => ({ started_at: startedAt, now: clock.now(), app_side: appSide?.stats() ?? null }),
+    status: () => ({ started_at: startedAt, now: clock.now(), device_channel: channel.stats(), app_side: appSide?.stats() ?? null }),
   });
   try {
     await new Promise<void>((resolve, reject) => {
