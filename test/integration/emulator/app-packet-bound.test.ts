@@ -3,22 +3,20 @@
 // the WebSocket door (where a packet may span several messages each under the WebSocket bound);
 // a flood of such connections is refused one by one while a dashboard keeps receiving.
 import { readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
-import mqttPacket from 'mqtt-packet';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
 import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { connectApp, type AppSubscriber } from '../../helpers/app-subscriber.js';
+import { FLOOD_CAP_BYTES, floodUntilClosed, HUGE_LENGTH, rawConnectPacket } from '../../helpers/mqtt-flood.js';
 import { waitFor } from '../../system/harness.js';
 import { SEED_PATH } from './helpers.js';
 
 const VIEW_KEY = 'bound-view-key';
 const VIEW_SECRET = 'bound-view-secret';
 const MAX_FRAME = 4096;
-/** A fixed header announcing the largest MQTT length (256 MiB). */
-const HUGE_LENGTH = [0xff, 0xff, 0xff, 0x7f];
 
 async function start(): Promise<Emulator> {
   const seed = parseSeed(readFileSync(SEED_PATH, 'utf8'), Date.now());
@@ -27,37 +25,6 @@ async function start(): Promise<Emulator> {
   return startEmulator({
     httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(),
     appSide: { tcpPort: 0, wsPort: 0, wssPort: undefined, tls: undefined, maxFrameBytes: MAX_FRAME },
-  });
-}
-
-function connectPacket(): Buffer {
-  return mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: `raw_${Math.random().toString(16).slice(2, 8)}`, keepalive: 0, username: VIEW_KEY, password: Buffer.from(VIEW_SECRET) });
-}
-
-/** Writes `first`, then floods 16 KiB chunks until the emulator closes the socket; resolves with the bytes written. */
-function floodUntilClosed(port: number, first: Buffer, sockets: Socket[]): Promise<number> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    sockets.push(socket);
-    const chunk = Buffer.alloc(16 * 1024, 0x61);
-    let written = 0;
-    let closed = false;
-    socket.on('error', () => undefined);
-    socket.once('close', () => { closed = true; resolve(written); });
-    const pump = (): void => {
-      while (!closed && written < 64 * 1024 * 1024) {
-        written += chunk.length;
-        if (!socket.write(chunk)) {
-          socket.once('drain', pump);
-          return;
-        }
-      }
-    };
-    socket.once('connect', () => {
-      socket.write(first);
-      written += first.length;
-      pump();
-    });
   });
 }
 
@@ -76,14 +43,14 @@ describe('app-side MQTT packet bound', () => {
     emu = await start();
     const written = await floodUntilClosed(emu.appSide?.ports.tcp ?? 0, Buffer.from([0x10, ...HUGE_LENGTH]), sockets);
     // Closed long before the announced body (or our 64 MiB cap) was sent.
-    expect(written).toBeLessThan(64 * 1024 * 1024);
+    expect(written).toBeLessThan(FLOOD_CAP_BYTES);
     expect(emu.appSide?.stats()).toMatchObject({ packetsTooLarge: 1, sessionsAccepted: 0 });
   }, 60_000);
 
   it('closes a logged-in session that starts a PUBLISH over the bound', async () => {
     emu = await start();
     const e = emu;
-    const header = Buffer.concat([connectPacket(), Buffer.from([0x30, 0x81, 0x40])]); // PUBLISH, remaining length 8193
+    const header = Buffer.concat([rawConnectPacket(VIEW_KEY, VIEW_SECRET), Buffer.from([0x30, 0x81, 0x40])]); // PUBLISH, remaining length 8193
     await floodUntilClosed(e.appSide?.ports.tcp ?? 0, header, sockets);
     expect(e.appSide?.stats()).toMatchObject({ packetsTooLarge: 1 });
     await waitFor(() => (e.appSide?.stats().sessionsOpen === 0 ? true : undefined));
@@ -96,7 +63,7 @@ describe('app-side MQTT packet bound', () => {
     await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     ws.on('error', () => undefined);
-    ws.send(connectPacket());
+    ws.send(rawConnectPacket(VIEW_KEY, VIEW_SECRET));
     ws.send(Buffer.from([0x82, 0x80, 0x80, 0x04])); // SUBSCRIBE announcing 64 KiB
     for (let i = 0; i < 20 && ws.readyState === WebSocket.OPEN; i += 1) ws.send(Buffer.alloc(MAX_FRAME - 16, 0x61));
     await closed;
@@ -115,7 +82,7 @@ describe('app-side MQTT packet bound', () => {
     expect(e.appSide?.stats().packetsTooLarge).toBe(0);
 
     const flood = Array.from({ length: 40 }, (_, i) => floodUntilClosed(e.appSide?.ports.tcp ?? 0,
-      i % 2 === 0 ? Buffer.from([0x10, ...HUGE_LENGTH]) : Buffer.concat([connectPacket(), Buffer.from([0x30, ...HUGE_LENGTH])]), sockets));
+      i % 2 === 0 ? Buffer.from([0x10, ...HUGE_LENGTH]) : Buffer.concat([rawConnectPacket(VIEW_KEY, VIEW_SECRET), Buffer.from([0x30, ...HUGE_LENGTH])]), sockets));
     await Promise.all(flood);
     await waitFor(() => (e.appSide?.stats().packetsTooLarge === 40 ? true : undefined));
 

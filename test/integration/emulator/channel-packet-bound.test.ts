@@ -3,56 +3,24 @@
 // is logged in or not, and is counted in the status route; a flood of such connections leaves
 // well-behaved devices reporting.
 import { readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
-import mqttPacket from 'mqtt-packet';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STATUS_PATH, startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
 import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
+import { FLOOD_CAP_BYTES, floodUntilClosed, HUGE_LENGTH, rawConnectPacket } from '../../helpers/mqtt-flood.js';
 import { waitFor } from '../../system/harness.js';
 import { connectDevice, type Device } from './channel-fixtures.js';
 import { PROJECT_KEY, SEED_PATH } from './helpers.js';
 
 const JSON_MAX = 32 * 1024;
 const PACKET_MAX = 64 * 1024;
-const HUGE_LENGTH = [0xff, 0xff, 0xff, 0x7f];
 
 async function start(): Promise<Emulator> {
   const seed = parseSeed(readFileSync(SEED_PATH, 'utf8'), Date.now());
   return startEmulator({
     httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(),
     jsonLimits: { maxBytes: JSON_MAX }, mqttMaxPacketBytes: PACKET_MAX,
-  });
-}
-
-function deviceConnect(token: string): Buffer {
-  return mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: `raw_${Math.random().toString(16).slice(2, 8)}`, keepalive: 0, username: token, password: Buffer.from(PROJECT_KEY) });
-}
-
-/** Writes `first`, then 16 KiB chunks until the emulator closes the socket (at most 64 MiB). */
-function floodUntilClosed(port: number, first: Buffer, sockets: Socket[]): Promise<number> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    sockets.push(socket);
-    const chunk = Buffer.alloc(16 * 1024, 0x62);
-    let written = 0;
-    let closed = false;
-    socket.on('error', () => undefined);
-    socket.once('close', () => { closed = true; resolve(written); });
-    const pump = (): void => {
-      while (!closed && written < 64 * 1024 * 1024) {
-        written += chunk.length;
-        if (!socket.write(chunk)) {
-          socket.once('drain', pump);
-          return;
-        }
-      }
-    };
-    socket.once('connect', () => {
-      socket.write(first);
-      written += first.length;
-      pump();
-    });
   });
 }
 
@@ -75,7 +43,7 @@ describe('device broker MQTT packet bound', () => {
   it('closes an unauthenticated connection whose CONNECT announces 256 MiB, and shows it in the status', async () => {
     emu = await start();
     const written = await floodUntilClosed(emu.mqttPort, Buffer.from([0x10, ...HUGE_LENGTH]), sockets);
-    expect(written).toBeLessThan(64 * 1024 * 1024);
+    expect(written).toBeLessThan(FLOOD_CAP_BYTES);
     expect((await status(emu)).device_channel).toEqual({ packetsTooLarge: 1 });
   }, 60_000);
 
@@ -101,7 +69,7 @@ describe('device broker MQTT packet bound', () => {
     const device = await connectDevice(`mqtt://127.0.0.1:${e.mqttPort}`, 'demo-meter-2-token', { password: PROJECT_KEY });
     devices.push(device);
     await Promise.all(Array.from({ length: 30 }, (_, i) => floodUntilClosed(e.mqttPort,
-      i % 2 === 0 ? Buffer.from([0x10, ...HUGE_LENGTH]) : Buffer.concat([deviceConnect('demo-meter-3-token'), Buffer.from([0x30, ...HUGE_LENGTH])]), sockets)));
+      i % 2 === 0 ? Buffer.from([0x10, ...HUGE_LENGTH]) : Buffer.concat([rawConnectPacket('demo-meter-3-token', PROJECT_KEY), Buffer.from([0x30, ...HUGE_LENGTH])]), sockets)));
     await waitFor(async () => ((await status(e)).device_channel.packetsTooLarge === 30 ? true : undefined));
     await device.client.publishAsync('attributes', JSON.stringify({ voltage: 229.25 }), { qos: 1 });
     await waitFor(() => (e.state.devices.get('dev-meter-2')?.attributes.get('voltage')?.value === 229.25 ? true : undefined));
