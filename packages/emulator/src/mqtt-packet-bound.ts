@@ -69,8 +69,12 @@ export function boundMqttPackets(conn: Duplex, maxRemainingLength: number, onRef
     const verdict = scanner.push(chunk);
     if (verdict.ok) return;
     conn.off('data', watch);
-    conn.destroy();
-    onRefused(verdict);
+    // Reported first, while the connection still knows its peer; destroyed whatever the report does.
+    try {
+      onRefused(verdict);
+    } finally {
+      conn.destroy();
+    }
   };
   conn.on('data', watch);
 }

@@ -72,8 +72,7 @@ export class ScopedBroker {
   /** UNSUBSCRIBEs parsed before their CONNECT was authenticated (same TCP chunk). */
   private readonly earlyUnsubscribes = new WeakMap<Client, ParsedPacket[]>();
   private readonly sockets = new Set<Socket>();
-  /** Connections closed for an MQTT packet over deps.maxPacketBytes. */
-  packetsTooLarge = 0;
+  private tooLarge = 0;
 
   private constructor(
     readonly aedes: Aedes,
@@ -87,12 +86,17 @@ export class ScopedBroker {
     return broker;
   }
 
+  /** Connections closed for an MQTT packet over deps.maxPacketBytes. */
+  get packetsTooLarge(): number {
+    return this.tooLarge;
+  }
+
   /** Serve one accepted TCP connection. */
   handleConnection(socket: Socket): void {
     this.sockets.add(socket);
     const client = this.aedes.handle(socket);
     boundMqttPackets(socket, this.deps.maxPacketBytes, (verdict) => {
-      this.packetsTooLarge += 1;
+      this.tooLarge += 1;
       this.deps.log.warn({ deviceId: this.identities.get(client), remote: socket.remoteAddress, ...verdict, maxPacketBytes: this.deps.maxPacketBytes },
         'device connection closed: MQTT packet over the bound');
     });
