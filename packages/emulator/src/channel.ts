@@ -41,6 +41,28 @@ export interface GatewayEvents {
   onSubDeviceDisconnect(gatewayId: string, subDeviceId: string): void;
 }
 
+/** Largest MQTT packet body a device may send by default: room for a JSON payload at the default JSON bound (1 MiB) and its topic. */
+export const DEFAULT_DEVICE_MAX_PACKET_BYTES = 2 * 1024 * 1024;
+
+/** The default follows a raised JSON bound, keeping 64 KiB over it for the topic and header fields. */
+export function defaultDevicePacketBound(jsonLimits: JsonLimits): number {
+  return Math.max(DEFAULT_DEVICE_MAX_PACKET_BYTES, jsonLimits.maxBytes + 64 * 1024);
+}
+
+/** The device-side bound must leave room for the JSON bound, or that bound's clear refusal would never be reached. */
+export function checkDevicePacketBound(maxPacketBytes: number, jsonLimits: JsonLimits): string | undefined {
+  if (!Number.isInteger(maxPacketBytes) || maxPacketBytes <= 0) return `MQTT packet size limit (--mqtt-max-packet-bytes) must be a positive integer (got ${String(maxPacketBytes)})`;
+  if (maxPacketBytes <= jsonLimits.maxBytes) {
+    return `MQTT packet size limit (--mqtt-max-packet-bytes, ${maxPacketBytes}) must be larger than the JSON size limit (--json-max-bytes, ${jsonLimits.maxBytes}): a JSON payload and its topic must fit in one packet`;
+  }
+  return undefined;
+}
+
+export interface DeviceChannelStats {
+  /** Device connections closed for announcing an MQTT packet over the bound (or a malformed length). */
+  packetsTooLarge: number;
+}
+
 /** What the state can make a device receive. */
 export interface DeviceChannel {
   /** Publish to a device's un-prefixed topic (e.g. `attributes/push`). False when not connected. */
@@ -48,6 +70,7 @@ export interface DeviceChannel {
   /** Write raw bytes on the device's registered TCP stream. False when it has none. */
   sendTcp(deviceId: string, data: Buffer): boolean;
   isOnline(deviceId: string): boolean;
+  stats(): DeviceChannelStats;
   readonly mqttPort: number;
   readonly tcpPort: number;
   close(): Promise<void>;
@@ -63,6 +86,8 @@ export interface DeviceChannelOptions {
   tcpRegisterTimeoutS: number;
   /** Bounds on JSON payloads of devices (JSON topics only; `data/<identifier>` is raw); default DEFAULT_JSON_LIMITS. */
   jsonLimits?: JsonLimits;
+  /** Largest MQTT packet body (remaining length) a device may send; a bigger header closes the connection. Default defaultDevicePacketBound(jsonLimits). */
+  maxPacketBytes?: number;
   /** Gateway scoping; without it every `gateway/*` publish is refused as "not a gateway". */
   gateways?: GatewayEvents;
 }

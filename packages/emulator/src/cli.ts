@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createLogger, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, untilSignal } from 'fieldgate/shared';
-import { startEmulator, type Emulator } from './index.js';
+import { STATUS_PATH, startEmulator, type Emulator } from './index.js';
 import { APP_WS_PATH, DEFAULT_APP_MAX_FRAME_BYTES, DEFAULT_APP_MAX_PENDING } from './appside/index.js';
 import { DEFAULT_APP_BROKER_LIMITS } from './appside/broker.js';
 import { ensureSelfSigned, loadTlsFiles, type AppTlsMaterial } from './appside/tls.js';
+import { checkDevicePacketBound } from './channel.js';
 import type { GatewayPushShape } from './channel/gateway-topics.js';
 import { checkRateLimit, DEFAULT_RATE_LIMIT } from './http/rate-limit.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from './json-limits.js';
@@ -20,7 +21,8 @@ export const DEFAULT_APP_TLS_DIR = join(tmpdir(), 'fieldgate-emulator-app-tls');
 
 const USAGE = `usage: fieldgate emulator [--seed FILE] [--http-port N] [--mqtt-port N] [--tcp-port N]
                           [--host ADDR] [--rate-limit N] [--rate-window SECONDS]
-                          [--json-max-depth N] [--json-max-bytes N] [--gateway-push-shape keyed|device]
+                          [--json-max-depth N] [--json-max-bytes N] [--mqtt-max-packet-bytes N]
+                          [--gateway-push-shape keyed|device]
                           [--app-mqtt-port N] [--app-ws-port N] [--app-wss-port N]
                           [--app-tls-cert FILE --app-tls-key FILE | --app-tls-dir DIR]
                           [--app-max-sessions N] [--app-max-subscriptions N] [--app-slow-subscriber-s S]
@@ -60,6 +62,7 @@ export const runEmulator: CliCommand = async (args, io) => {
         seed: { type: 'string' }, 'http-port': { type: 'string' }, 'mqtt-port': { type: 'string' },
         'tcp-port': { type: 'string' }, host: { type: 'string' }, 'rate-limit': { type: 'string' },
         'rate-window': { type: 'string' }, 'json-max-depth': { type: 'string' }, 'json-max-bytes': { type: 'string' },
+        'mqtt-max-packet-bytes': { type: 'string' },
         'gateway-push-shape': { type: 'string' }, 'app-mqtt-port': { type: 'string' }, 'app-ws-port': { type: 'string' },
         'app-wss-port': { type: 'string' }, 'app-tls-cert': { type: 'string' }, 'app-tls-key': { type: 'string' },
         'app-tls-dir': { type: 'string' }, 'app-max-sessions': { type: 'string' }, 'app-max-subscriptions': { type: 'string' },
@@ -85,6 +88,7 @@ export const runEmulator: CliCommand = async (args, io) => {
         maxDepth: positive(values['json-max-depth'], DEFAULT_JSON_LIMITS.maxDepth, 'json-max-depth'),
         maxBytes: positive(values['json-max-bytes'], DEFAULT_JSON_LIMITS.maxBytes, 'json-max-bytes'),
       },
+      mqttMaxPacketBytes: values['mqtt-max-packet-bytes'] === undefined ? undefined : Math.floor(positive(values['mqtt-max-packet-bytes'], 0, 'mqtt-max-packet-bytes')),
       gatewayPushShape: pushShape(values['gateway-push-shape']),
       app: {
         tcpPort: port(values['app-mqtt-port'], DEFAULT_PORTS.appMqtt, 'app-mqtt-port'),
@@ -101,7 +105,8 @@ export const runEmulator: CliCommand = async (args, io) => {
       },
       verbose: values.verbose ?? false,
     };
-    const problem = checkRateLimit(opts.rateLimit) ?? checkJsonLimits(opts.jsonLimits);
+    const problem = checkRateLimit(opts.rateLimit) ?? checkJsonLimits(opts.jsonLimits)
+      ?? (opts.mqttMaxPacketBytes === undefined ? undefined : checkDevicePacketBound(opts.mqttMaxPacketBytes, opts.jsonLimits));
     if (problem) throw new RangeError(problem);
     if ((opts.app.tlsCert === undefined) !== (opts.app.tlsKey === undefined)) {
       throw new RangeError('--app-tls-cert and --app-tls-key go together');
@@ -144,6 +149,7 @@ export const runEmulator: CliCommand = async (args, io) => {
   io.stdout.write([
     'fieldgate emulator running',
     `  http  http://${opts.host}:${emulator.httpPort}  (interface A /api/v1, interface B /app/device/v1)`,
+    `  status http://${opts.host}:${emulator.httpPort}${STATUS_PATH}  (read-only counters)`,
     `  mqtt  mqtt://${opts.host}:${emulator.mqttPort}`,
     `  tcp   ${opts.host}:${emulator.tcpPort}`,
     `  seed  ${opts.seed}: ${Object.entries(summary).map(([k, v]) => `${v} ${k}`).join(', ')}`,

@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Logger, systemClock, type Clock } from 'fieldgate/shared';
 import { startAppSide, type AppSide, type AppSideOptions } from './appside/index.js';
-import type { DeviceChannel, DeviceChannelOptions } from './channel.js';
+import { checkDevicePacketBound, defaultDevicePacketBound, type DeviceChannel, type DeviceChannelOptions } from './channel.js';
 import type { GatewayPushShape } from './channel/gateway-topics.js';
 import { startDeviceChannel } from './channel/index.js';
 import { DeviceLink, SYNC_REPLY_TIMEOUT_MS } from './device-link.js';
@@ -16,6 +16,7 @@ import { EmulatorState } from './state/state.js';
 
 export { loadSeedFile, SeedError } from './state/seed.js';
 export { APP_WS_PATH } from './appside/index.js';
+export { STATUS_PATH } from './http/server.js';
 export { watchAppSide, type AppWatch, type AppWatchSummary } from './appside/watch.js';
 
 export type StartDeviceChannel = (options: DeviceChannelOptions, logger: Logger) => Promise<DeviceChannel>;
@@ -34,6 +35,8 @@ export interface EmulatorOptions {
   tcpRegisterTimeoutS?: number;
   /** Bounds on every JSON input (HTTP bodies, device payloads); default DEFAULT_JSON_LIMITS. */
   jsonLimits?: Partial<JsonLimits>;
+  /** Largest MQTT packet body a device may send; larger than jsonLimits.maxBytes. Default defaultDevicePacketBound(jsonLimits): 2 MiB, or the JSON bound + 64 KiB. */
+  mqttMaxPacketBytes?: number;
   /** Shape of `gateway/attributes/push` (both are documented); default `keyed` (`{"<addr>":{...}}`). */
   gatewayPushShape?: GatewayPushShape;
   /** The app-side subscription service (MQTT over TCP, ws and wss at /mqtt); none when undefined. */
@@ -59,7 +62,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const clock = options.clock ?? systemClock;
   const log = options.logger;
   const jsonLimits: JsonLimits = { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits };
-  const limitProblem = checkJsonLimits(jsonLimits);
+  const mqttMaxPacketBytes = options.mqttMaxPacketBytes ?? defaultDevicePacketBound(jsonLimits);
+  const limitProblem = checkJsonLimits(jsonLimits) ?? checkDevicePacketBound(mqttMaxPacketBytes, jsonLimits);
   if (limitProblem) throw new RangeError(limitProblem);
   const state = new EmulatorState(options.seed, clock);
   const link = new DeviceLink(state, log.child({ part: 'device-link' }), options.syncReplyTimeoutMs ?? SYNC_REPLY_TIMEOUT_MS, options.gatewayPushShape);
@@ -68,7 +72,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
 
   const channel = await (options.startChannel ?? startDeviceChannel)({
     mqttPort: options.mqttPort, tcpPort: options.tcpPort, host, directory: link, events: link, gateways: link,
-    tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits,
+    tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits, maxPacketBytes: mqttMaxPacketBytes,
   }, log.child({ part: 'channel' }));
   link.attach(channel);
 
@@ -84,8 +88,10 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     throw err;
   }
 
+  const startedAt = clock.now();
   const server = createHttpServer({
     state, link, tokens, limiter, apiRouter: buildApiRouter(), appRouter: buildAppRouter(), log: log.child({ part: 'http' }), jsonLimits,
+    status: () => ({ started_at: startedAt, now: clock.now(), device_channel: channel.stats(), app_side: appSide?.stats() ?? null }),
   });
   try {
     await new Promise<void>((resolve, reject) => {

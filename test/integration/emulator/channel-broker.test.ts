@@ -3,6 +3,7 @@
 import { createServer, connect as tcpConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/ops/log.js';
+import { DEFAULT_DEVICE_MAX_PACKET_BYTES } from '../../../packages/emulator/src/channel.js';
 import { ScopedBroker } from '../../../packages/emulator/src/channel/broker.js';
 import { Presence } from '../../../packages/emulator/src/channel/presence.js';
 import { closeQuietly, connectDevice, fakeDirectory, PROJECT_KEY, waitFor, type Device } from './channel-fixtures.js';
@@ -19,6 +20,7 @@ beforeEach(async () => {
     directory: fakeDirectory(),
     presence: new Presence('mqtt', { onConnected: () => undefined, onDisconnected: () => undefined }),
     onUplink: () => ({ action: 'accept' }),
+    maxPacketBytes: DEFAULT_DEVICE_MAX_PACKET_BYTES,
     log: silentLogger(),
   });
   server = createServer((socket) => broker.handleConnection(socket));

@@ -1,6 +1,6 @@
 // Shared set-up for the emulator's HTTP tests: a seeded emulator on loopback, a fake or real channel.
 import { readFileSync } from 'node:fs';
-import type { DeviceChannel, DeviceChannelOptions } from '../../../packages/emulator/src/channel.js';
+import type { DeviceChannel, DeviceChannelOptions, DeviceChannelStats } from '../../../packages/emulator/src/channel.js';
 import type { Clock } from '../../../src/core/time.js';
 import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
 import type { RateLimitConfig } from '../../../packages/emulator/src/http/rate-limit.js';
@@ -33,6 +33,9 @@ export class FakeChannel implements DeviceChannel {
   }
   isOnline(deviceId: string): boolean {
     return this.online.has(deviceId);
+  }
+  stats(): DeviceChannelStats {
+    return { packetsTooLarge: 0 };
   }
   async close(): Promise<void> {}
 }

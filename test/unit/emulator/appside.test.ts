@@ -21,6 +21,8 @@ describe('checkAppFilter', () => {
     ['k/+/attributes', 'outside the project'], ['K//attributes', 'device level'], ['K/a+/event', 'device level'],
     ['K/+/attributes/x', 'filter must be'], ['+/vt1/attributes', 'outside the project'], ['K/+/Attributes', 'unknown message kind'],
     ['', 'filter must be'],
+    // Alarms and recoveries are not carried (docs/protocol.md §8): refused, never granted and silent.
+    ['K/+/alarm', 'unknown message kind'], ['K/vt1/alarms', 'unknown message kind'], ['K/+/recovery', 'unknown message kind'],
   ])('refuses %s', (filter, reason) => {
     const verdict = checkAppFilter('K', filter);
     expect(verdict.ok).toBe(false);

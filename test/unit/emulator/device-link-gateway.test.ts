@@ -17,7 +17,7 @@ function setup() {
   const sent: { deviceId: string; topic: string; payload: unknown }[] = [];
   const channel: DeviceChannel = {
     publish: async (deviceId, topic, payload) => { sent.push({ deviceId, topic, payload: JSON.parse(payload.toString()) }); return true; },
-    sendTcp: () => true, isOnline: () => true, mqttPort: 1, tcpPort: 2, close: async () => {},
+    sendTcp: () => true, isOnline: () => true, stats: () => ({ packetsTooLarge: 0 }), mqttPort: 1, tcpPort: 2, close: async () => {},
   };
   link.attach(channel);
   return { state, link, sent };

@@ -20,7 +20,7 @@ function setup(timeoutMs = 50) {
   const channel: DeviceChannel = {
     publish: async (deviceId, topic, payload) => { sent.push({ deviceId, topic, payload: payload.toString() }); return true; },
     sendTcp: (_id, data) => { tcp.push(data); return true; },
-    isOnline: () => true, mqttPort: 1, tcpPort: 2, close: async () => {},
+    isOnline: () => true, stats: () => ({ packetsTooLarge: 0 }), mqttPort: 1, tcpPort: 2, close: async () => {},
   };
   link.attach(channel);
   return { clock, state, link, sent, tcp };

@@ -18,6 +18,9 @@ describe('parseSeed', () => {
     expect(meter).toMatchObject({ allow_auto_create: true, type_key: 'modbus-meter-type-key' });
     expect(meter.data_streams).toContainEqual({ identifier: 'serial_raw', name: 'Raw serial passthrough', type: 'hex' });
     expect(seed.devices.map((d) => d.access_token)).toEqual(['demo-meter-1-token', 'demo-meter-2-token', 'demo-meter-3-token', 'demo-gateway-token', 'demo-meter-4-token']);
+    // Fixed app-side login and topics, so the docs' sample command lines work as printed.
+    expect(seed.project).toMatchObject({ view_key: 'demo-view-key', view_secret: 'demo-view-secret' });
+    expect(seed.devices.map((d) => d.view_token)).toEqual(['demo-meter-1-view', 'demo-meter-2-view', 'demo-meter-3-view', 'demo-gateway-view', 'demo-meter-4-view']);
     expect(seed.groups.map((g) => [g.id, g.parent])).toEqual([['grp-plant', undefined], ['grp-hall-a', 'grp-plant'], ['grp-hall-b', 'grp-plant']]);
   });
 

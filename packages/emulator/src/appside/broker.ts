@@ -7,6 +7,7 @@ import type { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { Aedes, type AedesPublishPacket, type AuthenticateError, type AuthErrorCode, type Client, type PublishPacket, type Subscription } from 'aedes';
 import type { Logger } from 'fieldgate/shared';
+import { boundMqttPackets } from '../mqtt-packet-bound.js';
 import { checkAppFilter } from './topics.js';
 
 export interface AppBrokerLimits {
@@ -16,9 +17,12 @@ export interface AppBrokerLimits {
   maxSubscriptionsPerSession: number;
   /** A subscriber stalled (stream not drained) this long is disconnected. */
   slowSubscriberTimeoutMs: number;
+  /** Largest MQTT packet body (remaining length) an app may send, on any door; a bigger header closes it. */
+  maxPacketBytes: number;
 }
 
-export const DEFAULT_APP_BROKER_LIMITS: AppBrokerLimits = {
+/** maxPacketBytes has no default here: it is the app side's one frame bound (AppSideOptions.maxFrameBytes). */
+export const DEFAULT_APP_BROKER_LIMITS: Omit<AppBrokerLimits, 'maxPacketBytes'> = {
   maxSessions: 64, maxSubscriptionsPerSession: 256, slowSubscriberTimeoutMs: 10_000,
 };
 
@@ -31,6 +35,8 @@ export interface AppBrokerCounters {
   messagesPublished: number;
   messagesDiscardedSlow: number;
   slowSubscribersDropped: number;
+  /** Connections closed for announcing an MQTT packet over maxPacketBytes (or a malformed length). */
+  packetsTooLarge: number;
 }
 
 interface SessionState {
@@ -56,7 +62,7 @@ export interface AppCredentials {
 export class AppBroker {
   readonly counters: AppBrokerCounters = {
     sessionsOpen: 0, sessionsAccepted: 0, loginsRefused: 0, subscriptionsRefused: 0, publishesRefused: 0,
-    messagesPublished: 0, messagesDiscardedSlow: 0, slowSubscribersDropped: 0,
+    messagesPublished: 0, messagesDiscardedSlow: 0, slowSubscribersDropped: 0, packetsTooLarge: 0,
   };
   private readonly sessions = new WeakMap<Client, SessionState>();
   private readonly conns = new WeakMap<Client, Duplex>();
@@ -85,6 +91,10 @@ export class AppBroker {
   handle(conn: Duplex): void {
     this.open.add(conn);
     const client = this.aedes.handle(conn);
+    boundMqttPackets(conn, this.limits.maxPacketBytes, (verdict) => {
+      this.counters.packetsTooLarge += 1;
+      this.log.warn({ clientId: client.id, ...verdict, maxPacketBytes: this.limits.maxPacketBytes }, 'app connection closed: MQTT packet over the bound');
+    });
     this.conns.set(client, conn);
     conn.once('close', () => {
       this.open.delete(conn);

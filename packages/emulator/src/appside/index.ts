@@ -9,7 +9,7 @@ export { APP_WS_PATH } from './listeners.js';
 export type { AppBrokerLimits } from './broker.js';
 
 export interface AppSideOptions extends Omit<AppListenOptions, 'host'> {
-  limits?: Partial<AppBrokerLimits>;
+  limits?: Partial<Omit<AppBrokerLimits, 'maxPacketBytes'>>;
   /** Messages handed to the broker and not yet fanned out; more are dropped and counted. */
   maxPendingMessages?: number;
 }
@@ -30,7 +30,7 @@ export interface AppSide {
 }
 
 export function checkAppLimits(limits: AppBrokerLimits, maxPending: number, maxFrameBytes: number): string | undefined {
-  for (const [name, value] of Object.entries({ ...limits, maxPendingMessages: maxPending, maxFrameBytes })) {
+  for (const [name, value] of Object.entries({ maxFrameBytes, ...limits, maxPendingMessages: maxPending })) {
     if (!Number.isInteger(value) || value <= 0) return `app-side ${name} must be a positive integer (got ${String(value)})`;
   }
   return undefined;
@@ -40,7 +40,9 @@ export async function startAppSide(
   options: AppSideOptions, host: string, credentials: AppCredentials, logger: Logger, now: () => number,
 ): Promise<AppSide> {
   const log = logger.child({ component: 'app-side' });
-  const limits: AppBrokerLimits = { ...DEFAULT_APP_BROKER_LIMITS, ...options.limits };
+  // One bound on what an app may send: a WebSocket message, and an MQTT packet on any door (a
+  // packet may span several WebSocket messages, so the ws doors need both).
+  const limits: AppBrokerLimits = { ...DEFAULT_APP_BROKER_LIMITS, ...options.limits, maxPacketBytes: options.maxFrameBytes };
   const maxPending = options.maxPendingMessages ?? DEFAULT_APP_MAX_PENDING;
   const problem = checkAppLimits(limits, maxPending, options.maxFrameBytes);
   if (problem) throw new RangeError(problem);

@@ -21,6 +21,7 @@ import {
 } from 'aedes';
 import type { Logger } from 'fieldgate/shared';
 import type { DeviceDirectory } from '../channel.js';
+import { boundMqttPackets } from '../mqtt-packet-bound.js';
 import { deliverAtMaxQos } from './delivery-qos.js';
 import type { Presence } from './presence.js';
 import {
@@ -38,6 +39,8 @@ export interface ScopedBrokerDeps {
   directory: DeviceDirectory;
   presence: Presence;
   onUplink(deviceId: string, uplink: UplinkTopic, payload: Buffer): UplinkOutcome;
+  /** Largest MQTT packet body a device may send (aedes has no bound of its own). */
+  maxPacketBytes: number;
   log: Logger;
 }
 
@@ -69,6 +72,7 @@ export class ScopedBroker {
   /** UNSUBSCRIBEs parsed before their CONNECT was authenticated (same TCP chunk). */
   private readonly earlyUnsubscribes = new WeakMap<Client, ParsedPacket[]>();
   private readonly sockets = new Set<Socket>();
+  private tooLarge = 0;
 
   private constructor(
     readonly aedes: Aedes,
@@ -82,10 +86,20 @@ export class ScopedBroker {
     return broker;
   }
 
+  /** Connections closed for an MQTT packet over deps.maxPacketBytes. */
+  get packetsTooLarge(): number {
+    return this.tooLarge;
+  }
+
   /** Serve one accepted TCP connection. */
   handleConnection(socket: Socket): void {
     this.sockets.add(socket);
     const client = this.aedes.handle(socket);
+    boundMqttPackets(socket, this.deps.maxPacketBytes, (verdict) => {
+      this.tooLarge += 1;
+      this.deps.log.warn({ deviceId: this.identities.get(client), remote: socket.remoteAddress, ...verdict, maxPacketBytes: this.deps.maxPacketBytes },
+        'device connection closed: MQTT packet over the bound');
+    });
     deliverAtMaxQos(client);
     // aedes has no unsubscribe hook, and its handler (lib/handlers/unsubscribe.js) looks the
     // filter up as named. The client's mqtt-packet parser emits every decoded packet to aedes's

@@ -2,11 +2,12 @@
 // cloud state through the contract in ../channel.ts.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'fieldgate/shared';
-import type { DeviceChannel, DeviceChannelOptions } from '../channel.js';
+import { defaultDevicePacketBound, type DeviceChannel, type DeviceChannelOptions } from '../channel.js';
 import { ScopedBroker } from './broker.js';
 import { Presence, type PresenceListener } from './presence.js';
 import { TcpStreams } from './tcp-streams.js';
 import { UplinkHandler } from './uplink.js';
+import { DEFAULT_JSON_LIMITS } from '../json-limits.js';
 import { listen } from '../listen.js';
 
 function closeServer(server: Server): Promise<void> {
@@ -61,6 +62,7 @@ export async function startDeviceChannel(options: DeviceChannelOptions, logger: 
     directory,
     presence: mqttPresence,
     onUplink: (deviceId, uplink, payload) => uplinks.handle(deviceId, uplink, payload),
+    maxPacketBytes: options.maxPacketBytes ?? defaultDevicePacketBound(options.jsonLimits ?? DEFAULT_JSON_LIMITS),
     log,
   });
   broker = scoped;
@@ -98,6 +100,7 @@ export async function startDeviceChannel(options: DeviceChannelOptions, logger: 
     },
     sendTcp: (deviceId, data) => streams.send(deviceId, data),
     isOnline: (deviceId) => mqttPresence.isOnline(deviceId) || tcpPresence.isOnline(deviceId),
+    stats: () => ({ packetsTooLarge: scoped.packetsTooLarge }),
     close() {
       closing ??= (async () => {
         const stopped = Promise.all([closeServer(mqttServer), closeServer(tcpServer)]);

@@ -12,6 +12,8 @@ import type { TokenStore } from './tokens.js';
 
 const API_PREFIX = '/api/v1/';
 const APP_PREFIXES = ['/app/device/v1/', '/device/v1/'];
+/** The emulator's own read-only status (no cloud route): counters readable while it runs. */
+export const STATUS_PATH = '/emulator/v1/status';
 
 export interface HttpServerDeps {
   state: EmulatorState;
@@ -22,6 +24,8 @@ export interface HttpServerDeps {
   appRouter: Router<RequestContext>;
   log: Logger;
   jsonLimits: JsonLimits;
+  /** The body of GET STATUS_PATH, taken fresh on each request. */
+  status(): unknown;
 }
 
 type Flavour = 'A' | 'B';
@@ -99,6 +103,11 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       const match = deps.appRouter.match(method, url.pathname);
       if (!match) return REQUEST_INVALID;
       return run('B', req, base, (ctx) => match.handler(ctx, match.params));
+    }
+    if (url.pathname === STATUS_PATH) {
+      // Read-only: any other method is answered, never acted on.
+      if (method !== 'GET' && method !== 'HEAD') return { status: 405, body: { message: 'Method not allowed' }, headers: { Allow: 'GET, HEAD' } };
+      return { status: 200, body: deps.status() };
     }
     return REQUEST_INVALID;
   }
