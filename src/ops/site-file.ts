@@ -3,7 +3,7 @@ import { checkCloudIdentities } from '../core/config/cloud-checks.js';
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
@@ -79,10 +79,15 @@ const YAML_OPTIONS = { merge: true, prettyErrors: false } as const;
  * syntax tree of a whole large file is ~100 times its size. Undefined when it cannot be cut, or a
  * piece does not parse cleanly: then the whole document is parsed, which reports errors in place.
  */
-function parseYamlByDevice(text: string): unknown {
+export function parseYamlByDevice(text: string): unknown {
   const split = splitDeviceItems(text);
   if (!split) return undefined;
   const head = parseDocument(split.head, YAML_OPTIONS);
+  // The line taken for the key must be the top-level block mapping's devices key (not text inside a
+  // flow collection or a quoted string spanning lines): its value is the `[]` put in its place.
+  if (!isMap(head.contents) || head.contents.flow) return undefined;
+  const value = head.contents.items.find((pair) => isScalar(pair.key) && pair.key.value === 'devices')?.value;
+  if (!isSeq(value) || value.range?.[0] !== split.valueOffset) return undefined;
   const raw: unknown = head.errors.length === 0 && head.warnings.length === 0 ? head.toJS({ maxAliasCount: 1000 }) : undefined;
   if (!isMapping(raw) || !Array.isArray(raw.devices) || raw.devices.length !== 0) return undefined;
   const devices: unknown[] = [];
