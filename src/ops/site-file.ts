@@ -57,7 +57,7 @@ function parseJson(text: string, file: string): Parsed {
  * so one kept value (a name, a token) kept the entire site file in memory for the process's life.
  * UTF-16 round trip: lossless, lone surrogates included.
  */
-function detachStrings(value: unknown, seen = new Set<object>()): unknown {
+export function detachStrings(value: unknown, seen = new Set<object>()): unknown {
   if (typeof value === 'string') return Buffer.from(value, 'utf16le').toString('utf16le');
   if (typeof value !== 'object' || value === null || seen.has(value)) return value;
   // Aliases and merge keys share objects: each is copied once.
@@ -80,6 +80,14 @@ const YAML_OPTIONS = { merge: true, prettyErrors: false } as const;
  * piece does not parse cleanly: then the whole document is parsed, which reports errors in place.
  */
 export function parseYamlByDevice(text: string): unknown {
+  const steps = parseByDeviceSteps(text);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/** parseYamlByDevice one device per step, so a reader on the event loop can give it turns in between. */
+export function* parseByDeviceSteps(text: string): Generator<void, unknown> {
   const split = splitDeviceItems(text);
   if (!split) return undefined;
   const head = parseDocument(split.head, YAML_OPTIONS);
@@ -97,6 +105,7 @@ export function parseYamlByDevice(text: string): unknown {
     const entry: unknown = doc.toJS({ maxAliasCount: 1000 });
     if (!Array.isArray(entry) || entry.length !== 1) return undefined;
     devices.push(entry[0]);
+    yield;
   }
   raw.devices = devices;
   return raw;
@@ -162,7 +171,7 @@ function readBounded(file: string, maxBytes: number): Buffer {
   }
 }
 
-function readText(file: string, limits: SiteTextLimits): { text?: string; sha256?: string; issues: ConfigIssue[] } {
+export function readText(file: string, limits: SiteTextLimits): { text?: string; sha256?: string; issues: ConfigIssue[] } {
   try {
     const bytes = readBounded(file, limits.maxBytes);
     const decoded = decodeSiteBytes(bytes, file, limits);
