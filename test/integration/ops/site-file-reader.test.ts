@@ -33,6 +33,16 @@ devices:
   - { name: m1, bus: plant, unitId: 1, pollIntervalMs: 2s, points: [{ id: p, table: holding, address: 0, type: float32, wordOrder: little }] }
 `;
 
+/** What start-up reports for the file (its issues), or what it threw otherwise. */
+function startupIssues(path: string): unknown {
+  try {
+    loadConfigWithDigest(path, {}, checkHost);
+    return [];
+  } catch (err) {
+    return err instanceof ConfigError ? err.issues : err;
+  }
+}
+
 describe('readSiteFile (sliced on the event loop, or a worker thread)', () => {
   it('a plain layout is read a few devices per turn: the loop runs in between, the result is start-up\'s', async () => {
     const devices = Array.from({ length: 60 }, (_, i) => `  - { name: n${i}, bus: plant, unitId: ${i + 2}, points: [{ id: p, table: holding, address: 0 }] }`).join('\n');
@@ -56,12 +66,7 @@ describe('readSiteFile (sliced on the event loop, or a worker thread)', () => {
     const path = site(text);
     expect(await readSiteInSlices(path, {}, checkHost)).toBeUndefined();
     const read = await readSiteFile(path, {});
-    let expected: unknown;
-    try {
-      loadConfigWithDigest(path, {}, checkHost);
-    } catch (err) {
-      expected = err instanceof ConfigError ? err.issues : err;
-    }
+    const expected = startupIssues(path);
     expect(read.issues).toEqual(expected);
   });
 
@@ -88,12 +93,7 @@ describe('readSiteFile (sliced on the event loop, or a worker thread)', () => {
   ])('%s: the same problems as start-up, nothing thrown', async (_name, text, message) => {
     const path = text === undefined ? join(dir, 'nope.yaml') : site(text === 'UNDER_A_FILE' ? GOOD(join(dir, 'site.yaml', 'state')) : text);
     const read = await readSiteFile(path, {});
-    let expected: unknown;
-    try {
-      loadConfigWithDigest(path, {}, checkHost);
-    } catch (err) {
-      expected = err instanceof ConfigError ? err.issues : err;
-    }
+    const expected = startupIssues(path);
     expect(read.config).toBeUndefined();
     expect(read.issues).toEqual(expected);
     expect(read.issues.map((i) => `${i.path}: ${i.message}`).join('\n')).toMatch(message);
