@@ -121,6 +121,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       setLogLevel: (level) => { logger.level = level; },
       retiring: { ...retiring, linkUp: (device) => deviceLinkUp(cloudSide, device), sendMs: gateway.cloud.drainMs, time },
     },
+    addressHolders: () => addressRecord.holders(),
     applied: (next) => {
       deps.secrets?.add(...configSecrets(next));
       addressRecord.update(next);

@@ -4,6 +4,7 @@
 import type { Config } from '../core/config/config.js';
 import { formatIssue } from '../core/config/issues.js';
 import { planReload, type ReloadPlan } from '../core/config/site-diff.js';
+import { checkAddressReuse, type AddressHolder } from '../core/config/address-reuse.js';
 import { keepRunningAddresses } from '../core/config/sub-device-addresses.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
 import type { Time } from '../core/time.js';
@@ -39,6 +40,8 @@ export interface ReloaderOptions {
   summary(): string;
   /** After an applied reload: the config now running. */
   applied(next: Config): void;
+  /** Address -> the device announced under it now or last (sub-device-record.ts); none: only the running config's. */
+  addressHolders?(): ReadonlyMap<string, AddressHolder>;
 }
 
 /** Runs reloads one at a time (a SIGHUP during a reload queues behind it); never throws. */
@@ -93,6 +96,9 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
       // Every sub-device keeps the address it runs under unless the file writes another out.
       const { config: next, issues: addressIssues } = keepRunningAddresses(candidate.config, running);
       if (!next) return refuse(addressIssues);
+      // No device takes an address another was announced under (renamed, removed) unless the file writes it out.
+      const reuse = checkAddressReuse(next, options.addressHolders?.() ?? new Map());
+      if (reuse.issues.length > 0) return refuse(reuse.issues);
       const decision = planReload(running, next);
       if (!decision.accepted) return refuse(decision.issues);
       const { plan } = decision;

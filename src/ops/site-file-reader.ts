@@ -1,12 +1,15 @@
-// A site file read and checked off the event loop (site-file-worker.ts in a worker thread), then
-// compiled here: what a reload uses, so polls and links keep their timing while a large file is
-// parsed. Same checks, same environment overrides as at start-up.
+// A site file read and checked without holding the event loop, as a reload reads it: a plainly laid
+// out YAML file a few devices per turn on this thread (site-file-sliced.ts, no second V8 instance),
+// anything else in a worker thread (site-file-worker.ts) and compiled here. Polls and links keep
+// their timing while a large file is parsed. Same checks, same environment overrides as at start-up.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../core/config/config.js';
 import type { ConfigIssue, GatewaySettings, ProfileOverride, SiteConfig } from '../core/config/site-types.js';
+import { checkHost } from './host-checks.js';
 import { ConfigError, compiledConfig } from './site-file.js';
+import { readSiteInSlices } from './site-file-sliced.js';
 
 /** What the worker posts back: plain data only. */
 export interface SiteFileReading {
@@ -58,6 +61,8 @@ function inWorker(file: string, env: NodeJS.ProcessEnv): Promise<SiteFileReading
 
 /** The site file's config (compiled) with its sha256, or every problem found; never throws. */
 export async function readSiteFile(file: string, env: NodeJS.ProcessEnv): Promise<{ config?: Config; sha256?: string; issues: ConfigIssue[] }> {
+  const sliced = await readSiteInSlices(file, env, checkHost);
+  if (sliced) return sliced;
   const reading = await inWorker(file, env);
   if (!reading.gateway || !reading.site || reading.issues.length > 0) return { issues: reading.issues };
   try {

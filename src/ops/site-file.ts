@@ -3,7 +3,7 @@ import { checkCloudIdentities } from '../core/config/cloud-checks.js';
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
@@ -57,7 +57,7 @@ function parseJson(text: string, file: string): Parsed {
  * so one kept value (a name, a token) kept the entire site file in memory for the process's life.
  * UTF-16 round trip: lossless, lone surrogates included.
  */
-function detachStrings(value: unknown, seen = new Set<object>()): unknown {
+export function detachStrings(value: unknown, seen = new Set<object>()): unknown {
   if (typeof value === 'string') return Buffer.from(value, 'utf16le').toString('utf16le');
   if (typeof value !== 'object' || value === null || seen.has(value)) return value;
   // Aliases and merge keys share objects: each is copied once.
@@ -79,10 +79,23 @@ const YAML_OPTIONS = { merge: true, prettyErrors: false } as const;
  * syntax tree of a whole large file is ~100 times its size. Undefined when it cannot be cut, or a
  * piece does not parse cleanly: then the whole document is parsed, which reports errors in place.
  */
-function parseYamlByDevice(text: string): unknown {
+export function parseYamlByDevice(text: string): unknown {
+  const steps = parseByDeviceSteps(text);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/** parseYamlByDevice one device per step, so a reader on the event loop can give it turns in between. */
+export function* parseByDeviceSteps(text: string): Generator<void, unknown> {
   const split = splitDeviceItems(text);
   if (!split) return undefined;
   const head = parseDocument(split.head, YAML_OPTIONS);
+  // The line taken for the key must be the top-level block mapping's devices key (not text inside a
+  // flow collection or a quoted string spanning lines): its value is the `[]` put in its place.
+  if (!isMap(head.contents) || head.contents.flow) return undefined;
+  const value = head.contents.items.find((pair) => isScalar(pair.key) && pair.key.value === 'devices')?.value;
+  if (!isSeq(value) || value.range?.[0] !== split.valueOffset) return undefined;
   const raw: unknown = head.errors.length === 0 && head.warnings.length === 0 ? head.toJS({ maxAliasCount: 1000 }) : undefined;
   if (!isMapping(raw) || !Array.isArray(raw.devices) || raw.devices.length !== 0) return undefined;
   const devices: unknown[] = [];
@@ -92,6 +105,7 @@ function parseYamlByDevice(text: string): unknown {
     const entry: unknown = doc.toJS({ maxAliasCount: 1000 });
     if (!Array.isArray(entry) || entry.length !== 1) return undefined;
     devices.push(entry[0]);
+    yield;
   }
   raw.devices = devices;
   return raw;
@@ -157,7 +171,7 @@ function readBounded(file: string, maxBytes: number): Buffer {
   }
 }
 
-function readText(file: string, limits: SiteTextLimits): { text?: string; sha256?: string; issues: ConfigIssue[] } {
+export function readText(file: string, limits: SiteTextLimits): { text?: string; sha256?: string; issues: ConfigIssue[] } {
   try {
     const bytes = readBounded(file, limits.maxBytes);
     const decoded = decodeSiteBytes(bytes, file, limits);

@@ -1,10 +1,13 @@
 // The sub-device addresses this state directory announced, by device name, in
 // `<stateDir>/sub-device-addresses.json`: read at start (and by `validate`) so every device keeps
 // its address across restarts and upgrades (core/config/sub-device-addresses.ts), written at start
-// and after each applied reload. A state directory a version before the record ran on (an outbox
+// and after each applied reload. Addresses no device uses any more stay in it (`released`, with the
+// device last announced under each and when), so no other device takes one unasked
+// (core/config/address-reuse.ts). A state directory a version before the record ran on (an outbox
 // but no record) announced the addresses of that version's rule.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { addressHolders, checkAddressReuse, type AddressHolder, type AddressReuse } from '../core/config/address-reuse.js';
 import type { Config } from '../core/config/config.js';
 import { legacySubDeviceAddresses } from '../core/config/gateway-mode.js';
 import { pinSubDeviceAddresses, subDeviceAddressesOf, type PinnedAddresses } from '../core/config/sub-device-addresses.js';
@@ -20,12 +23,16 @@ export type AnnouncedSource = 'record' | 'previous-version' | 'none';
 
 export interface AnnouncedAddresses {
   addresses: Map<string, string>;
+  /** Address -> the device last announced under it, for addresses no device in `addresses` uses. */
+  released: Map<string, AddressHolder>;
   source: AnnouncedSource;
 }
 
 interface RecordFile {
-  version: 1;
+  /** 1: `addresses` only (no released addresses kept). */
+  version: 2;
   addresses: Record<string, string>;
+  released: Record<string, AddressHolder>;
 }
 
 /** What `stateDir` announced; throws with the file named when the record is unreadable or malformed. */
@@ -36,13 +43,13 @@ export function readAnnouncedAddresses(stateDir: string, config: Pick<Config, 's
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: ${(err as Error).message}`);
-    if (existsSync(join(stateDir, OUTBOX_FILE))) return { addresses: legacySubDeviceAddresses(config.site, config.gateway.cloud), source: 'previous-version' };
-    return { addresses: new Map(), source: 'none' };
+    if (existsSync(join(stateDir, OUTBOX_FILE))) return { addresses: legacySubDeviceAddresses(config.site, config.gateway.cloud), released: new Map(), source: 'previous-version' };
+    return { addresses: new Map(), released: new Map(), source: 'none' };
   }
-  return { addresses: parseRecord(text, path), source: 'record' };
+  return { ...parseRecord(text, path), source: 'record' };
 }
 
-function parseRecord(text: string, path: string): Map<string, string> {
+function parseRecord(text: string, path: string): Pick<AnnouncedAddresses, 'addresses' | 'released'> {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -56,14 +63,38 @@ function parseRecord(text: string, path: string): Map<string, string> {
     if (typeof address !== 'string' || address.length === 0) throw new Error(`${path}: the address of "${device}" is not a non-empty string`);
     map.set(device, address);
   }
+  return { addresses: map, released: parseReleased((body as Partial<RecordFile>).released, path) };
+}
+
+function parseReleased(released: unknown, path: string): Map<string, AddressHolder> {
+  const map = new Map<string, AddressHolder>();
+  if (released === undefined) return map;
+  if (typeof released !== 'object' || released === null || Array.isArray(released)) throw new Error(`${path}: "released" is not an object`);
+  for (const [address, holder] of Object.entries(released as Record<string, unknown>)) {
+    const { device, lastUsedAt } = (holder ?? {}) as Partial<AddressHolder>;
+    if (typeof device !== 'string' || device.length === 0) throw new Error(`${path}: the released address "${address}" names no device`);
+    map.set(address, { device, ...(typeof lastUsedAt === 'string' ? { lastUsedAt } : {}) });
+  }
   return map;
 }
 
-/** Records `config`'s addresses (atomically); returns the devices whose address is new or changed. */
-export function writeAddressRecord(stateDir: string, config: Pick<Config, 'site' | 'gateway'>, before: ReadonlyMap<string, string>): Array<{ device: string; address: string; was?: string }> {
+/** `released` after `now` replaced `before`: addresses left behind join it, addresses taken again leave it. */
+export function releasedAfter(before: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>, released: ReadonlyMap<string, AddressHolder>, at: string): Map<string, AddressHolder> {
+  const inUse = new Set(now.values());
+  const next = new Map([...released].filter(([address]) => !inUse.has(address)));
+  for (const [device, address] of before) if (!inUse.has(address)) next.set(address, { device, lastUsedAt: at });
+  return next;
+}
+
+function sorted<T>(entries: Iterable<[string, T]>): Record<string, T> {
+  return Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Records `config`'s addresses and the released ones (atomically); returns the devices whose address is new or changed. */
+export function writeAddressRecord(stateDir: string, config: Pick<Config, 'site' | 'gateway'>, before: ReadonlyMap<string, string>, released: ReadonlyMap<string, AddressHolder> = new Map()): Array<{ device: string; address: string; was?: string }> {
   const now = subDeviceAddressesOf(config);
   const path = join(stateDir, ADDRESS_RECORD_FILE);
-  const body: RecordFile = { version: 1, addresses: Object.fromEntries([...now].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+  const body: RecordFile = { version: 2, addresses: sorted(now), released: sorted(released) };
   const temporary = `${path}.tmp`;
   // Synced before the rename: after a power cut the record is the old one or the new one, never empty.
   const fd = openSync(temporary, 'w', 0o600);
@@ -82,16 +113,31 @@ export function writeAddressRecord(stateDir: string, config: Pick<Config, 'site'
   return changes;
 }
 
-/** `config` keeping the addresses its state directory announced (run, validate); the record unreadable is an issue. */
-export function pinFromStateDir(config: Config): PinnedAddresses & { announced: AnnouncedAddresses | undefined } {
+/**
+ * `config` keeping the addresses its state directory announced (run, validate), refused when a
+ * device would take another's address unasked; the record unreadable is an issue.
+ */
+export function pinFromStateDir(config: Config): PinnedAddresses & Pick<AddressReuse, 'reassigned'> & { announced: AnnouncedAddresses | undefined } {
   let announced: AnnouncedAddresses;
   try {
     announced = readAnnouncedAddresses(config.gateway.stateDir, config);
   } catch (err) {
     const issues: ConfigIssue[] = [{ path: 'gateway.stateDir', message: `sub-device address record unreadable: ${(err as Error).message}` }];
-    return { config: undefined, issues, changed: [], announced: undefined };
+    return { config: undefined, issues, changed: [], reassigned: [], announced: undefined };
   }
-  return { ...pinSubDeviceAddresses(config, announced.addresses), announced };
+  const pinned = pinSubDeviceAddresses(config, announced.addresses);
+  if (!pinned.config) return { ...pinned, reassigned: [], announced };
+  const reuse = checkAddressReuse(pinned.config, addressHolders(announced.addresses, announced.released));
+  if (reuse.issues.length > 0) return { config: undefined, issues: reuse.issues, changed: pinned.changed, reassigned: reuse.reassigned, announced };
+  return { ...pinned, reassigned: reuse.reassigned, announced };
+}
+
+function startingRecord(stateDir: string, config: Config): AnnouncedAddresses | undefined {
+  try {
+    return readAnnouncedAddresses(stateDir, config);
+  } catch {
+    return undefined; // `run` refused an unreadable record before; a record gone bad since is written anew.
+  }
 }
 
 /** How often a record that could not be written (read-only or full state directory) is tried again. */
@@ -103,19 +149,34 @@ const RETRY_MS = 5_000;
  * record on a directory with an outbox would take the previous version's addresses.
  */
 export class AddressRecord {
-  private last: ReadonlyMap<string, string>;
+  /** Device -> address of the running config, and the addresses no device uses now: what the record holds (or will, once written). */
+  private announced: ReadonlyMap<string, string>;
+  private released: ReadonlyMap<string, AddressHolder>;
+  private written: ReadonlyMap<string, string>;
   private current: Config;
   private failing = false;
   private cancelRetry: (() => void) | undefined;
 
   constructor(private readonly stateDir: string, initial: Config, private readonly log: Logger, private readonly time: Time = systemTime) {
-    this.last = subDeviceAddressesOf(initial);
+    // What the directory held at start (`run` checked it): its addresses no device uses now stay released.
+    const before = startingRecord(stateDir, initial);
+    this.announced = before?.addresses ?? new Map();
+    this.released = before?.released ?? new Map();
+    // `run` logged the start's addresses already: the record's changes are logged from the next reload on.
+    this.written = subDeviceAddressesOf(initial);
     this.current = initial;
+    this.take(initial);
     this.write();
+  }
+
+  /** Address -> the device announced under it now or last (a reload is checked against it). */
+  holders(): Map<string, AddressHolder> {
+    return addressHolders(this.announced, this.released);
   }
 
   update(next: Config): void {
     this.current = next;
+    this.take(next);
     this.write();
   }
 
@@ -124,12 +185,19 @@ export class AddressRecord {
     this.cancelRetry = undefined;
   }
 
+  /** `config` runs now: its addresses announced, the ones it left released; a re-assignment logged once, here. */
+  private take(config: Config): void {
+    const now = subDeviceAddressesOf(config);
+    for (const r of checkAddressReuse(config, this.holders()).reassigned) this.log.warn(r, 'sub-device address re-assigned to another device');
+    this.released = releasedAfter(this.announced, now, this.released, new Date(this.time.now()).toISOString());
+    this.announced = now;
+  }
+
   private write(): void {
     this.stop();
-    const config = this.current;
     try {
-      const changes = writeAddressRecord(this.stateDir, config, this.last);
-      this.last = subDeviceAddressesOf(config);
+      const changes = writeAddressRecord(this.stateDir, this.current, this.written, this.released);
+      this.written = this.announced;
       if (changes.length > 0) this.log.info({ count: changes.length, changes: changes.slice(0, 20) }, 'sub-device addresses recorded');
       if (this.failing) this.log.info({ file: join(this.stateDir, ADDRESS_RECORD_FILE) }, 'sub-device address record written again');
       this.failing = false;

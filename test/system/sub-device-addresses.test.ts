@@ -1,7 +1,8 @@
 // A gateway-mode site that grows: upgraded from a version that addressed sub-devices by bare unit id
 // (one bus), it gains a second bus and every existing device keeps the address the cloud has it
 // bound under, at the reload and after a restart; a site that would take one of those addresses
-// for another device is refused by reload and by `validate`, naming both devices and addresses.
+// for another device is refused by reload and by `validate`, naming both devices and addresses; so is
+// a renamed device that would take its old name's address, until the address is written out.
 // Real CLI as a child process, the emulator as the cloud, two simulated Modbus TCP buses.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -153,5 +154,37 @@ devices:${deviceLines}
     expect(validated.err).toContain('devices[4].cloud.subDeviceAddress: sub-device address "2" is the one devices[1] (sub-a2) was announced under');
     await reportsGrow(['sub-a1', 'sub-a2', 'sub-a3', 'sub-b1'], 'after the refused reload');
     expect(output).not.toContain('cloud refused a gateway message');
-  }, 240_000);
+
+    // A rename: "sub-b1-new" on b/1 would take "b/1" by default, which the cloud binds to sub-b1.
+    const RENAMED: SiteDevice[] = [...ONE_BUS, { name: 'sub-b1-new', bus: 'b', unit: 1 }];
+    const taken = 'devices[3] (sub-b1-new) would take the sub-device address "b/1" that device "sub-b1" was announced under';
+    writeSite(RENAMED, ['a', 'b']);
+    const renamed = await reload();
+    expect(renamed.outcome).toBe('refused');
+    expect(renamed.problems).toEqual([{ path: 'devices[3].cloud', message: expect.stringContaining(taken) }]);
+
+    // Removed first, renamed later: the record keeps the address released, with when it was last used.
+    writeSite(ONE_BUS, ['a', 'b']);
+    expect(await reload()).toMatchObject({ outcome: 'applied' });
+    const released = (JSON.parse(readFileSync(join(stateDir(), 'sub-device-addresses.json'), 'utf8')) as { released: Record<string, { device: string; lastUsedAt: string }> }).released;
+    expect(released).toEqual({ 'b/1': { device: 'sub-b1', lastUsedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) } });
+    writeSite(RENAMED, ['a', 'b']);
+    const later = await reload();
+    expect(later.outcome).toBe('refused');
+    expect(later.problems).toEqual([{ path: 'devices[3].cloud', message: expect.stringContaining(`${taken} (state directory, last used ${released['b/1'].lastUsedAt})`) }]);
+    const laterValidated = await runCli(['validate', sitePath()]);
+    expect(laterValidated.code).toBe(78);
+    expect(laterValidated.err).toContain(`devices[3].cloud: ${taken}`);
+
+    // Written out: a deliberate re-assignment, applied, logged once, and the record updated.
+    writeSite([...ONE_BUS, { name: 'sub-b1-new', bus: 'b', unit: 1, address: 'b/1' }], ['a', 'b']);
+    expect((await runCli(['validate', sitePath()])).code).toBe(0);
+    expect(await reload()).toMatchObject({ outcome: 'applied' });
+    await reportsGrow(['sub-a1', 'sub-b1'], 'after the re-assignment');
+    expect(output.split('\n').filter((line) => line.includes('sub-device address re-assigned to another device'))).toEqual([
+      expect.stringMatching(/"device":"sub-b1-new","address":"b\/1","from":"sub-b1"/),
+    ]);
+    expect(record()).toEqual({ 'sub-a1': '1', 'sub-a2': '2', 'sub-a3': '3', 'sub-b1-new': 'b/1' });
+    expect(JSON.parse(readFileSync(join(stateDir(), 'sub-device-addresses.json'), 'utf8')).released).toEqual({});
+  }, 300_000);
 });

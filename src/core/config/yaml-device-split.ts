@@ -9,6 +9,8 @@
 export interface DeviceSplit {
   /** The document with the devices block emptied: `devices: []` where the block was. */
   head: string;
+  /** Where that `[]` is in `head`: the parse of `head` must find the top-level devices value there. */
+  valueOffset: number;
   /** Each device's text: one block-sequence entry, at its original indentation. */
   items: string[];
 }
@@ -45,9 +47,13 @@ export function splitDeviceItems(text: string): DeviceSplit | undefined {
   if (!entryAt(first, indent)) return undefined;
   const items: string[] = [];
   let current: string[] | undefined;
-  for (const line of lines.slice(start + 1, end)) {
+  // Each piece ends with the line break its last line had: a kept (`|+`) block scalar keeps its
+  // trailing lines, and a CR line end stays a line break rather than the end of a value.
+  const close = (piece: string[], lastIndex: number) => items.push(piece.join('\n') + (lastIndex < lines.length - 1 ? '\n' : ''));
+  for (let i = start + 1; i < end; i += 1) {
+    const line = lines[i];
     if (entryAt(line, indent)) {
-      if (current) items.push(current.join('\n'));
+      if (current) close(current, i - 1);
       current = [line];
     } else if (blank(line)) {
       current?.push(line);
@@ -58,7 +64,9 @@ export function splitDeviceItems(text: string): DeviceSplit | undefined {
       current?.push(line);
     }
   }
-  if (current) items.push(current.join('\n'));
-  const head = [...lines.slice(0, start), 'devices: []', ...lines.slice(end)].join('\n');
-  return { head, items };
+  if (current) close(current, end - 1);
+  const before = lines.slice(0, start);
+  const head = [...before, 'devices: []', ...lines.slice(end)].join('\n');
+  const valueOffset = before.reduce((sum, line) => sum + line.length + 1, 0) + 'devices: '.length;
+  return { head, valueOffset, items };
 }

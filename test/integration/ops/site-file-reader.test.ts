@@ -1,5 +1,6 @@
-// A reload reads the site file in a worker thread: the same config, the same problems and the same
-// environment overrides as at start-up (loadConfig on the main thread), and the event loop stays free.
+// A reload reads the site file a few devices per event-loop turn (a plain layout) or in a worker
+// thread (anything else): the same config, the same problems and the same environment overrides as
+// at start-up (loadConfig on the main thread), and the event loop stays free.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkHost } from '../../../src/ops/host-checks.js';
 import { ConfigError, loadConfigWithDigest } from '../../../src/ops/site-file.js';
 import { readSiteFile } from '../../../src/ops/site-file-reader.js';
+import { readSiteInSlices } from '../../../src/ops/site-file-sliced.js';
 import { TSX_FROM_SOURCE } from '../../helpers/child.js';
 
 const run = promisify(execFile);
@@ -31,7 +33,43 @@ devices:
   - { name: m1, bus: plant, unitId: 1, pollIntervalMs: 2s, points: [{ id: p, table: holding, address: 0, type: float32, wordOrder: little }] }
 `;
 
-describe('readSiteFile (worker thread)', () => {
+/** What start-up reports for the file (its issues), or what it threw otherwise. */
+function startupIssues(path: string): unknown {
+  try {
+    loadConfigWithDigest(path, {}, checkHost);
+    return [];
+  } catch (err) {
+    return err instanceof ConfigError ? err.issues : err;
+  }
+}
+
+describe('readSiteFile (sliced on the event loop, or a worker thread)', () => {
+  it('a plain layout is read a few devices per turn: the loop runs in between, the result is start-up\'s', async () => {
+    const devices = Array.from({ length: 60 }, (_, i) => `  - { name: n${i}, bus: plant, unitId: ${i + 2}, points: [{ id: p, table: holding, address: 0 }] }`).join('\n');
+    const path = site(`${GOOD(join(dir, 'state'))}${devices}\n`);
+    let turns = 0;
+    const ticker = setInterval(() => { turns += 1; }, 0);
+    const read = await readSiteInSlices(path, {}, checkHost, 5);
+    clearInterval(ticker);
+    expect(turns).toBeGreaterThan(5);
+    const loaded = loadConfigWithDigest(path, {}, checkHost);
+    expect(read?.issues).toEqual([]);
+    expect(read?.sha256).toBe(loaded.sha256);
+    expect(read?.config?.site).toEqual(loaded.config.site);
+  });
+
+  it.each([
+    ['anchors and aliases', 'devices:\n  - &m { name: a, bus: plant, unitId: 1, points: [] }\n'],
+    ['JSON', '{ "devices": [] }\n'],
+    ['devices in flow style', 'devices: [{ name: x }]\n'],
+  ])('%s: not cut, left to the worker (same answer as start-up)', async (_name, text) => {
+    const path = site(text);
+    expect(await readSiteInSlices(path, {}, checkHost)).toBeUndefined();
+    const read = await readSiteFile(path, {});
+    const expected = startupIssues(path);
+    expect(read.issues).toEqual(expected);
+  });
+
   it('gives what start-up gets: the same settings, devices, read plan, digest and environment overrides', async () => {
     const path = site(GOOD(join(dir, 'state')));
     const env = { FIELDGATE_PROJECT_KEY: 'pk-from-env', FIELDGATE_STATE_DIR: join(dir, 'env-state') };
@@ -55,12 +93,7 @@ describe('readSiteFile (worker thread)', () => {
   ])('%s: the same problems as start-up, nothing thrown', async (_name, text, message) => {
     const path = text === undefined ? join(dir, 'nope.yaml') : site(text === 'UNDER_A_FILE' ? GOOD(join(dir, 'site.yaml', 'state')) : text);
     const read = await readSiteFile(path, {});
-    let expected: unknown;
-    try {
-      loadConfigWithDigest(path, {}, checkHost);
-    } catch (err) {
-      expected = err instanceof ConfigError ? err.issues : err;
-    }
+    const expected = startupIssues(path);
     expect(read.config).toBeUndefined();
     expect(read.issues).toEqual(expected);
     expect(read.issues.map((i) => `${i.path}: ${i.message}`).join('\n')).toMatch(message);

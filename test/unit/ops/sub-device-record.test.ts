@@ -52,7 +52,7 @@ describe('sub-device address record', () => {
     expect([...subDeviceAddressesOf(upgraded.config!)]).toEqual([['m1', '1'], ['m2', '2']]);
     const { logger } = captureLogger();
     new AddressRecord(dir, upgraded.config!, logger);
-    expect(JSON.parse(readFileSync(join(dir, ADDRESS_RECORD_FILE), 'utf8'))).toEqual({ version: 1, addresses: { m1: '1', m2: '2' } });
+    expect(JSON.parse(readFileSync(join(dir, ADDRESS_RECORD_FILE), 'utf8'))).toEqual({ version: 2, addresses: { m1: '1', m2: '2' }, released: {} });
     const grown = pinFromStateDir(site(dir, [1, 2, 3], ['a', 'a', 'b']));
     expect(grown.announced?.source).toBe('record');
     expect([...subDeviceAddressesOf(grown.config!)]).toEqual([['m1', '1'], ['m2', '2'], ['m3', 'b/3']]);
