@@ -5,6 +5,7 @@ import type { PointConfig } from '../core/config/site-types.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
   BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError,
+  UnitLateReplyPendingError,
 } from '../field/modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from '../core/modbus/plan.js';
 import type { PointCodec, ReadBlock } from '../core/points/codec.js';
@@ -76,7 +77,7 @@ interface CycleRun {
   out: CycleOutcome;
   sample: Sample;
   /** Timed-out requests whose halves were both served: sent whole once more at the end of the cycle. */
-  confirms: Array<{ request: ReadRequest; cut: number }>;
+  confirms: Array<{ request: ReadRequest; cut: number; halfCount: number }>;
   /** Requests the device had answered when the cycle began. */
   answersAtStart: number;
 }
@@ -86,8 +87,8 @@ export async function runCycle(ctx: CycleContext, sample: Sample): Promise<Cycle
   const run: CycleRun = { ctx, out: outcome, sample, confirms: [], answersAtStart: ctx.learner.answers() };
   const { requests, waiting } = ctx.learner.planAt(sample.ts);
   for (const request of requests) await runRequest(run, request);
-  // After the values: on RTU the confirming timeout guards the unit, which would refuse the rest.
-  if (outcome.abort === undefined) for (const { request, cut } of run.confirms) await confirmTooLong(ctx, request, cut);
+  // After the values: on RTU the confirming timeout guards its length (a unit seen late: the whole unit).
+  if (outcome.abort === undefined) for (const confirm of run.confirms) await confirmTooLong(ctx, confirm);
   const unread = new Set([...sample.errors.flatMap((e) => e.points), ...waiting.map((w) => w.point.id)]);
   for (const { point, message } of applyScaleFactors(sample.values, scaledPointsOf(ctx.codecs))) {
     const factorId = point.scaleFactor as string;
@@ -123,7 +124,9 @@ async function runRequest(run: CycleRun, request: ReadRequest, timeoutSplit = fa
   if (halves && split) {
     const left = await runRequest(run, halves.left, true);
     const right = await runRequest(run, halves.right, true);
-    if (left && right && split === 'timed-out') run.confirms.push({ request, cut: halves.cut });
+    if (left && right && split === 'timed-out') {
+      run.confirms.push({ request, cut: halves.cut, halfCount: Math.max(halves.left.count, halves.right.count) });
+    }
     return left && right;
   }
   let block: ReadBlock;
@@ -144,7 +147,8 @@ async function runRequest(run: CycleRun, request: ReadRequest, timeoutSplit = fa
  * across the cut. A request that timed out on the line goes out as its halves from the next cycle
  * (read-plan-learner.ts); a single point of such a split that times out too, with nothing
  * answered this cycle, means the device is away. A request the bus refused without sending it
- * (late-reply guard, cool-down, bus down) tells nothing about the device: it is tried again as is.
+ * (late-reply guard, cool-down, bus down), or that timed out as one of the pieces the bus sent it
+ * as, tells nothing about its length: it is tried again as is.
  */
 async function refused(run: CycleRun, request: ReadRequest, err: unknown, timeoutSplit: boolean): Promise<boolean> {
   const { ctx, out, sample } = run;
@@ -155,7 +159,7 @@ async function refused(run: CycleRun, request: ReadRequest, err: unknown, timeou
     if (leftRead && rightRead) ctx.learner.learnCut(request, halves.cut, reasonOf(err));
     return false;
   }
-  if (noAnswer(err)) {
+  if (noAnswer(err) && !pieceTimedOut(request, err)) {
     if (halves) ctx.learner.timedOut(request, ctx.now());
     else if (timeoutSplit && ctx.learner.answers() === run.answersAtStart) ctx.learner.deviceSilent(ctx.now());
   }
@@ -173,18 +177,28 @@ async function refused(run: CycleRun, request: ReadRequest, err: unknown, timeou
 
 /**
  * Re-sends a timed-out request whose halves were just served (its values came from the halves):
- * a timeout again means the device is length-limited; an answer, that it was away for a while.
+ * a timeout again means the device is length-limited; an answer, that it was away for a while or
+ * a frame was lost. It goes whole or not at all (never as the bus's shorter pieces). While the
+ * late-reply guard still holds the length of the read that timed out (RTU), one register or bit
+ * shorter: still longer than either half, so its timeout says the same, a cycle later, not a
+ * guard later.
  */
-async function confirmTooLong(ctx: CycleContext, request: ReadRequest, cut: number): Promise<void> {
+async function confirmTooLong(ctx: CycleContext, { request, cut, halfCount }: CycleRun['confirms'][number]): Promise<void> {
   if (ctx.learner.knowsShorterThan(request)) return;
-  try {
-    await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
-  } catch (err) {
-    if (noAnswer(err)) ctx.learner.learnMaxCount(request, cut, reasonOf(err), ctx.now());
-    else if (isRefusal(err)) ctx.learner.learnCut(request, cut, reasonOf(err));
-    return; // refused by the bus itself: no evidence, the request is split and confirmed again next cycle
+  for (const count of [request.count, request.count - 1]) {
+    if (count <= halfCount) return;
+    try {
+      await ctx.bus.read(ctx.unitId, request.table, request.start, count, { lengthProbe: true });
+    } catch (err) {
+      if (err instanceof UnitLateReplyPendingError) continue;
+      if (noAnswer(err)) ctx.learner.learnMaxCount(request, cut, reasonOf(err), ctx.now());
+      else if (isRefusal(err) && count === request.count) ctx.learner.learnCut(request, cut, reasonOf(err));
+      return; // refused by the bus itself (cool-down, bus down): no evidence, split and confirmed again next cycle
+    }
+    if (count === request.count) ctx.learner.answered(request);
+    else ctx.learner.answeredShorter(request, count);
+    return;
   }
-  ctx.learner.answered(request);
 }
 
 function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, out: CycleOutcome, sample: Sample): void {
@@ -202,6 +216,15 @@ function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, o
 /** No answer on the line: a timeout, or a gateway's "target device failed to respond" (exception 11). */
 function noAnswer(err: unknown): boolean {
   return err instanceof ModbusTimeoutError || (err instanceof ModbusExceptionError && err.code === 11);
+}
+
+/**
+ * The bus sent `request` as shorter pieces (late-reply guard, RTU) and one of them timed out: a
+ * frame lost on the line, no evidence about the length of `request`, which is not split for it
+ * (splits on top of the guard's pieces would leave no read length the guard lets through).
+ */
+function pieceTimedOut(request: ReadRequest, err: unknown): boolean {
+  return err instanceof ModbusTimeoutError && err.request !== undefined && err.request.quantity < request.count;
 }
 
 function reasonOf(err: unknown): string {

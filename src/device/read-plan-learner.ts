@@ -122,6 +122,17 @@ export class ReadPlanLearner {
     if (this.timedOutRequests.size > 0) this.timedOutRequests.delete(requestKey(request));
   }
 
+  /**
+   * The device answered a read of `count` for `request` (which timed out once, its halves served),
+   * one shorter than it while the whole's length was still guarded: longer than its halves, so the
+   * timeout was a lost frame most likely, and `request` goes whole again (a device that serves just
+   * `count` times the whole out again, once a guard).
+   */
+  answeredShorter(request: ReadRequest, count: number): void {
+    this.answered({ ...request, count, points: [] });
+    this.timedOutRequests.delete(requestKey(request));
+  }
+
   /** Requests the device answered so far (to tell whether it answered anything during a split). */
   answers(): number {
     return this.answerCount;

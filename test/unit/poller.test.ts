@@ -172,22 +172,24 @@ describe('Poller cycle', () => {
   it('names a read length learned since the device last read in its offline reason', async () => {
     const long = deviceConfig({ name: 'long', unitId: 5, pollIntervalMs: 1000, points: [0, 1, 2, 3, 4, 5, 6, 7].map((address) => pointConfig({ id: `r${address}`, address })) });
     const { bus, poller, sink } = setup([long]);
-    // Reads longer than 4 registers get no answer; after a timeout the bus refuses the unit for 3.5 s (an RTU guard).
-    let guardedUntil = 0;
+    // Reads longer than 4 registers get no answer; after a timeout the bus cools the unit down for
+    // 3.5 s (a bus with cooldown.afterTimeouts 1): the device goes offline on the cool-down, not on
+    // the timeout, and once a length was learned the reason says the long reads are the trouble.
+    let coolingUntil = 0;
     const read = bus.read.bind(bus);
     bus.read = async (unit, table, start, count) => {
-      if (clock.now() < guardedUntil) throw new UnitLateReplyPendingError(unit, guardedUntil - clock.now());
+      if (clock.now() < coolingUntil) throw new UnitCoolingDownError(unit, coolingUntil - clock.now());
       if (count <= 4) return read(unit, table, start, count);
       await sleep(clock, 200);
-      guardedUntil = clock.now() + 3500;
+      coolingUntil = clock.now() + 3500;
       throw new ModbusTimeoutError(unit, 200);
     };
     poller.start();
     await clock.advanceAsync(9_000);
     expect(sink.states).toEqual([
-      ['long', 'offline', expect.stringMatching(/^unit 5 timed out and its reply may still come/)],
+      ['long', 'offline', expect.stringMatching(/^unit 5 is cooling down after repeated timeouts/)],
       ['long', 'online', 'answering'],
-      ['long', 'offline', expect.stringMatching(/^reads longer than 4 registers time out \(unit 5 timed out and its reply may still come/)],
+      ['long', 'offline', expect.stringMatching(/^reads longer than 4 registers time out \(unit 5 is cooling down after repeated timeouts/)],
       ['long', 'online', 'answering'],
     ]);
     expect(poller.stats()[0]!.learned).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);

@@ -7,6 +7,7 @@ import type { ReadBlock } from '../../src/core/points/codec.js';
 import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError } from '../../src/field/modbus/errors.js';
 import { planReads, splitRequest, type ReadRequest } from '../../src/core/modbus/plan.js';
 import { runCycle, type PollBus, type Sample } from '../../src/device/poll-cycle.js';
+import type { RequestOptions } from '../../src/field/modbus/bus-request.js';
 import { compilePoint } from '../../src/core/points/codec.js';
 import { isBitTable, type Table } from '../../src/core/points/types.js';
 import { ReadPlanLearner } from '../../src/device/read-plan-learner.js';
@@ -35,9 +36,12 @@ interface DeviceModel {
 /** Registers hold address * 3 + 1 (coils: odd addresses set); reads are logged as "start+count". */
 class MapDevice implements PollBus {
   reads: string[] = [];
+  /** The reads sent as read-length probes (whole, past the bus's late-reply guard of their shape). */
+  probes: string[] = [];
   constructor(public model: DeviceModel) {}
-  async read(unit: number, table: Table, start: number, count: number): Promise<ReadBlock> {
+  async read(unit: number, table: Table, start: number, count: number, options?: RequestOptions): Promise<ReadBlock> {
     this.reads.push(`${start}+${count}`);
+    if (options?.lengthProbe === true) this.probes.push(`${start}+${count}`);
     const { holes = [], maxCount = Infinity, timeoutAbove = Infinity } = this.model;
     if ((this.model.silentReads ?? 0) > 0) {
       this.model.silentReads! -= 1;
@@ -58,10 +62,11 @@ function rig(points: PointConfig[], model: DeviceModel, limits: Partial<DeviceLi
   let now = 0;
   const cycle = async () => {
     device.reads = [];
+    device.probes = [];
     const sample: Sample = { device: 'd', ts: now, values: {}, errors: [] };
     const outcome = await runCycle({ bus: device, unitId: 1, codecs, learner, now: () => now }, sample);
     now += 1000;
-    return { sample, outcome, reads: [...device.reads] };
+    return { sample, outcome, reads: [...device.reads], probes: [...device.probes] };
   };
   return { device, learner, cycle, advance: (ms: number) => { now += ms; } };
 }
@@ -148,6 +153,8 @@ describe('bisecting refused reads', () => {
     const second = await cycle();
     // The halves give every value; the whole, sent once more at the end, times out again.
     expect(second.reads).toEqual(['0+4', '4+4', '0+8']);
+    // Only the confirming read is a probe: the bus sends it whole though the first 0+8 may still be guarded.
+    expect(second.probes).toEqual(['0+8']);
     expect(second.sample.values).toEqual(Object.fromEntries(points.map((p) => [p.id, expectedValue(p)])));
     expect(second.outcome.abort).toBeUndefined();
     expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
@@ -202,10 +209,13 @@ describe('bisecting refused reads', () => {
       device.reads.push(`${start}+${count}`);
       throw new UnitLateReplyPendingError(unit, 5000);
     };
+    // The guard holds back only one reply shape: it does not cut the cycle short, each half is asked.
     for (let n = 0; n < 3; n++) {
       const refused = await cycle();
-      expect(refused.reads).toEqual(['0+4']);
-      expect(refused.outcome.abort).toBeInstanceOf(UnitLateReplyPendingError);
+      expect(refused.reads).toEqual(['0+4', '4+4']);
+      expect(refused.outcome.abort).toBeUndefined();
+      expect(refused.sample.errors.map((e) => e.kind)).toEqual(['UnitLateReplyPendingError', 'UnitLateReplyPendingError']);
+      expect(learner.limitsLearned()).toEqual([]);
     }
     device.read = async (unit, table, start, count) => {
       if (start === 0 && count === 8) {
@@ -221,6 +231,56 @@ describe('bisecting refused reads', () => {
     expect((await cycle()).reads).toEqual(['0+4', '4+4', '0+8']);
     expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
     expect(learner.lengthLessonSince(0)).toBe('reads longer than 4 registers time out');
+  });
+
+  it('a confirming read refused by the late-reply guard (RTU) goes one register shorter, still longer than a half', async () => {
+    const points = pointsAt('holding', ...range(0, 7));
+    const { cycle, learner, device } = rig(points, { timeoutAbove: 4 });
+    await cycle(); // 0+8 times out: its length is guarded
+    const busRead = device.read.bind(device);
+    device.read = async (unit, table, start, count, options) => {
+      if (count === 8) {
+        device.reads.push(`${start}+${count}`);
+        throw new UnitLateReplyPendingError(unit, 9000);
+      }
+      return busRead(unit, table, start, count, options);
+    };
+    const second = await cycle();
+    expect(second.reads).toEqual(['0+4', '4+4', '0+8', '0+7']);
+    expect(second.probes).toEqual(['0+7']);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    // A device that serves the shorter read (longer than the halves): a lost frame most likely, no lesson, whole again.
+    const other = rig(points, { timeoutOn: ['0+8'] });
+    await other.cycle();
+    const otherRead = other.device.read.bind(other.device);
+    other.device.read = async (unit, table, start, count, options) => {
+      if (count === 8 && options?.lengthProbe === true) {
+        other.device.reads.push(`${start}+${count}`);
+        throw new UnitLateReplyPendingError(unit, 9000);
+      }
+      return otherRead(unit, table, start, count, options);
+    };
+    expect((await other.cycle()).reads).toEqual(['0+4', '4+4', '0+8', '0+7']);
+    expect(other.learner.limitsLearned()).toEqual([]);
+    other.device.read = otherRead;
+    other.device.model = {};
+    expect((await other.cycle()).reads).toEqual(['0+8']);
+    expect(other.learner.limitsLearned()).toEqual([]);
+  });
+
+  it('a timeout of a piece the bus sent the read as (late-reply guard) is no evidence: the read is not split for it', async () => {
+    const points = pointsAt('holding', ...range(0, 3));
+    const { cycle, learner, device } = rig(points, {});
+    const busRead = device.read.bind(device);
+    device.read = async (unit, table, start, count) => {
+      device.reads.push(`${start}+${count}`);
+      throw new ModbusTimeoutError(unit, 100, { functionCode: 3, quantity: 2 }); // its piece 0+2 was lost
+    };
+    const lost = await cycle();
+    expect(lost.outcome.abort).toBeInstanceOf(ModbusTimeoutError);
+    device.read = busRead;
+    expect((await cycle()).reads).toEqual(['0+4']);
+    expect(learner.limitsLearned()).toEqual([]);
   });
 
   it('does not learn from a single timeout, nor from a dead device', async () => {

@@ -48,7 +48,7 @@ export class BusAdmission {
 
   /** Ms until `job` could be admitted: 0 now, undefined when a probe in flight ends. */
   private waitFor(job: Job, now: number): number | undefined {
-    const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read');
+    const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true);
     const guardMs = guard.kind === 'wait' ? guard.retryInMs : 0;
     const coolMs = job.admitted === 'probe' ? 0 : this.health.waitFor(job.unit, now);
     return coolMs === undefined ? undefined : Math.max(guardMs, coolMs);
@@ -65,7 +65,7 @@ export class BusAdmission {
   admit(job: Job): JobAdmission {
     if (job.op.kind === 'raw') return { kind: 'go' };
     const now = this.clock.now();
-    const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read');
+    const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true);
     const guardWaitMs = guard.kind === 'wait' ? guard.retryInMs : undefined;
     const cooling = this.health.view(job.unit);
     if (guardWaitMs !== undefined && cooling.state === 'cooling-down') {

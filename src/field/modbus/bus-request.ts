@@ -22,6 +22,12 @@ export interface RequestOptions {
    * priority, 0 for polls.
    */
   maxWaitMs?: number;
+  /**
+   * A read sent only to learn whether the unit answers one this long: it goes whole or not at
+   * all, never split by the bus into shorter pieces (refused, or waiting, while a late reply of
+   * its shape may still come, like any request that cannot be made distinguishable).
+   */
+  lengthProbe?: boolean;
 }
 
 export interface WriteOptions extends RequestOptions {

@@ -39,5 +39,7 @@ export interface Job {
   queuedAt?: number;
   /** Modbus TCP (beside-lane.ts): sent beside the slots (its unit timed out), or while such a request was in flight. */
   lane?: 'beside' | 'while-beside';
+  /** A read that goes whole or not at all (RequestOptions.lengthProbe). */
+  lengthProbe?: boolean;
 }
 

@@ -127,26 +127,26 @@ export class Bus {
   }
 
   read(unit: number, table: Table, start: number, count: number, options: RequestOptions = {}): Promise<ReadBlock<Uint16Array>> {
-    return this.submit(unit, { kind: 'read', table, start, count }, options.priority ?? 'normal', options.timeoutMs, options.maxWaitMs)
+    return this.submit(unit, { kind: 'read', table, start, count }, options.priority ?? 'normal', options)
       .then((result) => result as ReadBlock<Uint16Array>);
   }
 
   /** FC6 for one register (unless forceMulti), FC16 otherwise. Jumps ahead of polls by default. */
   async writeRegisters(unit: number, address: number, values: readonly number[], options: WriteOptions = {}): Promise<void> {
     const op: Operation = { kind: 'write-registers', address, values, forceMulti: options.forceMulti ?? false };
-    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs, options.maxWaitMs);
+    await this.submit(unit, op, options.priority ?? 'high', options);
   }
 
   /** FC5 for one coil (unless forceMulti), FC15 otherwise. Jumps ahead of polls by default. */
   async writeCoils(unit: number, address: number, values: readonly boolean[], options: WriteOptions = {}): Promise<void> {
     const op: Operation = { kind: 'write-coils', address, values, forceMulti: options.forceMulti ?? false };
-    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs, options.maxWaitMs);
+    await this.submit(unit, op, options.priority ?? 'high', options);
   }
 
   /** One bit of a holding register, read and written in one job: no concurrent bit write is lost. */
   async writeBit(unit: number, address: number, bit: number, value: boolean, options: WriteOptions = {}): Promise<void> {
     const op: Operation = { kind: 'write-bit', address, bit, value, forceMulti: options.forceMulti ?? false };
-    await this.submit(unit, op, options.priority ?? 'high', options.timeoutMs, options.maxWaitMs);
+    await this.submit(unit, op, options.priority ?? 'high', options);
   }
 
   /** Raw bytes of a custom data stream sharing this RTU line, in its turn; resolves with the reply. */
@@ -187,7 +187,7 @@ export class Bus {
     return this.slow.lateUnits();
   }
 
-  private submit(unit: number, op: Operation, priority: Priority, timeoutMs?: number, maxWait?: number): Promise<OperationResult> {
+  private submit(unit: number, op: Operation, priority: Priority, options: RequestOptions = {}): Promise<OperationResult> {
     try {
       validateOperation(unit, op);
     } catch (err) {
@@ -200,9 +200,12 @@ export class Bus {
     }
     return new Promise<OperationResult>((resolve, reject) => {
       if (op.kind !== 'raw') this.outcomes.seen(unit);
-      const job: Job = { unit, op, priority, timeoutMs: timeoutMs ?? this.config.timeoutMs, resolve, reject, busyAttempts: 0 };
+      const job: Job = {
+        unit, op, priority, timeoutMs: options.timeoutMs ?? this.config.timeoutMs, resolve, reject, busyAttempts: 0,
+        ...(options.lengthProbe === true && op.kind === 'read' ? { lengthProbe: true } : {}),
+      };
       // Cloud work (writes, their read-backs, cloud reads) waits for a guarded or cooling unit; polls do not.
-      const maxWaitMs = priority === 'high' ? (maxWait ?? this.config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
+      const maxWaitMs = priority === 'high' ? (options.maxWaitMs ?? this.config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
       if (maxWaitMs > 0 && op.kind !== 'raw') {
         job.queuedAt = this.clock.now();
         job.waitUntil = job.queuedAt + maxWaitMs;

@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { BusConfig } from '../../../src/core/config/site-types.js';
 import { Bus } from '../../../src/field/modbus/bus.js';
-import { ModbusExceptionError, UnitLateReplyPendingError } from '../../../src/field/modbus/errors.js';
+import { ModbusExceptionError, ModbusTimeoutError, UnitLateReplyPendingError } from '../../../src/field/modbus/errors.js';
 import { rtuBusConfig, tcpBusConfig } from '../../helpers/bus-configs.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
@@ -26,8 +26,19 @@ class LateReportingTransport extends FakeTransport {
   }
 }
 
-async function startedBus(config: BusConfig) {
-  const transport = new LateReportingTransport(clock);
+/** Its timeouts name the read's shape, as the RTU transport's do: the guard holds back that shape only. */
+class ShapedTimeouts extends LateReportingTransport {
+  override async readHoldingRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array> {
+    try {
+      return await super.readHoldingRegisters(unit, start, count, timeoutMs);
+    } catch (err) {
+      if (err instanceof ModbusTimeoutError) throw new ModbusTimeoutError(unit, timeoutMs, { functionCode: 3, quantity: count });
+      throw err;
+    }
+  }
+}
+
+async function startedBus(config: BusConfig, transport = new LateReportingTransport(clock)) {
   const log = captureLogger();
   const bus = new Bus({ config, transportFactory: () => transport, clock, timers: clock, logger: log.logger });
   bus.start();
@@ -144,6 +155,31 @@ describe('busy units', () => {
 });
 
 describe('the late-reply guard learns', () => {
+  it('a read-length probe goes whole or not at all: refused while its shape is held, where a poll goes as pieces', async () => {
+    const transport = new ShapedTimeouts(clock);
+    const { bus } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), transport);
+    transport.behaviour = () => 'timeout';
+    const first = settle(bus.read(2, 'holding', 0, 8));
+    await clock.advanceAsync(150);
+    expect(await first).toBeInstanceOf(ModbusTimeoutError);
+    transport.behaviour = () => 'ok';
+    const before = transport.calls.length;
+    const reads = () => transport.calls.slice(before).map((c) => `${c.address}`);
+    expect(await settle(bus.read(2, 'holding', 0, 8, { lengthProbe: true }))).toBeInstanceOf(UnitLateReplyPendingError);
+    const shorter = settle(bus.read(2, 'holding', 0, 7, { lengthProbe: true }));
+    await clock.advanceAsync(100);
+    expect(await shorter).toMatchObject({ start: 0 });
+    const poll = settle(bus.read(2, 'holding', 0, 8));
+    await clock.advanceAsync(100);
+    expect(await poll).toMatchObject({ start: 0 });
+    expect(reads()).toEqual(['0', '0', '4']); // the 7-register probe whole, the poll as halves
+    await clock.advanceAsync(1000); // the guard ran out
+    const whole = settle(bus.read(2, 'holding', 0, 8, { lengthProbe: true }));
+    await clock.advanceAsync(100);
+    expect(await whole).toMatchObject({ start: 0 });
+    expect(reads()).toEqual(['0', '0', '4', '0']);
+  });
+
   it('lengthens the guard of a unit seen answering later than it, within 6x the configured guard', async () => {
     const { bus, transport } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 10, initialMs: 1000, maxMs: 1000 } }));
     const timeOut = async () => {
