@@ -19,6 +19,17 @@ export interface Timers {
 /** Both halves, for components that read the time and wait. */
 export interface Time extends Clock, Timers {}
 
+/**
+ * Runs `cb` once the event loop has read the I/O that already waits; returns a cancel. After a
+ * stall (a busy box), expired timers run before the poll phase reads bytes that arrived meanwhile,
+ * so a quiet timer alone would end a message at a silence that was the process's, not the line's;
+ * setImmediate runs after the poll phase, where such a byte re-arms the quiet and cancels this.
+ */
+export function afterPendingIo(cb: () => void): () => void {
+  const handle = setImmediate(cb);
+  return () => clearImmediate(handle);
+}
+
 export const systemClock: Clock = { now: () => Date.now() };
 
 export const systemTimers: Timers = {

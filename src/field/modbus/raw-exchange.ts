@@ -1,7 +1,7 @@
 // A raw (non-Modbus) exchange on a serial line the Modbus client owns: write the bytes, wait until
 // they have left, then collect the reply until the line goes quiet. Custom data streams on a
 // shared RS-485 line run it inside the bus's turn, so no Modbus transaction overlaps it.
-import type { Timers } from '../../core/time.js';
+import { afterPendingIo, type Timers } from '../../core/time.js';
 
 export interface RawReplyWindow {
   /** Collecting stops this long after the request has left, reply complete or not. */
@@ -43,7 +43,10 @@ export function exchangeRaw(port: RawPort, request: Buffer, window: RawReplyWind
       size += chunk.length;
       if (size >= window.maxReplyBytes) return finish();
       cancelQuiet?.();
-      cancelQuiet = timers.setTimer(() => finish(), window.quietMs);
+      // The quiet is confirmed once what already waits has been read (a stalled loop runs its timers first).
+      cancelQuiet = timers.setTimer(() => {
+        cancelQuiet = afterPendingIo(() => finish());
+      }, window.quietMs);
     }
     // Listen before writing: a fast device may answer before the drain callback runs.
     port.on('data', onData);

@@ -4,7 +4,7 @@ import type { StreamConfig } from '../../core/config/command-types.js';
 import type { BackoffConfig } from '../../core/config/site-types.js';
 import type { Logger } from '../../core/logger.js';
 import { backoffDelay } from '../../core/backoff.js';
-import type { Timers } from '../../core/time.js';
+import { afterPendingIo, type Timers } from '../../core/time.js';
 import type { ByteEndpoint } from './endpoint.js';
 
 export type PublishStream = (identifier: string, data: Buffer) => Promise<void>;
@@ -98,7 +98,10 @@ export class StreamRelay {
     this.cancelQuiet?.();
     // A message ends when the line goes quiet, or when it reaches the size cap.
     if (this.pendingBytes >= config.maxReplyBytes || endpoint.deliversWholeReplies) this.flush();
-    else this.cancelQuiet = timers.setTimer(() => this.flush(), config.quietMs);
+    else this.cancelQuiet = timers.setTimer(() => {
+      // Quiet once what already waits has been read (a stalled loop runs its timers first).
+      this.cancelQuiet = afterPendingIo(() => this.flush());
+    }, config.quietMs);
   }
 
   private flush(): void {
