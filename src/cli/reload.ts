@@ -5,7 +5,7 @@
 // unchanged), 75 when the daemon read other bytes than the ones checked here (the
 // file changed meanwhile: the sha256 of both is printed). systemd's ExecReload runs it, so
 // `systemctl reload` waits too.
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_STATE_FILE, type ConfigStateFile } from '../ops/config-state.js';
@@ -65,8 +65,9 @@ async function readStatusAnswer(port: number): Promise<Answer | undefined> {
 
 /**
  * Without --pid, the process signalled is the one holding the state directory's lock (only
- * `fieldgate run` takes it; a PID in a file may be stale, reused or written by another), and its
- * command line must still say `run`. The PID, or why no process is signalled.
+ * `fieldgate run` takes it; a PID in a file may be stale, reused or written by another), its
+ * command line must still say `run`, and it must run this command's Node runtime. The PID, or why
+ * no process is signalled.
  */
 function daemonPid(stateDir: string, named: number | undefined): { pid: number } | { problem: string } {
   const holder = stateLockHolder(stateDir);
@@ -82,7 +83,27 @@ function daemonPid(stateDir: string, named: number | undefined): { pid: number }
     // gone since: signalProblem says so
   }
   if (!args.includes('run')) return { problem: `process ${holder.pid} holds ${holder.path} but does not run fieldgate's daemon (${args.join(' ').slice(0, 200)}); give --pid` };
+  const runtime = runtimeOf(holder.pid);
+  if ('problem' in runtime) return runtime;
+  if (runtime.exe !== undefined && runtime.exe !== realpathSync(process.execPath)) {
+    return { problem: `process ${holder.pid} holds ${holder.path} but runs ${runtime.exe}, not this fieldgate's runtime (${realpathSync(process.execPath)}); give --pid` };
+  }
   return { pid: holder.pid };
+}
+
+/**
+ * The program a process runs. The daemon and this command run the same Node runtime (the unit and
+ * the wrapper both run /usr/lib/fieldgate/current), so a process of another program that took the
+ * lock is never signalled. `exe` undefined: the process is gone (signalling says so).
+ */
+function runtimeOf(pid: number): { exe: string | undefined } | { problem: string } {
+  try {
+    return { exe: realpathSync(`/proc/${pid}/exe`) };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { exe: undefined };
+    return { problem: `cannot tell which program process ${pid} runs (/proc/${pid}/exe: ${code ?? String(err)}); run as root or give --pid` };
+  }
 }
 
 /** The daemon's answer; `checked`: the sha256 of the bytes this command validated. */

@@ -37,6 +37,22 @@ function stateFile(pid: number): void {
 
 const env = { PATH: process.env.PATH };
 
+// A process that takes the lock itself (flock through koffi, as `run` does) on this test's Node,
+// with `run` in its command line, and leaves a mark when it gets SIGHUP: argv lock, mark.
+const NODE_HOLDER = `
+import { openSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+const koffi = createRequire(process.cwd() + '/package.json')('koffi');
+const flock = koffi.load(null).func('int flock(int, int)');
+const [lock, mark] = process.argv.slice(1);
+if (flock(openSync(lock, 'r'), 2) !== 0) process.exit(3);
+process.on('SIGHUP', () => { writeFileSync(mark, 'hup'); process.exit(0); });
+setTimeout(() => process.exit(0), 30000);
+`;
+// The same, in another program (Python): it holds the lock and says `run`, but is not fieldgate.
+const PYTHON_HOLDER = 'import fcntl, os, signal, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n'
+  + 'signal.signal(signal.SIGHUP, lambda *a: (open(sys.argv[2], "w").write("hup"), sys.exit(0)))\ntime.sleep(30)\n';
+
 describe('fieldgate reload', () => {
   it.each([
     [[], /no site file given/],
@@ -102,9 +118,7 @@ describe('fieldgate reload', () => {
     const hup = join(dir, 'hup');
     const lock = join(dir, 'state', target);
     if (target !== '') writeFileSync(lock, '4194305\n');
-    const holderCode = 'import fcntl, os, signal, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n'
-      + 'signal.signal(signal.SIGHUP, lambda *a: (open(sys.argv[2], "w").write("hup"), sys.exit(0)))\ntime.sleep(30)\n';
-    sleeper = spawn('/usr/bin/python3', ['-c', holderCode, lock, hup, 'run'], { stdio: 'ignore' });
+    sleeper = spawn(process.execPath, ['--input-type=module', '-e', NODE_HOLDER, lock, hup, 'run'], { stdio: 'ignore' });
     const holder = sleeper.pid ?? 0;
     await waitFor(() => ('pid' in stateLockHolder(join(dir, 'state')) ? true : undefined), { what: 'the lock held', timeoutMs: 10_000 });
     expect(stateLockHolder(join(dir, 'state'))).toMatchObject({ pid: holder });
@@ -113,6 +127,21 @@ describe('fieldgate reload', () => {
     expect(result.err).not.toMatch(/4194305/);
     // It answers nothing (not a real daemon): the CLI says so once it is gone.
     expect(result.code).toBe(69);
+  });
+
+  it('a process of another program holding the lock, `run` in its command line: never signalled', async () => {
+    stateFile(4194305);
+    const hup = join(dir, 'hup');
+    const lock = join(dir, 'state');
+    sleeper = spawn('/usr/bin/python3', ['-c', PYTHON_HOLDER, lock, hup, 'run'], { stdio: 'ignore' });
+    const holder = sleeper.pid ?? 0;
+    await waitFor(() => ('pid' in stateLockHolder(lock) ? true : undefined), { what: 'the lock held', timeoutMs: 10_000 });
+    const result = await runCli(['reload', '--config', site, '--timeout-ms', '500'], env);
+    expect(result.code).toBe(69);
+    expect(result.err).toMatch(new RegExp(`process ${holder} holds .* but runs .*python.*, not this fieldgate's runtime`));
+    expect(existsSync(hup)).toBe(false);
+    expect(sleeper.exitCode).toBeNull();
+    expect(sleeper.signalCode).toBeNull();
   });
 });
 
