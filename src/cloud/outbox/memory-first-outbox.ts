@@ -6,7 +6,7 @@
 // records: a device's order is its disk rows, then its memory records. While the file takes no
 // writes (StorageHealth), reports stay in memory (capped, fair drops), are still delivered and
 // acknowledged, and a write is tried every storageRetryMs until one succeeds.
-import { admit, capMemory, counterIn, dropAllMemory, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows } from './outbox-caps.js';
+import { admit, capMemory, counterIn, diskTotals, dropAllMemory, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
 import { openKept, recountAfterLoss, type StoreKeeper } from './outbox-file.js';
 import { attachCounted, dropStoreRows } from './outbox-attach.js';
@@ -108,17 +108,11 @@ export class MemoryFirstOutbox implements ReportOutbox {
   }
 
   stats(): OutboxStats {
-    const devices: Record<string, OutboxDeviceStats> = {};
-    let onDisk = 0;
-    let diskBytes = 0;
-    let dropped = 0;
-    const names = new Set([...this.disk.keys(), ...this.memory.devices()]);
-    for (const device of names) {
-      const d = this.disk.get(device) ?? { depth: 0, bytes: 0, dropped: 0 };
-      devices[device] = { depth: d.depth + this.memory.deviceCount(device), bytes: d.bytes + this.memory.deviceBytes(device), dropped: d.dropped };
-      onDisk += d.depth;
-      diskBytes += d.bytes;
-      dropped += d.dropped;
+    const { devices, onDisk, diskBytes, dropped } = diskTotals(this.disk);
+    for (const device of this.memory.devices()) {
+      const entry = (devices[device] ??= { depth: 0, bytes: 0, dropped: 0 });
+      entry.depth += this.memory.deviceCount(device);
+      entry.bytes += this.memory.deviceBytes(device);
     }
     const diskOldest = onDisk > 0 && !this.closed ? this.oldestOnDisk() : undefined;
     return {
@@ -181,7 +175,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   private write(batch: readonly MemoryRecord[]): boolean {
     const deletes = [...this.ackedOnDisk];
     const countsDue = this.closing || this.counts.droppedChanged(this.disk);
-    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) return this.file.ok || this.probe();
+    if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) return this.file.ok || this.file.probe();
     let drops = noDrops();
     let purged: number[] = [];
     let counts: ReturnType<CountsLedger['due']>;
@@ -230,18 +224,6 @@ export class MemoryFirstOutbox implements ReportOutbox {
       this.file.store.close();
     } catch (err) {
       this.file.failed(err);
-    }
-  }
-
-  /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
-  private probe(): boolean {
-    try {
-      this.file.store.probeWrite();
-      this.file.succeeded();
-      return true;
-    } catch (err) {
-      this.file.failed(err);
-      return false;
     }
   }
 

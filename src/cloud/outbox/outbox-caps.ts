@@ -117,6 +117,21 @@ export function restoreCounters(counters: Map<string, OutboxDeviceStats>, before
   for (const [device, saved] of before) Object.assign(counterIn(counters, device), saved);
 }
 
+/** Each device's committed counters copied, and their sums: what both outboxes' stats start from. */
+export function diskTotals(counters: ReadonlyMap<string, OutboxDeviceStats>): { devices: Record<string, OutboxDeviceStats>; onDisk: number; diskBytes: number; dropped: number } {
+  const devices: Record<string, OutboxDeviceStats> = {};
+  let onDisk = 0;
+  let diskBytes = 0;
+  let dropped = 0;
+  for (const [device, counter] of counters) {
+    devices[device] = { ...counter };
+    onDisk += counter.depth;
+    diskBytes += counter.bytes;
+    dropped += counter.dropped;
+  }
+  return { devices, onDisk, diskBytes, dropped };
+}
+
 /** A device's counters, created at zero on first use. */
 export function counterIn(counters: Map<string, OutboxDeviceStats>, device: string): OutboxDeviceStats {
   let counter = counters.get(device);

@@ -172,6 +172,18 @@ export class StoreKeeper {
     if (this.store.path === this.path) this.health.succeeded();
   }
 
+  /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
+  probe(): boolean {
+    try {
+      this.store.probeWrite();
+      this.succeeded();
+      return true;
+    } catch (err) {
+      this.failed(err);
+      return false;
+    }
+  }
+
   /**
    * Replaces the store when its file is gone from the path, corrupt, or when the rows live in
    * memory after an earlier replacement failed. Returns whether it did, and whether every row

@@ -3,7 +3,7 @@
 // While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
 // published from there after what is on disk (no crash window holds then), and a commit is tried
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
-import { admit, counterIn, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows, type DropTally } from './outbox-caps.js';
+import { admit, counterIn, diskTotals, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows, type DropTally } from './outbox-caps.js';
 import { openKept, recountAfterLoss, type StoreKeeper } from './outbox-file.js';
 import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import { discardQueue } from './outbox-discard.js';
@@ -215,16 +215,7 @@ export class Outbox implements ReportOutbox {
 
   /** Depth and bytes count what waits for a commit too (as memory-first's count its memory); onDisk what is committed. */
   stats(): OutboxStats {
-    const devices: Record<string, OutboxDeviceStats> = {};
-    let onDisk = 0;
-    let diskBytes = 0;
-    let dropped = 0;
-    for (const [device, counter] of this.counters) {
-      devices[device] = { ...counter };
-      onDisk += counter.depth;
-      diskBytes += counter.bytes;
-      dropped += counter.dropped;
-    }
+    const { devices, onDisk, diskBytes, dropped } = diskTotals(this.counters);
     let pendingBytes = 0;
     for (const p of this.pending) {
       const entry = (devices[p.device] ??= { depth: 0, bytes: 0, dropped: 0 });
@@ -266,13 +257,7 @@ export class Outbox implements ReportOutbox {
 
   /** Nothing to commit while failing: a small real write tells whether the file takes writes again. */
   private probe(): void {
-    try {
-      this.file.store.probeWrite();
-      this.file.succeeded();
-    } catch (err) {
-      this.file.failed(err);
-      this.retryLater();
-    }
+    if (!this.file.probe()) this.retryLater();
   }
 
   private retryLater(): void {
@@ -294,10 +279,7 @@ export class Outbox implements ReportOutbox {
     if (lost.length === 0) return;
     const byDevice: DropTally = new Map();
     for (const record of lost) {
-      const entry = byDevice.get(record.device) ?? { records: 0, bytes: 0 };
-      entry.records += 1;
-      entry.bytes += record.payload.length;
-      byDevice.set(record.device, entry);
+      tally(byDevice, record.device, 1, record.payload.length);
       this.counter(record.device).dropped += 1;
     }
     reportDrops(byDevice, reason, this.options);

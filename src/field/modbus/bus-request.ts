@@ -1,5 +1,8 @@
 // What a Bus is asked to do, its results, and the argument checks done before anything is queued.
 import type { Table } from '../../core/points/types.js';
+import type { BusConfig } from '../../core/config/site-types.js';
+import { BUS_DEFAULTS } from '../../core/config/buses.js';
+import type { Job } from './bus-types.js';
 import { isBitTable } from '../../core/points/types.js';
 import { InvalidRequestError } from './errors.js';
 import type { RawReplyWindow } from './raw-exchange.js';
@@ -176,4 +179,22 @@ export function transactionsOf(op: Operation, pieceCount: number | undefined): n
   if (op.kind === 'write-bit') return 2;
   if (op.kind === 'read' && pieceCount !== undefined) return Math.ceil(op.count / pieceCount);
   return 1;
+}
+
+/**
+ * A queued request. Cloud work (writes, their read-backs, cloud reads: high priority) may wait for
+ * a guarded or cooling unit up to `writes.maxWaitMs`; polls and raw exchanges do not.
+ */
+export function newJob(unit: number, op: Operation, priority: Priority, options: RequestOptions, config: BusConfig, now: number,
+  resolve: Job['resolve'], reject: Job['reject']): Job {
+  const job: Job = {
+    unit, op, priority, timeoutMs: options.timeoutMs ?? config.timeoutMs, resolve, reject, busyAttempts: 0,
+    ...(options.lengthProbe === true && op.kind === 'read' ? { lengthProbe: true } : {}),
+  };
+  const maxWaitMs = priority === 'high' ? (options.maxWaitMs ?? config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
+  if (maxWaitMs > 0 && op.kind !== 'raw') {
+    job.queuedAt = now;
+    job.waitUntil = now + maxWaitMs;
+  }
+  return job;
 }

@@ -2,13 +2,12 @@
 // RTU lines run exactly one transaction at a time with the inter-frame silence kept between them;
 // slow or dead units cool down instead of stealing the line; the port is reopened by itself.
 import type { BusConfig } from '../../core/config/site-types.js';
-import { BUS_DEFAULTS } from '../../core/config/buses.js';
 import type { Logger } from '../../core/logger.js';
 import type { Table } from '../../core/points/types.js';
 import { BusConnection, type ConnectionState } from './bus-connection.js';
 import {
   type Operation, type OperationResult, type Priority, type RequestOptions, type WriteOptions,
-  perform, transactionsOf, validateOperation,
+  newJob, perform, transactionsOf, validateOperation,
 } from './bus-request.js';
 import { type Clock, type Timers, systemClock, systemTimers } from '../../core/time.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
@@ -24,6 +23,7 @@ import type { RawReplyWindow } from './raw-exchange.js';
 import { RequestQueue } from './request-queue.js';
 import { BusAdmission } from './bus-admission.js';
 import { BesideLane } from './beside-lane.js';
+import { WakeTimer } from './wake-timer.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -57,7 +57,8 @@ export class Bus {
   private busyTimeMs = 0;
   private lineFreeAt = 0;
   private cancelGapTimer: (() => void) | undefined;
-  private wake: { at: number; cancel: () => void } | undefined;
+  /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
+  private readonly wake: WakeTimer;
   private queueFullLogged = false;
 
   constructor(options: BusOptions) {
@@ -102,6 +103,7 @@ export class Bus {
     });
     this.transport.onLateReply?.((unit, answeredAfterMs, request) => this.slow.lateReply(unit, answeredAfterMs, request));
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
+    this.wake = new WakeTimer(this.clock, this.timers, () => this.pump());
     this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
   }
 
@@ -119,7 +121,7 @@ export class Bus {
     const wasActive = this.state !== 'idle' && this.state !== 'stopped';
     this.cancelGapTimer?.();
     this.cancelGapTimer = undefined;
-    this.cancelWake();
+    this.wake.cancel();
     const waiting = [...this.queue.drain(), ...this.slow.cancelAll()];
     await this.connection.stop();
     for (const job of waiting) job.reject(new BusStoppedError(this.name));
@@ -200,16 +202,7 @@ export class Bus {
     }
     return new Promise<OperationResult>((resolve, reject) => {
       if (op.kind !== 'raw') this.outcomes.seen(unit);
-      const job: Job = {
-        unit, op, priority, timeoutMs: options.timeoutMs ?? this.config.timeoutMs, resolve, reject, busyAttempts: 0,
-        ...(options.lengthProbe === true && op.kind === 'read' ? { lengthProbe: true } : {}),
-      };
-      // Cloud work (writes, their read-backs, cloud reads) waits for a guarded or cooling unit; polls do not.
-      const maxWaitMs = priority === 'high' ? (options.maxWaitMs ?? this.config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
-      if (maxWaitMs > 0 && op.kind !== 'raw') {
-        job.queuedAt = this.clock.now();
-        job.waitUntil = job.queuedAt + maxWaitMs;
-      }
+      const job = newJob(unit, op, priority, options, this.config, this.clock.now(), resolve, reject);
       if (!this.queue.push(job, priority)) {
         this.counters.queueRejects += 1;
         if (!this.queueFullLogged) {
@@ -250,23 +243,7 @@ export class Bus {
       job.lane = this.beside.takes(job.unit) ? 'beside' : this.beside.inFlight > 0 ? 'while-beside' : undefined;
       void this.execute(job, admission.kind === 'probe', admission.pieceCount);
     }
-    this.wakeFor(this.admission.takeWakeAt());
-  }
-
-  /** Requests left waiting for a guarded or cooling unit: look again when one may go or must fail. */
-  private wakeFor(at: number | undefined): void {
-    if (at === undefined || (this.wake && this.wake.at <= at)) return;
-    this.wake?.cancel();
-    const cancel = this.timers.setTimer(() => {
-      this.wake = undefined;
-      this.pump();
-    }, Math.max(0, at - this.clock.now()));
-    this.wake = { at, cancel };
-  }
-
-  private cancelWake(): void {
-    this.wake?.cancel();
-    this.wake = undefined;
+    this.wake.at(this.admission.takeWakeAt());
   }
 
   /** `pieceCount`: a read that goes as shorter reads (a late reply of its shape may still come). */
@@ -313,7 +290,7 @@ export class Bus {
   private onDown(reason: string): void {
     this.cancelGapTimer?.();
     this.cancelGapTimer = undefined;
-    this.cancelWake();
+    this.wake.cancel();
     for (const job of [...this.queue.drain(), ...this.slow.cancelAll()]) job.reject(new BusDownError(this.name, reason));
   }
 }

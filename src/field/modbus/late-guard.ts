@@ -81,7 +81,7 @@ export class LateReplyGuard {
   }
 
   /**
-   * The late reply of `unit` (to a request of `shape`; undefined: any) was seen: nothing of that
+   * The late reply of `unit` (to a request of `shape`; undefined: of every shape) was seen: nothing of that
    * request is due any more. Returns true for the unit's first late reply (the one worth a warning).
    */
   onLateReply(unit: number, shape: ReplyShape | undefined, answeredAfterMs: number): boolean {
