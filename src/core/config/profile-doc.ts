@@ -1,6 +1,7 @@
 // One profile file's text, parsed, -> DeviceProfile, checked like a device of its own (pure).
 import { readDevice } from './devices.js';
 import { Fields, isMapping } from './fields.js';
+import { readIdentification } from './profile-identification.js';
 import { SOURCE_QUALITIES, type DeviceProfile, type ProfileSource, type SunSpecPlacement } from './profile-types.js';
 import type { BusConfig, ConfigIssue } from './site-types.js';
 
@@ -64,6 +65,7 @@ export function readProfileDoc(raw: unknown, expectedName: string, file: string,
   const firmware = f.string('firmware', { optional: true });
   const source = readSource(f);
   const sunspec = readSunSpec(f);
+  const identification = readIdentification(f);
   const deviceFields = f.section('device');
   const device: Record<string, unknown> = {};
   if (deviceFields) {
@@ -80,6 +82,6 @@ export function readProfileDoc(raw: unknown, expectedName: string, file: string,
   if (issues.length > before) return undefined;
   return {
     name: name!, vendor: vendor!, model: model!, ...(firmware !== undefined ? { firmware } : {}), source: source!,
-    ...(sunspec ? { sunspec } : {}), device, points: points as Record<string, unknown>[], file,
+    ...(sunspec ? { sunspec } : {}), ...(identification ? { identification } : {}), device, points: points as Record<string, unknown>[], file,
   };
 }

@@ -1,4 +1,5 @@
 // Device profiles: a model's points and device defaults as its manual prescribes (profiles/*.yaml).
+import type { PointConfig } from './site-types.js';
 
 /** Where a profile's facts come from: the manufacturer's or the standard's published document. */
 export interface ProfileSource {
@@ -28,6 +29,24 @@ export interface SunSpecPlacement {
   defaultAddress: number;
 }
 
+/**
+ * A register whose value names the model (a meter code, a model register, a SunSpec common model's
+ * Mn/Md string), as the manufacturer's document gives it. Addresses are absolute, also in SunSpec profiles.
+ */
+export interface IdentificationRegister {
+  /** The register read as a point (id "identification_N"): table, address, type, length, word and byte order. */
+  point: PointConfig;
+  /** Values this profile's model shows there; any one matches. Strings compare with trailing NULs and spaces cut. */
+  values: readonly (number | string)[];
+  /** What the document calls the register and where it says so ("Meter code (FC02h), section 1.3.1, page 29"). */
+  label: string;
+}
+
+export interface ProfileIdentification {
+  /** Every register must hold one of its values for the device to be this model. */
+  registers: readonly IdentificationRegister[];
+}
+
 export interface DeviceProfile {
   name: string;
   vendor: string;
@@ -35,6 +54,8 @@ export interface DeviceProfile {
   firmware?: string;
   source: ProfileSource;
   sunspec?: SunSpecPlacement;
+  /** How a device shows it is this model; absent = it cannot be told (no such register documented). */
+  identification?: ProfileIdentification;
   /** Device keys (pollIntervalMs, wordOrder, byteOrder, limits, report) as the site file spells them. */
   device: Readonly<Record<string, unknown>>;
   /** Point mappings as the site file spells them (addresses relative to the model for SunSpec). */
