@@ -73,3 +73,30 @@ export function describeVerdict(verdict: IdentifyVerdict): string {
     case 'unknown': return `${verdict.label}: ${verdict.why === 'refused' ? 'refused' : 'no answer'} (${verdict.detail})`;
   }
 }
+
+/** One read of `count` registers; the caller turns its errors into 'refused' or 'silent'. */
+export type IdentificationReader = (table: 'holding' | 'input', address: number, count: number) => Promise<IdentificationRead>;
+
+/** More distinct reads than this for one device is a mistake (8 registers x a library of profiles). */
+export const MAX_IDENTIFICATION_READS = 64;
+
+/**
+ * Reads each distinct identification register once (many profiles share one, a meter code). A
+ * device that answers nothing at the first read is taken as absent: the rest are not tried, so a
+ * silent unit costs one timeout, not one per register.
+ */
+export async function readIdentifications(registers: Iterable<IdentificationRegister>, reader: IdentificationReader): Promise<(register: IdentificationRegister) => IdentificationRead | undefined> {
+  const answers = new Map<string, IdentificationRead>();
+  let answered = false;
+  for (const register of registers) {
+    const key = readKey(register);
+    if (answers.has(key)) continue;
+    if (answers.size >= MAX_IDENTIFICATION_READS) break;
+    const { table, address, length } = register.point;
+    const answer = await reader(table as 'holding' | 'input', address, length);
+    answers.set(key, answer);
+    if (answer.kind !== 'silent') answered = true;
+    else if (!answered) break;
+  }
+  return (register) => answers.get(readKey(register));
+}
