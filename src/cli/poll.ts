@@ -42,6 +42,11 @@ function busAddress(bus: BusConfig): string {
 /** Rows of one device's sample; a device that refused every address gets one row and a hint. */
 function deviceRows(device: DeviceConfig, sample: Sample, bus: BusConfig): { rows: Row[]; failed: number; hint?: string } {
   const failedPoints = device.points.filter((point) => sample.errors.some((e) => e.points.includes(point.id)));
+  const otherModel = sample.errors.find((e) => e.kind === 'DeviceIdentityError');
+  if (otherModel) {
+    const hint = `${device.name}: ${otherModel.message}; \`fieldgate scan --identify --bus ${busAddress(bus)} --units ${device.unitId}\` names the profile it matches`;
+    return { rows: [[device.name, `(all ${device.points.length} points)`, `${otherModel.table}:${otherModel.start}`, '', 'ERROR another model: not polled']], failed: device.points.length, hint };
+  }
   if (device.points.length > 1 && failedPoints.length === device.points.length && sample.errors.every(refusedAddress)) {
     const first = Math.min(...device.points.map((p) => p.address));
     const where = `${device.points[0].table}:${first}`;

@@ -1,5 +1,7 @@
 // Device profiles: a model's points and device defaults as its manual prescribes (profiles/*.yaml).
-import type { PointConfig } from './site-types.js';
+import type { IdentificationRegister } from './site-types.js';
+
+export type { IdentificationRegister } from './site-types.js';
 
 /** Where a profile's facts come from: the manufacturer's or the standard's published document. */
 export interface ProfileSource {
@@ -27,19 +29,6 @@ export interface SunSpecPlacement {
   length: number;
   /** Address of the ID register in the usual layout (SunS at 40000, common model first). */
   defaultAddress: number;
-}
-
-/**
- * A register whose value names the model (a meter code, a model register, a SunSpec common model's
- * Mn/Md string), as the manufacturer's document gives it. Addresses are absolute, also in SunSpec profiles.
- */
-export interface IdentificationRegister {
-  /** The register read as a point (id "identification_N"): table, address, type, length, word and byte order. */
-  point: PointConfig;
-  /** Values this profile's model shows there; any one matches. Strings compare with trailing NULs and spaces cut. */
-  values: readonly (number | string)[];
-  /** What the document calls the register and where it says so ("Meter code (FC02h), section 1.3.1, page 29"). */
-  label: string;
 }
 
 export interface ProfileIdentification {
