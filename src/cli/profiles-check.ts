@@ -1,6 +1,6 @@
 // `fieldgate profiles check FILE`: a site's own profile checked as the daemon would load it, every
 // problem at once with its path (schema, overlapping points, source, identification).
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { formatIssue } from '../core/config/issues.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
 import { SHIPPED_PROFILE_DIR, loadProfiles, readProfileFile } from '../ops/profile-library.js';
@@ -21,7 +21,7 @@ export async function checkProfileFile(file: string, io: CliIo): Promise<number>
     `${basename(file)}: profile ${profile.name} is well-formed`,
     `  ${profile.points.length} point(s); source ${profile.source.quality}: ${profile.source.title}, ${profile.source.version}`,
     `  identification: ${registers > 0 ? `${registers} register(s) (${profile.identification!.registers.map((r) => r.label).join('; ')})` : 'none (the daemon cannot tell this model from another)'}`,
-    ...(shipped && shipped.file !== profile.file ? [`  note: a site directory holding it replaces the shipped profile ${profile.name} (${shipped.file})`] : []),
+    ...(shipped && resolve(shipped.file) !== resolve(profile.file) ? [`  note: a site directory holding it replaces the shipped profile ${profile.name} (${shipped.file})`] : []),
   ].join('\n') + '\n');
   return 0;
 }

@@ -1,6 +1,6 @@
 // `fieldgate scan --identify`: each unit's identification registers, read once each, and the
 // profiles whose model they name.
-import { decodeIdentification, matchingProfiles, readIdentifications, type IdentificationRead, type IdentificationReader } from '../core/config/identification-match.js';
+import { decodeIdentification, identificationAt, matchingProfiles, readIdentifications, type IdentificationRead, type IdentificationReader } from '../core/config/identification-match.js';
 import type { DeviceProfile, IdentificationRegister } from '../core/config/profile-types.js';
 import { ModbusExceptionError } from '../field/modbus/errors.js';
 import type { ModbusTransport } from '../field/modbus/transport.js';
@@ -37,7 +37,7 @@ function describeReading(register: IdentificationRegister, answer: Identificatio
 }
 
 export async function identifyUnit(profiles: readonly DeviceProfile[], reader: IdentificationReader, unit: number): Promise<IdentifiedUnit> {
-  const registers = profiles.flatMap((p) => p.identification?.registers ?? []);
+  const registers = profiles.flatMap((p) => identificationAt(p));
   const answerOf = await readIdentifications(registers, reader);
   const seen = new Set<string>();
   const readings: string[] = [];

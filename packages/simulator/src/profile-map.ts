@@ -1,6 +1,6 @@
 // A simulated unit serving device profiles: every point with a plausible value, and for SunSpec
 // profiles the SunS marker and a walkable model chain (common model first).
-import { deviceBlock, profileRefs, type DeviceProfile, type ProfileLibrary } from 'fieldgate/shared';
+import { deviceBlock, identificationAt, profileRefs, type DeviceProfile, type ProfileLibrary } from 'fieldgate/shared';
 import { encodeTyped, type SimValueType } from './encode.js';
 import type { InitialValues, SimUnitSpec } from './map-file.js';
 import { plausibleValues, profilePoints, type HeldValue } from './profile-values.js';
@@ -80,7 +80,7 @@ export function profileUnit(unit: number, placements: readonly Placement[]): Pro
 
 /** Each profile's identification registers holding the first value its model shows (the right model). */
 function identificationValues(placements: readonly Placement[]): InitialValues[] {
-  return placements.flatMap(({ profile }) => (profile.identification?.registers ?? []).map((register) => {
+  return placements.flatMap(({ profile, base }) => identificationAt(profile, base).map((register) => {
     const { point } = register;
     const encoded = encodeTyped({
       type: point.type as SimValueType, value: register.values[0], wordOrder: point.wordOrder, byteOrder: point.byteOrder,

@@ -56,11 +56,21 @@ export function judgeIdentification(identification: ProfileIdentification, read:
   return unknown ?? { kind: 'match' };
 }
 
+/**
+ * A profile's identification registers where the device has them: as written, or for a SunSpec
+ * profile (offsets from the model's ID register, like its points) placed at `base` (default: the usual place).
+ */
+export function identificationAt(profile: DeviceProfile, base = profile.sunspec?.defaultAddress ?? 0): IdentificationRegister[] {
+  const registers = profile.identification?.registers ?? [];
+  const shift = profile.sunspec ? base : 0;
+  return registers.map((r) => (shift === 0 ? r : { ...r, point: { ...r.point, address: r.point.address + shift } }));
+}
+
 /** Profiles (with identification) whose every register matches: what the device is, as far as the library knows. */
 export function matchingProfiles(profiles: Iterable<DeviceProfile>, read: (register: IdentificationRegister) => IdentificationRead | undefined): string[] {
   const names: string[] = [];
   for (const profile of profiles) {
-    if (profile.identification && judgeIdentification(profile.identification, read).kind === 'match') names.push(profile.name);
+    if (profile.identification && judgeIdentification({ registers: identificationAt(profile) }, read).kind === 'match') names.push(profile.name);
   }
   return names.sort();
 }

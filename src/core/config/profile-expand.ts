@@ -4,7 +4,7 @@ import { Fields, isMapping, joinPath } from './fields.js';
 import { describeValue, suggestKey } from './issues.js';
 import type { DeviceProfile, ProfileLibrary } from './profile-types.js';
 import type { ConfigIssue, DeviceIdentification } from './site-types.js';
-import { readKey } from './identification-match.js';
+import { identificationAt, readKey } from './identification-match.js';
 
 export interface Expansion {
   raw: unknown;
@@ -162,12 +162,13 @@ export function expandProfiles(raw: unknown, path: string, issues: ConfigIssue[]
 function identificationOf(placed: readonly Placed[], library: ProfileLibrary): DeviceIdentification | undefined {
   const own = placed.filter((p) => p.profile.identification);
   if (own.length === 0) return undefined;
-  const registers = own.flatMap((p) => [...p.profile.identification!.registers]);
+  const registers = own.flatMap((p) => identificationAt(p.profile, p.base));
   const keys = new Set(registers.map(readKey));
   const names = new Set(own.map((p) => p.profile.name));
   const others = library.names().flatMap((name) => {
-    const regs = library.get(name)?.identification?.registers;
-    return !names.has(name) && regs && regs.every((r) => keys.has(readKey(r))) ? [{ name, registers: [...regs] }] : [];
+    const profile = library.get(name);
+    const regs = profile?.identification ? identificationAt(profile) : undefined;
+    return !names.has(name) && regs && regs.every((r) => keys.has(readKey(r))) ? [{ name, registers: regs }] : [];
   });
   return { profiles: [...names], registers, others };
 }

@@ -41,7 +41,7 @@ beforeAll(async () => {
   const bare = unit(5, 'acme-pm1');
   const noIdentification = { ...bare, sizes: { holding: 16, input: 16 }, values: bare.values.filter((v) => v.address < 16) };
   sim = await startSimulation({
-    map: { units: [unit(1, 'acme-pm1'), unit(2, 'acme-pm2'), unit(6, 'acme-pm2'), noIdentification, unit(7, 'acme-pm1')] },
+    map: { units: [unit(1, 'acme-pm1'), unit(2, 'acme-pm2'), unit(6, 'acme-pm2'), noIdentification, unit(7, 'acme-pm1'), unit(9, 'sunspec-inverter-1ph')] },
     logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 },
   });
   const device = (name: string, unitId: number, extra = '') => `  - { name: ${name}, bus: sim, unitId: ${unitId}, profile: acme-pm1, pollIntervalMs: 300${extra} }`;
@@ -51,6 +51,8 @@ beforeAll(async () => {
     'buses:', `  - { name: sim, kind: tcp, host: 127.0.0.1, port: ${sim.tcp!.port}, timeoutMs: 300 }`,
     'devices:',
     device('right', 1), device('wrong', 2), device('trusted', 6, ', identify: false'), device('unverified', 5), device('absent', 3), device('swapped', 7),
+    // A single-phase SunSpec inverter named as a three-phase one: the model's ID register tells.
+    '  - { name: inverter, bus: sim, unitId: 9, profile: [sunspec-common, sunspec-inverter-3ph], pollIntervalMs: 300 }',
   ].join('\n') + '\n');
   log = captureLogger();
   gateway = await startGateway(loadConfig(site, {}), { logger: log.logger, env: {}, notifier: createNotifier({}, silentLogger()) });
@@ -84,6 +86,13 @@ describe('identification at start', () => {
     const lines = linesFor(OTHER, 'wrong');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 40, profile: 'acme-pm1', identifiedAs: ['acme-pm2'] });
+  });
+
+  it('tells a SunSpec model from another by its ID register', async () => {
+    await waitFor(() => deviceStatus('inverter').identification?.state === 'other-model', { what: 'inverter identified as another model', timeoutMs: 20_000 });
+    expect(deviceStatus('inverter').identification).toMatchObject({ profiles: ['sunspec-common', 'sunspec-inverter-3ph'], identifiedAs: ['sunspec-inverter-1ph'] });
+    expect(deviceStatus('inverter').identification!.detail).toMatch(/^ID \(model identifier, offset 0 of model 103; the definition's value 103\) is 101, the profile's model shows 103$/);
+    expect(gateway.latestValues('inverter')).toEqual({});
   });
 
   it('polls a device with identify: false whatever it says', async () => {
