@@ -39,6 +39,7 @@ function showProfile(profile: DeviceProfile, overridden: boolean): string {
     ...(profile.source.quality === 'secondary' ? ['source quality: secondary (the manufacturer\'s document could not be read; see notes)'] : []),
     ...(profile.source.url ? [`url: ${profile.source.url}`] : []),
     ...(profile.source.notes ? [`notes: ${profile.source.notes}`] : []),
+    ...(profile.identification ? [`identification: ${profile.identification.registers.map((r) => `${r.label}: ${r.point.table} ${r.point.address + (profile.sunspec ? base : 0)} = ${r.values.map((v) => JSON.stringify(v)).join(' or ')}`).join('; ')}`] : []),
     ...(profile.sunspec ? [`SunSpec model ${profile.sunspec.model}, length ${profile.sunspec.length}, usually at ${base} (place elsewhere with { name, address })`] : []),
     ...(device ? [`device defaults: ${device}`] : []),
     '',
