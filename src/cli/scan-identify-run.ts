@@ -1,9 +1,8 @@
 // `fieldgate scan --identify` on a bus: opens it, identifies each unit, prints one line per unit.
 import { formatIssue } from '../core/config/issues.js';
 import type { BusConfig } from '../core/config/site-types.js';
-import { createModbusTransport } from '../field/modbus/transport.js';
+import { openScanTransport } from './scan-transport.js';
 import { loadProfiles } from '../ops/profile-library.js';
-import { explainFieldError } from './field-errors.js';
 import { EXIT_CONFIG, EXIT_UNAVAILABLE, type CliIo } from './io.js';
 import { describeIdentifiedUnit, identifyUnit, transportReader } from './scan-identify.js';
 
@@ -19,13 +18,8 @@ export async function runIdentifyScan(bus: BusConfig, units: readonly number[], 
     io.stderr.write('fieldgate scan: no profile declares identification registers, so none can be proposed\n');
     return EXIT_UNAVAILABLE;
   }
-  const transport = createModbusTransport(bus);
-  try {
-    await transport.open();
-  } catch (err) {
-    io.stderr.write(`fieldgate scan: ${explainFieldError(err, bus.kind)}\n`);
-    return EXIT_UNAVAILABLE;
-  }
+  const transport = await openScanTransport(bus, io);
+  if (!transport) return EXIT_UNAVAILABLE;
   let matched = 0;
   try {
     for (const unit of units) {

@@ -13,6 +13,7 @@ import { loadProfiles } from '../ops/profile-library.js';
 import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
 import { isPseudoTerminal } from './pty-check.js';
 import { runIdentifyScan } from './scan-identify-run.js';
+import { openScanTransport } from './scan-transport.js';
 
 const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--bauds 9600,19200|common] [options]
        fieldgate scan --sunspec --bus PATH|HOST:PORT --units LIST [--bus-name NAME] [options]
@@ -194,13 +195,8 @@ export const runScan: CliCommand = async (args, io) => {
 };
 
 async function runSunSpecScan(bus: BusConfig, units: readonly number[], busName: string, io: CliIo): Promise<number> {
-  const transport = createModbusTransport(bus);
-  try {
-    await transport.open();
-  } catch (err) {
-    io.stderr.write(`fieldgate scan: ${explainFieldError(err, bus.kind)}\n`);
-    return EXIT_UNAVAILABLE;
-  }
+  const transport = await openScanTransport(bus, io);
+  if (!transport) return EXIT_UNAVAILABLE;
   const library = loadProfiles([DEFAULT_PROFILE_DIR]).library;
   let found = 0;
   try {
