@@ -147,7 +147,8 @@ export interface DeviceConfig {
 
 /**
  * A register whose value names the model (a meter code, a model register, a SunSpec common model's
- * Mn/Md string), as the manufacturer's document gives it. Addresses are absolute, also in SunSpec profiles.
+ * Mn/Md string), as the manufacturer's document gives it. In a SunSpec profile the address is an offset
+ * from the model's ID register, like its points (identificationAt places it).
  */
 export interface IdentificationRegister {
   /** The register read as a point (id "identification_N"): table, address, type, length, word and byte order. */
