@@ -14,12 +14,14 @@ const USAGE = `usage: fieldgate poll SITE.yaml --once [--json]
 
 Reads every point of every device of the site once and prints a table (or, with --json, each
 device's values and errors). A point the device says it does not implement (it holds its
-"not implemented" value, or its scale factor does) is shown absent, never as a number.
+"not implemented" value, or its scale factor does) is shown absent, never as a number. A device
+whose profile declares identification is checked first: one that identifies as another model is
+not read (one row, and a hint to \`fieldgate scan --identify\`).
 
 exit codes:
   0   every point read (absent points included)
   64  wrong arguments
-  69  some point could not be read (no answer, refused, undecodable): one line on stderr says how many
+  69  some point could not be read (no answer, refused, undecodable, another model): one line on stderr says how many
   78  the site file has problems (each printed on stderr)
 `;
 
