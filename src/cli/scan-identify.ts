@@ -10,7 +10,7 @@ export interface IdentifiedUnit {
   /** Nothing answered at the first register: the unit is taken as absent. */
   silent: boolean;
   matches: string[];
-  /** What each register read said, for people ("model code (000Bh) = 1650"). */
+  /** What each register read said, for people ("holding 256 = 100"). */
   readings: string[];
 }
 

@@ -18,7 +18,7 @@ function read(identification: unknown, name = 'acme-pm1'): { profile?: DevicePro
   return { profile, issues: issues.map((i) => `${i.path}: ${i.message}`) };
 }
 
-const CODE = { label: 'model code (000Bh)', table: 'input', address: 11, type: 'uint16', values: [1648, 1649] };
+const CODE = { label: 'model code', table: 'input', address: 11, type: 'uint16', values: [100, 101] };
 const NAME = { label: 'Mn', table: 'holding', address: 40004, type: 'string', length: 4, values: ['ACME'] };
 
 describe('identification block', () => {
@@ -28,7 +28,7 @@ describe('identification block', () => {
     expect(issues).toEqual([]);
     const [code, name] = profile!.identification!.registers;
     expect(code.point).toMatchObject({ table: 'input', address: 11, type: 'uint16', length: 1 });
-    expect(code.values).toEqual([1648, 1649]);
+    expect(code.values).toEqual([100, 101]);
     expect(name.point).toMatchObject({ table: 'holding', address: 40004, type: 'string', length: 4 });
   });
 
@@ -77,15 +77,15 @@ const answer = (answers: Answers) => (r: IdentificationRegister) => answers[`${r
 
 describe('judging a device against a profile', () => {
   const cases: { name: string; answers: Answers; verdict: string }[] = [
-    { name: 'both registers match', answers: { 'input:11': { kind: 'words', words: [1649] }, 'holding:40004': { kind: 'words', words: ascii('ACME', 4) } }, verdict: 'match' },
-    { name: 'a string padded with spaces still matches', answers: { 'input:11': { kind: 'words', words: [1648] }, 'holding:40004': { kind: 'words', words: ascii('ACME    ', 4) } }, verdict: 'match' },
-    { name: 'another code is another model', answers: { 'input:11': { kind: 'words', words: [1650] }, 'holding:40004': { kind: 'words', words: ascii('ACME', 4) } }, verdict: 'mismatch' },
-    { name: 'another name is another model', answers: { 'input:11': { kind: 'words', words: [1648] }, 'holding:40004': { kind: 'words', words: ascii('ACMF', 4) } }, verdict: 'mismatch' },
+    { name: 'both registers match', answers: { 'input:11': { kind: 'words', words: [101] }, 'holding:40004': { kind: 'words', words: ascii('ACME', 4) } }, verdict: 'match' },
+    { name: 'a string padded with spaces still matches', answers: { 'input:11': { kind: 'words', words: [100] }, 'holding:40004': { kind: 'words', words: ascii('ACME    ', 4) } }, verdict: 'match' },
+    { name: 'another code is another model', answers: { 'input:11': { kind: 'words', words: [102] }, 'holding:40004': { kind: 'words', words: ascii('ACME', 4) } }, verdict: 'mismatch' },
+    { name: 'another name is another model', answers: { 'input:11': { kind: 'words', words: [100] }, 'holding:40004': { kind: 'words', words: ascii('ACMF', 4) } }, verdict: 'mismatch' },
     { name: 'a wrong value decides even when another register is silent', answers: { 'input:11': { kind: 'silent', detail: 'timeout' }, 'holding:40004': { kind: 'words', words: ascii('OTHR', 4) } }, verdict: 'mismatch' },
     { name: 'no answer leaves it unknown', answers: { 'input:11': { kind: 'silent', detail: 'timeout' }, 'holding:40004': { kind: 'silent', detail: 'timeout' } }, verdict: 'unknown' },
     { name: 'a refused register leaves it unknown', answers: { 'input:11': { kind: 'refused', detail: 'Illegal data address' }, 'holding:40004': { kind: 'words', words: ascii('ACME', 4) } }, verdict: 'unknown' },
     { name: 'a short reply is not a value', answers: { 'input:11': { kind: 'words', words: [] }, 'holding:40004': { kind: 'words', words: ascii('ACME', 4) } }, verdict: 'unknown' },
-    { name: 'an unread register is unknown', answers: { 'input:11': { kind: 'words', words: [1648] } }, verdict: 'unknown' },
+    { name: 'an unread register is unknown', answers: { 'input:11': { kind: 'words', words: [100] } }, verdict: 'unknown' },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -95,17 +95,17 @@ describe('judging a device against a profile', () => {
 
   it('says what was expected and what the device said', () => {
     const verdict = judgeIdentification(identification, answer({ 'input:11': { kind: 'words', words: [7] }, 'holding:40004': { kind: 'words', words: ascii('ACME', 4) } }));
-    expect(describeVerdict(verdict)).toBe('model code (000Bh) is 7, the profile\'s model shows 1648 or 1649');
+    expect(describeVerdict(verdict)).toBe('model code is 7, the profile\'s model shows 100 or 101');
     const silent = judgeIdentification(identification, answer({ 'input:11': { kind: 'silent', detail: 'timed out after 200 ms' } }));
-    expect(describeVerdict(silent)).toBe('model code (000Bh): no answer (timed out after 200 ms)');
+    expect(describeVerdict(silent)).toBe('model code: no answer (timed out after 200 ms)');
   });
 
   it('proposes every profile whose registers all match, and no profile without identification', () => {
     const a = read({ registers: [CODE] }, 'acme-a').profile!;
     const b = read({ registers: [{ ...CODE, values: [7] }] }, 'acme-b').profile!;
-    const c = read({ registers: [{ ...CODE, values: [7, 1648] }] }, 'acme-c').profile!;
+    const c = read({ registers: [{ ...CODE, values: [7, 100] }] }, 'acme-c').profile!;
     const none = read(undefined, 'acme-d').profile!;
-    expect(matchingProfiles([a, b, c, none], answer({ 'input:11': { kind: 'words', words: [1648] } }))).toEqual(['acme-a', 'acme-c']);
+    expect(matchingProfiles([a, b, c, none], answer({ 'input:11': { kind: 'words', words: [100] } }))).toEqual(['acme-a', 'acme-c']);
     expect(matchingProfiles([a, b, c, none], answer({ 'input:11': { kind: 'words', words: [9] } }))).toEqual([]);
     expect(matchingProfiles([a, b, c, none], answer({}))).toEqual([]);
   });
