@@ -27,9 +27,11 @@ export interface ShareUnitPolicy {
 export interface ShareConfig {
   address: string;
   port: number;
-  /** TCP unit id -> bus unit id; absent: each unit of the bus's devices as itself. */
+  /**
+   * TCP unit id -> bus unit id; absent: each unit of the bus's devices as itself. Unit 0 reaches a
+   * device only when mapped here (broadcast is never forwarded: nobody would answer it).
+   */
   units?: Array<{ tcp: number; bus: number }>;
-  allowBroadcast: boolean;
   access: 'read-only' | 'read-write';
   /** Per TCP unit id. */
   policy?: Array<{ unit: number } & ShareUnitPolicy>;
@@ -46,7 +48,7 @@ export interface ShareConfig {
 }
 
 export const SHARE_DEFAULTS = {
-  address: '127.0.0.1', access: 'read-only' as const, allowBroadcast: false, maxClients: 8, idleTimeoutMs: 60_000,
+  address: '127.0.0.1', access: 'read-only' as const, maxClients: 8, idleTimeoutMs: 60_000,
   ratePerSecond: 50, queueDepth: 8, lineShare: 0.25, cacheMs: 0,
 };
 
@@ -163,7 +165,6 @@ export function readShare(bus: Fields): ShareConfig | undefined | null {
   const port = f.integer('port', { min: 1, max: 65535 });
   const address = f.string('address', { default: d.address, pattern: ADDRESS_PATTERN, patternText: 'must be an IP address or host name' });
   const units = readUnits(f);
-  const allowBroadcast = f.boolean('allowBroadcast', { default: d.allowBroadcast });
   const access = f.choice('access', ['read-only', 'read-write'] as const, { default: d.access });
   const policy = readPolicy(f);
   const maxClients = f.integer('maxClients', { default: d.maxClients, min: 1, max: 1000 });
@@ -174,13 +175,13 @@ export function readShare(bus: Fields): ShareConfig | undefined | null {
   const cacheMs = f.duration('cacheMs', { default: d.cacheMs, min: 0, max: 3_600_000 });
   const timeoutMs = f.duration('timeoutMs', { min: 1, max: 60_000, optional: true });
   f.rejectUnknownKeys();
-  if (port === undefined || address === undefined || units === null || allowBroadcast === undefined || access === undefined
+  if (port === undefined || address === undefined || units === null || access === undefined
     || policy === null || maxClients === undefined || idleTimeoutMs === undefined || ratePerSecond === undefined
     || queueDepth === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)) {
     return null;
   }
   return {
-    address, port, allowBroadcast, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, lineShare, cacheMs,
+    address, port, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, lineShare, cacheMs,
     ...(units ? { units } : {}), ...(policy ? { policy } : {}), ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };
 }
