@@ -15,8 +15,8 @@ export const EXCEPTION = {
 
 export type ShareRequest =
   | { kind: 'read'; functionCode: 1 | 2 | 3 | 4; table: Table; start: number; count: number }
-  | { kind: 'write-coils'; functionCode: 5 | 15; address: number; values: boolean[] }
-  | { kind: 'write-registers'; functionCode: 6 | 16; address: number; values: number[] };
+  | { kind: 'write-coils'; functionCode: 5 | 15; address: number; values: readonly boolean[] }
+  | { kind: 'write-registers'; functionCode: 6 | 16; address: number; values: readonly number[] };
 
 export type ParsedRequest = { ok: true; request: ShareRequest } | { ok: false; functionCode: number; exception: number };
 
