@@ -34,6 +34,9 @@ export type { BusProgress, BusStats } from './bus-stats.js';
 
 export const DEFAULT_QUEUE_LIMIT = 1000;
 
+/** A Modbus operation that succeeded on the line (a read with its result), at epoch ms `at`. */
+export type SettledListener = (unit: number, op: Operation, result: OperationResult, at: number) => void;
+
 export class Bus {
   readonly name: string;
   private readonly config: BusConfig;
@@ -60,6 +63,7 @@ export class Bus {
   /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
   private readonly wake: WakeTimer;
   private queueFullLogged = false;
+  private readonly settledListeners: SettledListener[] = [];
 
   constructor(options: BusOptions) {
     this.config = options.config;
@@ -157,6 +161,20 @@ export class Bus {
     return reply as Buffer;
   }
 
+  /** Every successful read and write from now on (the share's cache keeps reads, drops what writes change). */
+  onSettled(listener: SettledListener): () => void {
+    this.settledListeners.push(listener);
+    return () => {
+      const at = this.settledListeners.indexOf(listener);
+      if (at >= 0) this.settledListeners.splice(at, 1);
+    };
+  }
+
+  /** Share of bus time requests of the bus's share (priority 'share') may take while polls wait. */
+  setLineShare(share: number): void {
+    this.queue.setLineShare(share);
+  }
+
   stats(): BusStats {
     return {
       bus: this.name,
@@ -252,6 +270,7 @@ export class Bus {
     if (job.lane === 'beside') this.beside.started();
     this.admission.started(job.unit);
     const started = this.clock.now();
+    job.onStart?.();
     let silenceKept = false;
     try {
       this.counters.transactions += transactionsOf(job.op, pieceCount);
@@ -260,6 +279,7 @@ export class Bus {
       silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
       this.beside.answered(job.unit);
+      if (job.op.kind !== 'raw') for (const listener of this.settledListeners) listener(job.unit, job.op, result, this.clock.now());
       job.resolve(result);
     } catch (err) {
       this.beside.failed(job.unit, err, job.lane === 'while-beside');
