@@ -6,10 +6,10 @@ import { type Priority, RequestQueue } from '../../../src/field/modbus/request-q
 interface Item { priority: Priority; ms: number }
 
 /** Serves `steps` items, refilling both levels so both always wait; returns the high share of time. */
-function serve(share: number, highMs: number, normalMs: number, steps = 1000): number {
+interface Item { priority: Priority; ms: number }
   const queue = new RequestQueue<Item>(100, share);
-  const time = { high: 0, normal: 0 };
-  const waiting = { high: 0, normal: 0 };
+  const time: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
+  const waiting: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
   for (let i = 0; i < steps; i += 1) {
     for (const priority of ['high', 'normal'] as const) {
       for (; waiting[priority] < 5; waiting[priority] += 1) queue.push({ priority, ms: priority === 'high' ? highMs : normalMs }, priority);
