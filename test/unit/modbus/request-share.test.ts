@@ -6,7 +6,7 @@ import { type Priority, RequestQueue } from '../../../src/field/modbus/request-q
 interface Item { priority: Priority; ms: number }
 
 /** Serves `steps` items, refilling both levels so both always wait; returns the high share of time. */
-interface Item { priority: Priority; ms: number }
+function serve(share: number, highMs: number, normalMs: number, steps = 1000): number {
   const queue = new RequestQueue<Item>(100, share);
   const time: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
   const waiting: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
