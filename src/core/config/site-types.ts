@@ -1,5 +1,5 @@
 // The validated, normalised shape of a site file. Produced by ops/site-file.ts; every default filled in.
-import type { ShareConfig } from './share.js';
+import type { ShareConfig } from './share-types.js';
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
