@@ -2,7 +2,7 @@
 // with a share in front of the bus: independent masters read the simulator's values, cache answers
 // need no request on the line (counted at the simulator), /status and `fieldgate status` show the
 // share, and reloads change it on its own: a device added keeps the share's clients, a changed
-// share block restarts only the share.
+// share block restarts only the share; a forwarded write reads back the point it covers.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,12 +28,12 @@ afterEach(async () => {
 const VALUES = [11, 22, 33, 44, 55, 66, 77, 88];
 
 function siteText(dir: string, line: string, sharePort: number, units: number[], share = 'cacheMs: 60s'): string {
-  const devices = units.map((unit) => `  - name: m${unit}\n    bus: line\n    unitId: ${unit}\n    pollIntervalMs: 300\n    points: [{ id: a, table: holding, address: 0 }, { id: b, table: holding, address: 7 }]\n`).join('');
+  const devices = units.map((unit) => `  - name: m${unit}\n    bus: line\n    unitId: ${unit}\n    pollIntervalMs: 60000\n    points: [{ id: a, table: holding, address: 0 }, { id: b, table: holding, address: 7 }]\n`).join('');
   return `gateway:\n  stateDir: ${join(dir, 'state')}\n  health: { enabled: false }\nbuses:\n  - name: line\n    kind: rtu\n    path: ${line}\n    timeoutMs: 500\n    share: { port: ${sharePort}, ${share} }\ndevices:\n${devices}`;
 }
 
 describe('a share in front of a polled RTU line (whole gateway)', () => {
-  it('serves the simulator\'s values, answers from the poll without the line, and survives reloads of other parts', async () => {
+  it('serves the simulator\'s values, answers from the poll without the line, reads back what a forwarded write changed, and survives reloads of other parts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fieldgate-share-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const pair = await startPtyPair();
@@ -72,7 +72,7 @@ describe('a share in front of a polled RTU line (whole gateway)', () => {
 
     // A changed share block: only the share restarts (its clients are closed), the bus keeps running.
     const transactions = g.status().buses[0]!.transactions;
-    writeFileSync(site, siteText(dir, pair.a, port, [1, 2], 'cacheMs: 0'));
+    writeFileSync(site, siteText(dir, pair.a, port, [1, 2], 'cacheMs: 0, access: read-write'));
     expect(await g.reload(() => readSiteFile(site, {}))).toMatchObject({ outcome: 'applied' });
     await client.closed;
     await waitFor(() => g.status().shares?.[0]?.state === 'listening' && g.status().shares?.[0]?.requests === 0, { what: 'the share restarted' });
@@ -80,5 +80,10 @@ describe('a share in front of a polled RTU line (whole gateway)', () => {
     expect(g.status().shares![0]).toMatchObject({ forwarded: 1, fromCache: 0 });
     expect(g.status().buses[0]!.transactions).toBeGreaterThan(transactions);
     expect(log.count('bus stopped')).toBe(0);
+
+    // A forwarded write to a register a point covers: that point is read back (the next poll is a minute away).
+    expect(await pymodbusRequests(port, [{ fc: 6, unit: 1, address: 7, values: [999] }])).toEqual([{ ok: true }]);
+    await waitFor(() => g.latestValues('m1').b === 999, { what: 'read-back of point b', timeoutMs: 10_000 });
+    expect(sim.simulator.getRegisters(1, 'holding', 7, 1)).toEqual([999]);
   }, 90_000);
 });
