@@ -40,18 +40,36 @@ interface RunningShare {
 export class Shares {
   private readonly running = new Map<string, RunningShare>();
   private site: SiteConfig;
+  /** Starts, reloads and the stop run one after the other (a reload may come while one applies). */
+  private turn: Promise<void> = Promise.resolve();
 
   constructor(site: SiteConfig, private readonly wiring: ShareWiring) {
     this.site = site;
   }
 
   /** Starts every configured share; one that cannot listen is logged and shown failed, the rest run. */
-  async start(): Promise<void> {
-    await this.apply(this.site);
+  start(): Promise<void> {
+    return this.apply(this.site);
   }
 
   /** After a reload (the southbound already changed): starts, restarts, keeps or stops each share. */
-  async apply(next: SiteConfig): Promise<void> {
+  apply(next: SiteConfig): Promise<void> {
+    return this.inTurn(() => this.applyNow(next));
+  }
+
+  stop(): Promise<void> {
+    return this.inTurn(async () => {
+      for (const [name, share] of [...this.running]) await this.stopOne(name, share, 'stopping');
+    });
+  }
+
+  private inTurn(work: () => Promise<void>): Promise<void> {
+    const next = this.turn.then(work, work);
+    this.turn = next.catch(() => undefined);
+    return next;
+  }
+
+  private async applyNow(next: SiteConfig): Promise<void> {
     this.site = next;
     const wanted = new Map(next.buses.flatMap((b) => (b.share ? [[b.name, b.share] as const] : [])));
     for (const [name, share] of [...this.running]) {
@@ -64,10 +82,6 @@ export class Shares {
       await this.stopOne(name, share, config ? 'share or bus changed' : 'share removed');
     }
     for (const [name, config] of wanted) if (!this.running.has(name)) await this.startOne(name, config);
-  }
-
-  async stop(): Promise<void> {
-    for (const [name, share] of [...this.running]) await this.stopOne(name, share, 'stopping');
   }
 
   status(): ShareStatus[] {

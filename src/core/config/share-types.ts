@@ -23,8 +23,8 @@ export interface ShareConfig {
   address: string;
   port: number;
   /**
-   * TCP unit id -> bus unit id; absent: each unit of the bus's devices as itself. Unit 0 reaches a
-   * device only when mapped here (broadcast is never forwarded: nobody would answer it).
+   * TCP unit id -> bus unit id; absent: each unit of the bus's devices as itself. Broadcast is never
+   * forwarded (nobody would answer it): on a serial line no device has unit 0.
    */
   units?: Array<{ tcp: number; bus: number }>;
   access: 'read-only' | 'read-write';

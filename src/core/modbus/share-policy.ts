@@ -15,7 +15,7 @@ export interface SharePolicy {
 
 /** `busUnits`: the units of the bus's devices, reached as themselves when the share maps none. */
 export function sharePolicy(share: ShareConfig, busUnits: readonly number[]): SharePolicy {
-  const units = new Map<number, number>(share.units ? share.units.map((u) => [u.tcp, u.bus]) : busUnits.filter((u) => u > 0).map((u) => [u, u]));
+  const units = new Map<number, number>(share.units ? share.units.map((u) => [u.tcp, u.bus]) : busUnits.map((u) => [u, u]));
   const rules = new Map((share.policy ?? []).map((p) => [p.unit, p]));
   return {
     units,

@@ -76,12 +76,12 @@ describe('hostile share clients', () => {
 
   it('closes connections beyond maxClients at once, logged once, and serves the ones it holds', async () => {
     const r = await rig({ maxClients: 4 });
-    const opened = await Promise.all(Array.from({ length: 200 }, () => rawClient(r.port)));
+    const opened = await Promise.all(Array.from({ length: 1000 }, () => rawClient(r.port)));
     for (const c of opened) sockets.push(c.socket);
     let closed = 0;
     for (const c of opened) void c.closed.then(() => { closed += 1; });
-    await waitFor(() => closed === 196, { what: '196 closed', timeoutMs: 20_000 });
-    expect(r.shares.status()[0]).toMatchObject({ clients: 4, refusedConnections: 196 });
+    await waitFor(() => closed === 996, { what: '996 closed', timeoutMs: 20_000 });
+    expect(r.shares.status()[0]).toMatchObject({ clients: 4, refusedConnections: 996 });
     expect(r.log.count('share full: further clients are closed at once')).toBe(1);
     const held = opened.filter((c) => !c.socket.destroyed && c.socket.readyState === 'open');
     held[0]!.socket.write(mbap(9, 1, [3, 0, 1, 0, 1]));
