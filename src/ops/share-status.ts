@@ -1,5 +1,7 @@
 // What /status and `fieldgate status` show of each bus share.
-export interface ShareStatus {
+import type { ShareCounters } from '../device/share-service.js';
+
+export interface ShareStatus extends ShareCounters {
   bus: string;
   /** "address:port" listened on. */
   listen: string;
@@ -8,12 +10,6 @@ export interface ShareStatus {
   clients: number;
   /** Connections closed at once because maxClients were connected. */
   refusedConnections: number;
-  requests: number;
-  forwarded: number;
-  fromCache: number;
-  refusedByPolicy: number;
-  busy: number;
-  failed: number;
   /** Queue wait of forwarded requests over the last 1024 (ms); absent before the first. */
   queueWaitMs: { p50?: number; p99?: number };
   error?: string;
