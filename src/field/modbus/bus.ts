@@ -24,6 +24,7 @@ import { RequestQueue } from './request-queue.js';
 import { BusAdmission } from './bus-admission.js';
 import { BesideLane } from './beside-lane.js';
 import { WakeTimer } from './wake-timer.js';
+import { type SettledListener, SettledListeners } from './settled-listeners.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -33,9 +34,6 @@ export type { BusOptions } from './bus-types.js';
 export type { BusProgress, BusStats } from './bus-stats.js';
 
 export const DEFAULT_QUEUE_LIMIT = 1000;
-
-/** A Modbus operation that succeeded on the line (a read with its result), at epoch ms `at`. */
-export type SettledListener = (unit: number, op: Operation, result: OperationResult, at: number) => void;
 
 export class Bus {
   readonly name: string;
@@ -63,7 +61,7 @@ export class Bus {
   /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
   private readonly wake: WakeTimer;
   private queueFullLogged = false;
-  private readonly settledListeners: SettledListener[] = [];
+  private readonly settledListeners: SettledListeners;
 
   constructor(options: BusOptions) {
     this.config = options.config;
@@ -109,6 +107,7 @@ export class Bus {
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
     this.wake = new WakeTimer(this.clock, this.timers, () => this.pump());
     this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
+    this.settledListeners = new SettledListeners(this.log);
   }
 
   private get state(): BusState {
@@ -163,11 +162,7 @@ export class Bus {
 
   /** Every successful read and write from now on (the share's cache keeps reads, drops what writes change). */
   onSettled(listener: SettledListener): () => void {
-    this.settledListeners.push(listener);
-    return () => {
-      const at = this.settledListeners.indexOf(listener);
-      if (at >= 0) this.settledListeners.splice(at, 1);
-    };
+    return this.settledListeners.add(listener);
   }
 
   /** Share of bus time requests of the bus's share (priority 'share') may take while polls wait. */
@@ -279,7 +274,7 @@ export class Bus {
       silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
       this.beside.answered(job.unit);
-      if (job.op.kind !== 'raw') for (const listener of this.settledListeners) listener(job.unit, job.op, result, this.clock.now());
+      if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, result, this.clock.now());
       job.resolve(result);
     } catch (err) {
       this.beside.failed(job.unit, err, job.lane === 'while-beside');
