@@ -141,7 +141,9 @@ export class Shares {
       const reading = this.wiring.readBack(device, ids);
       if (!reading) continue;
       void reading.then((result) => {
-        if (Object.keys(result.values).length > 0) this.wiring.confirmed(device, result.values);
+        const points = Object.keys(result.values);
+        if (points.length > 0) this.wiring.confirmed(device, result.values);
+        log.debug({ device, points, unread: [...Object.keys(result.failed), ...Object.keys(result.absent)] }, 'share write read back');
       }, (err: unknown) => log.warn({ err, device }, 'read-back after a share write failed'));
     }
   }

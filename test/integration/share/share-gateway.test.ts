@@ -28,12 +28,12 @@ afterEach(async () => {
 const VALUES = [11, 22, 33, 44, 55, 66, 77, 88];
 
 function siteText(dir: string, line: string, sharePort: number, units: number[], share = 'cacheMs: 60s'): string {
-  const devices = units.map((unit) => `  - name: m${unit}\n    bus: line\n    unitId: ${unit}\n    pollIntervalMs: 60000\n    points: [{ id: a, table: holding, address: 0 }, { id: b, table: holding, address: 7 }]\n`).join('');
-  return `gateway:\n  stateDir: ${join(dir, 'state')}\n  health: { enabled: false }\nbuses:\n  - name: line\n    kind: rtu\n    path: ${line}\n    timeoutMs: 500\n    share: { port: ${sharePort}, ${share} }\ndevices:\n${devices}`;
+  const devices = units.map((unit) => `  - name: m${unit}\n    bus: line\n    unitId: ${unit}\n    pollIntervalMs: 500\n    points: [{ id: a, table: holding, address: 0 }, { id: b, table: holding, address: 7 }]\n`).join('');
+  return `gateway:\n  stateDir: ${join(dir, 'state')}\n  logLevel: debug\n  health: { enabled: false }\nbuses:\n  - name: line\n    kind: rtu\n    path: ${line}\n    timeoutMs: 500\n    share: { port: ${sharePort}, ${share} }\ndevices:\n${devices}`;
 }
 
 describe('a share in front of a polled RTU line (whole gateway)', () => {
-  it('serves the simulator\'s values, answers from the poll without the line, reads back what a forwarded write changed, and survives reloads of other parts', async () => {
+  it('serves the simulator\'s values, answers from the poll without the line, reads back the point a forwarded write changed, and survives reloads of other parts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fieldgate-share-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const pair = await startPtyPair();
@@ -49,7 +49,7 @@ describe('a share in front of a polled RTU line (whole gateway)', () => {
     const loaded = loadConfigWithDigest(site, {});
     const g: GatewayHandle = await startGateway(loaded.config, { logger: log.logger, env: {}, configSha256: loaded.sha256, notifier: createNotifier({}, silentLogger()) });
     cleanups.push(() => g.stop());
-    await waitFor(() => g.latestValues('m1').b === 88, { what: 'm1 polled', timeoutMs: 20_000 });
+    await waitFor(() => g.latestValues('m1').b === 88, { what: 'm1 polled', timeoutMs: 20_000 }).catch((err: unknown) => { throw new Error(JSON.stringify(log.lines().slice(-15)), { cause: err }); });
 
     // Cache answers: every request the simulator saw is one the bus made for the poller.
     const requestsBefore = sim.simulator.counters(1).requests;
@@ -81,9 +81,11 @@ describe('a share in front of a polled RTU line (whole gateway)', () => {
     expect(g.status().buses[0]!.transactions).toBeGreaterThan(transactions);
     expect(log.count('bus stopped')).toBe(0);
 
-    // A forwarded write to a register a point covers: that point is read back (the next poll is a minute away).
+    // A forwarded write to a register a point covers: that point (only) is read back and reported.
     expect(await pymodbusRequests(port, [{ fc: 6, unit: 1, address: 7, values: [999] }])).toEqual([{ ok: true }]);
-    await waitFor(() => g.latestValues('m1').b === 999, { what: 'read-back of point b', timeoutMs: 10_000 });
+    await waitFor(() => log.lines().find((l) => l.msg === 'share write read back'), { what: 'read-back of point b', timeoutMs: 10_000 });
+    expect(log.lines().filter((l) => l.msg === 'share write read back')).toEqual([expect.objectContaining({ device: 'm1', points: ['b'], unread: [] })]);
+    await waitFor(() => g.latestValues('m1').b === 999, { what: 'point b reported', timeoutMs: 10_000 });
     expect(sim.simulator.getRegisters(1, 'holding', 7, 1)).toEqual([999]);
   }, 90_000);
 });
