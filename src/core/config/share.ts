@@ -12,6 +12,12 @@ export const SHARE_DEFAULTS = {
   ratePerSecond: 50, queueDepth: 8, lineShare: 0.25, cacheMs: 0,
 };
 
+/**
+ * Share requests waiting at once (every client's queue full) stay within half the bus queue
+ * (DEFAULT_QUEUE_LIMIT 1000 in field/modbus/bus.ts), so polls always find room.
+ */
+export const MAX_SHARE_QUEUED = 500;
+
 const ADDRESS_PATTERN = /^[A-Za-z0-9.:_-]+$/;
 
 function isLoopback(address: string): boolean {
@@ -135,6 +141,10 @@ export function readShare(bus: Fields): ShareConfig | undefined | null {
   const cacheMs = f.duration('cacheMs', { default: d.cacheMs, min: 0, max: 3_600_000 });
   const timeoutMs = f.duration('timeoutMs', { min: 1, max: 60_000, optional: true });
   f.rejectUnknownKeys();
+  if (maxClients !== undefined && queueDepth !== undefined && maxClients * queueDepth > MAX_SHARE_QUEUED) {
+    f.report('queueDepth', `maxClients x queueDepth must be <= ${MAX_SHARE_QUEUED}, so polls keep room in the bus queue (got ${maxClients} x ${queueDepth})`);
+    return null;
+  }
   if (port === undefined || address === undefined || units === null || access === undefined
     || policy === null || maxClients === undefined || idleTimeoutMs === undefined || ratePerSecond === undefined
     || queueDepth === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)) {

@@ -86,11 +86,25 @@ describe('hostile share clients', () => {
     const held = opened.filter((c) => !c.socket.destroyed && c.socket.readyState === 'open');
     held[0]!.socket.write(mbap(9, 1, [3, 0, 1, 0, 1]));
     await waitFor(() => held[0]!.received().length >= 11, { what: 'answer to a held client' });
+    // A place freed: the next client is served, and the end of the refusals is logged once.
+    held[1]!.socket.destroy();
+    await waitFor(() => r.shares.status()[0]?.clients === 3, { what: 'a place freed' });
+    expect(await pymodbusRequests(r.port, [{ fc: 3, unit: 2, address: 0, count: 1 }])).toEqual([{ registers: [2000] }]);
+    expect(r.log.count('share accepts clients again')).toBe(1);
     await pollsGoOn(r);
+  }, 60_000);
+
+  it('closes a client idle past idleTimeoutMs, logged once with the reason', async () => {
+    const r = await rig({ idleTimeoutMs: 300 });
+    const client = await rawClient(r.port);
+    client.socket.write(mbap(1, 1, [3, 0, 0, 0, 1]));
+    await client.closed;
+    expect(client.received().length).toBe(11);
+    expect(r.log.lines().filter((l) => l.msg === 'share client closed')).toEqual([expect.objectContaining({ reason: 'idle', idleTimeoutMs: 300 })]);
   });
 
   it('closes a client that never reads its answers', async () => {
-    const r = await rig({ cacheMs: 60_000, ratePerSecond: 10_000, queueDepth: 256 });
+    const r = await rig({ cacheMs: 60_000, ratePerSecond: 10_000 });
     const socket = connect(r.port, '127.0.0.1');
     sockets.push(socket);
     socket.on('error', () => undefined);
