@@ -6,7 +6,7 @@ import { startPymodbus } from '../../helpers/pymodbus.js';
 import { mbap, pymodbusRequests, rawClient } from '../../helpers/share-clients.js';
 import { waitFor } from '../../helpers/wait.js';
 import { startShareRig, type ShareRig } from './share-rig.js';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 
 const rigs: ShareRig[] = [];
 const sockets: Socket[] = [];
@@ -93,6 +93,24 @@ describe('hostile share clients', () => {
     expect(r.log.count('share accepts clients again')).toBe(1);
     await pollsGoOn(r);
   }, 60_000);
+
+  it('a port already taken: the share shows failed with the reason, logged once, and the bus polls on', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const started = await startShareRig({ share: {}, pollEveryMs: 20, sharePort: port }, async (path) => {
+        const slave = await startPymodbus({ serial: path }, { units: [1, 2] });
+        return () => slave.stop();
+      });
+      rigs.push(started);
+      expect(started.shares.status()[0]).toMatchObject({ state: 'failed', error: expect.stringContaining('EADDRINUSE') });
+      expect(started.log.count('share could not listen; the bus runs without it')).toBe(1);
+      await pollsGoOn(started);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
 
   it('closes a client idle past idleTimeoutMs, logged once with the reason', async () => {
     const r = await rig({ idleTimeoutMs: 300 });

@@ -29,13 +29,15 @@ export interface RigOptions {
   units?: number[];
   /** The poll loop's pause between rounds (ms); 0: no polling. */
   pollEveryMs?: number;
+  /** The share's port (default: a free one). */
+  sharePort?: number;
 }
 
 /** `serve`: starts the simulator on the far end of the pty pair; returns its stop. */
 export async function startShareRig(options: RigOptions, serve: (path: string) => Promise<() => Promise<void>>): Promise<ShareRig> {
   const pair: PtyPair = await startPtyPair();
   const stopSimulator = await serve(pair.b);
-  const port = await freePort();
+  const port = options.sharePort ?? await freePort();
   const units = options.units ?? [1, 2];
   const result = validateSite({
     buses: [{ name: 'line', kind: 'rtu', path: pair.a, baudRate: 19200, timeoutMs: 300, lateReplyGuardMs: 400, ...options.bus, share: { port, ...options.share } }],
