@@ -134,7 +134,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       deps.secrets?.add(...configSecrets(next));
       addressRecord.update(next);
       for (const listener of reloadListeners) listener(next);
-      void shares.apply(next.site);
+      shares.apply(next.site).catch((err: unknown) => logger.error({ err }, 'shares not applied after a reload'));
     },
   });
   current = reloader.current;

@@ -75,11 +75,12 @@ export class Shares {
     for (const [name, share] of [...this.running]) {
       const config = wanted.get(name);
       const bus = this.wiring.buses.get(name);
-      if (config && bus === share.bus && JSON.stringify(config) === JSON.stringify(share.config)) {
+      // A share that could not listen tries again at every reload.
+      if (config && bus === share.bus && share.state !== 'failed' && JSON.stringify(config) === JSON.stringify(share.config)) {
         share.service.setPolicy(sharePolicy(config, this.unitsOf(name)));
         continue;
       }
-      await this.stopOne(name, share, config ? 'share or bus changed' : 'share removed');
+      await this.stopOne(name, share, !config ? 'share removed' : share.state === 'failed' ? 'retrying to listen' : 'share or bus changed');
     }
     for (const [name, config] of wanted) if (!this.running.has(name)) await this.startOne(name, config);
   }
