@@ -94,7 +94,7 @@ describe('hostile share clients', () => {
     await pollsGoOn(r);
   }, 60_000);
 
-  it('a port already taken: the share shows failed with the reason, logged once, and the bus polls on', async () => {
+  it('a port already taken: the share shows failed with the reason, logged once, the bus polls on, and a reload tries again', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as { port: number }).port;
@@ -107,8 +107,13 @@ describe('hostile share clients', () => {
       expect(started.shares.status()[0]).toMatchObject({ state: 'failed', error: expect.stringContaining('EADDRINUSE') });
       expect(started.log.count('share could not listen; the bus runs without it')).toBe(1);
       await pollsGoOn(started);
-    } finally {
+      // The port freed, a reload (even of the same site) tries again.
       await new Promise<void>((resolve) => taken.close(() => resolve()));
+      await started.shares.apply(started.site);
+      expect(started.shares.status()[0]).toMatchObject({ state: 'listening' });
+      expect(await pymodbusRequests(port, [{ fc: 3, unit: 1, address: 0, count: 1 }])).toEqual([{ registers: [1000] }]);
+    } finally {
+      if (taken.listening) await new Promise<void>((resolve) => taken.close(() => resolve()));
     }
   });
 
