@@ -56,7 +56,9 @@ interface ClientState {
   tokens: number;
   refilledAt: number;
   inFlight: number;
+  /** Logged once per connection: a client at its limit would otherwise log at its own rate. */
   busyLogged: boolean;
+  refusalLogged: boolean;
 }
 
 export class ShareService implements ShareRequestHandler {
@@ -95,20 +97,13 @@ export class ShareService implements ShareRequestHandler {
       this.counters.busy += 1;
       if (!state.busyLogged) {
         state.busyLogged = true;
-        this.options.log.warn({ client: client.remote, ratePerSecond: config.ratePerSecond, queueDepth: config.queueDepth }, 'share client over its rate or queue: answered server busy');
+        this.options.log.warn({ client: client.remote, ratePerSecond: config.ratePerSecond, queueDepth: config.queueDepth }, 'share client over its rate or queue: answered server busy (further busy answers to it are only counted)');
       }
       return answer(exceptionPdu(functionCode, EXCEPTION.serverBusy));
     }
-    state.busyLogged = false;
-    if (!parsed.ok) {
-      this.counters.refusedByPolicy += 1;
-      return answer(exceptionPdu(parsed.functionCode, parsed.exception));
-    }
+    if (!parsed.ok) return answer(this.refuse(client, state, frame.unit, functionCode, parsed.exception, 'malformed or unsupported request'));
     const decision = policy.decide(frame.unit, parsed.request);
-    if (!decision.ok) {
-      this.counters.refusedByPolicy += 1;
-      return answer(exceptionPdu(functionCode, decision.exception));
-    }
+    if (!decision.ok) return answer(this.refuse(client, state, frame.unit, functionCode, decision.exception, decision.reason));
     const request = parsed.request;
     if (request.kind === 'read' && this.options.cache && config.cacheMs > 0) {
       const hit = this.options.cache.lookup(decision.busUnit, request.table, request.start, request.count, clock.now(), config.cacheMs);
@@ -156,10 +151,19 @@ export class ShareService implements ShareRequestHandler {
     }
   }
 
+  private refuse(client: ShareClient, state: ClientState, unit: number, functionCode: number, exception: number, reason: string): Buffer {
+    this.counters.refusedByPolicy += 1;
+    if (!state.refusalLogged) {
+      state.refusalLogged = true;
+      this.options.log.warn({ client: client.remote, unit, function: functionCode, exception, reason }, 'share request refused (further refusals of this client are only counted)');
+    }
+    return exceptionPdu(functionCode, exception);
+  }
+
   private stateOf(id: number): ClientState {
     let state = this.clients.get(id);
     if (!state) {
-      state = { tokens: this.burst(), refilledAt: this.options.clock.now(), inFlight: 0, busyLogged: false };
+      state = { tokens: this.burst(), refilledAt: this.options.clock.now(), inFlight: 0, busyLogged: false, refusalLogged: false };
       this.clients.set(id, state);
     }
     return state;

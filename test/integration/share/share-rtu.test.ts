@@ -70,6 +70,10 @@ describe('share in front of an RTU line', () => {
       { exception: 1 }, { exception: 10 }, { exception: 10 }, { exception: 1 }, { exception: 2 }, { registers: range(5, 5, 2) },
     ]);
     expect(rig.shares.status()[0]).toMatchObject({ refusedByPolicy: 5, forwarded: 1 });
+    // One client (one pymodbus connection): its first refusal is logged, the others counted.
+    expect(rig.log.lines().filter((l) => String(l.msg).startsWith('share request refused'))).toEqual([
+      expect.objectContaining({ unit: 1, function: 6, exception: 1, reason: 'read-only share' }),
+    ]);
     expect(peer.hostileReads).toBeGreaterThan(before);
   });
 
