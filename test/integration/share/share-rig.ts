@@ -33,14 +33,16 @@ export interface RigOptions {
   sharePort?: number;
 }
 
-/** `serve`: starts the simulator on the far end of the pty pair; returns its stop. */
+/** `serve`: starts the simulator on the far end of the pty pair (or, for a tcp bus, anywhere); returns its stop. */
 export async function startShareRig(options: RigOptions, serve: (path: string) => Promise<() => Promise<void>>): Promise<ShareRig> {
   const pair: PtyPair = await startPtyPair();
   const stopSimulator = await serve(pair.b);
   const port = options.sharePort ?? await freePort();
   const units = options.units ?? [1, 2];
+  // A tcp bus (options.bus names its host and port) leaves the pty pair unused.
+  const line = options.bus?.kind === 'tcp' ? { name: 'line', timeoutMs: 300 } : { name: 'line', kind: 'rtu', path: pair.a, baudRate: 19200, timeoutMs: 300, lateReplyGuardMs: 400 };
   const result = validateSite({
-    buses: [{ name: 'line', kind: 'rtu', path: pair.a, baudRate: 19200, timeoutMs: 300, lateReplyGuardMs: 400, ...options.bus, share: { port, ...options.share } }],
+    buses: [{ ...line, ...options.bus, share: { port, ...options.share } }],
     devices: units.map((unit) => ({ name: `meter${unit}`, bus: 'line', unitId: unit, points: [{ id: 'v', table: 'holding', address: 0, type: 'uint16', writable: true }] })),
   });
   if (!result.site) throw new Error(JSON.stringify(result.issues));

@@ -2,7 +2,7 @@
 // (mbpoll, pymodbus) get the simulator's values, cache answers cost the line nothing (counted at
 // the simulator), policy refusals and line failures come back as the exceptions the standard names.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHostileRtuPeer, truth, type HostilePeer } from '../../helpers/hostile-modbus.js';
+import { startHostileRtuPeer, startHostileTcpPeer, truth, type HostilePeer } from '../../helpers/hostile-modbus.js';
 import { startPymodbus } from '../../helpers/pymodbus.js';
 import { mbpollHolding, pymodbusRequests } from '../../helpers/share-clients.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -114,5 +114,28 @@ describe('share with writes, in front of pymodbus on the line', () => {
     expect(results).toEqual([{ registers: [1003] }, { ok: true }, { registers: [4242] }, { exception: 2 }, { exception: 1 }]);
     const writes = rig.log.lines().filter((l) => l.msg === 'share write forwarded');
     expect(writes).toEqual([expect.objectContaining({ unit: 1, function: 6, address: 3, count: 1, client: expect.stringMatching(/^127\.0\.0\.1:\d+$/) })]);
+  });
+});
+
+describe('share in front of a Modbus TCP bus', () => {
+  it('forwards, answers from the cache, and maps a timeout to 0x0B', async () => {
+    const bus = { kind: 'tcp', host: '127.0.0.1', port: 0, cooldown: { afterTimeouts: 5, initialMs: 30_000, maxMs: 30_000 } };
+    let peer: HostilePeer | undefined;
+    const rig = await startShareRig({ share: { cacheMs: 30_000 }, bus, pollEveryMs: 50 }, async () => {
+      peer = await startHostileTcpPeer({ healthyUnit: 1, hostileUnit: 2, timeoutMs: 300 });
+      bus.port = Number(peer.endpoint);
+      return () => peer!.stop();
+    });
+    rigs.push(rig);
+    await waitFor(() => rig.polls.ok >= 4, { what: 'polls running' });
+    rig.stopPolling();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const before = peer!.hostileReads;
+    expect(await pymodbusRequests(rig.port, [{ fc: 3, unit: 2, address: 0, count: 10 }, { fc: 3, unit: 2, address: 30, count: 3 }]))
+      .toEqual([{ registers: range(0, 10, 2) }, { registers: range(30, 3, 2) }]);
+    expect(peer!.hostileReads).toBe(before + 1);
+    peer!.muted = true;
+    expect(await pymodbusRequests(rig.port, [{ fc: 3, unit: 2, address: 60, count: 1 }])).toEqual([{ exception: 0x0b }]);
+    expect(rig.shares.status()[0]).toMatchObject({ fromCache: 1, forwarded: 2, failed: 1 });
   });
 });
