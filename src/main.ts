@@ -23,6 +23,7 @@ import type { GatewayStatus } from './ops/status.js';
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
+import { Shares } from './ops/shares.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 export { createCommandService, createCommandServices, createSouthbound, type Southbound } from './ops/southbound.js';
@@ -70,6 +71,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   // Set once the reloader exists: the status shows the config running now.
   let current = (): Config => config;
 
+  const shares = new Shares(site, {
+    buses: southbound.buses, clock: time, log: componentLogger(logger, 'bus', levels),
+    readBack: (device, ids) => commands.get(device)?.readBack(ids),
+    confirmed: (device, values) => reporter.onConfirmedValues(device, values),
+  });
   const status = (): GatewayStatus => assembleStatus({
     startedAt, pid: process.pid, devices: () => current().site.devices,
     pollStats: () => [...southbound.pollers.values()].flatMap((p) => p.stats()),
@@ -80,6 +86,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
     config: () => configState.status(),
     subDevice: (device) => identitySession?.subDeviceStatus(device),
+    shares: () => shares.status(),
   }, time.now());
 
   const reloadListeners: Array<(next: Config) => void> = [];
@@ -88,6 +95,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     : undefined;
 
   southbound.start();
+  await shares.start();
   cloudSide.start();
   selfDevice?.start();
 
@@ -126,6 +134,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       deps.secrets?.add(...configSecrets(next));
       addressRecord.update(next);
       for (const listener of reloadListeners) listener(next);
+      shares.apply(next.site).catch((err: unknown) => logger.error({ err }, 'shares not applied after a reload'));
     },
   });
   current = reloader.current;
@@ -142,6 +151,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         stopTicker();
         notifier.stopping('stopping: draining outbox');
         logger.info('gateway stopping');
+        await shares.stop();
         await southbound.stop();
         outbox.flush();
         await drainOutbox(outbox, () => links().some((l) => l.state === 'up'), gateway.cloud.drainMs, time);

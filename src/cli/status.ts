@@ -60,8 +60,16 @@ export function formatStatus(s: GatewayStatus): string {
     parts.push('', formatTable(['LINK', 'STATE', 'RECONNECTS', 'PUBLISHES'], s.links.map((l) => [l.device, l.state, l.reconnects, l.publishes])));
   }
   if (s.outbox) parts.push('', formatOutbox(s.outbox));
+  if (s.shares) parts.push('', formatShares(s.shares));
   if (s.rateQueue) parts.push(`cloud API queue: ${s.rateQueue.pending} pending, ${s.rateQueue.rateLimited} rate-limited, ${s.rateQueue.rejected} rejected`);
   return `${parts.join('\n')}\n`;
+}
+
+function formatShares(shares: NonNullable<GatewayStatus['shares']>): string {
+  const ms = (v: number | undefined) => (v === undefined ? '-' : `${Math.round(v)}ms`);
+  return formatTable(['SHARE', 'LISTEN', 'STATE', 'CLIENTS', 'FORWARDED', 'FROM CACHE', 'REFUSED', 'BUSY', 'FAILED', 'WAIT P50/P99'],
+    shares.map((x) => [x.bus, x.listen, x.state === 'failed' ? `FAILED: ${x.error ?? ''}` : x.state, x.clients, x.forwarded, x.fromCache,
+      x.refusedByPolicy, x.busy, x.failed, `${ms(x.queueWaitMs.p50)}/${ms(x.queueWaitMs.p99)}`]));
 }
 
 function formatOutbox(o: NonNullable<GatewayStatus['outbox']>): string {

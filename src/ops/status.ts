@@ -1,4 +1,5 @@
 // A point-in-time picture of the gateway: what /status, /metrics, /healthz and `fieldgate status` show.
+import type { ShareStatus } from './share-status.js';
 import type { FailingPointStatus } from '../device/point-health.js';
 import type { LearnedLimit } from '../device/read-plan-learner.js';
 import type { IdentityStatus } from '../device/identity-check.js';
@@ -147,6 +148,8 @@ export interface GatewayStatus {
   rateQueue: RateQueueStatus | null;
   /** Absent in statuses from older versions. */
   config?: ConfigStatus;
+  /** Bus shares (docs/share.md); absent when none is configured. */
+  shares?: ShareStatus[];
 }
 
 /** Why the gateway is not healthy; empty when it is (pure). */

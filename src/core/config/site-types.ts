@@ -1,4 +1,5 @@
 // The validated, normalised shape of a site file. Produced by ops/site-file.ts; every default filled in.
+import type { ShareConfig } from './share-types.js';
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
@@ -65,6 +66,8 @@ export interface SharedBusSettings {
   lateReplyGuardMs?: number;
   /** Cloud work (writes, read-backs, cloud reads) waits up to `maxWaitMs` for a guarded or cooling unit. */
   writes?: { maxWaitMs: number };
+  /** A Modbus TCP server in front of this bus (docs/share.md); absent: none. */
+  share?: ShareConfig;
 }
 
 export interface BackoffConfig {
