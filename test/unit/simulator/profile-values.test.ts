@@ -20,9 +20,10 @@ describe('plausible profile values', () => {
     expect(held.expected).toBeCloseTo(12345.6, 9);
   });
 
-  it('fits a signed 16-bit register too (int16 W at scale 1)', () => {
-    const [held] = plausibleValues([point('power', 'int16', 1, 'W')]);
+  it('fits a signed 16-bit register too (int16 Wh at scale 1, whose typical reading is 1234567)', () => {
+    const [held] = plausibleValues([point('energy', 'int16', 1, 'Wh')]);
     expect(held.raw as number).toBeLessThanOrEqual(0x7fff);
+    expect(held.raw as number).toBeGreaterThan(0);
     expect(held.expected).toBe(held.raw);
   });
 });
