@@ -31,6 +31,11 @@ function pointSections(s: GatewayStatus): string[] {
     d.name, l.table, describeLearned(l), l.reason,
   ]));
   if (learned.length > 0) parts.push('', formatTable(['DEVICE', 'TABLE', 'LEARNED', 'REASON'], learned));
+  // Only the devices whose model is in doubt: another model (not polled) or unverified.
+  const models = s.devices.flatMap((d) => (d.identification && d.identification.state !== 'identified'
+    ? [[d.name, d.identification.profiles.join(' + '), d.identification.state === 'other-model' ? `OTHER MODEL${d.identification.identifiedAs?.length ? ` (${d.identification.identifiedAs.join(' or ')})` : ''}` : 'unverified', d.identification.detail ?? '']]
+    : []));
+  if (models.length > 0) parts.push('', formatTable(['DEVICE', 'PROFILE', 'IDENTIFIES AS', 'DETAIL'], models));
   return parts;
 }
 

@@ -1,6 +1,7 @@
 // A point-in-time picture of the gateway: what /status, /metrics, /healthz and `fieldgate status` show.
 import type { FailingPointStatus } from '../device/point-health.js';
 import type { LearnedLimit } from '../device/read-plan-learner.js';
+import type { IdentityStatus } from '../device/identity-check.js';
 
 export type { FailingPointStatus } from '../device/point-health.js';
 export type { LearnedLimit } from '../device/read-plan-learner.js';
@@ -55,6 +56,8 @@ export interface DeviceStatus {
   learned?: LearnedLimit[];
   /** Gateway mode: its address and the reports the cloud refused (e.g. an address not bound). */
   subDevice?: SubDeviceStatus;
+  /** Whether it identifies as its profile's model (a profile declaring identification; not with identify: false). */
+  identification?: IdentityStatus;
 }
 
 export interface SubDeviceStatus {
