@@ -68,7 +68,9 @@ export function profileUnit(unit: number, placements: readonly Placement[]): Pro
     values.push({ table: 'holding', address: last.base + 2 + last.profile.sunspec!.length, words: END_OF_CHAIN });
   }
   for (const { profile, base, prefix } of placements) {
-    for (const value of plausibleValues(profilePoints(profile, base, prefix))) {
+    const identification = identificationAt(profile, base);
+    for (const plausible of plausibleValues(profilePoints(profile, base, prefix))) {
+      const value = asIdentified(plausible, identification);
       held.push(value);
       values.push({ table: value.point.table, address: value.point.address, words: wordsOf(value) });
     }
@@ -76,6 +78,19 @@ export function profileUnit(unit: number, placements: readonly Placement[]): Pro
   values.push(...identificationValues(placements));
   const name = placements.map((p) => p.profile.name).join(' + ');
   return { spec: { unit, name, sizes: {}, values, dynamic: [] }, placements: [...placements], held };
+}
+
+/**
+ * A point that is also one of its profile's identification registers (a device type code read as a
+ * value) holds what the identification register holds, the first value the model shows, so the
+ * unit serves one value there and the point decodes to it.
+ */
+function asIdentified(value: HeldValue, registers: ReturnType<typeof identificationAt>): HeldValue {
+  const { point } = value;
+  const register = registers.find((r) => r.point.table === point.table && r.point.address === point.address && r.point.type === point.type);
+  if (!register || point.scale !== 1 || point.scaleFactor !== undefined) return value;
+  const shown = register.values[0];
+  return { point, raw: shown, expected: shown };
 }
 
 /** Each profile's identification registers holding the first value its model shows (the right model). */
