@@ -2,6 +2,7 @@
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
+import type { WebSettings } from './web-settings.js';
 
 export type Parity = 'none' | 'even' | 'odd';
 
@@ -263,6 +264,8 @@ export interface GatewaySettings {
   cloud: CloudSettings;
   /** Directories of a site's own device profiles (a name there overrides a shipped profile); absent = none. */
   profileDirs?: string[];
+  /** The commissioning page (docs/web.md); absent while off. */
+  web?: WebSettings;
 }
 
 export interface ProfileOverride {
