@@ -23,6 +23,8 @@ import type { GatewayStatus } from './ops/status.js';
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
+import { LiveFeed } from './ops/web/live-feed.js';
+import { startWebServer, type WebServer } from './ops/web/server.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 export { createCommandService, createCommandServices, createSouthbound, type Southbound } from './ops/southbound.js';
@@ -52,7 +54,9 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const retiring = { outbox, discard: (device: string) => store.discard(device), log: componentLogger(logger, 'cloud', levels) };
   dropOrphanQueues(site, retiring);
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
-  const southbound = createSouthbound(site, config.compiled, reporter, logger, levels, gateway.cloud.inbound.busShare);
+  // The commissioning page sees every sample after the reporter (history rings, live events).
+  const feed = gateway.web ? new LiveFeed(reporter, gateway.web.historySamples) : undefined;
+  const southbound = createSouthbound(site, config.compiled, feed ?? reporter, logger, levels, gateway.cloud.inbound.busShare);
   const commandLog = componentLogger(logger, 'commands', levels);
   const commands = createCommandServices(config.compiled, southbound, commandLog);
   const cloudSide = await createCloudSide({
@@ -106,8 +110,19 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       logger.error({ err, port: gateway.health.port }, 'health endpoint could not start; continuing without it');
     }
   }
+  let web: WebServer | undefined;
+  if (gateway.web) {
+    try {
+      web = await startWebServer(gateway.web, {
+        status, devices: () => current().site.devices, latest: (device) => reporter.latest(device), ...(feed ? { feed } : {}),
+      }, componentLogger(logger, 'web', levels));
+    } catch (err) {
+      logger.error({ err, port: gateway.web.port, address: gateway.web.address }, 'commissioning page could not start; continuing without it');
+    }
+  }
+  if (feed) reloadListeners.push((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
-  logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port }, 'gateway started');
+  logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port, webPort: web?.port }, 'gateway started');
   const summary = () => statusSummary(status());
   const stopTicker = startSupervisionTicker({
     notifier, store, maxOutboxBytes: gateway.cloud.outbox.maxBytes, stalled: (now) => progress.stalled(now),
@@ -135,6 +150,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     status,
     latestValues: (device) => reporter.latest(device),
     healthPort: health?.port,
+    webPort: web?.port,
     reload: (load) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(load)),
     stop() {
       stopping ??= (async () => {
@@ -151,6 +167,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         await identitySession?.stop();
         await Promise.all(cloudSide.relays().map((r) => r.stop()));
         await health?.close();
+        await web?.close();
         outbox.close();
         addressRecord.stop();
         configState.remove();

@@ -46,6 +46,8 @@ export interface GatewayHandle {
   latestValues(device: string): Readonly<Record<string, PointValue>>;
   /** Port of the 127.0.0.1 health endpoint, when enabled. */
   readonly healthPort: number | undefined;
+  /** Port of the commissioning page (gateway.web), when it runs. */
+  readonly webPort?: number | undefined;
   /**
    * Reads the site file again with `load` (after telling systemd a reload began) and applies what
    * differs, or refuses it whole; reloads run one at a time.

@@ -2,7 +2,6 @@
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
-import type { WebSettings } from './web-settings.js';
 
 export type Parity = 'none' | 'even' | 'odd';
 
@@ -178,6 +177,27 @@ export interface SiteConfig {
    * without an explicit `subDeviceAddress` (sub-device-addresses.ts). Never from the site file.
    */
   announcedAddresses?: Readonly<Record<string, string>>;
+}
+
+/** `gateway.web`: the commissioning page (docs/web.md). */
+export interface WebSettings {
+  port: number;
+  address: string;
+  /** `scrypt:N:r:p:salt:hash` (base64url), from FIELDGATE_WEB_PASSWORD_HASH; absent: no login (loopback only). */
+  passwordHash?: string;
+  /** PEM files: both set = HTTPS. */
+  cert?: string;
+  key?: string;
+  allowWrites: boolean;
+  allowReload: boolean;
+  /** Event-stream clients at once; more are refused with 503. */
+  maxEventClients: number;
+  /** Samples kept per numeric point for the 15-minute sparkline (one per 15 min / historySamples). */
+  historySamples: number;
+  sessionIdleMs: number;
+  maxBodyBytes: number;
+  /** Failed logins per client address per minute before further attempts are refused (429). */
+  loginFailuresPerMinute: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

@@ -1,6 +1,8 @@
 // `gateway.web`: the commissioning page's settings, the checks that span several keys, and the
 // WebSettings made of them (absent while the page is off).
-import type { ConfigIssue } from './site-types.js';
+import type { ConfigIssue, WebSettings } from './site-types.js';
+
+export type { WebSettings };
 
 export interface RawWeb {
   port: number;
@@ -14,26 +16,6 @@ export interface RawWeb {
   historySamples: number;
   sessionIdleMs: number;
   maxBodyBytes: number;
-  loginFailuresPerMinute: number;
-}
-
-export interface WebSettings {
-  port: number;
-  address: string;
-  /** `scrypt:N:r:p:salt:hash` (base64url), from FIELDGATE_WEB_PASSWORD_HASH; absent: no login (loopback only). */
-  passwordHash?: string;
-  /** PEM files: both set = HTTPS. */
-  cert?: string;
-  key?: string;
-  allowWrites: boolean;
-  allowReload: boolean;
-  /** Event-stream clients at once; more are refused with 503. */
-  maxEventClients: number;
-  /** Samples kept per numeric point for the 15-minute sparkline (one per 15 min / historySamples). */
-  historySamples: number;
-  sessionIdleMs: number;
-  maxBodyBytes: number;
-  /** Failed logins per client address per minute before further attempts are refused (429). */
   loginFailuresPerMinute: number;
 }
 

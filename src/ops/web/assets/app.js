@@ -1,0 +1,168 @@
+// fieldgate commissioning page: one script, no inline code (the CSP forbids it), text set with
+// textContent only. Live data arrives on server-sent events; the browser never polls.
+'use strict';
+(function () {
+  var app = document.getElementById('app');
+  var session = { csrf: '', authenticated: false, passwordRequired: false };
+  var WINDOW_MS = 15 * 60 * 1000;
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    (children || []).forEach(function (c) { node.append(c instanceof Node ? c : document.createTextNode(String(c))); });
+    return node;
+  }
+  function table(headers, rows, id) {
+    return el('table', id ? { id: id } : {}, [el('thead', {}, [el('tr', {}, headers.map(function (h) { return el('th', {}, [h]); }))]), el('tbody', {}, rows)]);
+  }
+  function row(cells, attrs) {
+    return el('tr', attrs || {}, cells.map(function (c) { return el('td', {}, [c]); }));
+  }
+  function age(ms) {
+    if (ms === null || ms === undefined) return 'never';
+    if (ms < 1000) return ms + ' ms';
+    if (ms < 120000) return Math.round(ms / 1000) + ' s';
+    if (ms < 7200000) return Math.round(ms / 60000) + ' min';
+    return Math.round(ms / 3600000) + ' h';
+  }
+  function post(path, body) {
+    return fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf }, body: JSON.stringify(body || {}) });
+  }
+  function header(title) {
+    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('span', { id: 'title' }, [title])]);
+    if (session.passwordRequired) {
+      var out = el('button', { id: 'logout', type: 'button' }, ['Log out']);
+      out.addEventListener('click', function () { post('/api/logout').then(function () { location.href = '/login'; }); });
+      nav.append(out);
+    }
+    return nav;
+  }
+
+  function renderLogin(message) {
+    var input = el('input', { id: 'password', type: 'password', autocomplete: 'current-password', required: '' });
+    var form = el('form', { id: 'login' }, [el('label', { for: 'password' }, ['Password']), input, el('button', { type: 'submit' }, ['Log in']), el('p', { id: 'login-error', class: 'error' }, [message || ''])]);
+    form.addEventListener('submit', function (e) {
+      e.preventDefault();
+      post('/api/login', { password: input.value }).then(function (res) {
+        if (res.ok) { location.href = location.pathname === '/login' ? '/' : location.pathname; return; }
+        return res.json().then(function (b) { document.getElementById('login-error').textContent = b.error || ('refused: ' + res.status); });
+      });
+    });
+    app.replaceChildren(el('h1', {}, ['fieldgate']), form);
+  }
+
+  var rates = {};
+  function busRows(status) {
+    return status.buses.map(function (b) {
+      var prev = rates[b.name], now = Date.now(), txs = '';
+      if (prev && now > prev.at) txs = ((b.transactions - prev.tx) * 1000 / (now - prev.at)).toFixed(1);
+      rates[b.name] = { tx: b.transactions, at: now };
+      var late = (b.lateUnits || []).map(function (u) { return 'unit ' + u.unit + ': ' + u.lateReplies + ' (slowest ' + u.slowestAnswerMs + ' ms)'; }).join(', ');
+      return row([b.name, b.kind, b.up ? 'up' : 'DOWN', txs, String(b.failures !== undefined ? b.failures : b.timeouts + b.exceptions), String(b.timeouts), String(b.lateReplies || 0), late || '-', String(b.queueDepth), Math.round(b.utilisation * 100) + ' %', b.echoProblem || '-'], { class: b.up ? '' : 'bad' });
+    });
+  }
+  function deviceRows(status) {
+    return status.devices.map(function (d) {
+      var failing = (d.failingPoints || []).map(function (f) { return f.point; });
+      var link = el('a', { href: '/device/' + encodeURIComponent(d.name) }, [d.name]);
+      return row([link, d.bus, d.online ? 'online' : 'OFFLINE', age(d.lastPollAgeMs), failing.length ? failing.join(', ') : '-', String((d.learned || []).length), d.subDevice ? d.subDevice.address + (d.subDevice.refused ? ' (refused)' : '') : '-'], { class: d.online && !failing.length ? '' : 'bad', 'data-device': d.name });
+    });
+  }
+  function renderOverview(status) {
+    var o = status.outbox, c = status.config;
+    var outbox = o ? [o.depth + ' reports', Math.round(o.bytes / 1024) + ' / ' + Math.round(o.maxBytes / 1024) + ' KiB', o.mode || '', 'storage ' + (o.storage ? o.storage.state + (o.storage.cause ? ': ' + o.storage.cause : '') : 'ok'), o.dropped + ' dropped'].join(' · ') : 'no cloud devices';
+    var config = c ? 'generation ' + c.generation + ', loaded ' + c.loadedAt + ', reloads ' + c.reloads.applied + ' applied / ' + c.reloads.refused + ' refused' + (c.lastError ? ', last refused: ' + c.lastError : '') : '-';
+    app.replaceChildren(header('Overview'),
+      el('p', { id: 'about' }, ['version ' + status.version + ' · up ' + age(status.uptimeS * 1000) + ' · pid ' + (status.pid || '-')]),
+      el('h2', {}, ['Buses']), table(['bus', 'kind', 'state', 'tx/s', 'errors', 'timeouts', 'late replies', 'late units', 'queue', 'busy', 'echo'], busRows(status), 'buses'),
+      el('h2', {}, ['Devices']), table(['device', 'bus', 'state', 'last good poll', 'failing points', 'learned limits', 'sub-device'], deviceRows(status), 'devices'),
+      el('h2', {}, ['Cloud links']), table(['device', 'state', 'reconnects', 'publishes'], status.links.map(function (l) { return row([l.device, l.state, String(l.reconnects), String(l.publishes)], { class: l.state === 'up' ? '' : 'bad' }); }), 'links'),
+      el('h2', {}, ['Outbox']), el('p', { id: 'outbox' }, [outbox]),
+      el('h2', {}, ['Site file']), el('p', { id: 'config' }, [config]));
+  }
+  function overview() {
+    app.replaceChildren(header('Overview'), el('p', {}, ['connecting...']));
+    var events = new EventSource('/api/events');
+    events.addEventListener('status', function (e) { renderOverview(JSON.parse(e.data)); });
+  }
+
+  function sparkline(points) {
+    var svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    svg.setAttribute('viewBox', '0 0 160 32');
+    svg.setAttribute('class', 'spark');
+    var line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+    svg.append(line);
+    svg.points = points;
+    drawSpark(svg);
+    return svg;
+  }
+  function drawSpark(svg) {
+    var now = Date.now();
+    svg.points = svg.points.filter(function (p) { return now - p[0] <= WINDOW_MS; });
+    var values = svg.points.map(function (p) { return p[1]; });
+    var min = Math.min.apply(null, values), max = Math.max.apply(null, values), span = max - min || 1;
+    svg.firstChild.setAttribute('points', svg.points.map(function (p) { return (160 - (now - p[0]) * 160 / WINDOW_MS).toFixed(1) + ',' + (30 - (p[1] - min) * 28 / span).toFixed(1); }).join(' '));
+  }
+  function device(name) {
+    var rows = {};
+    fetch('/api/device/' + encodeURIComponent(name)).then(function (res) {
+      if (res.status === 401) { renderLogin(); return; }
+      if (!res.ok) { app.replaceChildren(header(name), el('p', { class: 'error' }, ['no such device'])); return; }
+      return res.json().then(function (view) {
+        var skew = Date.now() - view.now;
+        var body = view.points.map(function (p) {
+          var cells = { value: el('td', { class: 'value' }, []), age: el('td', { class: 'age' }, []), health: el('td', { class: 'health' }, []), spark: el('td', {}, []) };
+          var tr = el('tr', { 'data-point': p.id }, [el('td', {}, [p.id]), cells.value, el('td', {}, [p.unit || '']), el('td', { class: 'quality' }, []), cells.age, cells.spark, cells.health, el('td', {}, [p.table + ' ' + p.address + ' ' + p.type + (p.writable ? ' rw' : '')])]);
+          rows[p.id] = { tr: tr, cells: cells, at: p.ageMs !== undefined ? view.now - p.ageMs + skew : undefined, svg: undefined };
+          if (view.history[p.id]) { rows[p.id].svg = sparkline(view.history[p.id].map(function (h) { return [h[0] + skew, h[1]]; })); cells.spark.append(rows[p.id].svg); }
+          show(p.id, p.value, p.failing ? p.failing.error + ': ' + p.failing.message : '');
+          return tr;
+        });
+        app.replaceChildren(header(name), el('p', { id: 'device-state' }, [(view.online ? 'online' : 'OFFLINE') + ' · bus ' + view.bus + ' · unit ' + view.unitId + ' · every ' + view.pollIntervalMs + ' ms']),
+          table(['point', 'value', 'unit', 'quality', 'age', 'last 15 min', 'health', 'register'], body, 'points'));
+        var events = new EventSource('/api/events?device=' + encodeURIComponent(name));
+        events.addEventListener('device', function (e) { onEvent(JSON.parse(e.data)); });
+        setInterval(ages, 1000);
+      });
+    });
+    function show(id, value, problem) {
+      var r = rows[id];
+      if (!r) return;
+      if (value !== undefined) r.cells.value.textContent = String(value);
+      r.tr.querySelector('.quality').textContent = problem ? 'bad' : (value !== undefined || r.cells.value.textContent ? 'good' : '-');
+      r.cells.health.textContent = problem || 'ok';
+      r.tr.className = problem ? 'bad' : '';
+    }
+    function ages() {
+      Object.keys(rows).forEach(function (id) { var r = rows[id]; r.cells.age.textContent = r.at === undefined ? '-' : age(Math.max(0, Date.now() - r.at)); });
+    }
+    function onEvent(ev) {
+      if (ev.state) { document.getElementById('device-state').firstChild.textContent = (ev.state === 'online' ? 'online' : 'OFFLINE') + ' (' + ev.reason + ')'; return; }
+      var failed = {};
+      (ev.errors || []).forEach(function (e) { e.points.forEach(function (p) { failed[p] = e.kind + ': ' + e.message; }); });
+      Object.keys(rows).forEach(function (id) {
+        var value = ev.values ? ev.values[id] : undefined, r = rows[id];
+        if (value === undefined && !failed[id]) return;
+        if (value !== undefined) {
+          r.at = Date.now();
+          if (typeof value === 'number') {
+            if (!r.svg) { r.svg = sparkline([]); r.cells.spark.append(r.svg); }
+            r.svg.points.push([r.at, value]);
+            drawSpark(r.svg);
+          }
+        }
+        show(id, value, failed[id] || '');
+      });
+      ages();
+    }
+  }
+
+  fetch('/api/session').then(function (res) { return res.json(); }).then(function (s) {
+    session = s;
+    if (!s.authenticated) { renderLogin(); return; }
+    var m = /^\/device\/([^/]+)$/.exec(location.pathname);
+    if (m) device(decodeURIComponent(m[1]));
+    else if (location.pathname === '/login') location.href = '/';
+    else overview();
+  });
+})();
