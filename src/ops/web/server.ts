@@ -62,6 +62,11 @@ class WebHandler {
       res.end(req.method === 'HEAD' ? undefined : asset.body);
       return;
     }
+    if (path === '/favicon.ico') {
+      res.writeHead(204, { 'Cache-Control': 'max-age=86400' });
+      res.end();
+      return;
+    }
     if (path === '/' || path === '/login' || /^\/device\/[^/]+$/.test(path)) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': SHELL_HTML.length });
       res.end(req.method === 'HEAD' ? undefined : SHELL_HTML);

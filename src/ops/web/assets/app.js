@@ -137,7 +137,12 @@
       Object.keys(rows).forEach(function (id) { var r = rows[id]; r.cells.age.textContent = r.at === undefined ? '-' : age(Math.max(0, Date.now() - r.at)); });
     }
     function onEvent(ev) {
-      if (ev.state) { document.getElementById('device-state').firstChild.textContent = (ev.state === 'online' ? 'online' : 'OFFLINE') + ' (' + ev.reason + ')'; return; }
+      if (ev.state) {
+        document.getElementById('device-state').firstChild.textContent = (ev.state === 'online' ? 'online' : 'OFFLINE') + ' (' + ev.reason + ')';
+        // Offline: every value shown is the last one read, no longer the device's.
+        if (ev.state === 'offline') Object.keys(rows).forEach(function (id) { var r = rows[id]; r.tr.className = 'bad'; r.tr.querySelector('.quality').textContent = 'stale'; r.cells.health.textContent = 'device offline: ' + ev.reason; });
+        return;
+      }
       var failed = {};
       (ev.errors || []).forEach(function (e) { e.points.forEach(function (p) { failed[p] = e.kind + ': ' + e.message; }); });
       Object.keys(rows).forEach(function (id) {

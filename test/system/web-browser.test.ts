@@ -1,0 +1,128 @@
+// The commissioning page in a real Chromium (Debian's, driven by playwright-core; no browser
+// download) against the daemon with the simulator and the emulator.
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeviceConfig } from '../../src/core/config/site-types.js';
+import { startGateway } from '../../src/main.js';
+import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
+import { silentLogger } from '../../src/ops/log.js';
+import { hashPassword } from '../../src/ops/web/password.js';
+import { meterDevice, startSite, type Site } from './harness.js';
+import { withWeb } from './web-rig.js';
+
+const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
+const PASSWORD = 'commissioning-day-1';
+/** Generous: the box runs several suites at once; the page is checked for what it shows, not how fast. */
+const DEADLINE_MS = 20_000;
+
+function meterWithFailingPoint(): DeviceConfig {
+  const device = meterDevice('meter-1', 1, 'demo-meter-1-token');
+  // Past the simulated unit's 200 holding registers: the unit refuses it (illegal address) on every poll.
+  const bad = { ...device.points[1], id: 'beyond', address: 300, writable: false, unit: 'A' };
+  const voltage = { ...device.points[2], unit: 'V' };
+  return { ...device, points: [device.points[0], device.points[1], voltage, device.points[3], bad] };
+}
+
+describe('commissioning page in Chromium', () => {
+  let site: Site;
+  let gateway: GatewayHandle;
+  let browser: Browser;
+  let base: string;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install chromium (.ci/run does), or set FIELDGATE_CHROMIUM`);
+    site = await startSite();
+    const devices = [meterWithFailingPoint(), meterDevice('meter-2', 2, 'demo-meter-2-token')];
+    gateway = await startGateway(withWeb(site.config(devices), { passwordHash: await hashPassword(PASSWORD) }), { logger: silentLogger(), env: {} });
+    base = `http://127.0.0.1:${gateway.webPort}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.stop();
+    await site?.close();
+  });
+
+  async function newPage(): Promise<Page> {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(DEADLINE_MS);
+    // A CSP violation or a script error shows up here: the page must have none.
+    // The wrong password's and the logged-out fetch's 401s are expected; nothing else is.
+    page.on('console', (m) => { if (m.type() === 'error' && !m.text().includes('status of 401')) pageErrors.push(m.text()); });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    return page;
+  }
+
+  async function logIn(page: Page): Promise<void> {
+    await page.goto(`${base}/`);
+    await page.fill('#password', PASSWORD);
+    await page.click('form#login button[type=submit]');
+    await page.waitForSelector('#devices');
+  }
+
+  it('refuses a wrong password, logs in, lists every device on the overview, logs out', async () => {
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    await page.fill('#password', 'not-the-password');
+    await page.click('form#login button[type=submit]');
+    await expect.poll(() => page.textContent('#login-error'), { timeout: DEADLINE_MS }).toBe('wrong password');
+    await page.fill('#password', PASSWORD);
+    await page.click('form#login button[type=submit]');
+    await page.waitForSelector('#devices tr[data-device="meter-1"]');
+    await page.waitForSelector('#devices tr[data-device="meter-2"]');
+    const rows = await page.$$eval('#devices tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-device')));
+    expect(rows.sort()).toEqual(['meter-1', 'meter-2']);
+    await page.waitForSelector('#buses tbody tr');
+    expect(await page.textContent('#buses tbody tr')).toContain('plant');
+    // The failing point shows on the overview too.
+    await expect.poll(() => page.textContent('#devices tr[data-device="meter-1"]'), { timeout: DEADLINE_MS }).toContain('beyond');
+    await page.click('#logout');
+    await page.waitForSelector('form#login');
+    const after = await page.evaluate(async () => (await fetch('/api/status')).status);
+    expect(after).toBe(401);
+    await page.close();
+    expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
+  });
+
+  it('the device page shows each point, updates a changed value live and shows the failing point', async () => {
+    const page = await newPage();
+    await logIn(page);
+    await page.click('#devices a[href="/device/meter-1"]');
+    await page.waitForSelector('#points tr[data-point="voltage"]');
+    await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: DEADLINE_MS }).toBe('230.1');
+    expect(await page.textContent('#points tr[data-point="voltage"]')).toContain('V');
+    const url = page.url();
+    // The change comes over the event stream: the page is never reloaded.
+    site.sim.simulator.setRegister(1, 'input', 0, 2350);
+    await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: DEADLINE_MS }).toBe('235');
+    expect(page.url()).toBe(url);
+    expect(await page.textContent('#points tr[data-point="voltage"] td.quality')).toBe('good');
+    await page.waitForSelector('#points tr[data-point="voltage"] svg.spark polyline');
+    // The refused point turns visible: marked bad, with the device's answer.
+    await expect.poll(() => page.getAttribute('#points tr[data-point="beyond"]', 'class'), { timeout: DEADLINE_MS }).toBe('bad');
+    expect(await page.textContent('#points tr[data-point="beyond"] td.health')).toMatch(/refused \(exception 2/);
+    await page.close();
+    expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
+  });
+
+  it('a device that starts refusing turns its points visible as failing on the open page', async () => {
+    const page = await newPage();
+    await logIn(page);
+    await page.goto(`${base}/device/meter-2`);
+    await expect.poll(() => page.textContent('#points tr[data-point="setpoint"] td.quality'), { timeout: DEADLINE_MS }).toBe('good');
+    expect(await page.getAttribute('#points tr[data-point="setpoint"]', 'class')).toBe('');
+    site.sim.simulator.setFault(2, { exception: { code: 4 } });
+    try {
+      await expect.poll(() => page.getAttribute('#points tr[data-point="setpoint"]', 'class'), { timeout: DEADLINE_MS }).toBe('bad');
+      expect(await page.textContent('#device-state')).toContain('OFFLINE');
+    } finally {
+      site.sim.simulator.clearFault(2);
+    }
+    await expect.poll(() => page.getAttribute('#points tr[data-point="setpoint"]', 'class'), { timeout: DEADLINE_MS }).toBe('');
+    await page.close();
+    expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
+  });
+});
