@@ -24,7 +24,7 @@ import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervi
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
 import { LiveFeed } from './ops/web/live-feed.js';
-import { startWebServer, type WebServer } from './ops/web/server.js';
+import { startWebPage } from './ops/web/wiring.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 export { createCommandService, createCommandServices, createSouthbound, type Southbound } from './ops/southbound.js';
@@ -110,17 +110,10 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       logger.error({ err, port: gateway.health.port }, 'health endpoint could not start; continuing without it');
     }
   }
-  let web: WebServer | undefined;
-  if (gateway.web) {
-    try {
-      web = await startWebServer(gateway.web, {
-        status, devices: () => current().site.devices, latest: (device) => reporter.latest(device), ...(feed ? { feed } : {}),
-      }, componentLogger(logger, 'web', levels));
-    } catch (err) {
-      logger.error({ err, port: gateway.web.port, address: gateway.web.address }, 'commissioning page could not start; continuing without it');
-    }
-  }
-  if (feed) reloadListeners.push((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
+  const web = gateway.web ? await startWebPage({
+    settings: gateway.web, feed, gateway: { ...southbound, status }, config, current: () => current(), latest: (device) => reporter.latest(device),
+    onReload: (listener) => reloadListeners.push(listener), logger, ...(levels ? { levels } : {}), time,
+  }) : undefined;
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
   logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port, webPort: web?.port }, 'gateway started');
   const summary = () => statusSummary(status());

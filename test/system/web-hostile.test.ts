@@ -87,6 +87,19 @@ describe('commissioning page: hostile HTTP', () => {
     expect((await fetch(`${base}/api/status`, { headers: client.headers() })).status).toBe(200);
   });
 
+  it('reads and scans only for a logged-in session with its CSRF token', async () => {
+    const stranger = new PageClient(base);
+    await stranger.session();
+    expect((await stranger.post('/api/read', { bus: 'plant', unit: 1, address: 0 })).status).toBe(401);
+    expect((await stranger.post('/api/scan', { bus: 'plant', from: 1, to: 2 })).status).toBe(401);
+    expect((await client.post('/api/read', { bus: 'plant', unit: 1, address: 0 }, { 'X-CSRF-Token': '' })).status).toBe(403);
+    const read = await client.post('/api/read', { bus: 'plant', unit: 1, address: 0 });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({ raw: [215] });
+    expect((await client.post('/api/scan', { bus: 'plant', from: 1, to: 200 })).status).toBe(400);
+    expect((await client.post('/api/read', ['not', 'an', 'object'])).status).toBe(400);
+  });
+
   it('never lets a path reach the file system', async () => {
     const paths = [
       '/../../../../etc/passwd', '/assets/../../../../etc/passwd', '/assets/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/assets/..%2f..%2fpackage.json',

@@ -17,12 +17,15 @@ import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, read
 import type { LiveFeed } from './live-feed.js';
 import { verifyPassword } from './password.js';
 import { LoginLimiter, SessionStore, type Session } from './sessions.js';
+import type { WebCommands } from './web-commands.js';
 
 export interface WebSources {
   status(): GatewayStatus;
   devices(): readonly DeviceConfig[];
   latest(device: string): Readonly<Record<string, PointValue>>;
   feed?: LiveFeed;
+  /** The read, poll and scan forms. */
+  commands?: WebCommands;
 }
 
 export interface WebServer {
@@ -67,7 +70,7 @@ class WebHandler {
       res.end();
       return;
     }
-    if (path === '/' || path === '/login' || /^\/device\/[^/]+$/.test(path)) {
+    if (path === '/' || path === '/login' || path === '/tools' || /^\/device\/[^/]+$/.test(path)) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': SHELL_HTML.length });
       res.end(req.method === 'HEAD' ? undefined : SHELL_HTML);
       return;
@@ -154,7 +157,13 @@ class WebHandler {
       this.sessions.end(session.id);
       return sendJson(res, 200, { authenticated: false }, { 'Set-Cookie': clearedSessionCookie(this.https) });
     }
-    return sendJson(res, 404, { error: 'not found' });
+    if (!session.authenticated) return sendJson(res, 401, { error: 'login required' });
+    const commands = this.sources.commands;
+    const form = path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
+    if (!form || !commands) return sendJson(res, 404, { error: 'not found' });
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendJson(res, 400, { error: 'body must be a JSON object' });
+    const outcome = await form.call(commands, body as Record<string, unknown>);
+    return outcome.ok ? sendJson(res, 200, outcome.result) : sendJson(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
   }
 
   private async login(req: IncomingMessage, res: ServerResponse, session: Session, body: unknown): Promise<void> {

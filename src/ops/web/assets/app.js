@@ -29,7 +29,7 @@
     return fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf }, body: JSON.stringify(body || {}) });
   }
   function header(title) {
-    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('span', { id: 'title' }, [title])]);
+    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('a', { href: '/tools' }, ['Read / scan']), el('span', { id: 'title' }, [title])]);
     if (session.passwordRequired) {
       var out = el('button', { id: 'logout', type: 'button' }, ['Log out']);
       out.addEventListener('click', function () { post('/api/logout').then(function () { location.href = '/login'; }); });
@@ -162,12 +162,52 @@
     }
   }
 
+
+  function field(label, input) { return el('label', {}, [label, input]); }
+  function select(id, options) { return el('select', { id: id }, options.map(function (o) { return el('option', { value: o }, [o]); })); }
+  function form(id, title, inputs, submit) {
+    var out = el('pre', { id: id + '-result', class: 'result' }, []);
+    var f = el('form', { id: id, class: 'tool' }, [el('h2', {}, [title])].concat(inputs, [el('button', { type: 'submit' }, [title]), out]));
+    f.addEventListener('submit', function (e) {
+      e.preventDefault();
+      out.textContent = 'working...';
+      out.className = 'result';
+      post('/api/' + id, submit()).then(function (res) {
+        return res.json().then(function (b) {
+          out.className = res.ok ? 'result' : 'result error';
+          out.textContent = res.ok ? JSON.stringify(b, null, 1) : b.error;
+        });
+      });
+    });
+    return f;
+  }
+  function num(id) { var v = document.getElementById(id).value; return v === '' ? undefined : Number(v); }
+  function tools() {
+    fetch('/api/status').then(function (res) { return res.json(); }).then(function (status) {
+      var buses = status.buses.map(function (b) { return b.name; }), devices = status.devices.map(function (d) { return d.name; });
+      var read = form('read', 'Read', [field('bus', select('read-bus', buses)), field('unit', el('input', { id: 'read-unit', type: 'number', value: '1' })),
+        field('table', select('read-table', ['holding', 'input', 'coil', 'discrete'])), field('address', el('input', { id: 'read-address', type: 'number', value: '0' })),
+        field('count', el('input', { id: 'read-count', type: 'number', value: '1' })), field('type', select('read-type', ['', 'uint16', 'int16', 'uint32', 'int32', 'float32', 'float64', 'bool', 'string']))],
+        function () {
+          var p = { bus: document.getElementById('read-bus').value, unit: num('read-unit'), table: document.getElementById('read-table').value, address: num('read-address'), count: num('read-count') };
+          var type = document.getElementById('read-type').value;
+          if (type) p.type = type;
+          return p;
+        });
+      var poll = form('poll', 'Poll', [field('device', select('poll-device', devices))], function () { return { device: document.getElementById('poll-device').value }; });
+      var scan = form('scan', 'Scan', [field('bus', select('scan-bus', buses)), field('from unit', el('input', { id: 'scan-from', type: 'number', value: '1' })), field('to unit', el('input', { id: 'scan-to', type: 'number', value: '10' }))],
+        function () { return { bus: document.getElementById('scan-bus').value, from: num('scan-from'), to: num('scan-to') }; });
+      app.replaceChildren(header('Read / scan'), el('p', {}, ['Through the running buses, between polls (the polls keep their share). Reads and polls: ' + 'the same limits as the cloud\'s commissioning reads.']), read, poll, scan);
+    });
+  }
+
   fetch('/api/session').then(function (res) { return res.json(); }).then(function (s) {
     session = s;
     if (!s.authenticated) { renderLogin(); return; }
     var m = /^\/device\/([^/]+)$/.exec(location.pathname);
     if (m) device(decodeURIComponent(m[1]));
     else if (location.pathname === '/login') location.href = '/';
+    else if (location.pathname === '/tools') tools();
     else overview();
   });
 })();

@@ -1,0 +1,45 @@
+// Wiring of the commissioning page (composition only): its server, the live feed it was given,
+// and the read, poll and scan forms through the running buses. A page that cannot start (port
+// taken, certificate unreadable) is logged and the gateway runs on without it.
+import type { LevelWithSilent } from 'pino';
+import type { Config } from '../../core/config/config.js';
+import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
+import type { WebSettings } from '../../core/config/site-types.js';
+import type { PointValue } from '../../core/points/types.js';
+import type { Time } from '../../core/time.js';
+import { componentLogger, type Logger } from '../log.js';
+import { rootLevelControl } from '../self/log-level.js';
+import { selfSettings } from '../self/self-device.js';
+import { remoteReadParts, type GatewayParts } from '../self/wiring.js';
+import type { LiveFeed } from './live-feed.js';
+import { startWebServer, type WebServer } from './server.js';
+import { WebCommands } from './web-commands.js';
+
+export interface WebPageParts {
+  settings: WebSettings;
+  feed: LiveFeed | undefined;
+  gateway: GatewayParts;
+  config: Config;
+  current(): Config;
+  latest(device: string): Readonly<Record<string, PointValue>>;
+  onReload(listener: (next: Config) => void): void;
+  logger: Logger;
+  levels?: ReadonlyMap<string, LevelWithSilent>;
+  time: Time;
+}
+
+export async function startWebPage(parts: WebPageParts): Promise<WebServer | undefined> {
+  const { settings, feed, gateway, logger, time } = parts;
+  const log = componentLogger(logger, 'web', parts.levels);
+  const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
+  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), limits, gateway.status, rootLevelControl(logger), time, log);
+  if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
+  try {
+    return await startWebServer(settings, {
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, ...(feed ? { feed } : {}),
+    }, log);
+  } catch (err) {
+    log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');
+    return undefined;
+  }
+}
