@@ -21,6 +21,8 @@ export interface GatewayDeps {
   secrets?: SecretValues;
   /** Clock and timers of the gateway's own loops (tick, drain); the system's by default. */
   time?: Time;
+  /** The site file the daemon runs (the commissioning page shows it); absent in tests and benches. */
+  siteFile?: string;
   /** sha256 of the site file's bytes (status `config.sha256`); of the config's JSON when absent. */
   configSha256?: string;
 }

@@ -17,6 +17,7 @@ import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, read
 import type { LiveFeed } from './live-feed.js';
 import { verifyPassword } from './password.js';
 import { LoginLimiter, SessionStore, type Session } from './sessions.js';
+import type { SiteAnswer, SiteFileView } from './site-view.js';
 import type { WebCommands } from './web-commands.js';
 
 export interface WebSources {
@@ -26,6 +27,8 @@ export interface WebSources {
   feed?: LiveFeed;
   /** The read, poll and scan forms. */
   commands?: WebCommands;
+  /** The site-file page; absent when the daemon was started without a file (tests). */
+  site?: SiteFileView;
 }
 
 export interface WebServer {
@@ -70,7 +73,7 @@ class WebHandler {
       res.end();
       return;
     }
-    if (path === '/' || path === '/login' || path === '/tools' || /^\/device\/[^/]+$/.test(path)) {
+    if (path === '/' || path === '/login' || path === '/tools' || path === '/site' || /^\/device\/[^/]+$/.test(path)) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': SHELL_HTML.length });
       res.end(req.method === 'HEAD' ? undefined : SHELL_HTML);
       return;
@@ -83,6 +86,7 @@ class WebHandler {
     const deviceName = /^\/api\/device\/([^/]+)$/.exec(path)?.[1];
     if (deviceName !== undefined) return this.device(res, deviceName);
     if (path === '/api/events') return this.events(res, query.get('device') ?? undefined);
+    if (path === '/api/site' && this.sources.site) return this.answer(res, this.sources.site.show(session.id));
     return sendJson(res, 404, { error: 'not found' });
   }
 
@@ -158,12 +162,27 @@ class WebHandler {
       return sendJson(res, 200, { authenticated: false }, { 'Set-Cookie': clearedSessionCookie(this.https) });
     }
     if (!session.authenticated) return sendJson(res, 401, { error: 'login required' });
+    if (path === '/api/site/check' || path === '/api/site/apply') return this.site(res, session, path, body);
     const commands = this.sources.commands;
     const form = path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
     if (!form || !commands) return sendJson(res, 404, { error: 'not found' });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendJson(res, 400, { error: 'body must be a JSON object' });
     const outcome = await form.call(commands, body as Record<string, unknown>);
     return outcome.ok ? sendJson(res, 200, outcome.result) : sendJson(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
+  }
+
+  private answer(res: ServerResponse, answer: SiteAnswer): void {
+    if (answer.ok) sendJson(res, 200, answer.body);
+    else sendJson(res, answer.status, { error: answer.error });
+  }
+
+  private async site(res: ServerResponse, session: Session, path: string, body: unknown): Promise<void> {
+    const site = this.sources.site;
+    if (!site) return sendJson(res, 404, { error: 'the daemon runs without a site file' });
+    const text = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).text : undefined;
+    if (path === '/api/site/check') return this.answer(res, await site.check(session.id, text));
+    if (!this.settings.allowReload) return sendJson(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
+    return this.answer(res, await site.apply(session.id, text));
   }
 
   private async login(req: IncomingMessage, res: ServerResponse, session: Session, body: unknown): Promise<void> {

@@ -13,7 +13,9 @@ import { selfSettings } from '../self/self-device.js';
 import { remoteReadParts, type GatewayParts } from '../self/wiring.js';
 import type { LiveFeed } from './live-feed.js';
 import { startWebServer, type WebServer } from './server.js';
+import { SiteFileView } from './site-view.js';
 import { WebCommands } from './web-commands.js';
+import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
 
 export interface WebPageParts {
   settings: WebSettings;
@@ -26,6 +28,10 @@ export interface WebPageParts {
   logger: Logger;
   levels?: ReadonlyMap<string, LevelWithSilent>;
   time: Time;
+  /** The site file the daemon runs, for the site-file page. */
+  siteFile?: string;
+  env: NodeJS.ProcessEnv;
+  reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
 }
 
 export async function startWebPage(parts: WebPageParts): Promise<WebServer | undefined> {
@@ -33,10 +39,13 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   const log = componentLogger(logger, 'web', parts.levels);
   const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
   const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), limits, gateway.status, rootLevelControl(logger), time, log);
+  const site = parts.siteFile === undefined ? undefined : new SiteFileView({
+    path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log,
+  });
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {
     return await startWebServer(settings, {
-      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, ...(feed ? { feed } : {}),
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, ...(feed ? { feed } : {}), ...(site ? { site } : {}),
     }, log);
   } catch (err) {
     log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');

@@ -29,7 +29,7 @@
     return fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf }, body: JSON.stringify(body || {}) });
   }
   function header(title) {
-    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('a', { href: '/tools' }, ['Read / scan']), el('span', { id: 'title' }, [title])]);
+    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('a', { href: '/tools' }, ['Read / scan']), el('a', { href: '/site' }, ['Site file']), el('span', { id: 'title' }, [title])]);
     if (session.passwordRequired) {
       var out = el('button', { id: 'logout', type: 'button' }, ['Log out']);
       out.addEventListener('click', function () { post('/api/logout').then(function () { location.href = '/login'; }); });
@@ -201,6 +201,40 @@
     });
   }
 
+  function siteFile() {
+    fetch('/api/site').then(function (res) {
+      return res.json().then(function (b) {
+        if (!res.ok) { app.replaceChildren(header('Site file'), el('p', { class: 'error' }, [b.error])); return; }
+        var text = el('textarea', { id: 'site-text', spellcheck: 'false', rows: '30' }, []);
+        text.value = b.text;
+        var outcome = el('p', { id: 'site-outcome' }, []), problems = el('ul', { id: 'site-problems' }, []);
+        function send(action) {
+          outcome.textContent = 'checking...';
+          problems.replaceChildren();
+          post('/api/site/' + action, { text: text.value }).then(function (r) {
+            return r.json().then(function (a) {
+              if (!r.ok) { outcome.textContent = a.error; outcome.className = 'error'; return; }
+              var list = a.problems || [];
+              problems.replaceChildren.apply(problems, list.map(function (p) { return el('li', {}, [p.path + ': ' + p.message]); }));
+              outcome.className = list.length ? 'error' : '';
+              if (action === 'check') outcome.textContent = list.length ? list.length + ' problem(s); nothing changed' : 'valid';
+              else outcome.textContent = a.outcome + (a.generation !== undefined ? ', generation ' + a.generation : '') + (list.length ? ': ' + list.length + ' problem(s); nothing changed' : '');
+            });
+          });
+        }
+        var check = el('button', { id: 'site-check', type: 'button' }, ['Check']);
+        check.addEventListener('click', function () { send('check'); });
+        var buttons = [check];
+        if (session.allowReload) {
+          var apply = el('button', { id: 'site-apply', type: 'button' }, ['Apply (write and reload)']);
+          apply.addEventListener('click', function () { send('apply'); });
+          buttons.push(apply);
+        }
+        app.replaceChildren(header('Site file'), el('p', {}, [b.path + (b.hidden ? ' · ' + b.hidden + ' secret(s) shown as {{secret-N}}: leave them as they are' : '')]), text, el('div', { class: 'buttons' }, buttons), outcome, problems);
+      });
+    });
+  }
+
   fetch('/api/session').then(function (res) { return res.json(); }).then(function (s) {
     session = s;
     if (!s.authenticated) { renderLogin(); return; }
@@ -208,6 +242,7 @@
     if (m) device(decodeURIComponent(m[1]));
     else if (location.pathname === '/login') location.href = '/';
     else if (location.pathname === '/tools') tools();
+    else if (location.pathname === '/site') siteFile();
     else overview();
   });
 })();
