@@ -101,7 +101,10 @@
     svg.points = svg.points.filter(function (p) { return now - p[0] <= WINDOW_MS; });
     var values = svg.points.map(function (p) { return p[1]; });
     var min = Math.min.apply(null, values), max = Math.max.apply(null, values), span = max - min || 1;
-    svg.firstChild.setAttribute('points', svg.points.map(function (p) { return (160 - (now - p[0]) * 160 / WINDOW_MS).toFixed(1) + ',' + (30 - (p[1] - min) * 28 / span).toFixed(1); }).join(' '));
+    // The time axis covers what is there (at least a minute, at most the 15-minute window).
+    var width = svg.points.length ? Math.min(WINDOW_MS, Math.max(60000, now - svg.points[0][0])) : WINDOW_MS;
+    svg.setAttribute('data-span-s', String(Math.round(width / 1000)));
+    svg.firstChild.setAttribute('points', svg.points.map(function (p) { return (160 - (now - p[0]) * 160 / width).toFixed(1) + ',' + (30 - (p[1] - min) * 28 / span).toFixed(1); }).join(' '));
   }
   function device(name) {
     var rows = {};
