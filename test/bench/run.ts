@@ -8,6 +8,7 @@ import { run as idle } from './idle.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
 import { run as southbound } from './southbound.js';
+import { run as webPage } from './web-page.js';
 
 const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = {
   southbound: (log) => southbound(log),
@@ -18,6 +19,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   flood: (log) => flood(log),
   gateway: (log) => gateway(log),
   idle: (log) => idle(log),
+  'web-page': (log) => webPage(log),
 };
 
 const filter = process.argv[2];

@@ -1,7 +1,6 @@
 // The commissioning page in a real Chromium (Debian's, driven by playwright-core; no browser
 // download) against the daemon with the simulator and the emulator.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceConfig } from '../../src/core/config/site-types.js';
 import { startGateway } from '../../src/main.js';
@@ -9,12 +8,9 @@ import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { hashPassword } from '../../src/ops/web/password.js';
 import { meterDevice, startSite, type Site } from './harness.js';
-import { withWeb } from './web-rig.js';
+import { launchChromium, PAGE_DEADLINE_MS, withWeb } from './web-rig.js';
 
-const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
 const PASSWORD = 'commissioning-day-1';
-/** Generous: the box runs several suites at once; the page is checked for what it shows, not how fast. */
-const DEADLINE_MS = 20_000;
 
 function meterWithFailingPoint(): DeviceConfig {
   const device = meterDevice('meter-1', 1, 'demo-meter-1-token');
@@ -32,12 +28,11 @@ describe('commissioning page in Chromium', () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install chromium (.ci/run does), or set FIELDGATE_CHROMIUM`);
     site = await startSite();
     const devices = [meterWithFailingPoint(), meterDevice('meter-2', 2, 'demo-meter-2-token')];
     gateway = await startGateway(withWeb(site.config(devices), { passwordHash: await hashPassword(PASSWORD) }), { logger: silentLogger(), env: {} });
     base = `http://127.0.0.1:${gateway.webPort}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
@@ -48,7 +43,7 @@ describe('commissioning page in Chromium', () => {
 
   async function newPage(): Promise<Page> {
     const page = await browser.newPage();
-    page.setDefaultTimeout(DEADLINE_MS);
+    page.setDefaultTimeout(PAGE_DEADLINE_MS);
     // A CSP violation or a script error shows up here: the page must have none.
     // The wrong password's and the logged-out fetch's 401s, and the bad read's 400, are expected; nothing else is.
     page.on('console', (m) => { if (m.type() === 'error' && !/status of 40[01] /.test(m.text())) pageErrors.push(m.text()); });
@@ -68,7 +63,7 @@ describe('commissioning page in Chromium', () => {
     await page.goto(`${base}/`);
     await page.fill('#password', 'not-the-password');
     await page.click('form#login button[type=submit]');
-    await expect.poll(() => page.textContent('#login-error'), { timeout: DEADLINE_MS }).toBe('wrong password');
+    await expect.poll(() => page.textContent('#login-error'), { timeout: PAGE_DEADLINE_MS }).toBe('wrong password');
     await page.fill('#password', PASSWORD);
     await page.click('form#login button[type=submit]');
     await page.waitForSelector('#devices tr[data-device="meter-1"]');
@@ -78,7 +73,7 @@ describe('commissioning page in Chromium', () => {
     await page.waitForSelector('#buses tbody tr');
     expect(await page.textContent('#buses tbody tr')).toContain('plant');
     // The failing point shows on the overview too.
-    await expect.poll(() => page.textContent('#devices tr[data-device="meter-1"]'), { timeout: DEADLINE_MS }).toContain('beyond');
+    await expect.poll(() => page.textContent('#devices tr[data-device="meter-1"]'), { timeout: PAGE_DEADLINE_MS }).toContain('beyond');
     await page.click('#logout');
     await page.waitForSelector('form#login');
     const after = await page.evaluate(async () => (await fetch('/api/status')).status);
@@ -92,17 +87,17 @@ describe('commissioning page in Chromium', () => {
     await logIn(page);
     await page.click('#devices a[href="/device/meter-1"]');
     await page.waitForSelector('#points tr[data-point="voltage"]');
-    await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: DEADLINE_MS }).toBe('230.1');
+    await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: PAGE_DEADLINE_MS }).toBe('230.1');
     expect(await page.textContent('#points tr[data-point="voltage"]')).toContain('V');
     const url = page.url();
     // The change comes over the event stream: the page is never reloaded.
     site.sim.simulator.setRegister(1, 'input', 0, 2350);
-    await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: DEADLINE_MS }).toBe('235');
+    await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: PAGE_DEADLINE_MS }).toBe('235');
     expect(page.url()).toBe(url);
     expect(await page.textContent('#points tr[data-point="voltage"] td.quality')).toBe('good');
     await page.waitForSelector('#points tr[data-point="voltage"] svg.spark polyline');
     // The refused point turns visible: marked bad, with the device's answer.
-    await expect.poll(() => page.getAttribute('#points tr[data-point="beyond"]', 'class'), { timeout: DEADLINE_MS }).toBe('bad');
+    await expect.poll(() => page.getAttribute('#points tr[data-point="beyond"]', 'class'), { timeout: PAGE_DEADLINE_MS }).toBe('bad');
     expect(await page.textContent('#points tr[data-point="beyond"] td.health')).toMatch(/refused \(exception 2/);
     await page.close();
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
@@ -112,16 +107,16 @@ describe('commissioning page in Chromium', () => {
     const page = await newPage();
     await logIn(page);
     await page.goto(`${base}/device/meter-2`);
-    await expect.poll(() => page.textContent('#points tr[data-point="setpoint"] td.quality'), { timeout: DEADLINE_MS }).toBe('good');
+    await expect.poll(() => page.textContent('#points tr[data-point="setpoint"] td.quality'), { timeout: PAGE_DEADLINE_MS }).toBe('good');
     expect(await page.getAttribute('#points tr[data-point="setpoint"]', 'class')).toBe('');
     site.sim.simulator.setFault(2, { exception: { code: 4 } });
     try {
-      await expect.poll(() => page.getAttribute('#points tr[data-point="setpoint"]', 'class'), { timeout: DEADLINE_MS }).toBe('bad');
+      await expect.poll(() => page.getAttribute('#points tr[data-point="setpoint"]', 'class'), { timeout: PAGE_DEADLINE_MS }).toBe('bad');
       expect(await page.textContent('#device-state')).toContain('OFFLINE');
     } finally {
       site.sim.simulator.clearFault(2);
     }
-    await expect.poll(() => page.getAttribute('#points tr[data-point="setpoint"]', 'class'), { timeout: DEADLINE_MS }).toBe('');
+    await expect.poll(() => page.getAttribute('#points tr[data-point="setpoint"]', 'class'), { timeout: PAGE_DEADLINE_MS }).toBe('');
     await page.close();
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
   });
@@ -134,19 +129,19 @@ describe('commissioning page in Chromium', () => {
     await page.fill('#scan-from', '1');
     await page.fill('#scan-to', '4');
     await page.click('form#scan button[type=submit]');
-    await expect.poll(() => page.textContent('#scan-result'), { timeout: DEADLINE_MS }).toContain('"found"');
+    await expect.poll(() => page.textContent('#scan-result'), { timeout: PAGE_DEADLINE_MS }).toContain('"found"');
     const scan = JSON.parse((await page.textContent('#scan-result')) ?? '{}') as { found: Array<{ unit: number }> };
     expect(scan.found.map((f) => f.unit)).toEqual([1, 2]);
     await page.fill('#read-unit', '1');
     await page.fill('#read-address', '0');
     await page.fill('#read-count', '2');
     await page.click('form#read button[type=submit]');
-    await expect.poll(() => page.textContent('#read-result'), { timeout: DEADLINE_MS }).toContain('"raw"');
+    await expect.poll(() => page.textContent('#read-result'), { timeout: PAGE_DEADLINE_MS }).toContain('"raw"');
     expect(JSON.parse((await page.textContent('#read-result')) ?? '{}')).toMatchObject({ bus: 'plant', unit: 1, raw: [215, 1450] });
     // A bad request is answered with its problem, nothing read.
     await page.fill('#read-unit', '300');
     await page.click('form#read button[type=submit]');
-    await expect.poll(() => page.textContent('#read-result'), { timeout: DEADLINE_MS }).toContain('unit must be an integer 0..255');
+    await expect.poll(() => page.textContent('#read-result'), { timeout: PAGE_DEADLINE_MS }).toContain('unit must be an integer 0..255');
     await page.close();
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
   });

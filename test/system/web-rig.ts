@@ -1,7 +1,19 @@
-// The daemon with its commissioning page on, against the simulator and the emulator (harness.ts).
+// The daemon with its commissioning page on, against the simulator and the emulator (harness.ts),
+// and Debian's Chromium driven by playwright-core (no browser download).
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
 import type { Config } from '../../src/core/config/config.js';
 import type { WebSettings } from '../../src/core/config/web-settings.js';
-import type { DeviceConfig } from '../../src/core/config/site-types.js';
+
+export const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
+/** Generous: the box runs several suites at once; the page is checked for what it shows, not how fast. */
+export const PAGE_DEADLINE_MS = 20_000;
+
+/** Headless, without the sandbox (the tests run as root). */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install chromium (.ci/run does), or set FIELDGATE_CHROMIUM`);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+}
 
 export const WEB_DEFAULTS: Omit<WebSettings, 'port'> = {
   address: '127.0.0.1', allowWrites: false, allowReload: false, maxEventClients: 20, historySamples: 180,
@@ -11,10 +23,6 @@ export const WEB_DEFAULTS: Omit<WebSettings, 'port'> = {
 /** A site's config with the page on an ephemeral port (0 is only valid here, past validation). */
 export function withWeb(config: Config, web: Partial<WebSettings> = {}): Config {
   return { ...config, gateway: { ...config.gateway, web: { ...WEB_DEFAULTS, port: 0, ...web } } };
-}
-
-export function deviceNames(devices: DeviceConfig[]): string[] {
-  return devices.map((d) => d.name);
 }
 
 /** A page client: keeps the session cookie and the CSRF token like a browser would. */

@@ -1,8 +1,8 @@
 // The site-file page in Chromium against the daemon started from a real site file: shown with
 // its secrets hidden, an edited file refused with every problem, a valid one applied by reload.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
@@ -10,9 +10,8 @@ import { silentLogger } from '../../src/ops/log.js';
 import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { PROJECT_KEY, startSite, type Site } from './harness.js';
+import { launchChromium, PAGE_DEADLINE_MS } from './web-rig.js';
 
-const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
-const DEADLINE_MS = 20_000;
 const TOKEN = 'demo-meter-1-token';
 
 function meter(name: string, unit: number, token: string): string {
@@ -41,7 +40,6 @@ describe('site-file page in Chromium', () => {
   let base: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install chromium (.ci/run does), or set FIELDGATE_CHROMIUM`);
     site = await startSite();
     const port = await freePort();
     file = join(site.stateDir, 'site.yaml');
@@ -49,7 +47,7 @@ describe('site-file page in Chromium', () => {
     const { config, sha256 } = loadConfigWithDigest(file, {});
     gateway = await startGateway(config, { logger: silentLogger(), env: {}, siteFile: file, configSha256: sha256 });
     base = `http://127.0.0.1:${gateway.webPort}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
@@ -63,13 +61,13 @@ describe('site-file page in Chromium', () => {
     await page.fill('#site-text', change(text));
     await page.$eval('#site-outcome', (node) => { node.textContent = ''; });
     await page.click(button);
-    await expect.poll(async () => (await page.textContent('#site-outcome')) ?? '', { timeout: DEADLINE_MS }).not.toMatch(/^$|checking/);
+    await expect.poll(async () => (await page.textContent('#site-outcome')) ?? '', { timeout: PAGE_DEADLINE_MS }).not.toMatch(/^$|checking/);
     return (await page.textContent('#site-outcome')) ?? '';
   }
 
   it('shows the file without its secrets, refuses an edit with every problem, applies a valid one by reload', async () => {
     const page = await browser.newPage();
-    page.setDefaultTimeout(DEADLINE_MS);
+    page.setDefaultTimeout(PAGE_DEADLINE_MS);
     // On loopback without a password no login is asked.
     await page.goto(`${base}/site`);
     await page.waitForSelector('#site-text');

@@ -4,20 +4,8 @@ import type { ConfigIssue, WebSettings } from './site-types.js';
 
 export type { WebSettings };
 
-export interface RawWeb {
-  port: number;
-  address: string;
-  passwordHash: string;
-  cert: string;
-  key: string;
-  allowWrites: boolean;
-  allowReload: boolean;
-  maxEventClients: number;
-  historySamples: number;
-  sessionIdleMs: number;
-  maxBodyBytes: number;
-  loginFailuresPerMinute: number;
-}
+/** As convict returns it: unset strings are ''. */
+export type RawWeb = Omit<WebSettings, 'passwordHash' | 'cert' | 'key'> & { passwordHash: string; cert: string; key: string };
 
 export const LOOPBACK_ADDRESS = '127.0.0.1';
 export const PASSWORD_HASH_ENV = 'FIELDGATE_WEB_PASSWORD_HASH';

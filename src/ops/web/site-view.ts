@@ -18,6 +18,17 @@ import { MAX_SESSIONS } from './sessions.js';
 /** Secrets shorter than this are left in place: too likely to stand for other text too. */
 const MIN_HIDDEN = 4;
 const PLACEHOLDER = /\{\{secret-(\d+)\}\}/g;
+/** A secret key's value as written (quoted or bare), however short, and whether or not the config kept it. */
+const SECRET_KEY_VALUE = /\b(?:accessToken|projectKey|accessKey|secretKey|passwordHash)\s*:\s*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,}\]#]+)/g;
+
+/** What the page must never show of a file: the config's secrets and every secret key's value. */
+export function secretsIn(text: string, config: Config): string[] {
+  const identity = config.gateway.cloud.identity as { accessToken?: string; projectKey?: string } | undefined;
+  const known = [...configSecrets(config), identity?.accessToken ?? '', identity?.projectKey ?? '', config.gateway.web?.passwordHash ?? ''].filter((v) => v.length >= MIN_HIDDEN);
+  const written = [...text.matchAll(SECRET_KEY_VALUE)].map((m) => m[1]);
+  // Longest first, so a secret containing another is hidden whole.
+  return [...new Set([...known, ...written])].filter((v) => v.length > 0 && text.includes(v)).sort((a, b) => b.length - a.length);
+}
 
 export interface SiteFileDeps {
   path: string;
@@ -27,6 +38,14 @@ export interface SiteFileDeps {
   scratchDir: string;
   reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
   log: Logger;
+}
+
+/** Each secret replaced by `{{secret-N}}` (N: its place in `hidden`, from 1), in one pass over the text. */
+export function hideSecrets(text: string, hidden: readonly string[]): string {
+  if (hidden.length === 0) return text;
+  // One pass: a placeholder put in is never searched again (a secret "1" must not hit "{{secret-1}}").
+  const pattern = new RegExp(hidden.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  return text.replace(pattern, (found) => `{{secret-${hidden.indexOf(found) + 1}}}`);
 }
 
 export type SiteAnswer = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; error: string };
@@ -40,15 +59,8 @@ export class SiteFileView {
   show(session: string): SiteAnswer {
     const read = readText(this.deps.path, SITE_TEXT_DEFAULTS);
     if (read.text === undefined) return { ok: false, status: 500, error: read.issues.map((i) => `${i.path}: ${i.message}`).join('; ') };
-    const config = this.deps.current();
-    const values = [...new Set([...configSecrets(config), config.gateway.web?.passwordHash ?? ''])].filter((v) => v.length >= MIN_HIDDEN).sort((a, b) => b.length - a.length);
-    let text = read.text;
-    const hidden: string[] = [];
-    for (const value of values) {
-      if (!text.includes(value)) continue;
-      hidden.push(value);
-      text = text.split(value).join(`{{secret-${hidden.length}}}`);
-    }
+    const hidden = secretsIn(read.text, this.deps.current());
+    const text = hideSecrets(read.text, hidden);
     this.secrets.delete(session);
     while (this.secrets.size >= MAX_SESSIONS) this.secrets.delete(this.secrets.keys().next().value as string);
     this.secrets.set(session, hidden);
