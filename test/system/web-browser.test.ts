@@ -30,7 +30,7 @@ describe('commissioning page in Chromium', () => {
   beforeAll(async () => {
     site = await startSite();
     const devices = [meterWithFailingPoint(), meterDevice('meter-2', 2, 'demo-meter-2-token')];
-    gateway = await startGateway(withWeb(site.config(devices), { passwordHash: await hashPassword(PASSWORD) }), { logger: silentLogger(), env: {} });
+    gateway = await startGateway(withWeb(site.config(devices), { passwordHash: await hashPassword(PASSWORD), allowWrites: true }), { logger: silentLogger(), env: {} });
     base = `http://127.0.0.1:${gateway.webPort}`;
     browser = await launchChromium();
   }, 60_000);
@@ -142,6 +142,26 @@ describe('commissioning page in Chromium', () => {
     await page.fill('#read-unit', '300');
     await page.click('form#read button[type=submit]');
     await expect.poll(() => page.textContent('#read-result'), { timeout: PAGE_DEADLINE_MS }).toContain('unit must be an integer 0..255');
+    await page.close();
+    expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
+  });
+
+  it('with allowWrites, a point is written from the device page as a cloud push is, and a bad value is refused unwritten', async () => {
+    const page = await newPage();
+    await logIn(page);
+    await page.goto(`${base}/device/meter-1`);
+    const row = '#points tr[data-point="setpoint"]';
+    await page.fill(`${row} input.write-value`, '42.5');
+    await page.click(`${row} form.write button`);
+    await expect.poll(() => page.textContent('#write-result'), { timeout: PAGE_DEADLINE_MS }).toBe('setpoint written, read back: 42.5');
+    expect(site.sim.simulator.getRegister(1, 'holding', 0)).toBe(425);
+    // Above the point's max (100): refused before the bus is touched.
+    await page.fill(`${row} input.write-value`, '500');
+    await page.click(`${row} form.write button`);
+    await expect.poll(() => page.textContent('#write-result'), { timeout: PAGE_DEADLINE_MS }).toMatch(/^setpoint: .*100/);
+    expect(site.sim.simulator.getRegister(1, 'holding', 0)).toBe(425);
+    // A read-only point has no write form.
+    expect(await page.$('#points tr[data-point="voltage"] form.write')).toBeNull();
     await page.close();
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
   });

@@ -98,6 +98,9 @@ describe('commissioning page: hostile HTTP', () => {
     expect(await read.json()).toMatchObject({ raw: [215] });
     expect((await client.post('/api/scan', { bus: 'plant', from: 1, to: 200 })).status).toBe(400);
     expect((await client.post('/api/read', ['not', 'an', 'object'])).status).toBe(400);
+    // Writes are off unless web.allowWrites: nothing reaches the device.
+    expect((await client.post('/api/write', { device: 'meter-1', values: { setpoint: 50 } })).status).toBe(403);
+    expect(site.sim.simulator.getRegister(1, 'holding', 0)).not.toBe(500);
   });
 
   it('never lets a path reach the file system', async () => {

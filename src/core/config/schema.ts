@@ -69,7 +69,7 @@ export const GATEWAY_SCHEMA = {
     passwordHash: cloudString('scrypt hash of the page\'s password, written by "fieldgate web passwd".', { env: PASSWORD_HASH_ENV, sensitive: true }),
     cert: cloudString('PEM certificate file: with key, the page is served over HTTPS.'),
     key: cloudString('PEM private key file of cert.'),
-    allowWrites: { doc: 'The page may write to devices (same checks as cloud writes).', default: false, format: formats.boolean },
+    allowWrites: { doc: 'The device page may write writable points (same checks as a cloud push).', default: false, format: formats.boolean },
     allowReload: { doc: 'The page may apply an edited site file through the reload path.', default: false, format: formats.boolean },
     maxEventClients: cloudNumber('Live event streams open at once; more are refused (503).', 20, 1, 1000),
     historySamples: cloudNumber('Samples kept per numeric point for its 15-minute sparkline.', 180, 10, 10_000),

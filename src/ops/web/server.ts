@@ -164,7 +164,8 @@ class WebHandler {
     if (!session.authenticated) return sendJson(res, 401, { error: 'login required' });
     if (path === '/api/site/check' || path === '/api/site/apply') return this.site(res, session, path, body);
     const commands = this.sources.commands;
-    const form = path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
+    if (path === '/api/write' && !this.settings.allowWrites) return sendJson(res, 403, { error: 'writing from the page is off (gateway.web.allowWrites)' });
+    const form = path === '/api/write' ? commands?.write : path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
     if (!form || !commands) return sendJson(res, 404, { error: 'not found' });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendJson(res, 400, { error: 'body must be a JSON object' });
     const outcome = await form.call(commands, body as Record<string, unknown>);

@@ -12,6 +12,7 @@ import { SelfCommands } from '../self/commands.js';
 import { TemporaryLogLevel, type LevelControl } from '../self/log-level.js';
 import type { RemoteReadParts } from '../self/wiring.js';
 import type { GatewayStatus } from '../status.js';
+import type { CommandService } from '../../device/commands.js';
 
 /** Units one scan may ask; each silent one costs the bus's timeout. */
 export const MAX_SCAN_UNITS = 32;
@@ -29,7 +30,7 @@ export class WebCommands {
   private scanning = false;
   private nextId = 1;
 
-  constructor(private readonly parts: RemoteReadParts, limits: SelfCommandLimits, status: () => GatewayStatus, level: LevelControl, private readonly time: Time, private readonly log: Logger) {
+  constructor(private readonly parts: RemoteReadParts, private readonly writers: ReadonlyMap<string, CommandService>, limits: SelfCommandLimits, status: () => GatewayStatus, level: LevelControl, private readonly time: Time, private readonly log: Logger) {
     this.commands = new SelfCommands({
       limits, buses: parts.buses, devices: parts.devices, pollDevice: (device) => parts.pollDevice(device),
       sample: () => ({ status: status(), rssBytes: process.memoryUsage.rss(), at: time.now() }),
@@ -43,6 +44,23 @@ export class WebCommands {
 
   poll(params: Record<string, unknown>): Promise<CommandOutcome> {
     return this.commands.handle({ id: this.nextId++, method: 'poll', params });
+  }
+
+  /**
+   * Writes points of a device as a cloud push does (each key checked against the point map and
+   * encoded before the bus is touched, at write priority, then read back). The caller checks
+   * web.allowWrites.
+   */
+  async write(params: Record<string, unknown>): Promise<CommandOutcome> {
+    const { device, values } = params;
+    const writer = typeof device === 'string' ? this.writers.get(device) : undefined;
+    if (!writer) return { ok: false, error: { code: COMMAND_ERRORS.badParams, message: `device must be one of ${[...this.writers.keys()].join(', ')} (got ${describeValue(device)})` } };
+    if (typeof values !== 'object' || values === null || Array.isArray(values) || Object.keys(values).length === 0) {
+      return { ok: false, error: { code: COMMAND_ERRORS.badParams, message: 'values must be a mapping of point ids to values' } };
+    }
+    const result = await writer.applyAttributes(values as Record<string, unknown>, 'web');
+    this.log.info({ device, applied: Object.keys(result.applied), rejected: Object.keys(result.rejected), failed: Object.keys(result.failed) }, 'page write done');
+    return { ok: true, result: { device, ...result } };
   }
 
   async scan(params: Record<string, unknown>): Promise<CommandOutcome> {

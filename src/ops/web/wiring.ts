@@ -16,6 +16,7 @@ import { startWebServer, type WebServer } from './server.js';
 import { SiteFileView } from './site-view.js';
 import { WebCommands } from './web-commands.js';
 import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
+import type { CommandService } from '../../device/commands.js';
 
 export interface WebPageParts {
   settings: WebSettings;
@@ -32,13 +33,15 @@ export interface WebPageParts {
   siteFile?: string;
   env: NodeJS.ProcessEnv;
   reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
+  /** Each device's write path (the cloud's; kept current by reloads). */
+  writers: ReadonlyMap<string, CommandService>;
 }
 
 export async function startWebPage(parts: WebPageParts): Promise<WebServer | undefined> {
   const { settings, feed, gateway, logger, time } = parts;
   const log = componentLogger(logger, 'web', parts.levels);
   const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
-  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), limits, gateway.status, rootLevelControl(logger), time, log);
+  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log);
   const site = parts.siteFile === undefined ? undefined : new SiteFileView({
     path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log,
   });

@@ -106,6 +106,28 @@
     svg.setAttribute('data-span-s', String(Math.round(width / 1000)));
     svg.firstChild.setAttribute('points', svg.points.map(function (p) { return (160 - (now - p[0]) * 160 / width).toFixed(1) + ',' + (30 - (p[1] - min) * 28 / span).toFixed(1); }).join(' '));
   }
+  function writeForm(device, id) {
+    var input = el('input', { class: 'write-value', size: '8', 'aria-label': 'new value of ' + id }, []);
+    var button = el('button', { type: 'submit' }, ['Write']);
+    var f = el('form', { class: 'write' }, [input, button]);
+    f.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var text = input.value.trim(), value = text === 'true' ? true : text === 'false' ? false : (text !== '' && !isNaN(Number(text)) ? Number(text) : text);
+      var values = {};
+      values[id] = value;
+      var out = document.getElementById('write-result');
+      out.textContent = 'writing ' + id + '...';
+      post('/api/write', { device: device, values: values }).then(function (res) {
+        return res.json().then(function (b) {
+          if (!res.ok) { out.className = 'error'; out.textContent = b.error; return; }
+          var problem = b.rejected[id] || b.failed[id];
+          out.className = problem ? 'error' : '';
+          out.textContent = problem ? id + ': ' + problem : id + ' written, read back: ' + b.applied[id];
+        });
+      });
+    });
+    return f;
+  }
   function device(name) {
     var rows = {};
     fetch('/api/device/' + encodeURIComponent(name)).then(function (res) {
@@ -116,13 +138,15 @@
         var body = view.points.map(function (p) {
           var cells = { value: el('td', { class: 'value' }, []), age: el('td', { class: 'age' }, []), health: el('td', { class: 'health' }, []), spark: el('td', {}, []) };
           var tr = el('tr', { 'data-point': p.id }, [el('td', {}, [p.id]), cells.value, el('td', {}, [p.unit || '']), el('td', { class: 'quality' }, []), cells.age, cells.spark, cells.health, el('td', {}, [p.table + ' ' + p.address + ' ' + p.type + (p.writable ? ' rw' : '')])]);
+          if (session.allowWrites) tr.append(el('td', {}, p.writable ? [writeForm(name, p.id)] : []));
           rows[p.id] = { tr: tr, cells: cells, at: p.ageMs !== undefined ? view.now - p.ageMs + skew : undefined, svg: undefined };
           if (view.history[p.id]) { rows[p.id].svg = sparkline(view.history[p.id].map(function (h) { return [h[0] + skew, h[1]]; })); cells.spark.append(rows[p.id].svg); }
           show(p.id, p.value, p.failing ? p.failing.error + ': ' + p.failing.message : '');
           return tr;
         });
         app.replaceChildren(header(name), el('p', { id: 'device-state' }, [(view.online ? 'online' : 'OFFLINE') + ' · bus ' + view.bus + ' · unit ' + view.unitId + ' · every ' + view.pollIntervalMs + ' ms']),
-          table(['point', 'value', 'unit', 'quality', 'age', 'last 15 min', 'health', 'register'], body, 'points'));
+          table(['point', 'value', 'unit', 'quality', 'age', 'last 15 min', 'health', 'register'].concat(session.allowWrites ? ['write'] : []), body, 'points'),
+          el('p', { id: 'write-result' }, []));
         var events = new EventSource('/api/events?device=' + encodeURIComponent(name));
         events.addEventListener('device', function (e) { onEvent(JSON.parse(e.data)); });
         setInterval(ages, 1000);
