@@ -23,6 +23,7 @@ import type { GatewayStatus } from './ops/status.js';
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
+import type { LineCapture } from './field/modbus/line-capture.js';
 import { LiveFeed } from './ops/web/live-feed.js';
 import { startWebPage } from './ops/web/wiring.js';
 
@@ -56,7 +57,8 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
   // The commissioning page sees every sample after the reporter (history rings, live events).
   const feed = gateway.web ? new LiveFeed(reporter, gateway.web.historySamples) : undefined;
-  const southbound = createSouthbound(site, config.compiled, feed ?? reporter, logger, levels, gateway.cloud.inbound.busShare);
+  const captures = gateway.web ? new Map<string, LineCapture>() : undefined;
+  const southbound = createSouthbound(site, config.compiled, feed ?? reporter, logger, levels, gateway.cloud.inbound.busShare, captures);
   const commandLog = componentLogger(logger, 'commands', levels);
   const commands = createCommandServices(config.compiled, southbound, commandLog);
   const cloudSide = await createCloudSide({
@@ -113,7 +115,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const web = gateway.web ? await startWebPage({
     settings: gateway.web, feed, gateway: { ...southbound, status }, config, current: () => current(), latest: (device) => reporter.latest(device),
     onReload: (listener) => reloadListeners.push(listener), logger, ...(levels ? { levels } : {}), time,
-    env: deps.env, ...(deps.siteFile !== undefined ? { siteFile: deps.siteFile } : {}), reload: (load) => handle.reload(load), writers: commands,
+    env: deps.env, ...(deps.siteFile !== undefined ? { siteFile: deps.siteFile } : {}), reload: (load) => handle.reload(load), writers: commands, captures: captures ?? new Map(),
   }) : undefined;
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
   logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port, webPort: web?.port }, 'gateway started');

@@ -165,4 +165,24 @@ describe('commissioning page in Chromium', () => {
     await page.close();
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
   });
+
+  it('the line page shows the bus\'s transactions live: requests, replies with answer times, the refused read', async () => {
+    const page = await newPage();
+    await logIn(page);
+    await page.click('nav a[href="/line"]');
+    await page.waitForSelector('#frames');
+    // A poll's input read of meter-1 (unit 1, FC4 from address 0) and its answer.
+    await expect.poll(() => page.$$eval('#frames tbody tr', (trs) => trs.map((tr) => tr.textContent ?? '')), { timeout: PAGE_DEADLINE_MS })
+      .toEqual(expect.arrayContaining([expect.stringMatching(/request1404 00 00 00 01sent/), expect.stringMatching(/reply1404 02 [0-9a-f]{2} [0-9a-f]{2}\d+ msok/)]));
+    // A unit that refuses: its exception (4, device failure) in the reply PDU, marked.
+    site.sim.simulator.setFault(2, { exception: { code: 4 } });
+    try {
+      await expect.poll(() => page.$$eval('#frames tbody tr.bad', (trs) => trs.map((tr) => tr.textContent ?? '')), { timeout: PAGE_DEADLINE_MS })
+        .toEqual(expect.arrayContaining([expect.stringMatching(/reply2383 04\d+ msModbusExceptionError/)]));
+    } finally {
+      site.sim.simulator.clearFault(2);
+    }
+    await page.close();
+    expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
+  });
 });

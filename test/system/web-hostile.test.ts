@@ -70,6 +70,8 @@ describe('commissioning page: hostile HTTP', () => {
     expect((await fetch(`${base}/api/status`)).status).toBe(401);
     expect((await fetch(`${base}/api/device/meter-1`)).status).toBe(401);
     expect((await fetch(`${base}/api/events`)).status).toBe(401);
+    expect((await fetch(`${base}/api/line?bus=plant`)).status).toBe(401);
+    expect((await fetch(`${base}/api/line?bus=nope`, { headers: client.headers() })).status).toBe(404);
     const res = await fetch(`${base}/api/session`);
     const cookie = res.headers.get('set-cookie') ?? '';
     expect(cookie).toMatch(/HttpOnly/);

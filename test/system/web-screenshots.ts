@@ -56,6 +56,10 @@ try {
   await page.click('form#scan button[type=submit]');
   await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('scan-result').textContent.includes('found'));
   await page.screenshot({ path: new URL('web-tools.png', OUT).pathname, fullPage: true });
+  await page.goto(`${base}/line?bus=plant`);
+  await page.waitForSelector('#frames tbody tr');
+  await sleep(3000);
+  await page.screenshot({ path: new URL('web-line.png', OUT).pathname });
   await page.goto(`${base}/site`);
   await page.waitForSelector('#site-text');
   await page.click('#site-check');

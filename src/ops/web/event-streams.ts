@@ -4,6 +4,7 @@
 // keep-alive comment for device pages) and the feed listener run only while a stream is open.
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
+import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { DeviceEvent, LiveFeed } from './live-feed.js';
 
 export const STATUS_PERIOD_MS = 2000;
@@ -13,8 +14,10 @@ export const MAX_BUFFERED_BYTES = 256 * 1024;
 
 interface Client {
   res: ServerResponse;
-  /** The device page's device; undefined for the overview. */
+  /** The device page's device; undefined for the overview and the line page. */
   device?: string;
+  /** The line page: stops watching its line (capture runs only while watched). */
+  stopWatch?: () => void;
 }
 
 export class EventStreams {
@@ -51,6 +54,20 @@ export class EventStreams {
     return true;
   }
 
+  /** The line page: the frames kept, then each new one; the line is captured only while watched. */
+  openLine(res: ServerResponse, capture: LineCapture): boolean {
+    if (this.clients.size >= this.maxClients) return false;
+    const client: Client = { res };
+    this.clients.add(client);
+    res.on('close', () => this.remove(client));
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
+    const watch = capture.watch((frame) => this.send(client, 'frame', frame));
+    client.stopWatch = watch.stop;
+    this.send(client, 'frames', watch.recent);
+    this.timer ??= setInterval(() => this.tick(), this.statusPeriodMs);
+    return true;
+  }
+
   closeAll(): void {
     for (const client of [...this.clients]) client.res.destroy();
     this.clients.clear();
@@ -62,7 +79,7 @@ export class EventStreams {
     const keepalive = this.ticks % KEEPALIVE_TICKS === 0;
     let status: unknown;
     for (const client of [...this.clients]) {
-      if (client.device === undefined) this.send(client, 'status', (status ??= this.status()));
+      if (client.device === undefined && client.stopWatch === undefined) this.send(client, 'status', (status ??= this.status()));
       else if (keepalive) this.write(client, ': keep-alive\n\n');
     }
   }
@@ -93,6 +110,7 @@ export class EventStreams {
 
   private remove(client: Client): void {
     if (!this.clients.delete(client)) return;
+    client.stopWatch?.();
     if (this.clients.size === 0) this.idle();
     else if (![...this.clients].some((c) => c.device !== undefined)) this.unlisten();
   }

@@ -14,6 +14,7 @@ import { ASSETS, SHELL_HTML } from './assets.js';
 import { deviceView } from './device-view.js';
 import { EventStreams } from './event-streams.js';
 import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
+import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
 import { verifyPassword } from './password.js';
 import { LoginLimiter, SessionStore, type Session } from './sessions.js';
@@ -29,6 +30,8 @@ export interface WebSources {
   commands?: WebCommands;
   /** The site-file page; absent when the daemon was started without a file (tests). */
   site?: SiteFileView;
+  /** Per bus: its transactions, captured while the line page watches. */
+  captures?: ReadonlyMap<string, LineCapture>;
 }
 
 export interface WebServer {
@@ -73,7 +76,7 @@ class WebHandler {
       res.end();
       return;
     }
-    if (path === '/' || path === '/login' || path === '/tools' || path === '/site' || /^\/device\/[^/]+$/.test(path)) {
+    if (path === '/' || path === '/login' || path === '/tools' || path === '/site' || path === '/line' || /^\/device\/[^/]+$/.test(path)) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': SHELL_HTML.length });
       res.end(req.method === 'HEAD' ? undefined : SHELL_HTML);
       return;
@@ -86,6 +89,7 @@ class WebHandler {
     const deviceName = /^\/api\/device\/([^/]+)$/.exec(path)?.[1];
     if (deviceName !== undefined) return this.device(res, deviceName);
     if (path === '/api/events') return this.events(res, query.get('device') ?? undefined);
+    if (path === '/api/line') return this.line(res, query.get('bus') ?? '');
     if (path === '/api/site' && this.sources.site) return this.answer(res, this.sources.site.show(session.id));
     return sendJson(res, 404, { error: 'not found' });
   }
@@ -127,6 +131,15 @@ class WebHandler {
   private events(res: ServerResponse, device: string | undefined): void {
     if (device !== undefined && !this.sources.devices().some((d) => d.name === device)) return sendJson(res, 404, { error: 'no such device' });
     if (!this.streams.open(res, device)) {
+      this.log.warn({ limit: this.settings.maxEventClients }, 'event-stream client refused: limit reached');
+      sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10' });
+    }
+  }
+
+  private line(res: ServerResponse, bus: string): void {
+    const capture = this.sources.captures?.get(bus);
+    if (!capture) return sendJson(res, 404, { error: 'no such bus' });
+    if (!this.streams.openLine(res, capture)) {
       this.log.warn({ limit: this.settings.maxEventClients }, 'event-stream client refused: limit reached');
       sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10' });
     }

@@ -11,6 +11,7 @@ import { componentLogger, type Logger } from '../log.js';
 import { rootLevelControl } from '../self/log-level.js';
 import { selfSettings } from '../self/self-device.js';
 import { remoteReadParts, type GatewayParts } from '../self/wiring.js';
+import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
 import { startWebServer, type WebServer } from './server.js';
 import { SiteFileView } from './site-view.js';
@@ -33,6 +34,8 @@ export interface WebPageParts {
   siteFile?: string;
   env: NodeJS.ProcessEnv;
   reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
+  /** Per bus: its transactions for the line page (southbound keeps it current). */
+  captures: ReadonlyMap<string, LineCapture>;
   /** Each device's write path (the cloud's; kept current by reloads). */
   writers: ReadonlyMap<string, CommandService>;
 }
@@ -48,7 +51,7 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {
     return await startWebServer(settings, {
-      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, ...(feed ? { feed } : {}), ...(site ? { site } : {}),
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, ...(feed ? { feed } : {}), ...(site ? { site } : {}),
     }, log);
   } catch (err) {
     log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');

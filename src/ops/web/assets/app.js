@@ -29,7 +29,7 @@
     return fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf }, body: JSON.stringify(body || {}) });
   }
   function header(title) {
-    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('a', { href: '/tools' }, ['Read / scan']), el('a', { href: '/site' }, ['Site file']), el('span', { id: 'title' }, [title])]);
+    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('a', { href: '/tools' }, ['Read / scan']), el('a', { href: '/site' }, ['Site file']), el('a', { href: '/line' }, ['Line']), el('span', { id: 'title' }, [title])]);
     if (session.passwordRequired) {
       var out = el('button', { id: 'logout', type: 'button' }, ['Log out']);
       out.addEventListener('click', function () { post('/api/logout').then(function () { location.href = '/login'; }); });
@@ -262,6 +262,30 @@
     });
   }
 
+  var FRAMES_SHOWN = 400;
+  function line() {
+    fetch('/api/status').then(function (res) { return res.json(); }).then(function (status) {
+      var buses = status.buses.map(function (b) { return b.name; });
+      var chosen = new URLSearchParams(location.search).get('bus') || buses[0];
+      var pick = select('line-bus', buses);
+      pick.value = chosen;
+      pick.addEventListener('change', function () { location.search = '?bus=' + encodeURIComponent(pick.value); });
+      var body = el('tbody', {}, []);
+      var frames = el('table', { id: 'frames' }, [el('thead', {}, [el('tr', {}, ['time', 'direction', 'unit', 'function', 'PDU (hex)', 'answer', 'verdict'].map(function (h) { return el('th', {}, [h]); }))]), body]);
+      function add(f) {
+        var t = new Date(f.at);
+        var tr = row([t.toLocaleTimeString() + '.' + String(t.getMilliseconds()).padStart(3, '0'), f.direction, f.direction === 'discarded' ? '' : String(f.unit), f.fn ? String(f.fn) : '', f.hex, f.answerMs !== undefined ? f.answerMs + ' ms' : '', f.verdict],
+          { class: f.verdict === 'ok' || f.verdict === 'sent' ? '' : 'bad', 'data-direction': f.direction });
+        body.prepend(tr);
+        while (body.children.length > FRAMES_SHOWN) body.lastChild.remove();
+      }
+      app.replaceChildren(header('Line'), el('p', {}, [field('bus', pick), ' The last ' + FRAMES_SHOWN + ' transactions, newest first, captured only while this page is open. PDUs are rebuilt from each transaction (function code and data; no address, CRC or MBAP).']), frames);
+      var events = new EventSource('/api/line?bus=' + encodeURIComponent(chosen));
+      events.addEventListener('frames', function (e) { JSON.parse(e.data).forEach(add); });
+      events.addEventListener('frame', function (e) { add(JSON.parse(e.data)); });
+    });
+  }
+
   fetch('/api/session').then(function (res) { return res.json(); }).then(function (s) {
     session = s;
     if (!s.authenticated) { renderLogin(); return; }
@@ -270,6 +294,7 @@
     else if (location.pathname === '/login') location.href = '/';
     else if (location.pathname === '/tools') tools();
     else if (location.pathname === '/site') siteFile();
+    else if (location.pathname === '/line') line();
     else overview();
   });
 })();
