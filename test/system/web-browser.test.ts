@@ -96,6 +96,12 @@ describe('commissioning page in Chromium', () => {
     expect(page.url()).toBe(url);
     expect(await page.textContent('#points tr[data-point="voltage"] td.quality')).toBe('good');
     await page.waitForSelector('#points tr[data-point="voltage"] svg.spark polyline');
+    // The cloud's view (interface B of the emulator): the reported value arrived there too.
+    await expect.poll(async () => {
+      await page.click('#cloud-read');
+      await page.waitForFunction(() => !(globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('cloud-result').textContent.startsWith('reading'));
+      return page.textContent('#points tr[data-point="voltage"] td.cloud');
+    }, { timeout: PAGE_DEADLINE_MS }).toBe('235');
     // The refused point turns visible: marked bad, with the device's answer.
     await expect.poll(() => page.getAttribute('#points tr[data-point="beyond"]', 'class'), { timeout: PAGE_DEADLINE_MS }).toBe('bad');
     expect(await page.textContent('#points tr[data-point="beyond"] td.health')).toMatch(/refused \(exception 2/);

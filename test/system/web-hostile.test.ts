@@ -105,6 +105,15 @@ describe('commissioning page: hostile HTTP', () => {
     expect(site.sim.simulator.getRegister(1, 'holding', 0)).not.toBe(500);
   });
 
+  it('no secret reaches the browser: status, device view and cloud view carry no token or key', async () => {
+    for (const path of ['/api/status', '/api/device/meter-1', '/api/device/meter-1/cloud', '/api/session']) {
+      const res = await fetch(`${base}${path}`, { headers: client.headers() });
+      expect(res.status, path).toBe(200);
+      const text = await res.text();
+      for (const secret of ['demo-meter-1-token', 'demo-meter-2-token', 'demo-project-key', 'scrypt:']) expect(text, path).not.toContain(secret);
+    }
+  });
+
   it('never lets a path reach the file system', async () => {
     const paths = [
       '/../../../../etc/passwd', '/assets/../../../../etc/passwd', '/assets/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/assets/..%2f..%2fpackage.json',

@@ -30,6 +30,8 @@ export interface WebSources {
   commands?: WebCommands;
   /** The site-file page; absent when the daemon was started without a file (tests). */
   site?: SiteFileView;
+  /** The cloud's stored attributes of a device (interface B); absent without a cloud side. */
+  cloudAttributes?(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
   /** Per bus: its transactions, captured while the line page watches. */
   captures?: ReadonlyMap<string, LineCapture>;
 }
@@ -88,6 +90,8 @@ class WebHandler {
     if (path === '/api/status') return sendJson(res, 200, this.sources.status());
     const deviceName = /^\/api\/device\/([^/]+)$/.exec(path)?.[1];
     if (deviceName !== undefined) return this.device(res, deviceName);
+    const cloudOf = /^\/api\/device\/([^/]+)\/cloud$/.exec(path)?.[1];
+    if (cloudOf !== undefined) return this.cloudView(res, cloudOf);
     if (path === '/api/events') return this.events(res, query.get('device') ?? undefined);
     if (path === '/api/line') return this.line(res, query.get('bus') ?? '');
     if (path === '/api/site' && this.sources.site) return this.answer(res, this.sources.site.show(session.id));
@@ -126,6 +130,20 @@ class WebHandler {
     if (!device) return sendJson(res, 404, { error: 'no such device' });
     const status = this.sources.status().devices.find((d) => d.name === device.name);
     sendJson(res, 200, deviceView(device, status, this.sources.latest(device.name), this.sources.feed, this.now()));
+  }
+
+  /** Only the error's kind goes to the browser: a cloud error's text may carry the device's token (it is in the URL). */
+  private async cloudView(res: ServerResponse, encoded: string): Promise<void> {
+    const device = this.findDevice(encoded);
+    if (!device) return sendJson(res, 404, { error: 'no such device' });
+    if (!this.sources.cloudAttributes || !device.cloud) return sendJson(res, 404, { error: `device ${device.name} has no cloud view` });
+    try {
+      const attributes = await this.sources.cloudAttributes(device, device.points.map((p) => p.id));
+      sendJson(res, 200, { device: device.name, attributes });
+    } catch (err) {
+      this.log.warn({ device: device.name, err }, 'cloud view read failed');
+      sendJson(res, 502, { error: `the cloud did not answer the read (${(err as Error).name}); see the log` });
+    }
   }
 
   private events(res: ServerResponse, device: string | undefined): void {

@@ -4,7 +4,7 @@
 import type { LevelWithSilent } from 'pino';
 import type { Config } from '../../core/config/config.js';
 import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
-import type { WebSettings } from '../../core/config/site-types.js';
+import type { DeviceConfig, WebSettings } from '../../core/config/site-types.js';
 import type { PointValue } from '../../core/points/types.js';
 import type { Time } from '../../core/time.js';
 import { componentLogger, type Logger } from '../log.js';
@@ -34,6 +34,7 @@ export interface WebPageParts {
   siteFile?: string;
   env: NodeJS.ProcessEnv;
   reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
+  cloudAttributes?(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
   /** Per bus: its transactions for the line page (southbound keeps it current). */
   captures: ReadonlyMap<string, LineCapture>;
   /** Each device's write path (the cloud's; kept current by reloads). */
@@ -51,7 +52,7 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {
     return await startWebServer(settings, {
-      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, ...(feed ? { feed } : {}), ...(site ? { site } : {}),
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}),
     }, log);
   } catch (err) {
     log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');

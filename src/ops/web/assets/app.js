@@ -128,6 +128,26 @@
     });
     return f;
   }
+  // The cloud's stored values (interface B), on request: each read costs the cloud a call.
+  function cloudButton(name) {
+    var button = el('button', { id: 'cloud-read', type: 'button' }, ["Read the cloud's values"]);
+    var out = el('span', { id: 'cloud-result' }, []);
+    button.addEventListener('click', function () {
+      out.textContent = 'reading...';
+      fetch('/api/device/' + encodeURIComponent(name) + '/cloud').then(function (res) {
+        return res.json().then(function (b) {
+          if (!res.ok) { out.className = 'error'; out.textContent = b.error; return; }
+          out.className = '';
+          out.textContent = 'read ' + new Date().toLocaleTimeString();
+          document.querySelectorAll('#points tr[data-point]').forEach(function (tr) {
+            var v = b.attributes[tr.getAttribute('data-point')];
+            tr.querySelector('td.cloud').textContent = v === undefined ? '-' : String(v);
+          });
+        });
+      });
+    });
+    return el('p', {}, [button, ' ', out]);
+  }
   function device(name) {
     var rows = {};
     fetch('/api/device/' + encodeURIComponent(name)).then(function (res) {
@@ -137,7 +157,7 @@
         var skew = Date.now() - view.now;
         var body = view.points.map(function (p) {
           var cells = { value: el('td', { class: 'value' }, []), age: el('td', { class: 'age' }, []), health: el('td', { class: 'health' }, []), spark: el('td', {}, []) };
-          var tr = el('tr', { 'data-point': p.id }, [el('td', {}, [p.id]), cells.value, el('td', {}, [p.unit || '']), el('td', { class: 'quality' }, []), cells.age, cells.spark, cells.health, el('td', {}, [p.table + ' ' + p.address + ' ' + p.type + (p.writable ? ' rw' : '')])]);
+          var tr = el('tr', { 'data-point': p.id }, [el('td', {}, [p.id]), cells.value, el('td', {}, [p.unit || '']), el('td', { class: 'quality' }, []), cells.age, cells.spark, cells.health, el('td', {}, [p.table + ' ' + p.address + ' ' + p.type + (p.writable ? ' rw' : '')]), el('td', { class: 'cloud' }, [])]);
           if (session.allowWrites) tr.append(el('td', {}, p.writable ? [writeForm(name, p.id)] : []));
           rows[p.id] = { tr: tr, cells: cells, at: p.ageMs !== undefined ? view.now - p.ageMs + skew : undefined, svg: undefined };
           if (view.history[p.id]) { rows[p.id].svg = sparkline(view.history[p.id].map(function (h) { return [h[0] + skew, h[1]]; })); cells.spark.append(rows[p.id].svg); }
@@ -145,8 +165,8 @@
           return tr;
         });
         app.replaceChildren(header(name), el('p', { id: 'device-state' }, [(view.online ? 'online' : 'OFFLINE') + ' · bus ' + view.bus + ' · unit ' + view.unitId + ' · every ' + view.pollIntervalMs + ' ms']),
-          table(['point', 'value', 'unit', 'quality', 'age', 'last 15 min', 'health', 'register'].concat(session.allowWrites ? ['write'] : []), body, 'points'),
-          el('p', { id: 'write-result' }, []));
+          table(['point', 'value', 'unit', 'quality', 'age', 'last 15 min', 'health', 'register', 'in the cloud'].concat(session.allowWrites ? ['write'] : []), body, 'points'),
+          cloudButton(name), el('p', { id: 'write-result' }, []));
         var events = new EventSource('/api/events?device=' + encodeURIComponent(name));
         events.addEventListener('device', function (e) { onEvent(JSON.parse(e.data)); });
         setInterval(ages, 1000);
