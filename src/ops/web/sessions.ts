@@ -32,7 +32,11 @@ export class SessionStore {
   }
 
   create(authenticated: boolean, now: number): Session {
-    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    // A flood of anonymous visits evicts anonymous sessions, never a logged-in one while any is left.
+    while (this.sessions.size >= MAX_SESSIONS) {
+      const anonymous = [...this.sessions.values()].find((s) => !s.authenticated);
+      this.sessions.delete(anonymous?.id ?? (this.sessions.keys().next().value as string));
+    }
     const session = { id: randomBytes(32).toString('base64url'), csrf: randomBytes(32).toString('base64url'), authenticated, lastUsed: now };
     this.sessions.set(session.id, session);
     return session;
