@@ -26,6 +26,7 @@ import { ProgressWatch } from './ops/watchdog.js';
 import type { LineCapture } from './field/modbus/line-capture.js';
 import { LiveFeed } from './ops/web/live-feed.js';
 import { startWebPage } from './ops/web/wiring.js';
+import { Shares } from './ops/shares.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 export { createCommandService, createCommandServices, createSouthbound, type Southbound } from './ops/southbound.js';
@@ -76,6 +77,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   // Set once the reloader exists: the status shows the config running now.
   let current = (): Config => config;
 
+  const shares = new Shares(site, {
+    buses: southbound.buses, clock: time, log: componentLogger(logger, 'bus', levels),
+    readBack: (device, ids) => commands.get(device)?.readBack(ids),
+    confirmed: (device, values) => reporter.onConfirmedValues(device, values),
+  });
   const status = (): GatewayStatus => assembleStatus({
     startedAt, pid: process.pid, devices: () => current().site.devices,
     pollStats: () => [...southbound.pollers.values()].flatMap((p) => p.stats()),
@@ -86,6 +92,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
     config: () => configState.status(),
     subDevice: (device) => identitySession?.subDeviceStatus(device),
+    shares: () => shares.status(),
   }, time.now());
 
   const reloadListeners: Array<(next: Config) => void> = [];
@@ -94,6 +101,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     : undefined;
 
   southbound.start();
+  await shares.start();
   cloudSide.start();
   selfDevice?.start();
 
@@ -138,6 +146,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       deps.secrets?.add(...configSecrets(next));
       addressRecord.update(next);
       for (const listener of reloadListeners) listener(next);
+      shares.apply(next.site).catch((err: unknown) => logger.error({ err }, 'shares not applied after a reload'));
     },
   });
   current = reloader.current;
@@ -155,6 +164,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         stopTicker();
         notifier.stopping('stopping: draining outbox');
         logger.info('gateway stopping');
+        await shares.stop();
         await southbound.stop();
         outbox.flush();
         await drainOutbox(outbox, () => links().some((l) => l.state === 'up'), gateway.cloud.drainMs, time);

@@ -8,6 +8,7 @@ import { run as idle } from './idle.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
 import { run as southbound } from './southbound.js';
+import { run as share } from './share.js';
 import { run as webPage } from './web-page.js';
 
 const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = {
@@ -19,6 +20,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   flood: (log) => flood(log),
   gateway: (log) => gateway(log),
   idle: (log) => idle(log),
+  share: (log) => share(log),
   'web-page': (log) => webPage(log),
 };
 

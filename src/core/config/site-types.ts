@@ -1,4 +1,5 @@
 // The validated, normalised shape of a site file. Produced by ops/site-file.ts; every default filled in.
+import type { ShareConfig } from './share-types.js';
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
@@ -65,6 +66,8 @@ export interface SharedBusSettings {
   lateReplyGuardMs?: number;
   /** Cloud work (writes, read-backs, cloud reads) waits up to `maxWaitMs` for a guarded or cooling unit. */
   writes?: { maxWaitMs: number };
+  /** A Modbus TCP server in front of this bus (docs/share.md); absent: none. */
+  share?: ShareConfig;
 }
 
 export interface BackoffConfig {
@@ -141,6 +144,31 @@ export interface DeviceConfig {
   cloud?: DeviceCloudConfig;
   commands: CommandConfig[];
   streams: StreamConfig[];
+  /** The model its profile(s) say it is, checked before polling; absent = nothing to check or `identify: false`. */
+  identification?: DeviceIdentification;
+}
+
+/**
+ * A register whose value names the model (a meter code, a model register, a SunSpec common model's
+ * Mn/Md string), as the manufacturer's document gives it. In a SunSpec profile the address is an offset
+ * from the model's ID register, like its points (identificationAt places it).
+ */
+export interface IdentificationRegister {
+  /** The register read as a point (id "identification_N"): table, address, type, length, word and byte order. */
+  point: PointConfig;
+  /** Values this profile's model shows there; any one matches. Strings compare with trailing NULs and spaces cut. */
+  values: readonly (number | string)[];
+  /** What the document calls the register and where it says so ("Meter code (FC02h), section 1.3.1, page 29"). */
+  label: string;
+}
+
+/** How a device named by profile must identify itself (profile-expand.ts), and which other models it could be. */
+export interface DeviceIdentification {
+  /** The device's profiles that declare identification. */
+  profiles: string[];
+  registers: IdentificationRegister[];
+  /** Other profiles judged from the same registers: named when the device is not its own model. */
+  others: { name: string; registers: IdentificationRegister[] }[];
 }
 
 /**
