@@ -23,6 +23,9 @@ import type { GatewayStatus } from './ops/status.js';
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
+import type { LineCapture } from './field/modbus/line-capture.js';
+import { LiveFeed } from './ops/web/live-feed.js';
+import { startWebPage } from './ops/web/wiring.js';
 import { Shares } from './ops/shares.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
@@ -53,7 +56,10 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const retiring = { outbox, discard: (device: string) => store.discard(device), log: componentLogger(logger, 'cloud', levels) };
   dropOrphanQueues(site, retiring);
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
-  const southbound = createSouthbound(site, config.compiled, reporter, logger, levels, gateway.cloud.inbound.busShare);
+  // The commissioning page sees every sample after the reporter (history rings, live events).
+  const feed = gateway.web ? new LiveFeed(reporter, gateway.web.historySamples) : undefined;
+  const captures = gateway.web ? new Map<string, LineCapture>() : undefined;
+  const southbound = createSouthbound(site, config.compiled, feed ?? reporter, logger, levels, gateway.cloud.inbound.busShare, captures);
   const commandLog = componentLogger(logger, 'commands', levels);
   const commands = createCommandServices(config.compiled, southbound, commandLog);
   const cloudSide = await createCloudSide({
@@ -114,8 +120,14 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       logger.error({ err, port: gateway.health.port }, 'health endpoint could not start; continuing without it');
     }
   }
+  const web = gateway.web ? await startWebPage({
+    settings: gateway.web, feed, gateway: { ...southbound, status }, config, current: () => current(), latest: (device) => reporter.latest(device),
+    onReload: (listener) => reloadListeners.push(listener), logger, ...(levels ? { levels } : {}), time,
+    env: deps.env, ...(deps.siteFile !== undefined ? { siteFile: deps.siteFile } : {}), reload: (load) => handle.reload(load), writers: commands, captures: captures ?? new Map(),
+    cloudAttributes: (device, keys) => cloudSide.cloudAttributes(device, keys),
+  }) : undefined;
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
-  logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port }, 'gateway started');
+  logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port, webPort: web?.port }, 'gateway started');
   const summary = () => statusSummary(status());
   const stopTicker = startSupervisionTicker({
     notifier, store, maxOutboxBytes: gateway.cloud.outbox.maxBytes, stalled: (now) => progress.stalled(now),
@@ -140,10 +152,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   current = reloader.current;
 
   let stopping: Promise<void> | undefined;
-  return {
+  const handle: GatewayHandle = {
     status,
     latestValues: (device) => reporter.latest(device),
     healthPort: health?.port,
+    webPort: web?.port,
     reload: (load) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(load)),
     stop() {
       stopping ??= (async () => {
@@ -161,6 +174,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         await identitySession?.stop();
         await Promise.all(cloudSide.relays().map((r) => r.stop()));
         await health?.close();
+        await web?.close();
         outbox.close();
         addressRecord.stop();
         configState.remove();
@@ -170,4 +184,5 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       return stopping;
     },
   };
+  return handle;
 }

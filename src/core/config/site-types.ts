@@ -207,6 +207,27 @@ export interface SiteConfig {
   announcedAddresses?: Readonly<Record<string, string>>;
 }
 
+/** `gateway.web`: the commissioning page (docs/web.md). */
+export interface WebSettings {
+  port: number;
+  address: string;
+  /** `scrypt:N:r:p:salt:hash` (base64url), from FIELDGATE_WEB_PASSWORD_HASH; absent: no login (loopback only). */
+  passwordHash?: string;
+  /** PEM files: both set = HTTPS. */
+  cert?: string;
+  key?: string;
+  allowWrites: boolean;
+  allowReload: boolean;
+  /** Event-stream clients at once; more are refused with 503. */
+  maxEventClients: number;
+  /** Samples kept per numeric point for the 15-minute sparkline (one per 15 min / historySamples). */
+  historySamples: number;
+  sessionIdleMs: number;
+  maxBodyBytes: number;
+  /** Failed logins per client address per minute before further attempts are refused (429). */
+  loginFailuresPerMinute: number;
+}
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface HealthSettings {
@@ -291,6 +312,8 @@ export interface GatewaySettings {
   cloud: CloudSettings;
   /** Directories of a site's own device profiles (a name there overrides a shipped profile); absent = none. */
   profileDirs?: string[];
+  /** The commissioning page (docs/web.md); absent while off. */
+  web?: WebSettings;
 }
 
 export interface ProfileOverride {
