@@ -48,6 +48,21 @@ export function crossSiteProblem(req: IncomingMessage, https: boolean): string |
   return undefined;
 }
 
+/** Names a browser gives a page on this machine or through an ssh tunnel. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Why a request to a page without a password is refused, or undefined. Such a page trusts loopback
+ * alone, and a web site that points its own name at 127.0.0.1 (DNS rebinding) reaches loopback too:
+ * its requests carry that name as Host, a tunnel's or a local browser's carry a loopback name.
+ */
+export function foreignHostProblem(host: string | undefined): string | undefined {
+  if (host === undefined || host === '') return 'no Host header';
+  const name = host.toLowerCase().replace(/:\d*$/, '');
+  if (LOOPBACK_HOSTS.has(name) || name.endsWith('.localhost')) return undefined;
+  return 'Host is not a loopback name';
+}
+
 export class BodyTooLarge extends Error {
   constructor(readonly limit: number) {
     super(`request body larger than ${limit} bytes`);

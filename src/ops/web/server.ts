@@ -13,7 +13,7 @@ import type { GatewayStatus } from '../status.js';
 import { ASSETS, SHELL_HTML } from './assets.js';
 import { deviceView } from './device-view.js';
 import { EventStreams } from './event-streams.js';
-import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
+import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
 import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
 import { verifyPassword } from './password.js';
@@ -53,6 +53,7 @@ class WebHandler {
   private readonly limiter: LoginLimiter;
   readonly streams: EventStreams;
   private readonly https: boolean;
+  private readonly foreignHostsLogged = new Set<string>();
 
   constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly now: () => number) {
     this.sessions = new SessionStore(settings.sessionIdleMs);
@@ -63,6 +64,8 @@ class WebHandler {
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     securityHeaders(res, this.https);
+    const foreignHost = this.settings.passwordHash === undefined ? foreignHostProblem(req.headers.host) : undefined;
+    if (foreignHost !== undefined) return this.refuseForeignHost(req, res, foreignHost);
     const path = (req.url ?? '/').split('?')[0];
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     if (req.method === 'POST') return this.post(req, res, path);
@@ -96,6 +99,16 @@ class WebHandler {
     if (path === '/api/line') return this.line(res, query.get('bus') ?? '');
     if (path === '/api/site' && this.sources.site) return this.answer(res, this.sources.site.show(session.id));
     return sendJson(res, 404, { error: 'not found' });
+  }
+
+  /** Logged once per Host name (a rebinding page retries; the log must not fill with it). */
+  private refuseForeignHost(req: IncomingMessage, res: ServerResponse, problem: string): void {
+    const host = String(req.headers.host ?? '').slice(0, 100);
+    if (!this.foreignHostsLogged.has(host) && this.foreignHostsLogged.size < 16) {
+      this.foreignHostsLogged.add(host);
+      this.log.warn({ host, problem, client: req.socket.remoteAddress }, 'web request refused: page without password reached by a foreign name');
+    }
+    sendJson(res, 421, { error: `${problem}: without a password the page answers only to localhost or 127.0.0.1 (docs/web.md)` });
   }
 
   private session(req: IncomingMessage): Session | undefined {
