@@ -57,19 +57,29 @@ function parseJson(text: string, file: string): Parsed {
  * so one kept value (a name, a token) kept the entire site file in memory for the process's life.
  * UTF-16 round trip: lossless, lone surrogates included.
  */
-export function detachStrings(value: unknown, seen = new Set<object>()): unknown {
-  if (typeof value === 'string') return Buffer.from(value, 'utf16le').toString('utf16le');
+export function detachStrings(value: unknown, seen = new Set<object>(), copies = new Map<string, string>()): unknown {
+  if (typeof value === 'string') return detached(value, copies);
   if (typeof value !== 'object' || value === null || seen.has(value)) return value;
   // Aliases and merge keys share objects: each is copied once.
   seen.add(value);
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {
     const inner = record[key];
-    if (typeof inner !== 'string') detachStrings(inner, seen);
+    if (typeof inner !== 'string') detachStrings(inner, seen, copies);
     // defineProperty, not assignment: an own "__proto__" key must stay a plain value.
-    else Object.defineProperty(record, key, { value: detachStrings(inner), writable: true, enumerable: true, configurable: true });
+    else Object.defineProperty(record, key, { value: detached(inner, copies), writable: true, enumerable: true, configurable: true });
   }
   return value;
+}
+
+/** One copy per distinct text: "holding" or "p7" written for each of 1,000 devices is one string, not 1,000. */
+function detached(text: string, copies: Map<string, string>): string {
+  let copy = copies.get(text);
+  if (copy === undefined) {
+    copy = Buffer.from(text, 'utf16le').toString('utf16le');
+    copies.set(copy, copy);
+  }
+  return copy;
 }
 
 const YAML_OPTIONS = { merge: true, prettyErrors: false } as const;

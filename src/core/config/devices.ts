@@ -3,7 +3,8 @@ import { isBitTable, widthOf } from '../points/types.js';
 import { NAME_PATTERN } from './buses.js';
 import { Fields, joinPath } from './fields.js';
 import { describeValue, suggestKey } from './issues.js';
-import { compileCodecs, compiledDevice, type CompiledDevice } from './compile.js';
+import { compileCodecs, type CompiledDevice } from './compile.js';
+import { SharedPointLists } from './shared-point-lists.js';
 import { readCommands, readDeviceCloud } from './device-extras.js';
 import { readStreams } from './streams.js';
 import { findOverlaps } from './overlap.js';
@@ -113,17 +114,19 @@ function checkScaleFactors(points: readonly (PointConfig | undefined)[], pointsP
  */
 export function readDevice(
   raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined,
-  profiles: ProfileLibrary = EMPTY_LIBRARY,
+  profiles: ProfileLibrary = EMPTY_LIBRARY, shared = new SharedPointLists(),
 ): CompiledDevice | undefined {
   const before = issues.length;
   const expansion = expandProfiles(raw, path, issues, profiles);
-  const device = readExpandedDevice(expansion.raw, path, issues, buses, declared);
+  const device = readExpandedDevice(expansion.raw, path, issues, buses, declared, shared);
   relabelIssues(issues, before, path, expansion.labels);
   if (expansion.unresolved) dropIssuesAt(issues, before, joinPath(path, 'points'));
   return issues.length > before ? undefined : device;
 }
 
-function readExpandedDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined): CompiledDevice | undefined {
+function readExpandedDevice(
+  raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined, shared: SharedPointLists,
+): CompiledDevice | undefined {
   const f = Fields.of(raw, path, issues);
   if (!f) return undefined;
   const before = issues.length;
@@ -163,7 +166,7 @@ function readExpandedDevice(raw: unknown, path: string, issues: ConfigIssue[], b
     name: name!, bus: bus.name, unitId: unitId!, pollIntervalMs: pollIntervalMs!, limits: limits!, points: points as PointConfig[],
     ...(cloud ? { cloud } : {}), commands, streams,
   };
-  return compiledDevice(config, codecs, path, issues);
+  return shared.compile(config, codecs, path, issues);
 }
 
 /** Parses and compiles every device; device names and (bus, unit id) pairs must be unique. */
@@ -175,6 +178,7 @@ export function readDevices(
   const names = new Map<string, number>();
   const units = new Map<string, string>();
   const devices: CompiledDevice[] = [];
+  const shared = new SharedPointLists();
   list.forEach((raw, index) => {
     const itemPath = joinPath(path, index);
     const rawName = (raw as { name?: unknown } | null)?.name;
@@ -184,7 +188,7 @@ export function readDevices(
     } else if (typeof rawName === 'string') {
       names.set(rawName, index);
     }
-    const compiled = readDevice(raw, itemPath, issues, busByName, declared, profiles);
+    const compiled = readDevice(raw, itemPath, issues, busByName, declared, profiles, shared);
     if (!compiled || first !== undefined) return;
     const device = compiled.config;
     const unitKey = `${device.bus}/${device.unitId}`;
