@@ -7,7 +7,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
 import { validateSite } from '../core/config/site.js';
-import { compileSite } from '../core/config/compile.js';
+import { compileSharedSite } from '../core/config/shared-point-lists.js';
 import { LOG_LEVELS_ENV, parseComponentLevels } from '../core/config/log-levels.js';
 import type { Config } from '../core/config/config.js';
 import type { ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
@@ -256,9 +256,9 @@ export function loadConfigWithDigest(file: string, env: NodeJS.ProcessEnv, hostC
   return { config: checked.config, sha256: read.sha256 ?? '' };
 }
 
-/** A Config from settings already normalised (tests, benches): compiles the site; throws ConfigError. */
+/** A Config from settings already normalised (the reload worker's answer, tests, benches): compiles the site, devices with the same points sharing them; throws ConfigError. */
 export function compiledConfig(gateway: GatewaySettings, site: SiteConfig): Config {
-  const { compiled, issues } = compileSite(site);
-  if (!compiled) throw new ConfigError(issues);
-  return { gateway, site, compiled };
+  const shared = compileSharedSite(site);
+  if (!shared.compiled || !shared.site) throw new ConfigError(shared.issues);
+  return { gateway, site: shared.site, compiled: shared.compiled };
 }

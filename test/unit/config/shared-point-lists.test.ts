@@ -3,7 +3,8 @@
 // each device compiles to what it compiles to alone.
 import { describe, expect, it } from 'vitest';
 import { validateSite } from '../../../src/core/config/site.js';
-import type { CompiledDevice } from '../../../src/core/config/compile.js';
+import { compileSite, type CompiledDevice } from '../../../src/core/config/compile.js';
+import { compileSharedSite } from '../../../src/core/config/shared-point-lists.js';
 
 const bus = { name: 'b', kind: 'tcp', host: '127.0.0.1', port: 502 };
 const meter = (extra: Record<string, unknown> = {}) => [
@@ -73,5 +74,18 @@ describe('shared point lists', () => {
   it('shares nothing between two reads of a site (a reload compiles its own)', () => {
     const raw = [{ name: 'm1', bus: 'b', unitId: 1, points: meter() }];
     expect(compile(raw)[0]!.config.points).not.toBe(compile(raw)[0]!.config.points);
+  });
+
+  it('compiles a site normalised elsewhere (a list per device) with shared lists, site and compiled alike', () => {
+    const { site } = validateSite({ buses: [bus], devices: [1, 2].map((unit) => ({ name: `m${unit}`, bus: 'b', unitId: unit, points: meter() })) });
+    const copy = JSON.parse(JSON.stringify(site)) as typeof site & object;
+    expect(copy.devices[1]!.points).not.toBe(copy.devices[0]!.points);
+    const result = compileSharedSite(copy);
+    expect(result.issues).toEqual([]);
+    expect(result.site!.devices[1]!.points).toBe(result.site!.devices[0]!.points);
+    expect(result.compiled!.devices[1]!.config).toBe(result.site!.devices[1]);
+    expect(result.compiled!.devices[1]!.codecs).toBe(result.compiled!.devices[0]!.codecs);
+    expect(result.site).toEqual(copy);
+    expect(result.compiled!.devices).toEqual(compileSite(JSON.parse(JSON.stringify(site)) as typeof copy).compiled!.devices);
   });
 });
