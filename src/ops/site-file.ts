@@ -6,7 +6,8 @@ import { extname } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
-import { validateSite } from '../core/config/site.js';
+import { validateSiteSteps } from '../core/config/site.js';
+import { runSteps, type Steps } from '../core/config/steps.js';
 import { compileSharedSite } from '../core/config/shared-point-lists.js';
 import { LOG_LEVELS_ENV, parseComponentLevels } from '../core/config/log-levels.js';
 import type { Config } from '../core/config/config.js';
@@ -216,12 +217,17 @@ export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
 
 /** A parsed site file and an environment -> Config, or every issue. Reads the profile directories; pure otherwise unless given a host check. */
 export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config?: Config; issues: ConfigIssue[] } {
+  return runSteps(checkConfigSteps(raw, env, hostCheck));
+}
+
+/** checkConfig, yielding between devices (a reload's reader gives the event loop turns in between). */
+export function* checkConfigSteps(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): Steps<{ config?: Config; issues: ConfigIssue[] }> {
   const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
   const gateway = validateGateway(gatewayRaw, env);
   // Read only when a device names a profile (loading all costs ~35 ms). With a broken gateway
   // section the shipped profiles are still used, so the devices are checked too.
   const profiles = namesProfile(raw) ? loadProfiles(gateway.gateway?.profileDirs ?? []) : NO_PROFILES;
-  const site = validateSite(raw, profiles.library);
+  const site = yield* validateSiteSteps(raw, profiles.library);
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
   const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
   const logLevels = parseComponentLevels(env[LOG_LEVELS_ENV]).issues;

@@ -5,6 +5,7 @@ import { Fields, joinPath } from './fields.js';
 import { describeValue, suggestKey } from './issues.js';
 import { compileCodecs, type CompiledDevice } from './compile.js';
 import { SharedPointLists } from './shared-point-lists.js';
+import { runSteps, type Steps } from './steps.js';
 import { readCommands, readDeviceCloud } from './device-extras.js';
 import { readStreams } from './streams.js';
 import { findOverlaps } from './overlap.js';
@@ -174,12 +175,21 @@ export function readDevices(
   list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined,
   profiles: ProfileLibrary = EMPTY_LIBRARY,
 ): CompiledDevice[] {
+  return runSteps(readDevicesSteps(list, path, issues, buses, declared, profiles));
+}
+
+/** readDevices, yielding after each device. */
+export function* readDevicesSteps(
+  list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined,
+  profiles: ProfileLibrary = EMPTY_LIBRARY,
+): Steps<CompiledDevice[]> {
   const busByName = new Map(buses.map((bus) => [bus.name, bus]));
   const names = new Map<string, number>();
   const units = new Map<string, string>();
   const devices: CompiledDevice[] = [];
   const shared = new SharedPointLists();
-  list.forEach((raw, index) => {
+  for (const [index, raw] of list.entries()) {
+    if (index > 0) yield;
     const itemPath = joinPath(path, index);
     const rawName = (raw as { name?: unknown } | null)?.name;
     const first = typeof rawName === 'string' ? names.get(rawName) : undefined;
@@ -189,16 +199,16 @@ export function readDevices(
       names.set(rawName, index);
     }
     const compiled = readDevice(raw, itemPath, issues, busByName, declared, profiles, shared);
-    if (!compiled || first !== undefined) return;
+    if (!compiled || first !== undefined) continue;
     const device = compiled.config;
     const unitKey = `${device.bus}/${device.unitId}`;
     const owner = units.get(unitKey);
     if (owner !== undefined) {
       issues.push({ path: `${itemPath}.unitId`, message: `unit ${device.unitId} on bus "${device.bus}" is already device "${owner}"` });
-      return;
+      continue;
     }
     units.set(unitKey, device.name);
     devices.push(compiled);
-  });
+  }
   return devices;
 }
