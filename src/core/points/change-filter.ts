@@ -14,7 +14,10 @@ interface SentState {
   generation: Float64Array;
 }
 
-/** Point id -> index in its list, one map per list: devices sharing a point list (core/config/shared-point-lists.ts) share it. */
+/**
+ * Point id -> index in its list, one map per frozen list: devices sharing a point list
+ * (core/config/shared-point-lists.ts) share it. A list that can still change gets its own.
+ */
 const indexesByList = new WeakMap<readonly FilteredPoint[], ReadonlyMap<string, number>>();
 
 function indexesOf(points: readonly FilteredPoint[]): ReadonlyMap<string, number> {
@@ -22,7 +25,7 @@ function indexesOf(points: readonly FilteredPoint[]): ReadonlyMap<string, number
   if (!indexes) {
     // A repeated id takes the last entry's settings.
     indexes = new Map(points.map((point, index) => [point.id, index]));
-    indexesByList.set(points, indexes);
+    if (Object.isFrozen(points)) indexesByList.set(points, indexes);
   }
   return indexes;
 }
