@@ -1,5 +1,5 @@
 // A plainly laid out YAML site file read and checked on the event loop, a device at a time in
-// slices of ~20 ms, as a reload reads it: a worker thread's own V8 instance (site-file-reader.ts) costs the
+// slices of ~10 ms, as a reload reads it: a worker thread's own V8 instance (site-file-reader.ts) costs the
 // daemon ~65 MB more at a 1,000-device reload (docs/bench.md). Same checks as `run`; a file that
 // cannot be cut per device (core/config/yaml-device-split.ts) is left to the worker.
 import type { Config } from '../core/config/config.js';
@@ -18,7 +18,7 @@ export interface SlicedReading {
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** How long the reader runs before it gives the event loop a turn (a device's parse or check is ~1-5 ms). */
-export const SLICE_MS = 20;
+export const SLICE_MS = 10;
 
 /** Runs `steps` on the event loop, a turn for other work whenever a slice has run `sliceMs`. */
 async function inSlices<T>(steps: Steps<T>, sliceMs: number): Promise<T> {

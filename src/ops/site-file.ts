@@ -101,6 +101,8 @@ export function parseYamlByDevice(text: string): unknown {
 export function* parseByDeviceSteps(text: string): Generator<void, unknown> {
   const split = splitDeviceItems(text);
   if (!split) return undefined;
+  // The cut scans the whole file (tens of ms at 1,000 devices): a turn before the head is parsed.
+  yield;
   const head = parseDocument(split.head, YAML_OPTIONS);
   // The line taken for the key must be the top-level block mapping's devices key (not text inside a
   // flow collection or a quoted string spanning lines): its value is the `[]` put in its place.
