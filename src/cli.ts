@@ -21,6 +21,7 @@ const COMMANDS: Record<string, { summary: string; load: Loader }> = {
   reload: { summary: 'make the running daemon reload its site file (checked first); waits for its answer', load: async () => (await import('./cli/reload.js')).runReload },
   status: { summary: 'show the running daemon\'s status as tables', load: async () => (await import('./cli/status.js')).runStatus },
   logs: { summary: 'show the service\'s journal, readable, by device and level (--follow)', load: async () => (await import('./cli/logs.js')).runLogs },
+  web: { summary: 'the commissioning page: "web passwd" sets its password (hash in the env file)', load: async () => (await import('./cli/web.js')).runWeb },
 };
 
 function usage(): string {

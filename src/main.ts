@@ -23,6 +23,10 @@ import type { GatewayStatus } from './ops/status.js';
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
+import type { LineCapture } from './field/modbus/line-capture.js';
+import { LiveFeed } from './ops/web/live-feed.js';
+import { startWebPage } from './ops/web/wiring.js';
+import { Shares } from './ops/shares.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 export { createCommandService, createCommandServices, createSouthbound, type Southbound } from './ops/southbound.js';
@@ -52,7 +56,10 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const retiring = { outbox, discard: (device: string) => store.discard(device), log: componentLogger(logger, 'cloud', levels) };
   dropOrphanQueues(site, retiring);
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
-  const southbound = createSouthbound(site, config.compiled, reporter, logger, levels, gateway.cloud.inbound.busShare);
+  // The commissioning page sees every sample after the reporter (history rings, live events).
+  const feed = gateway.web ? new LiveFeed(reporter, gateway.web.historySamples) : undefined;
+  const captures = gateway.web ? new Map<string, LineCapture>() : undefined;
+  const southbound = createSouthbound(site, config.compiled, feed ?? reporter, logger, levels, gateway.cloud.inbound.busShare, captures);
   const commandLog = componentLogger(logger, 'commands', levels);
   const commands = createCommandServices(config.compiled, southbound, commandLog);
   const cloudSide = await createCloudSide({
@@ -70,6 +77,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   // Set once the reloader exists: the status shows the config running now.
   let current = (): Config => config;
 
+  const shares = new Shares(site, {
+    buses: southbound.buses, clock: time, log: componentLogger(logger, 'bus', levels),
+    readBack: (device, ids) => commands.get(device)?.readBack(ids),
+    confirmed: (device, values) => reporter.onConfirmedValues(device, values),
+  });
   const status = (): GatewayStatus => assembleStatus({
     startedAt, pid: process.pid, devices: () => current().site.devices,
     pollStats: () => [...southbound.pollers.values()].flatMap((p) => p.stats()),
@@ -80,6 +92,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
     config: () => configState.status(),
     subDevice: (device) => identitySession?.subDeviceStatus(device),
+    shares: () => shares.status(),
   }, time.now());
 
   const reloadListeners: Array<(next: Config) => void> = [];
@@ -88,6 +101,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     : undefined;
 
   southbound.start();
+  await shares.start();
   cloudSide.start();
   selfDevice?.start();
 
@@ -106,8 +120,14 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       logger.error({ err, port: gateway.health.port }, 'health endpoint could not start; continuing without it');
     }
   }
+  const web = gateway.web ? await startWebPage({
+    settings: gateway.web, feed, gateway: { ...southbound, status }, config, current: () => current(), latest: (device) => reporter.latest(device),
+    onReload: (listener) => reloadListeners.push(listener), logger, ...(levels ? { levels } : {}), time,
+    env: deps.env, ...(deps.siteFile !== undefined ? { siteFile: deps.siteFile } : {}), reload: (load) => handle.reload(load), writers: commands, captures: captures ?? new Map(),
+    cloudAttributes: (device, keys) => cloudSide.cloudAttributes(device, keys),
+  }) : undefined;
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
-  logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port }, 'gateway started');
+  logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port, webPort: web?.port }, 'gateway started');
   const summary = () => statusSummary(status());
   const stopTicker = startSupervisionTicker({
     notifier, store, maxOutboxBytes: gateway.cloud.outbox.maxBytes, stalled: (now) => progress.stalled(now),
@@ -126,15 +146,17 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       deps.secrets?.add(...configSecrets(next));
       addressRecord.update(next);
       for (const listener of reloadListeners) listener(next);
+      shares.apply(next.site).catch((err: unknown) => logger.error({ err }, 'shares not applied after a reload'));
     },
   });
   current = reloader.current;
 
   let stopping: Promise<void> | undefined;
-  return {
+  const handle: GatewayHandle = {
     status,
     latestValues: (device) => reporter.latest(device),
     healthPort: health?.port,
+    webPort: web?.port,
     reload: (load) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(load)),
     stop() {
       stopping ??= (async () => {
@@ -142,6 +164,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         stopTicker();
         notifier.stopping('stopping: draining outbox');
         logger.info('gateway stopping');
+        await shares.stop();
         await southbound.stop();
         outbox.flush();
         await drainOutbox(outbox, () => links().some((l) => l.state === 'up'), gateway.cloud.drainMs, time);
@@ -151,6 +174,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
         await identitySession?.stop();
         await Promise.all(cloudSide.relays().map((r) => r.stop()));
         await health?.close();
+        await web?.close();
         outbox.close();
         addressRecord.stop();
         configState.remove();
@@ -160,4 +184,5 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       return stopping;
     },
   };
+  return handle;
 }

@@ -15,3 +15,4 @@ export type { DeviceProfile, ProfileLibrary } from './core/config/profile-types.
 export { deviceBlock, profileRefs, type ProfileRef } from './core/config/profile-block.js';
 export { useDirectIo } from './field/modbus/serial-direct-io.js';
 export { preciseSleep, type Sleep } from './field/modbus/line-silence.js';
+export { identificationAt } from './core/config/identification-match.js';

@@ -3,6 +3,8 @@ export interface CliIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
+  /** Standard input when a command reads it (`web passwd`); process.stdin when absent. */
+  stdin?: NodeJS.ReadableStream;
 }
 
 export type CliCommand = (args: string[], io: CliIo) => Promise<number>;

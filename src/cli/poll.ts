@@ -14,12 +14,14 @@ const USAGE = `usage: fieldgate poll SITE.yaml --once [--json]
 
 Reads every point of every device of the site once and prints a table (or, with --json, each
 device's values and errors). A point the device says it does not implement (it holds its
-"not implemented" value, or its scale factor does) is shown absent, never as a number.
+"not implemented" value, or its scale factor does) is shown absent, never as a number. A device
+whose profile declares identification is checked first: one that identifies as another model is
+not read (one row, and a hint to \`fieldgate scan --identify\`).
 
 exit codes:
   0   every point read (absent points included)
   64  wrong arguments
-  69  some point could not be read (no answer, refused, undecodable): one line on stderr says how many
+  69  some point could not be read (no answer, refused, undecodable, another model): one line on stderr says how many
   78  the site file has problems (each printed on stderr)
 `;
 
@@ -42,6 +44,11 @@ function busAddress(bus: BusConfig): string {
 /** Rows of one device's sample; a device that refused every address gets one row and a hint. */
 function deviceRows(device: DeviceConfig, sample: Sample, bus: BusConfig): { rows: Row[]; failed: number; hint?: string } {
   const failedPoints = device.points.filter((point) => sample.errors.some((e) => e.points.includes(point.id)));
+  const otherModel = sample.errors.find((e) => e.kind === 'DeviceIdentityError');
+  if (otherModel) {
+    const hint = `${device.name}: ${otherModel.message}; \`fieldgate scan --identify --bus ${busAddress(bus)} --units ${device.unitId}\` names the profile it matches`;
+    return { rows: [[device.name, `(all ${device.points.length} points)`, `${otherModel.table}:${otherModel.start}`, '', 'ERROR another model: not polled']], failed: device.points.length, hint };
+  }
   if (device.points.length > 1 && failedPoints.length === device.points.length && sample.errors.every(refusedAddress)) {
     const first = Math.min(...device.points.map((p) => p.address));
     const where = `${device.points[0].table}:${first}`;

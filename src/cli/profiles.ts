@@ -6,10 +6,14 @@ import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
 import { loadProfiles } from '../ops/profile-library.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
 import { formatTable } from './status.js';
+import { checkProfileFile } from './profiles-check.js';
 
 const USAGE = `usage: fieldgate profiles [--profile-dir DIR...]            list the profiles (SOURCE: primary = read in the
                                                         manufacturer's document, secondary = it could not be read)
        fieldgate profiles show NAME [--profile-dir DIR...]  print one profile's points
+       fieldgate profiles check FILE                         check a site's own profile file (NAME.yaml) as the
+                                                        daemon loads it: every problem with its path, exit 78
+                                                        on problems, 0 when fine
 
   --profile-dir DIR   a site's own profiles, as gateway.profileDirs (repeatable; default ${DEFAULT_PROFILE_DIR})
 `;
@@ -35,6 +39,7 @@ function showProfile(profile: DeviceProfile, overridden: boolean): string {
     ...(profile.source.quality === 'secondary' ? ['source quality: secondary (the manufacturer\'s document could not be read; see notes)'] : []),
     ...(profile.source.url ? [`url: ${profile.source.url}`] : []),
     ...(profile.source.notes ? [`notes: ${profile.source.notes}`] : []),
+    ...(profile.identification ? [`identification: ${profile.identification.registers.map((r) => `${r.label}: ${r.point.table} ${r.point.address + (profile.sunspec ? base : 0)} = ${r.values.map((v) => JSON.stringify(v)).join(' or ')}`).join('; ')}`] : []),
     ...(profile.sunspec ? [`SunSpec model ${profile.sunspec.model}, length ${profile.sunspec.length}, usually at ${base} (place elsewhere with { name, address })`] : []),
     ...(device ? [`device defaults: ${device}`] : []),
     '',
@@ -56,13 +61,14 @@ export const runProfiles: CliCommand = async (args, io) => {
       io.stdout.write(USAGE);
       return 0;
     }
-    if ((verb !== undefined && verb !== 'show') || (verb === 'show' && name === undefined) || extra.length > 0 || (verb === undefined && name !== undefined)) {
-      throw new Error(verb === 'show' ? 'show needs exactly one profile name' : `unknown sub-command "${verb}"`);
+    if ((verb !== undefined && verb !== 'show' && verb !== 'check') || ((verb === 'show' || verb === 'check') && name === undefined) || extra.length > 0 || (verb === undefined && name !== undefined)) {
+      throw new Error(verb === 'show' ? 'show needs exactly one profile name' : verb === 'check' ? 'check needs exactly one profile file' : `unknown sub-command "${verb}"`);
     }
   } catch (err) {
     io.stderr.write(`fieldgate profiles: ${(err as Error).message}\n${USAGE}`);
     return EXIT_USAGE;
   }
+  if (parsed.positionals[0] === 'check') return checkProfileFile(parsed.positionals[1], io);
   const loaded = loadProfiles(parsed.values['profile-dir'] ?? [DEFAULT_PROFILE_DIR]);
   // A broken profile is reported but does not hide the good ones.
   for (const issue of loaded.issues) io.stderr.write(`${formatIssue(issue)}\n`);

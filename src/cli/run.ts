@@ -89,7 +89,7 @@ export const runRun: CliCommand = async (args, io) => {
     const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
     for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
     try {
-      gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets, ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}) });
+      gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets, siteFile: file, ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}) });
     } catch (err) {
       // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
       logger.fatal({ err }, 'gateway failed to start');

@@ -12,9 +12,12 @@ import { describeSunSpecUnit, scanSunSpecUnit } from './scan-sunspec.js';
 import { loadProfiles } from '../ops/profile-library.js';
 import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
 import { isPseudoTerminal } from './pty-check.js';
+import { runIdentifyScan } from './scan-identify-run.js';
+import { openScanTransport } from './scan-transport.js';
 
 const HELP = `usage: fieldgate scan --bus PATH|HOST:PORT [--units 1-247] [--bauds 9600,19200|common] [options]
        fieldgate scan --sunspec --bus PATH|HOST:PORT --units LIST [--bus-name NAME] [options]
+       fieldgate scan --identify --bus PATH|HOST:PORT --units LIST [--profile-dir DIR...] [options]
 
 Probes each unit id with one read; a normal reply or a Modbus exception both prove a unit is there.
 Each is shown with its answer time; on RTU a reply that comes after the timeout still proves the
@@ -25,16 +28,22 @@ A line that echoes each request (an RS-485 adapter's local echo) is noticed and 
 the echo stripped: set echo: true on that bus then.
 With --sunspec, looks for the SunS marker at 40000, 50000 and 0, walks the model chain, prints
 each model (id, address, length) and a site-file device block naming the matching profiles.
+With --identify, reads the identification registers the profiles declare (each distinct register
+once per unit; a unit silent at the first read is not asked again) and names the profiles whose
+model the answers show.
 
 ${BUS_OPTIONS_HELP}
   --units LIST           ids and ranges, e.g. 1-10,17 (default 1-247)
   --bauds LIST|common    serial speeds to try (common = 9600,19200,38400,57600,115200,4800,2400)
   --probe-table holding|input   --probe-address A   what to read (default holding 0)
   --sunspec              SunSpec discovery (see above); --bus-name NAME is the bus name the block uses
+  --identify             which profile each unit is (see above); --profile-dir DIR adds a site's
+                         profiles, as gateway.profileDirs (repeatable; default ${DEFAULT_PROFILE_DIR})
   (the --timeout default is 200 ms here)
 
-exit codes: 0 a unit answered (--sunspec: a unit has the SunS marker); 64 wrong arguments;
-69 no unit answered (--sunspec: none has the marker) or the port could not be opened; each
+exit codes: 0 a unit answered (--sunspec: a unit has the SunS marker; --identify: a unit matches a
+profile); 64 wrong arguments; 69 no unit answered (--sunspec: none has the marker; --identify: none
+matches) or the port could not be opened; 78 a profile could not be read (--identify); each
 non-zero exit says why in one line on stderr.
 `;
 
@@ -87,7 +96,7 @@ export const runScan: CliCommand = async (args, io) => {
   try {
     values = parseArgs({
       args,
-      options: { ...BUS_OPTIONS, units: { type: 'string' }, bauds: { type: 'string' }, 'probe-table': { type: 'string' }, 'probe-address': { type: 'string' }, json: { type: 'boolean' }, sunspec: { type: 'boolean' }, 'bus-name': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { ...BUS_OPTIONS, units: { type: 'string' }, bauds: { type: 'string' }, 'probe-table': { type: 'string' }, 'probe-address': { type: 'string' }, json: { type: 'boolean' }, sunspec: { type: 'boolean' }, identify: { type: 'boolean' }, 'profile-dir': { type: 'string', multiple: true }, 'bus-name': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
     }).values;
   } catch (err) {
@@ -120,7 +129,12 @@ export const runScan: CliCommand = async (args, io) => {
     io.stderr.write(`fieldgate scan: ${err.message}\n`);
     return EXIT_USAGE;
   }
+  if (values.sunspec && values.identify) {
+    io.stderr.write('fieldgate scan: --sunspec and --identify are two scans: choose one\n');
+    return EXIT_USAGE;
+  }
   if (values.sunspec) return runSunSpecScan(buses[0], units, values['bus-name'] ?? 'bus1', io);
+  if (values.identify) return runIdentifyScan(buses[0], units, values['profile-dir'] ?? [DEFAULT_PROFILE_DIR], io);
   const hits: ScanHit[] = [];
   let echoNoticed = false;
   for (let bus of buses) {
@@ -181,13 +195,8 @@ export const runScan: CliCommand = async (args, io) => {
 };
 
 async function runSunSpecScan(bus: BusConfig, units: readonly number[], busName: string, io: CliIo): Promise<number> {
-  const transport = createModbusTransport(bus);
-  try {
-    await transport.open();
-  } catch (err) {
-    io.stderr.write(`fieldgate scan: ${explainFieldError(err, bus.kind)}\n`);
-    return EXIT_UNAVAILABLE;
-  }
+  const transport = await openScanTransport(bus, io);
+  if (!transport) return EXIT_UNAVAILABLE;
   const library = loadProfiles([DEFAULT_PROFILE_DIR]).library;
   let found = 0;
   try {

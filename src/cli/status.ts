@@ -31,6 +31,11 @@ function pointSections(s: GatewayStatus): string[] {
     d.name, l.table, describeLearned(l), l.reason,
   ]));
   if (learned.length > 0) parts.push('', formatTable(['DEVICE', 'TABLE', 'LEARNED', 'REASON'], learned));
+  // Only the devices whose model is in doubt: another model (not polled) or unverified.
+  const models = s.devices.flatMap((d) => (d.identification && d.identification.state !== 'identified'
+    ? [[d.name, d.identification.profiles.join(' + '), d.identification.state === 'other-model' ? `OTHER MODEL${d.identification.identifiedAs?.length ? ` (${d.identification.identifiedAs.join(' or ')})` : ''}` : 'unverified', d.identification.detail ?? '']]
+    : []));
+  if (models.length > 0) parts.push('', formatTable(['DEVICE', 'PROFILE', 'IDENTIFIES AS', 'DETAIL'], models));
   return parts;
 }
 
@@ -55,8 +60,16 @@ export function formatStatus(s: GatewayStatus): string {
     parts.push('', formatTable(['LINK', 'STATE', 'RECONNECTS', 'PUBLISHES'], s.links.map((l) => [l.device, l.state, l.reconnects, l.publishes])));
   }
   if (s.outbox) parts.push('', formatOutbox(s.outbox));
+  if (s.shares) parts.push('', formatShares(s.shares));
   if (s.rateQueue) parts.push(`cloud API queue: ${s.rateQueue.pending} pending, ${s.rateQueue.rateLimited} rate-limited, ${s.rateQueue.rejected} rejected`);
   return `${parts.join('\n')}\n`;
+}
+
+function formatShares(shares: NonNullable<GatewayStatus['shares']>): string {
+  const ms = (v: number | undefined) => (v === undefined ? '-' : `${Math.round(v)}ms`);
+  return formatTable(['SHARE', 'LISTEN', 'STATE', 'CLIENTS', 'FORWARDED', 'FROM CACHE', 'REFUSED', 'BUSY', 'FAILED', 'WAIT P50/P99'],
+    shares.map((x) => [x.bus, x.listen, x.state === 'failed' ? `FAILED: ${x.error ?? ''}` : x.state, x.clients, x.forwarded, x.fromCache,
+      x.refusedByPolicy, x.busy, x.failed, `${ms(x.queueWaitMs.p50)}/${ms(x.queueWaitMs.p99)}`]));
 }
 
 function formatOutbox(o: NonNullable<GatewayStatus['outbox']>): string {

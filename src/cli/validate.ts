@@ -6,6 +6,7 @@ import { formatIssue } from '../core/config/issues.js';
 import { formatPlanSummary, summarisePlan } from '../core/modbus/plan.js';
 import type { Config } from '../core/config/config.js';
 import { subDevicesOf } from '../core/config/gateway-mode.js';
+import { shareExposureWarning } from '../core/config/share.js';
 import { pinFromStateDir } from '../ops/sub-device-record.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 
@@ -22,6 +23,10 @@ function describeSite(config: Config): string[] {
   const subs = subDevicesOf(config.site, config.gateway.cloud);
   const kept = Object.keys(config.site.announcedAddresses ?? {}).length;
   if (subs.length > 0) lines.push(`sub-devices: ${subs.length}, ${kept} keeping the address announced from ${config.gateway.stateDir}`);
+  config.site.buses.forEach((bus, index) => {
+    const warning = bus.share ? shareExposureWarning(bus.share) : undefined;
+    if (warning) lines.push(`warning: buses[${index}].share: ${warning}`);
+  });
   return lines;
 }
 

@@ -7,6 +7,7 @@ import type { PollBus, Sample } from './poll-cycle.js';
 import type { PointHealth, FailingPointStatus } from './point-health.js';
 import type { PointCodec } from '../core/points/codec.js';
 import type { ReadPlanLearner, LearnedLimit } from './read-plan-learner.js';
+import type { IdentityCheck, IdentityStatus } from './identity-check.js';
 
 export type DeviceState = 'online' | 'offline';
 
@@ -33,6 +34,8 @@ export interface DevicePollStats {
   pointFailures: number;
   /** Splits and isolated points learned from the device's refusals. */
   learned: LearnedLimit[];
+  /** Whether the device identifies as its profile's model (devices whose profile declares identification). */
+  identification?: IdentityStatus;
 }
 
 export interface PollerOptions {
@@ -74,5 +77,7 @@ export interface DeviceRun {
   lastReadCycleAt: number;
   /** Taken off the schedule by a reload: a cycle still running sets no new timer. */
   removed: boolean;
+  /** The model check of a device whose profile declares identification. */
+  identity: IdentityCheck | undefined;
   stats: Omit<DevicePollStats, 'overrunning' | 'failingPoints' | 'pointFailures' | 'learned'>;
 }

@@ -12,6 +12,7 @@ import { runCycle, type CycleOutcome, type Sample } from './poll-cycle.js';
 import type { DeviceRun, DevicePollStats, DeviceState, PollerOptions } from './poller-types.js';
 import { PointHealth } from './point-health.js';
 import { ReadPlanLearner } from './read-plan-learner.js';
+import { DeviceIdentityError, IdentityCheck } from './identity-check.js';
 
 export type { PollBus, Sample, SampleError } from './poll-cycle.js';
 
@@ -43,6 +44,7 @@ export class Poller {
     return {
       config, learner, codecs, log, health: new PointHealth(log),
       startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false, lastReadCycleAt: 0, removed: false,
+      identity: config.identification ? new IdentityCheck(config.identification, log) : undefined,
       stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, skippedCycles: 0, lastCycleMs: 0 },
     };
   }
@@ -105,6 +107,7 @@ export class Poller {
       failingPoints: run.health.status(),
       pointFailures: run.health.failureTransitions(),
       learned: run.learner.limitsLearned(),
+      ...(run.identity?.status() ? { identification: run.identity.status() } : {}),
     }));
   }
 
@@ -213,16 +216,30 @@ export class Poller {
     const started = this.clock.now();
     const sample: Sample = { device: run.config.name, ts: started, values: {}, errors: [] };
     run.lastCycleRead = false;
+    const otherModel = await run.identity?.beforeCycle(this.options.bus, run.config.unitId);
+    if (otherModel) return this.notPolled(run, sample, otherModel);
     const outcome = await runCycle({
       bus: this.options.bus, unitId: run.config.unitId, codecs: run.codecs, learner: run.learner, now: () => this.clock.now(),
     }, sample);
     const read = Object.keys(sample.values);
+    run.identity?.afterCycle(read.length > 0);
     run.health.update(read, outcome.failures, this.clock.now());
     run.stats.cycles += 1;
     run.stats.lastCycleMs = this.clock.now() - started;
     run.stats.lastError = sample.errors[0]?.message;
     this.updateState(run, read.length > 0, outcome, sample);
     if (read.length > 0) run.lastReadCycleAt = started;
+    return sample;
+  }
+
+  /** Another model than the profile's: its points are not read, and it is offline as the device the site names. */
+  private notPolled(run: DeviceRun, sample: Sample, error: DeviceIdentityError): Sample {
+    const first = run.config.identification!.registers[0].point;
+    sample.errors.push({ points: run.config.points.map((p) => p.id), table: first.table, start: first.address, count: first.length, kind: DeviceIdentityError.name, message: error.message });
+    run.stats.cycles += 1;
+    run.stats.failedCycles += 1;
+    run.stats.lastError = error.message;
+    this.transition(run, 'offline', error.message);
     return sample;
   }
 
@@ -254,6 +271,7 @@ export class Poller {
   private transition(run: DeviceRun, state: DeviceState, reason: string): void {
     if (run.stats.state === state) return;
     run.stats.state = state;
+    if (state === 'offline') run.identity?.recheck();
     if (state === 'online') run.log.info('device online');
     else run.log.warn({ reason }, 'device offline');
     try {

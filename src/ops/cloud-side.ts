@@ -62,6 +62,8 @@ export interface CloudSide {
   /** The suspended device's replacement takes over its session; new relays start. */
   resumeDevice(device: DeviceConfig, commands: CommandService | undefined): void;
   relays(): StreamRelay[];
+  /** The cloud's stored attributes of a device (interface B, through the rate queue): the commissioning page's cloud view. */
+  cloudAttributes(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
 }
 
 /** Credentials, the rate-aware HTTP queue, one DeviceSession per device with a `cloud` block, and every stream relay. */
@@ -137,6 +139,12 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
   return {
     sessions, gateway, subDevices, queue,
     relays: () => [...relaysOf.values()].flat(),
+    async cloudAttributes(device, keys) {
+      if (!deviceApi) throw new Error('gateway.cloud.apiBaseUrl is not set');
+      if (!device.cloud) throw new Error(`device "${device.name}" has no cloud block`);
+      const credential = await resolver.resolve(deviceIdentity(device, cloud));
+      return deviceApi.readAttributes({ accessToken: credential.accessToken, projectKey: credential.projectKey }, keys);
+    },
     start() {
       started = true;
       for (const name of relaysOf.keys()) startDevice(name);

@@ -21,6 +21,8 @@ export interface GatewayDeps {
   secrets?: SecretValues;
   /** Clock and timers of the gateway's own loops (tick, drain); the system's by default. */
   time?: Time;
+  /** The site file the daemon runs (the commissioning page shows it); absent in tests and benches. */
+  siteFile?: string;
   /** sha256 of the site file's bytes (status `config.sha256`); of the config's JSON when absent. */
   configSha256?: string;
 }
@@ -46,6 +48,8 @@ export interface GatewayHandle {
   latestValues(device: string): Readonly<Record<string, PointValue>>;
   /** Port of the 127.0.0.1 health endpoint, when enabled. */
   readonly healthPort: number | undefined;
+  /** Port of the commissioning page (gateway.web), when it runs. */
+  readonly webPort?: number | undefined;
   /**
    * Reads the site file again with `load` (after telling systemd a reload began) and applies what
    * differs, or refuses it whole; reloads run one at a time.

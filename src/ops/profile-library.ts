@@ -1,7 +1,7 @@
 // Device profiles from disk: the shipped profiles/ directory, then each of gateway.profileDirs
 // (a site's profile of the same name replaces the shipped one). Every broken file is an issue.
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { readProfileDoc } from '../core/config/profile-doc.js';
@@ -48,18 +48,22 @@ function readDirectory(dir: string, issues: ConfigIssue[]): DeviceProfile[] | un
   }
   const profiles: DeviceProfile[] = [];
   for (const name of names) {
-    const file = join(dir, name);
-    let raw: unknown;
-    try {
-      raw = parse(readBounded(file), { maxAliasCount: 100 });
-    } catch (err) {
-      issues.push({ path: file, message: `not a readable profile (${(err as Error).message.split('\n')[0]})` });
-      continue;
-    }
-    const profile = readProfileDoc(raw, name.slice(0, -'.yaml'.length), file, issues);
+    const profile = readProfileFile(join(dir, name), issues);
     if (profile) profiles.push(profile);
   }
   return profiles;
+}
+
+/** One profile file (NAME.yaml holds profile NAME), checked; every problem goes to `issues`. */
+export function readProfileFile(file: string, issues: ConfigIssue[]): DeviceProfile | undefined {
+  let raw: unknown;
+  try {
+    raw = parse(readBounded(file), { maxAliasCount: 100 });
+  } catch (err) {
+    issues.push({ path: file, message: `not a readable profile (${(err as Error).message.split('\n')[0]})` });
+    return undefined;
+  }
+  return readProfileDoc(raw, basename(file).replace(/\.yaml$/, ''), file, issues);
 }
 
 /** `siteDirs`: gateway.profileDirs. A missing default directory is normal; a missing listed one is an issue. */

@@ -9,7 +9,9 @@ import { CommandService } from '../device/commands.js';
 import { BusDeviceIo } from '../device/device-io.js';
 import { Poller, type SampleSink } from '../device/poller.js';
 import { Bus } from '../field/modbus/bus.js';
+import { capturedTransport, LineCapture } from '../field/modbus/line-capture.js';
 import { createModbusTransport } from '../field/modbus/transport.js';
+import type { TransportFactory } from '../field/modbus/transport-types.js';
 import { componentLogger, type Logger } from './log.js';
 
 export interface Southbound {
@@ -30,10 +32,20 @@ export interface Southbound {
   removeDevice(name: string, bus: string): Promise<void>;
 }
 
-/** One Bus per line, one Poller per bus with that bus's devices. `cloudShare`: share of each bus's time cloud work may take while polls wait. */
+/**
+ * One Bus per line, one Poller per bus with that bus's devices. `cloudShare`: share of each bus's
+ * time cloud work may take while polls wait. `captures`: when given, each line's transactions can
+ * be watched (the commissioning page's line view), one LineCapture per bus kept there.
+ */
 export function createSouthbound(
   site: SiteConfig, compiled: CompiledSite, sink: SampleSink, logger: Logger, levels?: ReadonlyMap<string, LevelWithSilent>, cloudShare = 1,
+  captures?: Map<string, LineCapture>,
 ): Southbound {
+  const transportFactory: TransportFactory = captures === undefined ? createModbusTransport : (config) => {
+    const capture = new LineCapture();
+    captures.set(config.name, capture);
+    return capturedTransport(createModbusTransport(config), capture);
+  };
   const busLog = componentLogger(logger, 'bus', levels);
   const pollLog = componentLogger(logger, 'poller', levels);
   const buses = new Map<string, Bus>();
@@ -55,7 +67,7 @@ export function createSouthbound(
     },
     addBus(config, current) {
       const concurrentUnits = new Set(current.devices.filter((d) => d.bus === config.name && d.limits.concurrent).map((d) => d.unitId));
-      const bus = new Bus({ config, transportFactory: createModbusTransport, logger: busLog, highShare: cloudShare, concurrentUnits });
+      const bus = new Bus({ config, transportFactory, logger: busLog, highShare: cloudShare, concurrentUnits });
       buses.set(config.name, bus);
       kinds.set(config.name, config.kind);
       if (running) bus.start();
@@ -67,6 +79,7 @@ export function createSouthbound(
       const bus = buses.get(name);
       buses.delete(name);
       kinds.delete(name);
+      captures?.delete(name);
       await bus?.stop();
     },
     addDevice(device) {

@@ -4,6 +4,7 @@ import type { DeviceConfig } from '../core/config/site-types.js';
 import { FIELDGATE_VERSION } from '../core/version.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusStats } from '../field/modbus/bus-stats.js';
+import type { ShareStatus } from './share-status.js';
 import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus, SubDeviceStatus } from './status.js';
 
 export interface StatusSources {
@@ -21,6 +22,8 @@ export interface StatusSources {
   config?(): ConfigStatus;
   /** Gateway mode: a sub-device's address and refused reports; undefined for other devices. */
   subDevice?(device: string): SubDeviceStatus | undefined;
+  /** Bus shares; none: no `shares` key. */
+  shares?(): ShareStatus[];
   pid?: number;
 }
 
@@ -40,6 +43,7 @@ export function assembleStatus(sources: StatusSources, now: number): GatewayStat
         name: d.name, bus: d.bus, online: sources.isOnline(d.name), points: d.points.length,
         lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: poll?.skippedCycles ?? 0,
         ...(poll ? { cyclesWithValues: poll.cycles - poll.failedCycles, overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
+        ...(poll?.identification ? { identification: poll.identification } : {}),
         ...(subDevice ? { subDevice } : {}),
       };
     }),
@@ -47,7 +51,13 @@ export function assembleStatus(sources: StatusSources, now: number): GatewayStat
     outbox: sources.outbox(now),
     rateQueue: sources.rateQueue(),
     ...(sources.config ? { config: sources.config() } : {}),
+    ...sharesOf(sources),
   };
+}
+
+function sharesOf(sources: StatusSources): { shares?: ShareStatus[] } {
+  const shares = sources.shares?.() ?? [];
+  return shares.length > 0 ? { shares } : {};
 }
 
 /** One bus's figures as /status shows them; utilisation is busy time over the gateway's uptime. */

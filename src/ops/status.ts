@@ -1,6 +1,8 @@
 // A point-in-time picture of the gateway: what /status, /metrics, /healthz and `fieldgate status` show.
+import type { ShareStatus } from './share-status.js';
 import type { FailingPointStatus } from '../device/point-health.js';
 import type { LearnedLimit } from '../device/read-plan-learner.js';
+import type { IdentityStatus } from '../device/identity-check.js';
 
 export type { FailingPointStatus } from '../device/point-health.js';
 export type { LearnedLimit } from '../device/read-plan-learner.js';
@@ -55,6 +57,8 @@ export interface DeviceStatus {
   learned?: LearnedLimit[];
   /** Gateway mode: its address and the reports the cloud refused (e.g. an address not bound). */
   subDevice?: SubDeviceStatus;
+  /** Whether it identifies as its profile's model (a profile declaring identification; not with identify: false). */
+  identification?: IdentityStatus;
 }
 
 export interface SubDeviceStatus {
@@ -144,6 +148,8 @@ export interface GatewayStatus {
   rateQueue: RateQueueStatus | null;
   /** Absent in statuses from older versions. */
   config?: ConfigStatus;
+  /** Bus shares (docs/share.md); absent when none is configured. */
+  shares?: ShareStatus[];
 }
 
 /** Why the gateway is not healthy; empty when it is (pure). */

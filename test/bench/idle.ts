@@ -24,11 +24,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Cloud { emulator: Emulator; mqttUrl: string }
 
-function siteFile(dir: string, unit: number, simPort: number, healthPort: number, cloud: Cloud | undefined): string {
+function siteFile(dir: string, unit: number, simPort: number, healthPort: number, cloud: Cloud | undefined, webPort?: number): string {
   const points = Array.from({ length: POINTS }, (_, p) => `{ id: p${p}, table: holding, address: ${p} }`).join(', ');
   const link = cloud ? `, cloud: { accessToken: direct-${unit}-token }` : '';
   return [
     'gateway:', `  stateDir: ${join(dir, 'state')}`, '  logLevel: warn', `  health: { enabled: true, port: ${healthPort} }`,
+    ...(webPort !== undefined ? [`  web: { port: ${webPort} }`] : []),
     ...(cloud ? ['  cloud:', `    mqttUrl: ${cloud.mqttUrl}`, `    apiBaseUrl: http://127.0.0.1:${cloud.emulator.httpPort}`, `    projectKey: ${BENCH_PROJECT_KEY}`, '    syncPeriodMs: 0'] : []),
     'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 1000 }`,
     'devices:', `  - { name: meter-${unit}, bus: plant, unitId: ${unit}, pollIntervalMs: 1s, points: [${points}]${link} }`, '',
@@ -52,10 +53,10 @@ interface Daemon {
   stop(): Promise<void>;
 }
 
-async function startDaemon(checkout: Checkout, dir: string, unit: number, simPort: number, cloud: Cloud | undefined): Promise<Daemon> {
+async function startDaemon(checkout: Checkout, dir: string, unit: number, simPort: number, cloud: Cloud | undefined, web = false): Promise<Daemon> {
   const healthPort = await freePort();
   const site = join(dir, `site-${unit}.yaml`);
-  writeFileSync(site, siteFile(join(dir, `unit-${unit}`), unit, simPort, healthPort, cloud));
+  writeFileSync(site, siteFile(join(dir, `unit-${unit}`), unit, simPort, healthPort, cloud, web ? await freePort() : undefined));
   const child = spawn(process.execPath, [...benchNodeFlags(), ...checkout.entry, 'run', '--config', site], { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise((r) => child.once('exit', r));
   return {
@@ -89,7 +90,14 @@ async function untilEveryUnitAnswered(sim: Simulation, units: readonly number[],
   }
 }
 
-export interface IdleOptions { warmupS: number; measureS: number; scrapeEveryS: number; cloud: boolean }
+export interface IdleOptions {
+  warmupS: number;
+  measureS: number;
+  scrapeEveryS: number;
+  cloud: boolean;
+  /** Per checkout: the commissioning page on (gateway.web, nobody looking); off when absent. */
+  web?: readonly boolean[];
+}
 
 /** Every checkout's daemon at once (same load, same minute), each polling its own unit of one simulator. */
 export async function measureIdle(checkouts: readonly Checkout[], options: IdleOptions): Promise<IdleFigures[]> {
@@ -101,7 +109,7 @@ export async function measureIdle(checkouts: readonly Checkout[], options: IdleO
   const cloud = emulator ? { emulator, mqttUrl: `mqtt://127.0.0.1:${emulator.mqttPort}` } : undefined;
   const daemons: Daemon[] = [];
   try {
-    for (const [i, checkout] of checkouts.entries()) daemons.push(await startDaemon(checkout, dir, i + 1, sim.tcp?.port ?? 0, cloud));
+    for (const [i, checkout] of checkouts.entries()) daemons.push(await startDaemon(checkout, dir, i + 1, sim.tcp?.port ?? 0, cloud, options.web?.[i] ?? false));
     const scraper = scrapeEvery(daemons, options.scrapeEveryS);
     try {
       await untilEveryUnitAnswered(sim, daemons.map((d) => d.unit), 120);

@@ -9,6 +9,8 @@ import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
 import { run as reloadStall } from './reload-stall.js';
 import { run as southbound } from './southbound.js';
+import { run as share } from './share.js';
+import { run as webPage } from './web-page.js';
 
 const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = {
   southbound: (log) => southbound(log),
@@ -20,6 +22,8 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   gateway: (log) => gateway(log),
   idle: (log) => idle(log),
   'reload-stall': (log) => reloadStall(log),
+  share: (log) => share(log),
+  'web-page': (log) => webPage(log),
 };
 
 const filter = process.argv[2];

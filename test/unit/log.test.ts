@@ -9,7 +9,7 @@ function capture() {
 }
 
 describe('parseComponentLevels', () => {
-  const components = '(components: bus, poller, reporter, commands, cloud, health, reload)';
+  const components = '(components: bus, poller, reporter, commands, cloud, health, reload, web)';
   it.each([
     [undefined, [], []],
     ['', [], []],

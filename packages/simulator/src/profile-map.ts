@@ -1,6 +1,6 @@
 // A simulated unit serving device profiles: every point with a plausible value, and for SunSpec
 // profiles the SunS marker and a walkable model chain (common model first).
-import { deviceBlock, profileRefs, type DeviceProfile, type ProfileLibrary } from 'fieldgate/shared';
+import { deviceBlock, identificationAt, profileRefs, type DeviceProfile, type ProfileLibrary } from 'fieldgate/shared';
 import { encodeTyped, type SimValueType } from './encode.js';
 import type { InitialValues, SimUnitSpec } from './map-file.js';
 import { plausibleValues, profilePoints, type HeldValue } from './profile-values.js';
@@ -68,13 +68,42 @@ export function profileUnit(unit: number, placements: readonly Placement[]): Pro
     values.push({ table: 'holding', address: last.base + 2 + last.profile.sunspec!.length, words: END_OF_CHAIN });
   }
   for (const { profile, base, prefix } of placements) {
-    for (const value of plausibleValues(profilePoints(profile, base, prefix))) {
+    const identification = identificationAt(profile, base);
+    for (const plausible of plausibleValues(profilePoints(profile, base, prefix))) {
+      const value = asIdentified(plausible, identification);
       held.push(value);
       values.push({ table: value.point.table, address: value.point.address, words: wordsOf(value) });
     }
   }
+  values.push(...identificationValues(placements));
   const name = placements.map((p) => p.profile.name).join(' + ');
   return { spec: { unit, name, sizes: {}, values, dynamic: [] }, placements: [...placements], held };
+}
+
+/**
+ * A point that is also one of its profile's identification registers (a device type code read as a
+ * value) holds what the identification register holds, the first value the model shows, so the
+ * unit serves one value there and the point decodes to it.
+ */
+function asIdentified(value: HeldValue, registers: ReturnType<typeof identificationAt>): HeldValue {
+  const { point } = value;
+  const register = registers.find((r) => r.point.table === point.table && r.point.address === point.address && r.point.type === point.type);
+  if (!register || point.scale !== 1 || point.scaleFactor !== undefined) return value;
+  const shown = register.values[0];
+  return { point, raw: shown, expected: shown };
+}
+
+/** Each profile's identification registers holding the first value its model shows (the right model). */
+function identificationValues(placements: readonly Placement[]): InitialValues[] {
+  return placements.flatMap(({ profile, base }) => identificationAt(profile, base).map((register) => {
+    const { point } = register;
+    const encoded = encodeTyped({
+      type: point.type as SimValueType, value: register.values[0], wordOrder: point.wordOrder, byteOrder: point.byteOrder,
+      ...(point.type === 'string' ? { registers: point.length } : {}),
+    });
+    if (!encoded.ok) throw new Error(`profile "${profile.name}" identification "${register.label}": ${encoded.error}`);
+    return { table: point.table, address: point.address, words: encoded.words };
+  }));
 }
 
 /** The device block a site file needs for this unit (placed addresses only where they differ from the default). */

@@ -53,6 +53,7 @@ export interface HeldValue {
 }
 
 const INTEGER = new Set(['int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64']);
+const INTEGER_MAX: Record<string, number> = { int16: 0x7fff, uint16: 0xffff, int32: 0x7fffffff, uint32: 0xffffffff, int64: Number.MAX_SAFE_INTEGER, uint64: Number.MAX_SAFE_INTEGER };
 
 /** SunSpec scale factors: -1 (one decimal) for measurements, 0 for energy counters. */
 function scaleFactorValue(id: string): number {
@@ -86,7 +87,10 @@ export function plausibleValues(points: readonly ProfilePoint[]): HeldValue[] {
     const factor = point.scaleFactor !== undefined ? factors.get(point.scaleFactor) as number : 0;
     if (INTEGER.has(point.type)) {
       // Counts, states and bit fields without a unit: small distinct integers, never the sentinel 0.
-      const engineering = typical ?? (point.unit === '' ? 0.95 : 1);
+      let engineering = typical ?? (point.unit === '' ? 0.95 : 1);
+      // A typical reading too large for a 16-bit register at this scale (a daily kWh counter in
+      // 0.1 kWh) is taken a decade lower: the value must be one the device could hold.
+      while (Math.round(engineering / point.scale / 10 ** factor) + index + 1 > INTEGER_MAX[point.type] && Math.abs(engineering) >= 1) engineering /= 10;
       const raw = Math.round(engineering / point.scale / 10 ** factor) + index + 1;
       const scaled = pow10(raw, factor);
       return { point, raw, expected: point.scale === 1 ? scaled : Number((scaled * point.scale).toPrecision(15)) };

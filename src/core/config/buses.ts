@@ -1,6 +1,7 @@
 // The `buses` list: one entry per physical line (serial port, TCP peer, or serial server).
 import { Fields, joinPath } from './fields.js';
 import { describeValue } from './issues.js';
+import { readShare } from './share.js';
 import type {
   BackoffConfig, BusConfig, ConfigIssue, CooldownConfig, Parity, RtuBusConfig,
 } from './site-types.js';
@@ -160,15 +161,16 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   // Absent = 10 x the bus timeout (the bus applies it, so a per-request timeout scales it too).
   const lateReplyGuardMs = f.duration('lateReplyGuardMs', { min: 1, max: 3_600_000, optional: true });
   const writes = readWrites(f);
+  const share = readShare(f);
   // Keys of the other kinds are not "unknown" when the kind itself is wrong: one issue is enough.
   if (kind !== undefined) {
     rejectOtherKindKeys(f, kind);
     f.rejectUnknownKeys();
   }
-  if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined || reopenAfterSilenceMs === undefined || !writes) {
+  if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined || reopenAfterSilenceMs === undefined || !writes || share === null) {
     return undefined;
   }
-  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs, writes, ...(lateReplyGuardMs === undefined ? {} : { lateReplyGuardMs }) };
+  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs, writes, ...(lateReplyGuardMs === undefined ? {} : { lateReplyGuardMs }), ...(share ? { share } : {}) };
 }
 
 export interface ReadBuses {
@@ -183,6 +185,7 @@ export function readBuses(list: readonly unknown[], path: string, issues: Config
   const buses: BusConfig[] = [];
   const names = new Map<string, number>();
   const endpoints = new Map<string, string>();
+  const shares = new Map<string, string>();
   list.forEach((raw, index) => {
     const itemPath = joinPath(path, index);
     const rawName = (raw as { name?: unknown } | null)?.name;
@@ -202,6 +205,15 @@ export function readBuses(list: readonly unknown[], path: string, issues: Config
       return;
     }
     endpoints.set(endpoint, bus.name);
+    if (bus.share) {
+      const listen = `${bus.share.address}:${bus.share.port}`;
+      const shareOwner = shares.get(listen);
+      if (shareOwner !== undefined) {
+        issues.push({ path: `${itemPath}.share.port`, message: `${listen} is already the share of bus "${shareOwner}"` });
+        return;
+      }
+      shares.set(listen, bus.name);
+    }
     buses.push(bus);
   });
   return { buses, declared: new Set(names.keys()) };

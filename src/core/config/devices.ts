@@ -122,7 +122,9 @@ export function readDevice(
   const device = readExpandedDevice(expansion.raw, path, issues, buses, declared, shared);
   relabelIssues(issues, before, path, expansion.labels);
   if (expansion.unresolved) dropIssuesAt(issues, before, joinPath(path, 'points'));
-  return issues.length > before ? undefined : device;
+  if (issues.length > before || !device) return undefined;
+  if (expansion.identification) device.config.identification = expansion.identification;
+  return device;
 }
 
 function readExpandedDevice(

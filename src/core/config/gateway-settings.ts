@@ -1,11 +1,13 @@
 // The `gateway` section as convict returns it, and the GatewaySettings made of it (unset values left out).
 import type { CloudSettings, GatewaySettings, LogLevel } from './site-types.js';
+import { webFrom, type RawWeb } from './web-settings.js';
 
 export type RawGateway = {
   stateDir: string;
   logLevel: LogLevel;
   profileDirs: string[];
   health: { enabled: boolean; host: string; port: number; eventLoopSampleMs: number };
+  web: RawWeb;
   cloud: CloudSettings;
 };
 
@@ -26,11 +28,13 @@ export function gatewayFrom(raw: RawGateway): GatewaySettings {
   const identity = identityFrom(raw.cloud.identity as unknown as Record<string, unknown> | undefined);
   if (identity) cloud.identity = identity;
   else delete cloud.identity;
+  const web = webFrom(raw.web);
   return {
     stateDir: raw.stateDir,
     logLevel: raw.logLevel,
     health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port, eventLoopSampleMs: raw.health.eventLoopSampleMs },
     cloud: cloud as unknown as CloudSettings,
     profileDirs: [...raw.profileDirs],
+    ...(web ? { web } : {}),
   };
 }

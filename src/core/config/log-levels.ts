@@ -5,7 +5,7 @@ import { describeValue } from './issues.js';
 import type { ConfigIssue } from './site-types.js';
 
 /** The components whose loggers honour a level of their own (src/main.ts wires them). */
-export const LOG_COMPONENTS = ['bus', 'poller', 'reporter', 'commands', 'cloud', 'health', 'reload'] as const;
+export const LOG_COMPONENTS = ['bus', 'poller', 'reporter', 'commands', 'cloud', 'health', 'reload', 'web'] as const;
 export type LogComponent = (typeof LOG_COMPONENTS)[number];
 
 export const LOG_LEVELS_ENV = 'FIELDGATE_LOG_LEVELS';

@@ -1,7 +1,8 @@
 // One profile file's text, parsed, -> DeviceProfile, checked like a device of its own (pure).
 import { readDevice } from './devices.js';
 import { Fields, isMapping } from './fields.js';
-import { SOURCE_QUALITIES, type DeviceProfile, type ProfileSource, type SunSpecPlacement } from './profile-types.js';
+import { readIdentification } from './profile-identification.js';
+import { SOURCE_QUALITIES, type DeviceProfile, type ProfileIdentification, type ProfileSource, type SunSpecPlacement } from './profile-types.js';
 import type { BusConfig, ConfigIssue } from './site-types.js';
 
 export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -51,6 +52,14 @@ function checkInsideModel(points: readonly unknown[], sunspec: SunSpecPlacement,
   });
 }
 
+/** A SunSpec profile's identification registers are offsets in its model too: 0 (ID) up to the model's end. */
+function checkIdentificationInsideModel(identification: ProfileIdentification, sunspec: SunSpecPlacement, f: Fields): void {
+  identification.registers.forEach((register, index) => {
+    const { address, length } = register.point;
+    if (address + length > sunspec.length + 2) f.report('identification', `registers[${index}] at offset ${address} is outside model ${sunspec.model} (offsets 0..${sunspec.length + 1})`);
+  });
+}
+
 /** `expectedName`: the file's name without .yaml; a profile is found by it, so they must agree. */
 export function readProfileDoc(raw: unknown, expectedName: string, file: string, issues: ConfigIssue[]): DeviceProfile | undefined {
   const path = `profile ${expectedName}`;
@@ -64,6 +73,7 @@ export function readProfileDoc(raw: unknown, expectedName: string, file: string,
   const firmware = f.string('firmware', { optional: true });
   const source = readSource(f);
   const sunspec = readSunSpec(f);
+  const identification = readIdentification(f);
   const deviceFields = f.section('device');
   const device: Record<string, unknown> = {};
   if (deviceFields) {
@@ -73,6 +83,7 @@ export function readProfileDoc(raw: unknown, expectedName: string, file: string,
   const points = f.list('points', { required: true }) ?? [];
   f.rejectUnknownKeys();
   if (sunspec) checkInsideModel(points, sunspec, f);
+  if (sunspec && identification) checkIdentificationInsideModel(identification, sunspec, f);
   const shift = sunspec?.defaultAddress ?? 0;
   const placed = points.map((point) => (isMapping(point) && typeof point.address === 'number' ? { ...point, address: point.address + shift } : point));
   // Checked as a device would be, so a shipped profile can never be the cause of a site's problem.
@@ -80,6 +91,6 @@ export function readProfileDoc(raw: unknown, expectedName: string, file: string,
   if (issues.length > before) return undefined;
   return {
     name: name!, vendor: vendor!, model: model!, ...(firmware !== undefined ? { firmware } : {}), source: source!,
-    ...(sunspec ? { sunspec } : {}), device, points: points as Record<string, unknown>[], file,
+    ...(sunspec ? { sunspec } : {}), ...(identification ? { identification } : {}), device, points: points as Record<string, unknown>[], file,
   };
 }

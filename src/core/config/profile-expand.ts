@@ -3,10 +3,13 @@
 import { Fields, isMapping, joinPath } from './fields.js';
 import { describeValue, suggestKey } from './issues.js';
 import type { DeviceProfile, ProfileLibrary } from './profile-types.js';
-import type { ConfigIssue } from './site-types.js';
+import type { ConfigIssue, DeviceIdentification } from './site-types.js';
+import { identificationAt, readKey } from './identification-match.js';
 
 export interface Expansion {
   raw: unknown;
+  /** What the device's profiles say it must identify as (absent: none declares it, or `identify: false`). */
+  identification?: DeviceIdentification;
   /** The profile reference was wrong: the device's points are unknown, so "no points" is not news. */
   unresolved?: boolean;
   /** Per expanded point index: where an issue about it should point (site points keep their own path). */
@@ -109,10 +112,12 @@ function deviceDefaults(raw: Record<string, unknown>, placed: readonly Placed[])
 
 /** The raw device unchanged when it names no profile; otherwise with every point written out. */
 export function expandProfiles(raw: unknown, path: string, issues: ConfigIssue[], library: ProfileLibrary): Expansion {
-  if (!isMapping(raw) || (raw.profile === undefined && raw.exclude === undefined)) return { raw, labels: [] };
-  const { profile: refs, exclude, ...rest } = raw;
+  if (!isMapping(raw) || (raw.profile === undefined && raw.exclude === undefined && raw.identify === undefined)) return { raw, labels: [] };
+  const { profile: refs, exclude, identify, ...rest } = raw;
+  if (identify !== undefined && typeof identify !== 'boolean') issues.push({ path: joinPath(path, 'identify'), message: `must be true or false (got ${describeValue(identify)})` });
   if (refs === undefined) {
-    issues.push({ path: joinPath(path, 'exclude'), message: 'only with a profile: list the points you want instead' });
+    if (exclude !== undefined) issues.push({ path: joinPath(path, 'exclude'), message: 'only with a profile: list the points you want instead' });
+    if (identify !== undefined) issues.push({ path: joinPath(path, 'identify'), message: 'only with a profile: a device without one has no model to check' });
     return { raw: rest, labels: [] };
   }
   const placed = readProfileRefs(refs, joinPath(path, 'profile'), library, issues);
@@ -149,7 +154,23 @@ export function expandProfiles(raw: unknown, path: string, issues: ConfigIssue[]
     points.push(point);
     labels.push(`${path}.profile(${owner.get(id)}).${id}`);
   }
-  return { raw: { ...deviceDefaults(rest, placed), points }, labels };
+  const identification = identify === false ? undefined : identificationOf(placed, library);
+  return { raw: { ...deviceDefaults(rest, placed), points }, labels, ...(identification ? { identification } : {}) };
+}
+
+/** The placed profiles' identification registers together, and the library's profiles read at the same registers. */
+function identificationOf(placed: readonly Placed[], library: ProfileLibrary): DeviceIdentification | undefined {
+  const own = placed.filter((p) => p.profile.identification);
+  if (own.length === 0) return undefined;
+  const registers = own.flatMap((p) => identificationAt(p.profile, p.base));
+  const keys = new Set(registers.map(readKey));
+  const names = new Set(own.map((p) => p.profile.name));
+  const others = library.names().flatMap((name) => {
+    const profile = library.get(name);
+    const regs = profile?.identification ? identificationAt(profile) : undefined;
+    return !names.has(name) && regs && regs.every((r) => keys.has(readKey(r))) ? [{ name, registers: regs }] : [];
+  });
+  return { profiles: [...names], registers, others };
 }
 
 /** Issues about points that came from a profile name the profile and point, not an index the user never wrote. */

@@ -1,4 +1,7 @@
 // Device profiles: a model's points and device defaults as its manual prescribes (profiles/*.yaml).
+import type { IdentificationRegister } from './site-types.js';
+
+export type { IdentificationRegister } from './site-types.js';
 
 /** Where a profile's facts come from: the manufacturer's or the standard's published document. */
 export interface ProfileSource {
@@ -28,6 +31,11 @@ export interface SunSpecPlacement {
   defaultAddress: number;
 }
 
+export interface ProfileIdentification {
+  /** Every register must hold one of its values for the device to be this model. */
+  registers: readonly IdentificationRegister[];
+}
+
 export interface DeviceProfile {
   name: string;
   vendor: string;
@@ -35,6 +43,8 @@ export interface DeviceProfile {
   firmware?: string;
   source: ProfileSource;
   sunspec?: SunSpecPlacement;
+  /** How a device shows it is this model; absent = it cannot be told (no such register documented). */
+  identification?: ProfileIdentification;
   /** Device keys (pollIntervalMs, wordOrder, byteOrder, limits, report) as the site file spells them. */
   device: Readonly<Record<string, unknown>>;
   /** Point mappings as the site file spells them (addresses relative to the model for SunSpec). */

@@ -7,6 +7,7 @@ import { LOG_LEVELS } from '../logger.js';
 import type { ConfigIssue, GatewaySettings } from './site-types.js';
 import { gatewayFrom, type RawGateway } from './gateway-settings.js';
 import { SELF_IDENTITY_DURATION_KEYS, selfIdentitySchema } from './self-identity.js';
+import { isListenAddress, PASSWORD_HASH_ENV, webIssues } from './web-settings.js';
 
 /** A format that throws with a message phrased to follow "<path>: ". Never echo the value: it may be secret. */
 type Check = (value: unknown) => void;
@@ -24,6 +25,8 @@ export const formats = {
   directoryList: check((v) => Array.isArray(v) && v.length <= 16 && v.every((d) => typeof d === 'string' && d.length > 0), 'must be a list of at most 16 directory paths'),
   boolean: check((v) => typeof v === 'boolean', 'must be true or false'),
   port: check((v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535, 'must be a port number 1..65535'),
+  portOrOff: check((v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535, 'must be a port number 1..65535 (0 = off)'),
+  listenAddress: check(isListenAddress, 'must be an IPv4 or IPv6 address to listen on'),
   logLevel: check((v) => (LOG_LEVELS as readonly unknown[]).includes(v), `must be one of ${LOG_LEVELS.join(', ')}`),
   loopback: check((v) => v === '127.0.0.1', 'must be 127.0.0.1, the health endpoint listens on loopback only'),
   /** '' (not configured) or a URL with one of the given protocols. */
@@ -59,6 +62,20 @@ export const GATEWAY_SCHEMA = {
     host: { doc: 'Listen address; fixed to loopback.', default: '127.0.0.1', format: formats.loopback },
     port: { doc: 'Listen port of the health endpoint.', default: 9180, format: formats.port, env: 'FIELDGATE_HEALTH_PORT' },
     eventLoopSampleMs: cloudNumber('Event-loop delay sampling period of /metrics (ms); each sample wakes the process.', 1000, 10, 60_000),
+  },
+  web: {
+    port: { doc: 'Port of the commissioning page; 0 = off.', default: 0, format: formats.portOrOff },
+    address: { doc: 'Listen address of the commissioning page; any other than 127.0.0.1 needs passwordHash.', default: '127.0.0.1', format: formats.listenAddress },
+    passwordHash: cloudString('scrypt hash of the page\'s password, written by "fieldgate web passwd".', { env: PASSWORD_HASH_ENV, sensitive: true }),
+    cert: cloudString('PEM certificate file: with key, the page is served over HTTPS.'),
+    key: cloudString('PEM private key file of cert.'),
+    allowWrites: { doc: 'The device page may write writable points (same checks as a cloud push).', default: false, format: formats.boolean },
+    allowReload: { doc: 'The page may apply an edited site file through the reload path.', default: false, format: formats.boolean },
+    maxEventClients: cloudNumber('Live event streams open at once; more are refused (503).', 20, 1, 1000),
+    historySamples: cloudNumber('Samples kept per numeric point for its 15-minute sparkline.', 180, 10, 10_000),
+    sessionIdleMs: cloudNumber('A page session unused this long ends (ms).', 3_600_000, 60_000, 604_800_000),
+    maxBodyBytes: cloudNumber('Largest request body the page accepts (bytes).', 1_048_576, 1024, 16_777_216),
+    loginFailuresPerMinute: cloudNumber('Failed logins per client address per minute before logins are refused (429).', 5, 1, 1000),
   },
   cloud: {
     mqttUrl: cloudString('Device-channel broker URL.', { env: 'FIELDGATE_MQTT_URL', format: formats.url(['mqtt', 'mqtts', 'ws', 'wss']) }),
@@ -120,7 +137,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.health.eventLoopSampleMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
+  'gateway.health.eventLoopSampleMs', 'gateway.web.sessionIdleMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
   ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';
@@ -266,5 +283,8 @@ export function validateGateway(raw: unknown, env: NodeJS.ProcessEnv): { gateway
   } catch (err) {
     issues.push(...convictIssues(err instanceof Error ? err.message : String(err), env));
   }
+  // After a failed validate() the properties are still loaded: the checks across keys run too.
+  const props = config.getProperties();
+  issues.push(...webIssues(props.web, props.health.enabled ? props.health.port : undefined));
   return issues.length > 0 ? { issues: sortBySchema(issues) } : { gateway: gatewayFrom(config.getProperties()), issues };
 }

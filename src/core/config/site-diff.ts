@@ -68,6 +68,11 @@ export function differingPaths(a: unknown, b: unknown, path: string): string[] {
   return keys.flatMap((key) => differingPaths(a[key], b[key], `${path}.${key}`));
 }
 
+/** A bus's share (a TCP server in front of it) restarts by itself: a change of it alone leaves the bus running. */
+function withoutShare(bus: BusConfig | undefined): BusConfig | undefined {
+  return bus && { ...bus, share: undefined };
+}
+
 /** Units a bus serves several requests at once for: part of how the bus is built. */
 function concurrentUnits(site: SiteConfig, bus: string): number[] {
   return site.devices.filter((d) => d.bus === bus && d.limits.concurrent).map((d) => d.unitId).sort((x, y) => x - y);
@@ -102,7 +107,7 @@ export function planReload(running: Config, next: Config): ReloadDecision {
   const busesRemoved = [...oldBuses.keys()].filter((name) => !newBuses.has(name));
   const busesRestarted = [...newBuses.keys()].filter((name) => {
     const before = oldBuses.get(name);
-    return before !== undefined && (!same(before, newBuses.get(name)) || !same(concurrentUnits(running.site, name), concurrentUnits(next.site, name)));
+    return before !== undefined && (!same(withoutShare(before), withoutShare(newBuses.get(name))) || !same(concurrentUnits(running.site, name), concurrentUnits(next.site, name)));
   });
   const restarting = new Set(busesRestarted);
   const oldDevices = new Map(running.site.devices.map((d) => [d.name, d]));

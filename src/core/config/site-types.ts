@@ -2,84 +2,11 @@
 import type { SelfIdentitySettings } from './self-identity.js';
 import type { ByteOrder, Table, ValueType, WordOrder } from '../points/types.js';
 import type { CommandConfig, StreamConfig } from './command-types.js';
+import type { BackoffConfig, BusConfig } from './bus-config-types.js';
 
-export type Parity = 'none' | 'even' | 'odd';
-
-export interface RtuBusConfig {
-  kind: 'rtu';
-  name: string;
-  path: string;
-  baudRate: number;
-  parity: Parity;
-  dataBits: 7 | 8;
-  stopBits: 1 | 2;
-  timeoutMs: number;
-  /** Silence kept between the end of one reply and the next request (t3.5 at least). */
-  interFrameDelayMs: number;
-  /** The RS-485 adapter returns each request before the reply (local echo): expect and strip it. */
-  echo?: boolean;
-  reconnect: BackoffConfig;
-  cooldown: CooldownConfig;
-  busyRetries: number;
-}
-
-export interface TcpBusConfig {
-  kind: 'tcp';
-  name: string;
-  host: string;
-  port: number;
-  timeoutMs: number;
-  /** Concurrent transactions allowed on the socket (Modbus TCP transaction ids). */
-  maxInFlight: number;
-  reconnect: BackoffConfig;
-  cooldown: CooldownConfig;
-  busyRetries: number;
-}
-
-/** RTU framing carried through a TCP serial server (one transaction at a time, like a real line). */
-export interface RtuOverTcpBusConfig {
-  kind: 'rtu-over-tcp';
-  name: string;
-  host: string;
-  port: number;
-  timeoutMs: number;
-  interFrameDelayMs: number;
-  /** The serial server returns each request before the reply (local echo): expect and strip it. */
-  echo?: boolean;
-  reconnect: BackoffConfig;
-  cooldown: CooldownConfig;
-  busyRetries: number;
-}
-
-export type BusConfig = (RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig) & SharedBusSettings;
-
-/** Settings every bus kind shares; the loader fills them, hand-built configs (tests, CLI) may omit the optional ones. */
-export interface SharedBusSettings {
-  /** Reopen the port when no unit gave a good reply for this long while requests failed. */
-  reopenAfterSilenceMs?: number;
-  /**
-   * RTU framing: after a timeout nothing the unit's late reply could be taken for (same function and
-   * reply length) is sent until it was seen or this long has passed (default 10 x timeoutMs), so no
-   * late reply can pass for the answer to another request.
-   */
-  lateReplyGuardMs?: number;
-  /** Cloud work (writes, read-backs, cloud reads) waits up to `maxWaitMs` for a guarded or cooling unit. */
-  writes?: { maxWaitMs: number };
-}
-
-export interface BackoffConfig {
-  initialMs: number;
-  maxMs: number;
-  /** 0..1: fraction of the delay randomised. */
-  jitter: number;
-}
-
-export interface CooldownConfig {
-  /** Consecutive timeouts before a unit is put in cool-down. */
-  afterTimeouts: number;
-  initialMs: number;
-  maxMs: number;
-}
+export type {
+  BackoffConfig, BusConfig, CooldownConfig, Parity, RtuBusConfig, RtuOverTcpBusConfig, SharedBusSettings, TcpBusConfig,
+} from './bus-config-types.js';
 
 export interface ReportConfig {
   /** change: send when the value moved beyond the deadband; always: every poll. */
@@ -141,6 +68,31 @@ export interface DeviceConfig {
   cloud?: DeviceCloudConfig;
   commands: CommandConfig[];
   streams: StreamConfig[];
+  /** The model its profile(s) say it is, checked before polling; absent = nothing to check or `identify: false`. */
+  identification?: DeviceIdentification;
+}
+
+/**
+ * A register whose value names the model (a meter code, a model register, a SunSpec common model's
+ * Mn/Md string), as the manufacturer's document gives it. In a SunSpec profile the address is an offset
+ * from the model's ID register, like its points (identificationAt places it).
+ */
+export interface IdentificationRegister {
+  /** The register read as a point (id "identification_N"): table, address, type, length, word and byte order. */
+  point: PointConfig;
+  /** Values this profile's model shows there; any one matches. Strings compare with trailing NULs and spaces cut. */
+  values: readonly (number | string)[];
+  /** What the document calls the register and where it says so ("Meter code (FC02h), section 1.3.1, page 29"). */
+  label: string;
+}
+
+/** How a device named by profile must identify itself (profile-expand.ts), and which other models it could be. */
+export interface DeviceIdentification {
+  /** The device's profiles that declare identification. */
+  profiles: string[];
+  registers: IdentificationRegister[];
+  /** Other profiles judged from the same registers: named when the device is not its own model. */
+  others: { name: string; registers: IdentificationRegister[] }[];
 }
 
 /**
@@ -177,6 +129,27 @@ export interface SiteConfig {
    * without an explicit `subDeviceAddress` (sub-device-addresses.ts). Never from the site file.
    */
   announcedAddresses?: Readonly<Record<string, string>>;
+}
+
+/** `gateway.web`: the commissioning page (docs/web.md). */
+export interface WebSettings {
+  port: number;
+  address: string;
+  /** `scrypt:N:r:p:salt:hash` (base64url), from FIELDGATE_WEB_PASSWORD_HASH; absent: no login (loopback only). */
+  passwordHash?: string;
+  /** PEM files: both set = HTTPS. */
+  cert?: string;
+  key?: string;
+  allowWrites: boolean;
+  allowReload: boolean;
+  /** Event-stream clients at once; more are refused with 503. */
+  maxEventClients: number;
+  /** Samples kept per numeric point for the 15-minute sparkline (one per 15 min / historySamples). */
+  historySamples: number;
+  sessionIdleMs: number;
+  maxBodyBytes: number;
+  /** Failed logins per client address per minute before further attempts are refused (429). */
+  loginFailuresPerMinute: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -263,6 +236,8 @@ export interface GatewaySettings {
   cloud: CloudSettings;
   /** Directories of a site's own device profiles (a name there overrides a shipped profile); absent = none. */
   profileDirs?: string[];
+  /** The commissioning page (docs/web.md); absent while off. */
+  web?: WebSettings;
 }
 
 export interface ProfileOverride {

@@ -31,6 +31,8 @@ export interface RequestOptions {
    * its shape may still come, like any request that cannot be made distinguishable).
    */
   lengthProbe?: boolean;
+  /** Called when the request goes on the line (after its wait in the queue), for queue-wait figures. */
+  onStart?: () => void;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -190,6 +192,7 @@ export function newJob(unit: number, op: Operation, priority: Priority, options:
   const job: Job = {
     unit, op, priority, timeoutMs: options.timeoutMs ?? config.timeoutMs, resolve, reject, busyAttempts: 0,
     ...(options.lengthProbe === true && op.kind === 'read' ? { lengthProbe: true } : {}),
+    ...(options.onStart ? { onStart: options.onStart } : {}),
   };
   const maxWaitMs = priority === 'high' ? (options.maxWaitMs ?? config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
   if (maxWaitMs > 0 && op.kind !== 'raw') {

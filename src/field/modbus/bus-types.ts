@@ -41,5 +41,6 @@ export interface Job {
   lane?: 'beside' | 'while-beside';
   /** A read that goes whole or not at all (RequestOptions.lengthProbe). */
   lengthProbe?: boolean;
+  onStart?: () => void;
 }
 

@@ -24,6 +24,7 @@ import { RequestQueue } from './request-queue.js';
 import { BusAdmission } from './bus-admission.js';
 import { BesideLane } from './beside-lane.js';
 import { WakeTimer } from './wake-timer.js';
+import { type SettledListener, SettledListeners } from './settled-listeners.js';
 import type { ModbusTransport, TransportFactory } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -60,6 +61,7 @@ export class Bus {
   /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
   private readonly wake: WakeTimer;
   private queueFullLogged = false;
+  private readonly settledListeners: SettledListeners;
 
   constructor(options: BusOptions) {
     this.config = options.config;
@@ -105,6 +107,7 @@ export class Bus {
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
     this.wake = new WakeTimer(this.clock, this.timers, () => this.pump());
     this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
+    this.settledListeners = new SettledListeners(this.log);
   }
 
   private get state(): BusState {
@@ -155,6 +158,16 @@ export class Bus {
   async exchangeRaw(data: Buffer, window: RawReplyWindow, options: RequestOptions = {}): Promise<Buffer> {
     const reply = await this.submit(0, { kind: 'raw', data, window }, options.priority ?? 'high');
     return reply as Buffer;
+  }
+
+  /** Every successful read and write from now on (the share's cache keeps reads, drops what writes change). */
+  onSettled(listener: SettledListener): () => void {
+    return this.settledListeners.add(listener);
+  }
+
+  /** Share of bus time requests of the bus's share (priority 'share') may take while polls wait. */
+  setLineShare(share: number): void {
+    this.queue.setLineShare(share);
   }
 
   stats(): BusStats {
@@ -252,6 +265,7 @@ export class Bus {
     if (job.lane === 'beside') this.beside.started();
     this.admission.started(job.unit);
     const started = this.clock.now();
+    job.onStart?.();
     let silenceKept = false;
     try {
       this.counters.transactions += transactionsOf(job.op, pieceCount);
@@ -260,6 +274,7 @@ export class Bus {
       silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
       if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
       this.beside.answered(job.unit);
+      if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, result, this.clock.now());
       job.resolve(result);
     } catch (err) {
       this.beside.failed(job.unit, err, job.lane === 'while-beside');

@@ -9,6 +9,7 @@ import type { Time } from '../../core/time.js';
 import type { Poller } from '../../device/poller.js';
 import type { Bus } from '../../field/modbus/bus.js';
 import type { Logger } from '../../core/logger.js';
+import type { Sample } from '../../device/poll-cycle.js';
 import type { GatewayStatus } from '../status.js';
 import type { RemoteReadBus } from './commands.js';
 import { rootLevelControl } from './log-level.js';
@@ -22,15 +23,19 @@ export interface GatewayParts {
   status(): GatewayStatus;
 }
 
+/** The buses and devices a commissioning read or poll may name, kept current across reloads. */
+export interface RemoteReadParts {
+  buses: ReadonlyMap<string, RemoteReadBus>;
+  devices: readonly string[];
+  pollDevice(device: string): Promise<Sample>;
+}
+
 /**
- * fieldgate's own device over its identity's link: own attributes, and the commands of ops/self.
- * `onReload`: subscribes to applied reloads, after which the commands know the new buses and devices.
+ * Reads through the running buses (their scheduler, at the cloud's priority) and polls through
+ * their pollers, for the own device's commands and the commissioning page.
+ * `onReload`: subscribes to applied reloads, after which the new buses and devices are known.
  */
-export function createSelfDevice(
-  link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: Time, onReload?: (listener: (next: Config) => void) => void,
-): SelfDevice {
-  const { cloud } = config.gateway;
-  const log = root.child({ component: 'self' });
+export function remoteReadParts(config: Config, gateway: Omit<GatewayParts, 'status'>, onReload?: (listener: (next: Config) => void) => void): RemoteReadParts {
   // Filled in place, so a reload changes what the commands see without rebuilding them.
   const buses = new Map<string, RemoteReadBus>();
   const devices: string[] = [];
@@ -45,11 +50,26 @@ export function createSelfDevice(
   refresh(config);
   onReload?.(refresh);
   const pollerOf = (device: string) => gateway.pollers.get(busOf.get(device) ?? '');
+  return {
+    buses, devices,
+    pollDevice: (device) => pollerOf(device)?.pollNow(device) ?? Promise.reject(new Error(`device "${device}" has no poller`)),
+  };
+}
+
+/**
+ * fieldgate's own device over its identity's link: own attributes, and the commands of ops/self.
+ * `onReload`: subscribes to applied reloads, after which the commands know the new buses and devices.
+ */
+export function createSelfDevice(
+  link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: Time, onReload?: (listener: (next: Config) => void) => void,
+): SelfDevice {
+  const { cloud } = config.gateway;
+  const log = root.child({ component: 'self' });
+  const { buses, devices, pollDevice } = remoteReadParts(config, gateway, onReload);
   return new SelfDevice({
     channel: new MqttSelfChannel(link, { maxInboundBytes: cloud.maxInboundBytes, maxKeys: cloud.inbound.maxKeys }, log),
     settings: selfSettings(cloud.identity, DEFAULT_SELF_IDENTITY), status: gateway.status, rss: () => process.memoryUsage.rss(),
-    buses, devices,
-    pollDevice: (device) => pollerOf(device)?.pollNow(device) ?? Promise.reject(new Error(`device "${device}" has no poller`)),
+    buses, devices, pollDevice,
     level: rootLevelControl(root), time, log,
   });
 }

@@ -26,7 +26,7 @@ describe('fieldgate command dispatch', () => {
   it('answers --help and -h on every sub-command with its usage and exit 0', async () => {
     const listing = await runCli(['--help']);
     const commands = [...listing.out.matchAll(/^ {2}(\w+) {2,}/gm)].map((m) => m[1]);
-    expect(commands).toEqual(['demo', 'run', 'poll', 'validate', 'read', 'write', 'scan', 'profiles', 'simulate', 'emulator', 'reload', 'status', 'logs']);
+    expect(commands).toEqual(['demo', 'run', 'poll', 'validate', 'read', 'write', 'scan', 'profiles', 'simulate', 'emulator', 'reload', 'status', 'logs', 'web']);
     for (const command of commands) {
       for (const flag of ['--help', '-h']) {
         const c = await runCli([command, flag]);

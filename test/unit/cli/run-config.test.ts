@@ -35,7 +35,7 @@ describe('machine-side config problems', () => {
     const r = await run(['run', '--config', file], { FIELDGATE_LOG_LEVELS: 'link=warn' });
     expect(r.code).toBe(78);
     expect(r.out).toBe('');
-    expect(r.err).toContain('FIELDGATE_LOG_LEVELS: "link=warn": unknown component "link" (components: bus, poller, reporter, commands, cloud, health, reload)');
+    expect(r.err).toContain('FIELDGATE_LOG_LEVELS: "link=warn": unknown component "link" (components: bus, poller, reporter, commands, cloud, health, reload, web)');
     expect(r.err).toContain('1 problem(s); nothing started');
   });
 

@@ -208,3 +208,25 @@ describe('point keys for SunSpec-style maps', () => {
     ]);
   });
 });
+
+describe('identification carried to the device', () => {
+  it('places a SunSpec model\'s ID register with the model and names the models read at the same registers', () => {
+    const result = check({ profile: ['sunspec-common', { name: 'sunspec-inverter-3ph', address: 50070 }] });
+    expect(result.issues).toEqual([]);
+    const identification = result.config!.site.devices[0].identification!;
+    expect(identification.profiles).toEqual(['sunspec-common', 'sunspec-inverter-3ph']);
+    expect(identification.registers.map((r) => [r.point.address, r.values])).toEqual([[40002, [1]], [50070, [103]]]);
+    // Only the common model's register is at the usual place here: the other models (usually at 40070) are not judged.
+    expect(identification.others.map((o) => o.name)).toEqual([]);
+    const usual = check({ profile: ['sunspec-common', 'sunspec-inverter-3ph'] }).config!.site.devices[0].identification!;
+    const others = usual.others.map((o) => o.name);
+    expect(others).toEqual(expect.arrayContaining(['sunspec-inverter-1ph', 'sunspec-inverter-split', 'sunspec-meter-1ph', 'sunspec-meter-delta', 'sunspec-meter-split', 'sunspec-meter-wye']));
+    expect(others).not.toContain('sunspec-inverter-3ph');
+    expect(others).not.toContain('sunspec-mppt');
+  });
+
+  it('is off with identify: false, and absent for a profile without identification', () => {
+    expect(check({ profile: 'sunspec-common', identify: false }).config!.site.devices[0].identification).toBeUndefined();
+    expect(check({ profile: 'eastron-sdm630' }).config!.site.devices[0].identification).toBeUndefined();
+  });
+});

@@ -51,6 +51,7 @@ const cases: Array<{ name: string; edit: (raw: Raw) => void; plan: Partial<Reloa
   { name: 'a device moved to another bus', edit: (r) => { r.devices[2] = meter('m3', 'a', 3); }, plan: { ...unchanged, devicesReplaced: ['m3'], devicesKept: ['m1', 'm2'] } },
   { name: 'a linked device moved to another bus keeps its link', edit: (r) => { r.devices[0] = meter('m1', 'b', 2, { cloud: { accessToken: 't1' } }); }, plan: { ...unchanged, devicesReplaced: ['m1'], devicesKeepingLink: ['m1'], devicesKept: ['m2', 'm3'] } },
   { name: 'a bus changed: it and only its devices restart', edit: (r) => { r.buses[0] = { ...r.buses[0], timeoutMs: 900 }; }, plan: { ...unchanged, busesRestarted: ['a'], devicesReplaced: ['m1', 'm2'], devicesKeepingLink: ['m1', 'm2'], devicesKept: ['m3'] } },
+  { name: 'a share added to a bus: the bus and its devices keep running', edit: (r) => { r.buses[0] = { ...r.buses[0], share: { port: 1502 } }; }, plan: { ...unchanged, identical: false, devicesKept: ['m1', 'm2', 'm3'] } },
   { name: 'a bus added', edit: (r) => { r.buses.push({ name: 'c', kind: 'tcp', host: '127.0.0.1', port: 5022 }); }, plan: { ...unchanged, busesAdded: ['c'], devicesKept: ['m1', 'm2', 'm3'] } },
   { name: 'a bus and its device removed', edit: (r) => { r.buses.splice(1, 1); r.devices.splice(2, 1); }, plan: { ...unchanged, busesRemoved: ['b'], devicesRemoved: ['m3'], devicesKept: ['m1', 'm2'] } },
   { name: 'the log level only', edit: (r) => { r.gateway.logLevel = 'debug'; }, plan: { ...unchanged, identical: false, logLevel: 'debug', devicesKept: ['m1', 'm2', 'm3'] } },

@@ -73,7 +73,7 @@ describe('runValidate', () => {
   it('rejects unknown components in FIELDGATE_LOG_LEVELS with the list of valid ones, with the site file\'s issues', async () => {
     const { io, err } = capture({ FIELDGATE_LOG_LEVELS: 'link=warn,bus=debug,cloud=loud', FIELDGATE_HEALTH_PORT: 'not-a-port' });
     expect(await runValidate([fixture('valid/minimal.yaml')], io)).toBe(78);
-    expect(err()).toContain('FIELDGATE_LOG_LEVELS: "link=warn": unknown component "link" (components: bus, poller, reporter, commands, cloud, health, reload)');
+    expect(err()).toContain('FIELDGATE_LOG_LEVELS: "link=warn": unknown component "link" (components: bus, poller, reporter, commands, cloud, health, reload, web)');
     expect(err()).toContain('FIELDGATE_LOG_LEVELS: "cloud=loud": unknown level "loud"');
     expect(err()).toContain('gateway.health.port: must be a port number');
     expect(err()).not.toContain('bus=debug');

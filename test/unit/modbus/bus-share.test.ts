@@ -64,3 +64,35 @@ describe('Bus: bit write as one job', () => {
     expect(transport.calls).toEqual([]);
   });
 });
+
+describe('Bus: the share class (other masters through a bus share)', () => {
+  it('takes about lineShare of the line while polls wait, and is not starved', async () => {
+    const { bus, transport } = await startedBus(1);
+    bus.setLineShare(0.25);
+    const polls = Array.from({ length: 20 }, () => bus.read(1, 'holding', 0, 1));
+    const shared = Array.from({ length: 40 }, () => bus.read(9, 'holding', 0, 1, { priority: 'share' }));
+    await clock.advanceAsync(10_000);
+    await Promise.all([...polls, ...shared]);
+    const first = transport.calls.slice(0, 20);
+    expect(first.filter((c) => c.unit === 1).length).toBeGreaterThanOrEqual(14);
+    expect(first.some((c) => c.unit === 9)).toBe(true);
+    expect(transport.calls).toHaveLength(60);
+  });
+
+  it('tells settled-request listeners of reads and writes; a failing listener fails no request', async () => {
+    const { bus } = await startedBus(1);
+    const heard: string[] = [];
+    bus.onSettled(() => { throw new Error('listener fault'); });
+    const stop = bus.onSettled((unit, op) => heard.push(`${unit}:${op.kind}`));
+    const read = bus.read(1, 'holding', 0, 2);
+    const write = bus.writeRegisters(2, 5, [7]);
+    await clock.advanceAsync(1000);
+    await expect(read).resolves.toMatchObject({ table: 'holding', start: 0 });
+    await expect(write).resolves.toBeUndefined();
+    stop();
+    const later = bus.read(1, 'holding', 0, 1);
+    await clock.advanceAsync(1000);
+    await later;
+    expect(heard).toEqual(['1:read', '2:write-registers']);
+  });
+});

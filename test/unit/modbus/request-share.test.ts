@@ -8,8 +8,8 @@ interface Item { priority: Priority; ms: number }
 /** Serves `steps` items, refilling both levels so both always wait; returns the high share of time. */
 function serve(share: number, highMs: number, normalMs: number, steps = 1000): number {
   const queue = new RequestQueue<Item>(100, share);
-  const time = { high: 0, normal: 0 };
-  const waiting = { high: 0, normal: 0 };
+  const time: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
+  const waiting: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
   for (let i = 0; i < steps; i += 1) {
     for (const priority of ['high', 'normal'] as const) {
       for (; waiting[priority] < 5; waiting[priority] += 1) queue.push({ priority, ms: priority === 'high' ? highMs : normalMs }, priority);
@@ -96,5 +96,55 @@ describe('RequestQueue bus-time share', () => {
 
   it.each([0, -1, 1.5, Number.NaN])('refuses share %f', (share) => {
     expect(() => new RequestQueue<string>(10, share)).toThrow(RangeError);
+  });
+});
+
+describe('RequestQueue: the share class (other masters through a bus share)', () => {
+  /** Polls, share requests and (optionally) high work always waiting; returns each class's share of time. */
+  function serveThree(lineShare: number, highShare: number, withHigh: boolean, steps = 2000): Record<Priority, number> {
+    const queue = new RequestQueue<Item>(100, highShare);
+    queue.setLineShare(lineShare);
+    const time: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
+    const waiting: Record<Priority, number> = { high: 0, share: 0, normal: 0 };
+    const classes: Priority[] = withHigh ? ['high', 'share', 'normal'] : ['share', 'normal'];
+    for (let i = 0; i < steps; i += 1) {
+      for (const priority of classes) for (; waiting[priority] < 5; waiting[priority] += 1) queue.push({ priority, ms: 10 }, priority);
+      const item = queue.shift() as Item;
+      waiting[item.priority] -= 1;
+      time[item.priority] += item.ms;
+      queue.charge(item, item.priority, item.ms);
+    }
+    const total = time.high + time.share + time.normal;
+    return { high: time.high / total, share: time.share / total, normal: time.normal / total };
+  }
+
+  it.each([0.1, 0.25, 0.5])('a flood of share requests takes about lineShare %f while polls wait', (lineShare) => {
+    const measured = serveThree(lineShare, 1, false);
+    expect(Math.abs(measured.share - lineShare)).toBeLessThanOrEqual(0.02);
+  });
+
+  it('with cloud work also flooding, polls keep at least what neither class may take', () => {
+    const measured = serveThree(0.25, 0.5, true);
+    expect(measured.normal).toBeGreaterThan(0.2);
+    expect(measured.share).toBeGreaterThan(0.05);
+    expect(measured.high).toBeGreaterThan(0.05);
+  });
+
+  it('without waiting polls, share requests run back to back', () => {
+    const queue = new RequestQueue<string>(100, 1);
+    queue.setLineShare(0.1);
+    for (let i = 0; i < 3; i += 1) queue.push(`s${i}`, 'share');
+    const order = [queue.shift(), queue.shift(), queue.shift()];
+    expect(order).toEqual(['s0', 's1', 's2']);
+  });
+
+  it('drains every class and refuses a share outside (0, 1]', () => {
+    const queue = new RequestQueue<string>(3, 1);
+    queue.push('p', 'normal');
+    queue.push('s', 'share');
+    queue.push('h', 'high');
+    expect(queue.push('x', 'share')).toBe(false);
+    expect(queue.drain().sort()).toEqual(['h', 'p', 's']);
+    expect(() => queue.setLineShare(0)).toThrow(RangeError);
   });
 });

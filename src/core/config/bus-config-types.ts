@@ -1,0 +1,82 @@
+// The validated shape of a site file's buses (site-types.ts re-exports it): each kind, and what they share.
+import type { ShareConfig } from './share-types.js';
+
+export type Parity = 'none' | 'even' | 'odd';
+
+export interface RtuBusConfig {
+  kind: 'rtu';
+  name: string;
+  path: string;
+  baudRate: number;
+  parity: Parity;
+  dataBits: 7 | 8;
+  stopBits: 1 | 2;
+  timeoutMs: number;
+  /** Silence kept between the end of one reply and the next request (t3.5 at least). */
+  interFrameDelayMs: number;
+  /** The RS-485 adapter returns each request before the reply (local echo): expect and strip it. */
+  echo?: boolean;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+export interface TcpBusConfig {
+  kind: 'tcp';
+  name: string;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  /** Concurrent transactions allowed on the socket (Modbus TCP transaction ids). */
+  maxInFlight: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+/** RTU framing carried through a TCP serial server (one transaction at a time, like a real line). */
+export interface RtuOverTcpBusConfig {
+  kind: 'rtu-over-tcp';
+  name: string;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  interFrameDelayMs: number;
+  /** The serial server returns each request before the reply (local echo): expect and strip it. */
+  echo?: boolean;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+export type BusConfig = (RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig) & SharedBusSettings;
+
+/** Settings every bus kind shares; the loader fills them, hand-built configs (tests, CLI) may omit the optional ones. */
+export interface SharedBusSettings {
+  /** Reopen the port when no unit gave a good reply for this long while requests failed. */
+  reopenAfterSilenceMs?: number;
+  /**
+   * RTU framing: after a timeout nothing the unit's late reply could be taken for (same function and
+   * reply length) is sent until it was seen or this long has passed (default 10 x timeoutMs), so no
+   * late reply can pass for the answer to another request.
+   */
+  lateReplyGuardMs?: number;
+  /** Cloud work (writes, read-backs, cloud reads) waits up to `maxWaitMs` for a guarded or cooling unit. */
+  writes?: { maxWaitMs: number };
+  /** A Modbus TCP server in front of this bus (docs/share.md); absent: none. */
+  share?: ShareConfig;
+}
+
+export interface BackoffConfig {
+  initialMs: number;
+  maxMs: number;
+  /** 0..1: fraction of the delay randomised. */
+  jitter: number;
+}
+
+export interface CooldownConfig {
+  /** Consecutive timeouts before a unit is put in cool-down. */
+  afterTimeouts: number;
+  initialMs: number;
+  maxMs: number;
+}

@@ -1,0 +1,43 @@
+// The normalised shape of a bus's `share:` block (read by share.ts; docs/share.md).
+export const SHARE_TABLES = ['coil', 'discrete', 'holding', 'input'] as const;
+export type ShareTable = (typeof SHARE_TABLES)[number];
+
+/** Function codes a share forwards: reads 1-4, writes 5, 6, 15, 16. */
+export const SHARE_FUNCTIONS = [1, 2, 3, 4, 5, 6, 15, 16] as const;
+
+export interface ShareRange {
+  /** Absent: every table. */
+  table?: ShareTable;
+  from: number;
+  to: number;
+}
+
+export interface ShareUnitPolicy {
+  /** Absent: every function the share forwards (reads only when read-only). */
+  functions?: number[];
+  /** Absent: every address. */
+  ranges?: ShareRange[];
+}
+
+export interface ShareConfig {
+  address: string;
+  port: number;
+  /**
+   * TCP unit id -> bus unit id; absent: each unit of the bus's devices as itself. Broadcast is never
+   * forwarded (nobody would answer it): on a serial line no device has unit 0.
+   */
+  units?: Array<{ tcp: number; bus: number }>;
+  access: 'read-only' | 'read-write';
+  /** Per TCP unit id. */
+  policy?: Array<{ unit: number } & ShareUnitPolicy>;
+  maxClients: number;
+  idleTimeoutMs: number;
+  ratePerSecond: number;
+  queueDepth: number;
+  /** Share of the line's time share requests may take while polls wait, (0, 1]. */
+  lineShare: number;
+  /** 0: off. */
+  cacheMs: number;
+  /** Bus request timeout for forwarded requests (absent: the bus's). */
+  timeoutMs?: number;
+}

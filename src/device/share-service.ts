@@ -1,0 +1,197 @@
+// What a bus share does with each request of a client: the client's rate and queue bounds, the
+// share's policy, an answer from the read cache when allowed, or the request on the bus as its own
+// class ('share'), through the same admission, reply matching, late guard and cool-down as polls.
+// Every request is answered: a reply, or the exception a Modbus gateway gives.
+import type { ShareConfig } from '../core/config/share.js';
+import type { Logger } from '../core/logger.js';
+import type { MbapFrame } from '../core/modbus/mbap-framer.js';
+import {
+  EXCEPTION, exceptionPdu, parseRequestPdu, readReplyPdu, requestSpan, writeReplyPdu, type ShareRequest,
+} from '../core/modbus/mbap-request.js';
+import type { ReadCache } from '../core/modbus/read-cache.js';
+import type { SharePolicy } from '../core/modbus/share-policy.js';
+import type { Table } from '../core/points/types.js';
+import { QueueFullError } from '../core/queue-full-error.js';
+import { RecentSamples } from '../core/recent-samples.js';
+import type { Clock } from '../core/time.js';
+import type { ReadBlock } from '../core/points/codec.js';
+import type { RequestOptions } from '../field/modbus/bus-request.js';
+import {
+  BusDownError, BusStoppedError, InvalidRequestError, ModbusExceptionError, ModbusTimeoutError, PortClosedError,
+  UnitCoolingDownError, UnitLateReplyPendingError,
+} from '../field/modbus/errors.js';
+import type { ShareClient, ShareRequestHandler } from '../field/modbus/share-server.js';
+
+/** What the share needs of its bus (Bus has it). */
+export interface ShareBus {
+  read(unit: number, table: Table, start: number, count: number, options?: RequestOptions): Promise<ReadBlock<Uint16Array>>;
+  writeRegisters(unit: number, address: number, values: readonly number[], options?: RequestOptions & { forceMulti?: boolean }): Promise<void>;
+  writeCoils(unit: number, address: number, values: readonly boolean[], options?: RequestOptions & { forceMulti?: boolean }): Promise<void>;
+}
+
+export interface ShareCounters {
+  requests: number;
+  forwarded: number;
+  fromCache: number;
+  refusedByPolicy: number;
+  /** Answered "server busy": over the client's rate or queue depth. */
+  busy: number;
+  /** Forwarded but answered with an exception (timeout, unit cooling down, bus down, device exception). */
+  failed: number;
+}
+
+export interface ShareServiceOptions {
+  bus: ShareBus;
+  config: ShareConfig;
+  policy: SharePolicy;
+  /** Present when `cacheMs` > 0. */
+  cache?: ReadCache;
+  /** A forwarded write succeeded: the points covering it are read back (ops wires the devices). */
+  written?: (busUnit: number, table: Table, first: number, last: number) => void;
+  clock: Clock;
+  log: Logger;
+}
+
+interface ClientState {
+  tokens: number;
+  refilledAt: number;
+  inFlight: number;
+  /** Logged once per connection: a client at its limit would otherwise log at its own rate. */
+  busyLogged: boolean;
+  refusalLogged: boolean;
+}
+
+export class ShareService implements ShareRequestHandler {
+  readonly counters: ShareCounters = { requests: 0, forwarded: 0, fromCache: 0, refusedByPolicy: 0, busy: 0, failed: 0 };
+  private readonly waits = new RecentSamples();
+  private readonly clients = new Map<number, ClientState>();
+
+  private policy: SharePolicy;
+
+  constructor(private readonly options: ShareServiceOptions) {
+    this.policy = options.policy;
+  }
+
+  /** The bus's devices changed (a reload): the default unit map follows them, clients stay connected. */
+  setPolicy(policy: SharePolicy): void {
+    this.policy = policy;
+  }
+
+  /** Queue wait of forwarded requests (ms), over the last 1024. */
+  queueWait(): { p50?: number; p99?: number } {
+    return { p50: this.waits.percentile(50), p99: this.waits.percentile(99) };
+  }
+
+  closed(client: ShareClient): void {
+    this.clients.delete(client.id);
+  }
+
+  request(client: ShareClient, frame: MbapFrame, answer: (pdu: Buffer) => void): void {
+    const { config, clock } = this.options;
+    const policy = this.policy;
+    this.counters.requests += 1;
+    const state = this.stateOf(client.id);
+    const parsed = parseRequestPdu(frame.pdu);
+    const functionCode = parsed.ok ? parsed.request.functionCode : parsed.functionCode;
+    if (!this.takeToken(state) || state.inFlight >= config.queueDepth) {
+      this.counters.busy += 1;
+      if (!state.busyLogged) {
+        state.busyLogged = true;
+        this.options.log.warn({ client: client.remote, ratePerSecond: config.ratePerSecond, queueDepth: config.queueDepth }, 'share client over its rate or queue: answered server busy (further busy answers to it are only counted)');
+      }
+      return answer(exceptionPdu(functionCode, EXCEPTION.serverBusy));
+    }
+    if (!parsed.ok) return answer(this.refuse(client, state, frame.unit, functionCode, parsed.exception, 'malformed or unsupported request'));
+    const decision = policy.decide(frame.unit, parsed.request);
+    if (!decision.ok) return answer(this.refuse(client, state, frame.unit, functionCode, decision.exception, decision.reason));
+    const request = parsed.request;
+    if (request.kind === 'read' && this.options.cache && config.cacheMs > 0) {
+      const hit = this.options.cache.lookup(decision.busUnit, request.table, request.start, request.count, clock.now(), config.cacheMs);
+      if (hit) {
+        this.counters.fromCache += 1;
+        return answer(readReplyPdu(request, hit));
+      }
+    }
+    state.inFlight += 1;
+    void this.forward(client, decision.busUnit, request).then((pdu) => {
+      state.inFlight -= 1;
+      answer(pdu);
+    });
+  }
+
+  private async forward(client: ShareClient, unit: number, request: ShareRequest): Promise<Buffer> {
+    const { bus, config, clock } = this.options;
+    const queuedAt = clock.now();
+    let started = false;
+    const options: RequestOptions = {
+      priority: 'share',
+      ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
+      onStart: () => {
+        if (started) return; // a repeat after "busy"
+        started = true;
+        this.waits.add(clock.now() - queuedAt);
+      },
+    };
+    this.counters.forwarded += 1;
+    try {
+      if (request.kind === 'read') {
+        const block = await bus.read(unit, request.table, request.start, request.count, options);
+        return readReplyPdu(request, block);
+      }
+      const span = requestSpan(request);
+      this.options.log.info({ client: client.remote, unit, function: request.functionCode, address: span.first, count: request.values.length }, 'share write forwarded');
+      const forceMulti = request.functionCode === 15 || request.functionCode === 16;
+      if (request.kind === 'write-registers') await bus.writeRegisters(unit, request.address, request.values, { ...options, forceMulti });
+      else await bus.writeCoils(unit, request.address, request.values, { ...options, forceMulti });
+      this.options.written?.(unit, span.table, span.first, span.last);
+      return writeReplyPdu(request);
+    } catch (err) {
+      this.counters.failed += 1;
+      return exceptionPdu(request.functionCode, exceptionFor(err));
+    }
+  }
+
+  private refuse(client: ShareClient, state: ClientState, unit: number, functionCode: number, exception: number, reason: string): Buffer {
+    this.counters.refusedByPolicy += 1;
+    if (!state.refusalLogged) {
+      state.refusalLogged = true;
+      this.options.log.warn({ client: client.remote, unit, function: functionCode, exception, reason }, 'share request refused (further refusals of this client are only counted)');
+    }
+    return exceptionPdu(functionCode, exception);
+  }
+
+  private stateOf(id: number): ClientState {
+    let state = this.clients.get(id);
+    if (!state) {
+      state = { tokens: this.burst(), refilledAt: this.options.clock.now(), inFlight: 0, busyLogged: false, refusalLogged: false };
+      this.clients.set(id, state);
+    }
+    return state;
+  }
+
+  /** Requests a client may send at once before its rate holds it back. */
+  private burst(): number {
+    return Math.max(1, this.options.config.ratePerSecond);
+  }
+
+  private takeToken(state: ClientState): boolean {
+    const now = this.options.clock.now();
+    state.tokens = Math.min(this.burst(), state.tokens + ((now - state.refilledAt) / 1000) * this.options.config.ratePerSecond);
+    state.refilledAt = now;
+    if (state.tokens < 1) return false;
+    state.tokens -= 1;
+    return true;
+  }
+}
+
+/** The exception a Modbus gateway answers for what went wrong on the line. */
+export function exceptionFor(err: unknown): number {
+  if (err instanceof ModbusExceptionError) return err.code;
+  if (err instanceof ModbusTimeoutError) return EXCEPTION.gatewayTargetNoResponse;
+  if (err instanceof UnitCoolingDownError || err instanceof UnitLateReplyPendingError || err instanceof BusDownError
+    || err instanceof BusStoppedError || err instanceof PortClosedError) return EXCEPTION.gatewayPathUnavailable;
+  if (err instanceof QueueFullError) return EXCEPTION.serverBusy;
+  if (err instanceof InvalidRequestError) return EXCEPTION.illegalDataValue;
+  // A garbled or mismatched reply (CRC, length, echo): nothing usable came back from the target.
+  return EXCEPTION.gatewayTargetNoResponse;
+}

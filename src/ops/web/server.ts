@@ -1,0 +1,274 @@
+// The commissioning page (docs/web.md): node:http or node:https, no framework. Routes are exact
+// matches; assets come from an in-memory map (nothing is read from disk per request), so no path
+// reaches the file system. Every POST needs the session's CSRF token and a same-origin request.
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { DeviceConfig } from '../../core/config/site-types.js';
+import type { WebSettings } from '../../core/config/web-settings.js';
+import type { PointValue } from '../../core/points/types.js';
+import type { Logger } from '../log.js';
+import type { GatewayStatus } from '../status.js';
+import { ASSETS, SHELL_HTML } from './assets.js';
+import { deviceView } from './device-view.js';
+import { EventStreams } from './event-streams.js';
+import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
+import type { LineCapture } from '../../field/modbus/line-capture.js';
+import type { LiveFeed } from './live-feed.js';
+import { verifyPassword } from './password.js';
+import { LoginLimiter, SessionStore, type Session } from './sessions.js';
+import type { SiteAnswer, SiteFileView } from './site-view.js';
+import type { WebCommands } from './web-commands.js';
+
+export interface WebSources {
+  status(): GatewayStatus;
+  devices(): readonly DeviceConfig[];
+  latest(device: string): Readonly<Record<string, PointValue>>;
+  feed?: LiveFeed;
+  /** The read, poll and scan forms. */
+  commands?: WebCommands;
+  /** The site-file page; absent when the daemon was started without a file (tests). */
+  site?: SiteFileView;
+  /** The cloud's stored attributes of a device (interface B); absent without a cloud side. */
+  cloudAttributes?(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
+  /** Per bus: its transactions, captured while the line page watches. */
+  captures?: ReadonlyMap<string, LineCapture>;
+}
+
+export interface WebServer {
+  port: number;
+  /** Open event streams (for tests and status). */
+  eventClients(): number;
+  close(): Promise<void>;
+}
+
+/** Sockets at most: the event streams, their reconnects and page loads. */
+function maxConnectionsFor(settings: WebSettings): number {
+  return settings.maxEventClients * 4 + 256;
+}
+
+class WebHandler {
+  readonly sessions: SessionStore;
+  private readonly limiter: LoginLimiter;
+  readonly streams: EventStreams;
+  private readonly https: boolean;
+
+  constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly now: () => number) {
+    this.sessions = new SessionStore(settings.sessionIdleMs);
+    this.limiter = new LoginLimiter(settings.loginFailuresPerMinute);
+    this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => sources.status(), log);
+    this.https = settings.cert !== undefined;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    securityHeaders(res, this.https);
+    const path = (req.url ?? '/').split('?')[0];
+    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+    if (req.method === 'POST') return this.post(req, res, path);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD, POST' });
+    const asset = ASSETS.get(path);
+    if (asset) {
+      res.writeHead(200, { 'Content-Type': asset.type, 'Cache-Control': 'no-cache', 'Content-Length': asset.body.length });
+      res.end(req.method === 'HEAD' ? undefined : asset.body);
+      return;
+    }
+    if (path === '/favicon.ico') {
+      res.writeHead(204, { 'Cache-Control': 'max-age=86400' });
+      res.end();
+      return;
+    }
+    if (path === '/' || path === '/login' || path === '/tools' || path === '/site' || path === '/line' || /^\/device\/[^/]+$/.test(path)) {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': SHELL_HTML.length });
+      res.end(req.method === 'HEAD' ? undefined : SHELL_HTML);
+      return;
+    }
+    if (path === '/api/session') return this.sessionInfo(req, res);
+    if (!path.startsWith('/api/')) return sendJson(res, 404, { error: 'not found' });
+    const session = this.session(req);
+    if (!session?.authenticated) return sendJson(res, 401, { error: 'login required' });
+    if (path === '/api/status') return sendJson(res, 200, this.sources.status());
+    const deviceName = /^\/api\/device\/([^/]+)$/.exec(path)?.[1];
+    if (deviceName !== undefined) return this.device(res, deviceName);
+    const cloudOf = /^\/api\/device\/([^/]+)\/cloud$/.exec(path)?.[1];
+    if (cloudOf !== undefined) return this.cloudView(res, cloudOf);
+    if (path === '/api/events') return this.events(res, query.get('device') ?? undefined);
+    if (path === '/api/line') return this.line(res, query.get('bus') ?? '');
+    if (path === '/api/site' && this.sources.site) return this.answer(res, this.sources.site.show(session.id));
+    return sendJson(res, 404, { error: 'not found' });
+  }
+
+  private session(req: IncomingMessage): Session | undefined {
+    return this.sessions.get(cookieValue(req, SESSION_COOKIE), this.now());
+  }
+
+  private sessionInfo(req: IncomingMessage, res: ServerResponse): void {
+    let session = this.session(req);
+    const headers: Record<string, string> = {};
+    if (!session) {
+      session = this.sessions.create(this.settings.passwordHash === undefined, this.now());
+      headers['Set-Cookie'] = sessionCookie(session.id, this.https);
+    }
+    sendJson(res, 200, {
+      authenticated: session.authenticated, passwordRequired: this.settings.passwordHash !== undefined, csrf: session.csrf,
+      allowWrites: this.settings.allowWrites, allowReload: this.settings.allowReload,
+    }, headers);
+  }
+
+  private findDevice(encoded: string): DeviceConfig | undefined {
+    let name: string;
+    try {
+      name = decodeURIComponent(encoded);
+    } catch {
+      return undefined;
+    }
+    return this.sources.devices().find((d) => d.name === name);
+  }
+
+  private device(res: ServerResponse, encoded: string): void {
+    const device = this.findDevice(encoded);
+    if (!device) return sendJson(res, 404, { error: 'no such device' });
+    const status = this.sources.status().devices.find((d) => d.name === device.name);
+    sendJson(res, 200, deviceView(device, status, this.sources.latest(device.name), this.sources.feed, this.now()));
+  }
+
+  /** Only the error's kind goes to the browser: a cloud error's text may carry the device's token (it is in the URL). */
+  private async cloudView(res: ServerResponse, encoded: string): Promise<void> {
+    const device = this.findDevice(encoded);
+    if (!device) return sendJson(res, 404, { error: 'no such device' });
+    if (!this.sources.cloudAttributes || !device.cloud) return sendJson(res, 404, { error: `device ${device.name} has no cloud view` });
+    try {
+      const attributes = await this.sources.cloudAttributes(device, device.points.map((p) => p.id));
+      sendJson(res, 200, { device: device.name, attributes });
+    } catch (err) {
+      this.log.warn({ device: device.name, err }, 'cloud view read failed');
+      sendJson(res, 502, { error: `the cloud did not answer the read (${(err as Error).name}); see the log` });
+    }
+  }
+
+  private events(res: ServerResponse, device: string | undefined): void {
+    if (device !== undefined && !this.sources.devices().some((d) => d.name === device)) return sendJson(res, 404, { error: 'no such device' });
+    if (!this.streams.open(res, device)) {
+      this.log.warn({ limit: this.settings.maxEventClients }, 'event-stream client refused: limit reached');
+      sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10' });
+    }
+  }
+
+  private line(res: ServerResponse, bus: string): void {
+    const capture = this.sources.captures?.get(bus);
+    if (!capture) return sendJson(res, 404, { error: 'no such bus' });
+    if (!this.streams.openLine(res, capture)) {
+      this.log.warn({ limit: this.settings.maxEventClients }, 'event-stream client refused: limit reached');
+      sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10' });
+    }
+  }
+
+  private async post(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const crossSite = crossSiteProblem(req, this.https);
+    if (crossSite) {
+      this.log.warn({ path, reason: crossSite, remote: req.socket.remoteAddress }, 'cross-site POST refused');
+      return sendJson(res, 403, { error: 'cross-site request refused' });
+    }
+    const session = this.session(req);
+    const token = req.headers['x-csrf-token'];
+    if (!session || typeof token !== 'string' || token !== session.csrf) {
+      this.log.warn({ path, remote: req.socket.remoteAddress, session: session !== undefined }, 'POST without a valid CSRF token refused');
+      return sendJson(res, 403, { error: 'missing or wrong CSRF token' });
+    }
+    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return sendJson(res, 415, { error: 'body must be application/json' });
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req, this.settings.maxBodyBytes));
+    } catch (err) {
+      if (err instanceof BodyTooLarge) {
+        this.log.warn({ path, limit: err.limit, remote: req.socket.remoteAddress }, 'request body too large refused');
+        res.once('finish', () => req.destroy());
+        return sendJson(res, 413, { error: err.message }, { Connection: 'close' });
+      }
+      return sendJson(res, 400, { error: 'body is not JSON' });
+    }
+    if (path === '/api/login') return this.login(req, res, session, body);
+    if (path === '/api/logout') {
+      this.sessions.end(session.id);
+      return sendJson(res, 200, { authenticated: false }, { 'Set-Cookie': clearedSessionCookie(this.https) });
+    }
+    if (!session.authenticated) return sendJson(res, 401, { error: 'login required' });
+    if (path === '/api/site/check' || path === '/api/site/apply') return this.site(res, session, path, body);
+    const commands = this.sources.commands;
+    if (path === '/api/write' && !this.settings.allowWrites) return sendJson(res, 403, { error: 'writing from the page is off (gateway.web.allowWrites)' });
+    const form = path === '/api/write' ? commands?.write : path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
+    if (!form || !commands) return sendJson(res, 404, { error: 'not found' });
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendJson(res, 400, { error: 'body must be a JSON object' });
+    const outcome = await form.call(commands, body as Record<string, unknown>);
+    return outcome.ok ? sendJson(res, 200, outcome.result) : sendJson(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
+  }
+
+  private answer(res: ServerResponse, answer: SiteAnswer): void {
+    if (answer.ok) sendJson(res, 200, answer.body);
+    else sendJson(res, answer.status, { error: answer.error });
+  }
+
+  private async site(res: ServerResponse, session: Session, path: string, body: unknown): Promise<void> {
+    const site = this.sources.site;
+    if (!site) return sendJson(res, 404, { error: 'the daemon runs without a site file' });
+    const text = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).text : undefined;
+    if (path === '/api/site/check') return this.answer(res, await site.check(session.id, text));
+    if (!this.settings.allowReload) return sendJson(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
+    return this.answer(res, await site.apply(session.id, text));
+  }
+
+  private async login(req: IncomingMessage, res: ServerResponse, session: Session, body: unknown): Promise<void> {
+    const hash = this.settings.passwordHash;
+    if (hash === undefined) return sendJson(res, 200, { authenticated: true, csrf: session.csrf });
+    const remote = req.socket.remoteAddress ?? 'unknown';
+    const now = this.now();
+    if (!this.limiter.allowed(remote, now)) {
+      return sendJson(res, 429, { error: 'too many failed logins; try again later' }, { 'Retry-After': String(this.limiter.retryAfterS(remote, now)) });
+    }
+    const password = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).password : undefined;
+    if (typeof password !== 'string' || password.length > 1024 || !(await verifyPassword(password, hash))) {
+      this.limiter.failed(remote, this.now());
+      this.log.warn({ remote }, 'page login failed');
+      return sendJson(res, 401, { error: 'wrong password' });
+    }
+    // A new session id at login: an id known before it (fixation) is worth nothing after.
+    this.sessions.end(session.id);
+    const fresh = this.sessions.create(true, this.now());
+    this.log.info({ remote }, 'page login');
+    sendJson(res, 200, { authenticated: true, csrf: fresh.csrf }, { 'Set-Cookie': sessionCookie(fresh.id, this.https) });
+  }
+}
+
+export async function startWebServer(settings: WebSettings, sources: WebSources, log: Logger, now: () => number = Date.now): Promise<WebServer> {
+  const handler = new WebHandler(settings, sources, log, now);
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    handler.handle(req, res).catch((err: unknown) => {
+      log.error({ err, path: req.url }, 'page request failed');
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  };
+  const server: Server = settings.cert !== undefined && settings.key !== undefined
+    ? createHttpsServer({ cert: readFileSync(settings.cert), key: readFileSync(settings.key) }, listener)
+    : createHttpServer(listener);
+  server.maxConnections = maxConnectionsFor(settings);
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.address, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (err) => log.error({ err }, 'page server error'));
+  return {
+    port: (server.address() as AddressInfo).port,
+    eventClients: () => handler.streams.size,
+    close: () => new Promise((resolve) => {
+      handler.streams.closeAll();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

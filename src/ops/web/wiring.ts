@@ -1,0 +1,61 @@
+// Wiring of the commissioning page (composition only): its server, the live feed it was given,
+// and the read, poll and scan forms through the running buses. A page that cannot start (port
+// taken, certificate unreadable) is logged and the gateway runs on without it.
+import type { LevelWithSilent } from 'pino';
+import type { Config } from '../../core/config/config.js';
+import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
+import type { DeviceConfig, WebSettings } from '../../core/config/site-types.js';
+import type { PointValue } from '../../core/points/types.js';
+import type { Time } from '../../core/time.js';
+import { componentLogger, type Logger } from '../log.js';
+import { rootLevelControl } from '../self/log-level.js';
+import { selfSettings } from '../self/self-device.js';
+import { remoteReadParts, type GatewayParts } from '../self/wiring.js';
+import type { LineCapture } from '../../field/modbus/line-capture.js';
+import type { LiveFeed } from './live-feed.js';
+import { startWebServer, type WebServer } from './server.js';
+import { SiteFileView } from './site-view.js';
+import { WebCommands } from './web-commands.js';
+import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
+import type { CommandService } from '../../device/commands.js';
+
+export interface WebPageParts {
+  settings: WebSettings;
+  feed: LiveFeed | undefined;
+  gateway: GatewayParts;
+  config: Config;
+  current(): Config;
+  latest(device: string): Readonly<Record<string, PointValue>>;
+  onReload(listener: (next: Config) => void): void;
+  logger: Logger;
+  levels?: ReadonlyMap<string, LevelWithSilent>;
+  time: Time;
+  /** The site file the daemon runs, for the site-file page. */
+  siteFile?: string;
+  env: NodeJS.ProcessEnv;
+  reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
+  cloudAttributes?(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
+  /** Per bus: its transactions for the line page (southbound keeps it current). */
+  captures: ReadonlyMap<string, LineCapture>;
+  /** Each device's write path (the cloud's; kept current by reloads). */
+  writers: ReadonlyMap<string, CommandService>;
+}
+
+export async function startWebPage(parts: WebPageParts): Promise<WebServer | undefined> {
+  const { settings, feed, gateway, logger, time } = parts;
+  const log = componentLogger(logger, 'web', parts.levels);
+  const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
+  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log);
+  const site = parts.siteFile === undefined ? undefined : new SiteFileView({
+    path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log,
+  });
+  if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
+  try {
+    return await startWebServer(settings, {
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}),
+    }, log);
+  } catch (err) {
+    log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');
+    return undefined;
+  }
+}

@@ -1,0 +1,64 @@
+// The daemon with its commissioning page on, against the simulator and the emulator (harness.ts),
+// and Debian's Chromium driven by playwright-core (no browser download).
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import type { Config } from '../../src/core/config/config.js';
+import type { WebSettings } from '../../src/core/config/web-settings.js';
+
+export const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
+/** Generous: the box runs several suites at once; the page is checked for what it shows, not how fast. */
+export const PAGE_DEADLINE_MS = 20_000;
+
+/** Headless, without the sandbox (the tests run as root). */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install chromium (.ci/run does), or set FIELDGATE_CHROMIUM`);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+}
+
+export const WEB_DEFAULTS: Omit<WebSettings, 'port'> = {
+  address: '127.0.0.1', allowWrites: false, allowReload: false, maxEventClients: 20, historySamples: 180,
+  sessionIdleMs: 3_600_000, maxBodyBytes: 1_048_576, loginFailuresPerMinute: 5,
+};
+
+/** A site's config with the page on an ephemeral port (0 is only valid here, past validation). */
+export function withWeb(config: Config, web: Partial<WebSettings> = {}): Config {
+  return { ...config, gateway: { ...config.gateway, web: { ...WEB_DEFAULTS, port: 0, ...web } } };
+}
+
+/** A page client: keeps the session cookie and the CSRF token like a browser would. */
+export class PageClient {
+  cookie = '';
+  csrf = '';
+
+  constructor(readonly base: string) {}
+
+  async session(): Promise<Record<string, unknown>> {
+    const res = await fetch(`${this.base}/api/session`, { headers: this.headers() });
+    const cookie = res.headers.get('set-cookie');
+    if (cookie) this.cookie = cookie.split(';')[0];
+    const body = (await res.json()) as Record<string, unknown>;
+    this.csrf = String(body.csrf);
+    return body;
+  }
+
+  /** Logs in; the session (and its CSRF token) is a new one after. */
+  async login(password: string): Promise<Response> {
+    const res = await this.post('/api/login', { password });
+    if (res.ok) this.csrf = String(((await res.clone().json()) as Record<string, unknown>).csrf);
+    return res;
+  }
+
+  headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { ...(this.cookie ? { Cookie: this.cookie } : {}), ...extra };
+  }
+
+  async post(path: string, body: unknown, extra: Record<string, string> = {}): Promise<Response> {
+    const res = await fetch(`${this.base}${path}`, {
+      method: 'POST', body: JSON.stringify(body),
+      headers: this.headers({ 'Content-Type': 'application/json', 'X-CSRF-Token': this.csrf, ...extra }),
+    });
+    const cookie = res.headers.get('set-cookie');
+    if (cookie) this.cookie = cookie.split(';')[0];
+    return res;
+  }
+}

@@ -1,0 +1,72 @@
+// Screenshots of the commissioning page for docs/web.md, taken with the same Chromium the tests
+// use, against the daemon with the simulator and the emulator:
+//   node --conditions=fieldgate-source --import tsx test/system/web-screenshots.ts   (writes docs/img/web-*.png)
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { startGateway } from '../../src/main.js';
+import { silentLogger } from '../../src/ops/log.js';
+import { loadConfigWithDigest } from '../../src/ops/site-file.js';
+import { freePort } from '../helpers/mosquitto.js';
+import { PROJECT_KEY, startSite } from './harness.js';
+
+const OUT = new URL('../../docs/img/', import.meta.url);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const site = await startSite();
+const port = await freePort();
+const file = join(site.stateDir, 'site.yaml');
+writeFileSync(file, [
+  'gateway:', `  stateDir: ${site.stateDir}`, '  logLevel: silent', '  health: { enabled: false }', `  web: { port: ${port}, allowReload: true }`,
+  '  cloud:', `    mqttUrl: mqtt://127.0.0.1:${site.emulator.mqttPort}`, `    apiBaseUrl: http://127.0.0.1:${site.emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
+  'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${site.sim.tcp?.port ?? 0}, timeoutMs: 500 }`,
+  'devices:',
+  '  - name: meter-1', '    bus: plant', '    unitId: 1', '    pollIntervalMs: 1s', '    cloud: { accessToken: demo-meter-1-token }', '    points:',
+  '      - { id: setpoint, table: holding, address: 0, type: int16, scale: 0.1, unit: "°C", writable: true }',
+  '      - { id: speed, table: holding, address: 1, unit: rpm }',
+  '      - { id: voltage, table: input, address: 0, scale: 0.1, unit: V }',
+  '      - { id: pump, table: coil, address: 0, type: bool }',
+  '      - { id: current, table: holding, address: 300, scale: 0.01, unit: A }',
+  '  - { name: meter-2, bus: plant, unitId: 2, pollIntervalMs: 1s, cloud: { accessToken: demo-meter-2-token }, points: [{ id: level, table: holding, address: 0, unit: "%" }] }',
+  '',
+].join('\n'));
+const { config, sha256 } = loadConfigWithDigest(file, {});
+const gateway = await startGateway(config, { logger: silentLogger(), env: {}, siteFile: file, configSha256: sha256 });
+const browser = await chromium.launch({ executablePath: process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+try {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
+  const base = `http://127.0.0.1:${gateway.webPort}`;
+  // A minute of a moving value for the sparklines.
+  for (let i = 0; i < 40; i++) {
+    site.sim.simulator.setRegister(1, 'input', 0, 2300 + Math.round(15 * Math.sin(i / 4)));
+    site.sim.simulator.setRegister(1, 'holding', 1, 1400 + i * 3);
+    await sleep(1100);
+  }
+  await page.goto(`${base}/`);
+  await page.waitForSelector('#devices tr[data-device="meter-2"]');
+  await sleep(2500);
+  await page.screenshot({ path: new URL('web-overview.png', OUT).pathname, fullPage: true });
+  await page.goto(`${base}/device/meter-1`);
+  await page.waitForSelector('#points tr[data-point="voltage"] svg.spark polyline');
+  await sleep(1500);
+  await page.screenshot({ path: new URL('web-device.png', OUT).pathname, fullPage: true });
+  await page.goto(`${base}/tools`);
+  await page.waitForSelector('form#scan');
+  await page.fill('#scan-to', '4');
+  await page.click('form#scan button[type=submit]');
+  await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('scan-result').textContent.includes('found'));
+  await page.screenshot({ path: new URL('web-tools.png', OUT).pathname, fullPage: true });
+  await page.goto(`${base}/line?bus=plant`);
+  await page.waitForSelector('#frames tbody tr');
+  await sleep(3000);
+  await page.screenshot({ path: new URL('web-line.png', OUT).pathname });
+  await page.goto(`${base}/site`);
+  await page.waitForSelector('#site-text');
+  await page.click('#site-check');
+  await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('site-outcome').textContent === 'valid');
+  await page.screenshot({ path: new URL('web-site-file.png', OUT).pathname });
+} finally {
+  await browser.close();
+  await gateway.stop();
+  await site.close();
+}

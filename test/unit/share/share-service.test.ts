@@ -1,0 +1,124 @@
+// ShareService with a fake bus and a manual clock: client rate and queue bounds (server busy),
+// the share class and its queue-wait figures, line failures mapped to the gateway exceptions,
+// cache answers, and the read-back hook after a forwarded write.
+import { describe, expect, it } from 'vitest';
+import type { ShareConfig } from '../../../src/core/config/share.js';
+import { SHARE_DEFAULTS } from '../../../src/core/config/share.js';
+import { EXCEPTION } from '../../../src/core/modbus/mbap-request.js';
+import { ReadCache } from '../../../src/core/modbus/read-cache.js';
+import { sharePolicy } from '../../../src/core/modbus/share-policy.js';
+import { QueueFullError } from '../../../src/core/queue-full-error.js';
+import { exceptionFor, ShareService, type ShareBus } from '../../../src/device/share-service.js';
+import type { RequestOptions } from '../../../src/field/modbus/bus-request.js';
+import {
+  BusDownError, LineEchoError, ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError,
+} from '../../../src/field/modbus/errors.js';
+import { silentLogger } from '../../../src/ops/log.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
+
+const T0 = 1_700_000_000_000;
+const client = { id: 1, remote: '127.0.0.1:40000' };
+const frame = (unit: number, pdu: number[]) => ({ transactionId: 1, protocolId: 0, unit, pdu: Buffer.from(pdu) });
+
+interface Call { unit: number; options: RequestOptions | undefined; resolve: () => void; reject: (err: unknown) => void }
+
+function fakeBus(): ShareBus & { calls: Call[] } {
+  const calls: Call[] = [];
+  const pending = <T>(unit: number, options: RequestOptions | undefined, value: T) => new Promise<T>((resolve, reject) => {
+    calls.push({ unit, options, resolve: () => resolve(value), reject });
+  });
+  return {
+    calls,
+    read: (unit, table, start, count, options) => pending(unit, options, { table, start, words: Uint16Array.from({ length: count }, (_, i) => start + i) }),
+    writeRegisters: (unit, _a, _v, options) => pending(unit, options, undefined),
+    writeCoils: (unit, _a, _v, options) => pending(unit, options, undefined),
+  };
+}
+
+function service(overrides: Partial<ShareConfig> = {}, extra: { cache?: ReadCache; written?: (...args: unknown[]) => void } = {}) {
+  const clock = new ManualClock(T0);
+  const bus = fakeBus();
+  const config: ShareConfig = { ...SHARE_DEFAULTS, port: 1502, ...overrides };
+  const answers: Buffer[] = [];
+  const s = new ShareService({ bus, config, policy: sharePolicy(config, [1]), clock, log: silentLogger(), ...extra });
+  const ask = (unit: number, pdu: number[]) => s.request(client, frame(unit, pdu), (answer) => answers.push(answer));
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  return { s, bus, clock, answers, ask, settle };
+}
+
+describe('ShareService', () => {
+  it('forwards as the share class, records the queue wait from the moment the line takes it', async () => {
+    const { s, bus, clock, answers, ask, settle } = service({ timeoutMs: 250 });
+    ask(1, [3, 0, 4, 0, 2]);
+    expect(bus.calls[0]?.options).toMatchObject({ priority: 'share', timeoutMs: 250 });
+    clock.advance(40);
+    bus.calls[0]!.options!.onStart!();
+    bus.calls[0]!.options!.onStart!(); // a repeat after "busy" is not a second wait
+    bus.calls[0]!.resolve();
+    await settle();
+    expect(answers.map((a) => a.toString('hex'))).toEqual(['030400040005']);
+    expect(s.queueWait()).toEqual({ p50: 40, p99: 40 });
+    expect(s.counters).toMatchObject({ requests: 1, forwarded: 1, failed: 0 });
+  });
+
+  it('answers server busy beyond the client\'s queue depth, and over its rate', async () => {
+    const { s, bus, clock, answers, ask } = service({ queueDepth: 2, ratePerSecond: 5 });
+    for (let i = 0; i < 3; i += 1) ask(1, [3, 0, 0, 0, 1]);
+    expect(bus.calls).toHaveLength(2);
+    expect(answers.map((a) => a.toString('hex'))).toEqual(['8306']);
+    for (const call of bus.calls) call.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 3; i += 1) ask(1, [3, 0, 0, 0, 1]);
+    // 5 tokens: 3 spent above, 2 left; the third is over the rate.
+    expect(answers.slice(-1).map((a) => a.toString('hex'))).toEqual(['8306']);
+    for (const call of bus.calls.slice(2)) call.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+    clock.advance(1000);
+    ask(1, [3, 0, 0, 0, 1]);
+    expect(s.counters.busy).toBe(2);
+    expect(bus.calls).toHaveLength(5);
+  });
+
+  it.each([
+    ['a timeout', new ModbusTimeoutError(1, 300), EXCEPTION.gatewayTargetNoResponse],
+    ['a cooling unit', new UnitCoolingDownError(1, 1000), EXCEPTION.gatewayPathUnavailable],
+    ['a late-reply guard', new UnitLateReplyPendingError(1, 500, false), EXCEPTION.gatewayPathUnavailable],
+    ['a bus down', new BusDownError('line', 'ENOENT'), EXCEPTION.gatewayPathUnavailable],
+    ['a full bus queue', new QueueFullError('bus line', 1000), EXCEPTION.serverBusy],
+    ['the device\'s own exception', new ModbusExceptionError(1, 2), 2],
+    ['a bad CRC', new ModbusCrcError(1), EXCEPTION.gatewayTargetNoResponse],
+    ['a missing echo', new LineEchoError(1, 'missing'), EXCEPTION.gatewayTargetNoResponse],
+  ])('answers %s with the matching exception', async (_name, err, code) => {
+    expect(exceptionFor(err)).toBe(code);
+    const { s, bus, answers, ask, settle } = service();
+    ask(1, [4, 0, 0, 0, 1]);
+    bus.calls[0]!.reject(err);
+    await settle();
+    expect([...answers[0]!]).toEqual([0x84, code]);
+    expect(s.counters.failed).toBe(1);
+  });
+
+  it('answers from the cache within cacheMs, forwards after it', () => {
+    const cache = new ReadCache();
+    const { s, bus, clock, answers, ask } = service({ cacheMs: 1000 }, { cache });
+    cache.record({ unit: 1, table: 'holding', start: 0, words: Uint16Array.of(7, 8, 9), at: T0 });
+    ask(1, [3, 0, 1, 0, 2]);
+    expect(answers.map((a) => a.toString('hex'))).toEqual(['030400080009']);
+    expect(bus.calls).toHaveLength(0);
+    clock.advance(1000);
+    ask(1, [3, 0, 1, 0, 2]);
+    expect(bus.calls).toHaveLength(1);
+    expect(s.counters).toMatchObject({ fromCache: 1, forwarded: 1 });
+  });
+
+  it('hands a successful write to the read-back hook, with FC16 kept multi', async () => {
+    const written: unknown[][] = [];
+    const { bus, answers, ask, settle } = service({ access: 'read-write' }, { written: (...args) => written.push(args) });
+    ask(1, [16, 0, 10, 0, 2, 4, 0, 1, 0, 2]);
+    expect(bus.calls[0]?.options).toMatchObject({ priority: 'share', forceMulti: true });
+    bus.calls[0]!.resolve();
+    await settle();
+    expect(written).toEqual([[1, 'holding', 10, 11]]);
+    expect(answers.map((a) => a.toString('hex'))).toEqual(['10000a0002']);
+  });
+});

@@ -1,0 +1,37 @@
+// The line capture records only while watched, keeps a bounded ring, and rebuilds PDUs from the
+// call and its answer (a Modbus exception as function | 0x80 and its code).
+import { describe, expect, it } from 'vitest';
+import { LINE_FRAMES_KEPT, LineCapture, type LineFrame } from '../../../src/field/modbus/line-capture.js';
+import { ModbusExceptionError } from '../../../src/field/modbus/errors.js';
+
+describe('LineCapture', () => {
+  it('records nothing while nobody watches', async () => {
+    const capture = new LineCapture(() => 1000);
+    expect(await capture.around(1, 3, [0, 0, 0, 1], async () => 7, () => [2, 0, 7])).toBe(7);
+    const seen: LineFrame[] = [];
+    const watch = capture.watch((f) => seen.push(f));
+    expect(watch.recent).toEqual([]);
+    watch.stop();
+    expect(capture.watched).toBe(false);
+  });
+
+  it('records request and reply, and an exception reply, while watched; keeps the last frames only', async () => {
+    let now = 1000;
+    const capture = new LineCapture(() => now);
+    const seen: LineFrame[] = [];
+    const watch = capture.watch((f) => seen.push(f));
+    await capture.around(1, 3, [0, 0, 0, 1], async () => { now += 12; return 7; }, () => [2, 0, 7]);
+    await expect(capture.around(2, 3, [1, 44, 0, 1], async () => { now += 5; throw new ModbusExceptionError(2, 2); }, () => [])).rejects.toThrow(ModbusExceptionError);
+    expect(seen).toEqual([
+      { at: 1000, direction: 'request', unit: 1, fn: 3, hex: '03 00 00 00 01', verdict: 'sent' },
+      { at: 1012, direction: 'reply', unit: 1, fn: 3, hex: '03 02 00 07', answerMs: 12, verdict: 'ok' },
+      { at: 1012, direction: 'request', unit: 2, fn: 3, hex: '03 01 2c 00 01', verdict: 'sent' },
+      { at: 1017, direction: 'reply', unit: 2, fn: 3, hex: '83 02', answerMs: 5, verdict: 'ModbusExceptionError' },
+    ]);
+    for (let i = 0; i < LINE_FRAMES_KEPT; i++) await capture.around(1, 4, [0, 0, 0, 1], async () => 1, () => [2, 0, 1]);
+    watch.stop();
+    const later = capture.watch(() => undefined);
+    expect(later.recent).toHaveLength(LINE_FRAMES_KEPT);
+    expect(later.recent.at(-1)?.direction).toBe('reply');
+  });
+});
