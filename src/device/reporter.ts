@@ -16,12 +16,10 @@ export const ONLINE_ATTRIBUTE = 'online';
 
 interface DeviceReportState {
   filter: ChangeFilter;
-  pointIds: string[];
   online: boolean | undefined;
   lastSampleAt: number | undefined;
-  latest: Record<string, PointValue>;
-  /** Scratch list of the point ids that passed the filter in the current sample. */
-  kept: string[];
+  /** Latest value per point id, in the order a Record would keep them (a Map: ~half the memory of a 50-key object). */
+  latest: Map<string, PointValue>;
   /** Only devices with a cloud identity have reports to send. */
   toCloud: boolean;
   /** Attribute carrying the poll time (Unix ms), if configured. */
@@ -31,6 +29,8 @@ interface DeviceReportState {
 export class Reporter implements SampleSink {
   private readonly devices = new Map<string, DeviceReportState>();
   private readonly onlineListeners = new Set<(device: string, online: boolean) => void>();
+  /** Scratch list of the point ids that passed the filter in the current sample (one for every device: onSample runs to its end). */
+  private readonly kept: string[] = [];
 
   constructor(
     devices: readonly DeviceConfig[],
@@ -44,7 +44,7 @@ export class Reporter implements SampleSink {
   /** A device to report for (start, or added or replaced by a reload): a fresh filter, so its first sample goes out whole. */
   addDevice(d: DeviceConfig): void {
     this.devices.set(d.name, {
-      filter: new ChangeFilter(d.points), pointIds: d.points.map((p) => p.id), online: undefined, lastSampleAt: undefined, latest: {}, kept: [],
+      filter: new ChangeFilter(d.points), online: undefined, lastSampleAt: undefined, latest: new Map(),
       toCloud: d.cloud !== undefined, timestampAttribute: d.cloud?.timestampAttribute,
     });
   }
@@ -59,12 +59,12 @@ export class Reporter implements SampleSink {
     if (!state) return;
     state.lastSampleAt = sample.ts;
     const values = sample.values;
-    const kept = state.kept;
+    const kept = this.kept;
     kept.length = 0;
     let count = 0;
     for (const id in values) {
       const value = values[id];
-      state.latest[id] = value;
+      state.latest.set(id, value);
       count += 1;
       if (state.filter.offer(id, value, sample.ts)) kept.push(id);
     }
@@ -85,8 +85,8 @@ export class Reporter implements SampleSink {
     if (state.online === online) return;
     state.online = online;
     if (!online) {
-      for (const id of state.pointIds) state.filter.forget(id);
-      state.latest = {};
+      state.filter.forgetAll();
+      state.latest.clear();
     }
     // The poller logs the transition itself; here it only becomes an `online` report.
     this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.now());
@@ -105,7 +105,7 @@ export class Reporter implements SampleSink {
     if (!state) return;
     const ts = this.clock.now();
     for (const [id, value] of Object.entries(values)) {
-      state.latest[id] = value;
+      state.latest.set(id, value);
       state.filter.offer(id, value, ts);
     }
     this.append(device, values, ts);
@@ -128,7 +128,8 @@ export class Reporter implements SampleSink {
   }
 
   latest(device: string): Readonly<Record<string, PointValue>> {
-    return this.devices.get(device)?.latest ?? {};
+    const latest = this.devices.get(device)?.latest;
+    return latest ? Object.fromEntries(latest) : {};
   }
 
   private append(device: string, values: Readonly<Record<string, ReportValue>>, ts: number): void {

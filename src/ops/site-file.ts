@@ -6,8 +6,9 @@ import { extname } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { ConfigError, sortIssues } from '../core/config/issues.js';
 import { validateGateway } from '../core/config/schema.js';
-import { validateSite } from '../core/config/site.js';
-import { compileSite } from '../core/config/compile.js';
+import { validateSiteSteps } from '../core/config/site.js';
+import { runSteps, type Steps } from '../core/config/steps.js';
+import { compileSharedSite } from '../core/config/shared-point-lists.js';
 import { LOG_LEVELS_ENV, parseComponentLevels } from '../core/config/log-levels.js';
 import type { Config } from '../core/config/config.js';
 import type { ConfigIssue, GatewaySettings, SiteConfig } from '../core/config/site-types.js';
@@ -57,19 +58,29 @@ function parseJson(text: string, file: string): Parsed {
  * so one kept value (a name, a token) kept the entire site file in memory for the process's life.
  * UTF-16 round trip: lossless, lone surrogates included.
  */
-export function detachStrings(value: unknown, seen = new Set<object>()): unknown {
-  if (typeof value === 'string') return Buffer.from(value, 'utf16le').toString('utf16le');
+export function detachStrings(value: unknown, seen = new Set<object>(), copies = new Map<string, string>()): unknown {
+  if (typeof value === 'string') return detached(value, copies);
   if (typeof value !== 'object' || value === null || seen.has(value)) return value;
   // Aliases and merge keys share objects: each is copied once.
   seen.add(value);
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {
     const inner = record[key];
-    if (typeof inner !== 'string') detachStrings(inner, seen);
+    if (typeof inner !== 'string') detachStrings(inner, seen, copies);
     // defineProperty, not assignment: an own "__proto__" key must stay a plain value.
-    else Object.defineProperty(record, key, { value: detachStrings(inner), writable: true, enumerable: true, configurable: true });
+    else Object.defineProperty(record, key, { value: detached(inner, copies), writable: true, enumerable: true, configurable: true });
   }
   return value;
+}
+
+/** One copy per distinct text: "holding" or "p7" written for each of 1,000 devices is one string, not 1,000. */
+function detached(text: string, copies: Map<string, string>): string {
+  let copy = copies.get(text);
+  if (copy === undefined) {
+    copy = Buffer.from(text, 'utf16le').toString('utf16le');
+    copies.set(copy, copy);
+  }
+  return copy;
 }
 
 const YAML_OPTIONS = { merge: true, prettyErrors: false } as const;
@@ -90,6 +101,8 @@ export function parseYamlByDevice(text: string): unknown {
 export function* parseByDeviceSteps(text: string): Generator<void, unknown> {
   const split = splitDeviceItems(text);
   if (!split) return undefined;
+  // The cut scans the whole file (tens of ms at 1,000 devices): a turn before the head is parsed.
+  yield;
   const head = parseDocument(split.head, YAML_OPTIONS);
   // The line taken for the key must be the top-level block mapping's devices key (not text inside a
   // flow collection or a quoted string spanning lines): its value is the `[]` put in its place.
@@ -206,12 +219,17 @@ export type HostCheck = (gateway: GatewaySettings) => ConfigIssue[];
 
 /** A parsed site file and an environment -> Config, or every issue. Reads the profile directories; pure otherwise unless given a host check. */
 export function checkConfig(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): { config?: Config; issues: ConfigIssue[] } {
+  return runSteps(checkConfigSteps(raw, env, hostCheck));
+}
+
+/** checkConfig, yielding between devices (a reload's reader gives the event loop turns in between). */
+export function* checkConfigSteps(raw: unknown, env: NodeJS.ProcessEnv, hostCheck?: HostCheck): Steps<{ config?: Config; issues: ConfigIssue[] }> {
   const gatewayRaw = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).gateway : undefined;
   const gateway = validateGateway(gatewayRaw, env);
   // Read only when a device names a profile (loading all costs ~35 ms). With a broken gateway
   // section the shipped profiles are still used, so the devices are checked too.
   const profiles = namesProfile(raw) ? loadProfiles(gateway.gateway?.profileDirs ?? []) : NO_PROFILES;
-  const site = validateSite(raw, profiles.library);
+  const site = yield* validateSiteSteps(raw, profiles.library);
   const cross = gateway.gateway && site.site ? checkCloudIdentities(gateway.gateway, site.site) : [];
   const host = gateway.gateway && hostCheck ? hostCheck(gateway.gateway) : [];
   const logLevels = parseComponentLevels(env[LOG_LEVELS_ENV]).issues;
@@ -246,9 +264,9 @@ export function loadConfigWithDigest(file: string, env: NodeJS.ProcessEnv, hostC
   return { config: checked.config, sha256: read.sha256 ?? '' };
 }
 
-/** A Config from settings already normalised (tests, benches): compiles the site; throws ConfigError. */
+/** A Config from settings already normalised (the reload worker's answer, tests, benches): compiles the site, devices with the same points sharing them; throws ConfigError. */
 export function compiledConfig(gateway: GatewaySettings, site: SiteConfig): Config {
-  const { compiled, issues } = compileSite(site);
-  if (!compiled) throw new ConfigError(issues);
-  return { gateway, site, compiled };
+  const shared = compileSharedSite(site);
+  if (!shared.compiled || !shared.site) throw new ConfigError(shared.issues);
+  return { gateway, site: shared.site, compiled: shared.compiled };
 }

@@ -7,6 +7,7 @@ import { run as hostile } from './hostile.js';
 import { run as idle } from './idle.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
+import { run as reloadStall } from './reload-stall.js';
 import { run as southbound } from './southbound.js';
 import { run as share } from './share.js';
 import { run as webPage } from './web-page.js';
@@ -20,6 +21,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   flood: (log) => flood(log),
   gateway: (log) => gateway(log),
   idle: (log) => idle(log),
+  'reload-stall': (log) => reloadStall(log),
   share: (log) => share(log),
   'web-page': (log) => webPage(log),
 };

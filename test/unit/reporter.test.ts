@@ -27,6 +27,25 @@ describe('Reporter', () => {
     expect(reporter.lastSampleAt('local')).toBe(100);
   });
 
+  it('keeps the latest values as a plain record would (key order, offline forgets them), and a returned record is a copy', () => {
+    const change = { ...always, mode: 'change' as const };
+    const device = deviceConfig({ name: 'd', points: [pointConfig({ id: 'b', address: 0, report: change }), pointConfig({ id: '10', address: 1, report: change }), pointConfig({ id: 'a', address: 2, report: change })], cloud: { accessToken: 't', allowCreate: false } });
+    const outbox = new FakeOutbox();
+    const reporter = new Reporter([device], outbox, silentLogger(), { now: () => 5 });
+    reporter.onDeviceState('d', 'online', 'ok');
+    reporter.onSample({ device: 'd', ts: 1, values: { b: 1, 10: 2 }, errors: [] });
+    reporter.onSample({ device: 'd', ts: 2, values: { a: 3, b: 4 }, errors: [] });
+    const held = reporter.latest('d');
+    expect(Object.entries(held)).toEqual([['10', 2], ['b', 4], ['a', 3]]);
+    reporter.onDeviceState('d', 'offline', 'timeout');
+    expect(reporter.latest('d')).toEqual({});
+    expect(held).toEqual({ 10: 2, b: 4, a: 3 });
+    // Back online: the filter forgot what it sent, so an unchanged value goes out again.
+    reporter.onDeviceState('d', 'online', 'ok');
+    reporter.onSample({ device: 'd', ts: 3, values: { b: 4 }, errors: [] });
+    expect(appendedBodies(outbox).map((r) => r.body)).toEqual([{ online: true }, { b: 1, 10: 2 }, { a: 3, b: 4 }, { online: false }, { online: true }, { b: 4 }]);
+  });
+
   it('keeps the poll time with each report and adds it as an attribute when configured', () => {
     const outbox = new FakeOutbox();
     const devices = [

@@ -3,7 +3,9 @@ import { isBitTable, widthOf } from '../points/types.js';
 import { NAME_PATTERN } from './buses.js';
 import { Fields, joinPath } from './fields.js';
 import { describeValue, suggestKey } from './issues.js';
-import { compileCodecs, compiledDevice, type CompiledDevice } from './compile.js';
+import { compileCodecs, type CompiledDevice } from './compile.js';
+import { SharedPointLists } from './shared-point-lists.js';
+import { runSteps, type Steps } from './steps.js';
 import { readCommands, readDeviceCloud } from './device-extras.js';
 import { readStreams } from './streams.js';
 import { findOverlaps } from './overlap.js';
@@ -113,11 +115,11 @@ function checkScaleFactors(points: readonly (PointConfig | undefined)[], pointsP
  */
 export function readDevice(
   raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined,
-  profiles: ProfileLibrary = EMPTY_LIBRARY,
+  profiles: ProfileLibrary = EMPTY_LIBRARY, shared = new SharedPointLists(),
 ): CompiledDevice | undefined {
   const before = issues.length;
   const expansion = expandProfiles(raw, path, issues, profiles);
-  const device = readExpandedDevice(expansion.raw, path, issues, buses, declared);
+  const device = readExpandedDevice(expansion.raw, path, issues, buses, declared, shared);
   relabelIssues(issues, before, path, expansion.labels);
   if (expansion.unresolved) dropIssuesAt(issues, before, joinPath(path, 'points'));
   if (issues.length > before || !device) return undefined;
@@ -125,7 +127,9 @@ export function readDevice(
   return device;
 }
 
-function readExpandedDevice(raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined): CompiledDevice | undefined {
+function readExpandedDevice(
+  raw: unknown, path: string, issues: ConfigIssue[], buses: ReadonlyMap<string, BusConfig>, declared: ReadonlySet<string> | undefined, shared: SharedPointLists,
+): CompiledDevice | undefined {
   const f = Fields.of(raw, path, issues);
   if (!f) return undefined;
   const before = issues.length;
@@ -165,7 +169,7 @@ function readExpandedDevice(raw: unknown, path: string, issues: ConfigIssue[], b
     name: name!, bus: bus.name, unitId: unitId!, pollIntervalMs: pollIntervalMs!, limits: limits!, points: points as PointConfig[],
     ...(cloud ? { cloud } : {}), commands, streams,
   };
-  return compiledDevice(config, codecs, path, issues);
+  return shared.compile(config, codecs, path, issues);
 }
 
 /** Parses and compiles every device; device names and (bus, unit id) pairs must be unique. */
@@ -173,11 +177,21 @@ export function readDevices(
   list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined,
   profiles: ProfileLibrary = EMPTY_LIBRARY,
 ): CompiledDevice[] {
+  return runSteps(readDevicesSteps(list, path, issues, buses, declared, profiles));
+}
+
+/** readDevices, yielding after each device. */
+export function* readDevicesSteps(
+  list: readonly unknown[], path: string, issues: ConfigIssue[], buses: readonly BusConfig[], declared: ReadonlySet<string> | undefined,
+  profiles: ProfileLibrary = EMPTY_LIBRARY,
+): Steps<CompiledDevice[]> {
   const busByName = new Map(buses.map((bus) => [bus.name, bus]));
   const names = new Map<string, number>();
   const units = new Map<string, string>();
   const devices: CompiledDevice[] = [];
-  list.forEach((raw, index) => {
+  const shared = new SharedPointLists();
+  for (const [index, raw] of list.entries()) {
+    if (index > 0) yield;
     const itemPath = joinPath(path, index);
     const rawName = (raw as { name?: unknown } | null)?.name;
     const first = typeof rawName === 'string' ? names.get(rawName) : undefined;
@@ -186,17 +200,17 @@ export function readDevices(
     } else if (typeof rawName === 'string') {
       names.set(rawName, index);
     }
-    const compiled = readDevice(raw, itemPath, issues, busByName, declared, profiles);
-    if (!compiled || first !== undefined) return;
+    const compiled = readDevice(raw, itemPath, issues, busByName, declared, profiles, shared);
+    if (!compiled || first !== undefined) continue;
     const device = compiled.config;
     const unitKey = `${device.bus}/${device.unitId}`;
     const owner = units.get(unitKey);
     if (owner !== undefined) {
       issues.push({ path: `${itemPath}.unitId`, message: `unit ${device.unitId} on bus "${device.bus}" is already device "${owner}"` });
-      return;
+      continue;
     }
     units.set(unitKey, device.name);
     devices.push(compiled);
-  });
+  }
   return devices;
 }

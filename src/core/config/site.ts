@@ -1,7 +1,8 @@
 // validateSite: the `buses` and `devices` of a parsed site file -> normalised SiteConfig, or every issue.
 import { readBuses } from './buses.js';
 import { compiledSiteOf, type CompiledSite } from './compile.js';
-import { readDevices } from './devices.js';
+import { readDevicesSteps } from './devices.js';
+import { runSteps, type Steps } from './steps.js';
 import { Fields, isMapping } from './fields.js';
 import { describeKind, sortIssues } from './issues.js';
 import type { ConfigIssue, SiteConfig } from './site-types.js';
@@ -24,6 +25,11 @@ export interface SiteResult {
 
 /** Pure: checks everything it can and reports all problems at once, each with its path. `profiles`: what `profile:` may name. */
 export function validateSite(raw: unknown, profiles: ProfileLibrary = EMPTY_LIBRARY): SiteResult {
+  return runSteps(validateSiteSteps(raw, profiles));
+}
+
+/** validateSite, yielding between devices. */
+export function* validateSiteSteps(raw: unknown, profiles: ProfileLibrary = EMPTY_LIBRARY): Steps<SiteResult> {
   const issues: ConfigIssue[] = [];
   if (!isMapping(raw ?? {})) {
     return { issues: [{ path: '(top level)', message: `must be a mapping with gateway, buses and devices (got ${describeKind(raw)})` }] };
@@ -37,7 +43,7 @@ export function validateSite(raw: unknown, profiles: ProfileLibrary = EMPTY_LIBR
   root.rejectUnknownKeys();
   const { buses, declared } = readBuses(busList ?? [], 'buses', issues);
   if (busList && busList.length === 0) issues.push({ path: 'buses', message: 'must list at least one bus' });
-  const compiled = readDevices(deviceList ?? [], 'devices', issues, buses, busList ? declared : undefined, profiles);
+  const compiled = yield* readDevicesSteps(deviceList ?? [], 'devices', issues, buses, busList ? declared : undefined, profiles);
   if (issues.length > 0) return { issues: sortIssues(issues) };
   return { site: { buses, devices: compiled.map((device) => device.config) }, compiled: compiledSiteOf(compiled), issues };
 }

@@ -2,41 +2,63 @@
 import type { PointConfig, ReportConfig } from '../config/site-types.js';
 import type { PointValue } from './types.js';
 
-interface PointState {
-  report: ReportConfig;
-  /** Last value sent and when; `sent` false until the first send (or after forget). */
-  sent: boolean;
-  value: PointValue;
-  atMs: number;
+type FilteredPoint = Pick<PointConfig, 'id' | 'report'>;
+
+/** What was last sent, per point index; allocated at the first point that is not in `always` mode. */
+interface SentState {
+  /** 1 once the point's value was sent (0 again after forget). */
+  sent: Uint8Array;
+  value: PointValue[];
+  atMs: Float64Array;
   /** Snapshot generation at the time of sending; older than the filter's = must resend. */
-  generation: number;
+  generation: Float64Array;
+}
+
+/**
+ * Point id -> index in its list, one map per frozen list: devices sharing a point list
+ * (core/config/shared-point-lists.ts) share it. A list that can still change gets its own.
+ */
+const indexesByList = new WeakMap<readonly FilteredPoint[], ReadonlyMap<string, number>>();
+
+function indexesOf(points: readonly FilteredPoint[]): ReadonlyMap<string, number> {
+  let indexes = indexesByList.get(points);
+  if (!indexes) {
+    // A repeated id takes the last entry's settings.
+    indexes = new Map(points.map((point, index) => [point.id, index]));
+    if (Object.isFrozen(points)) indexesByList.set(points, indexes);
+  }
+  return indexes;
 }
 
 /**
  * Per point: send the first value, then only values that moved beyond the deadband (relative to
  * the last value SENT, so slow creep still gets through), or every value in `always` mode, or
  * an unchanged value once `maxSilenceMs` has passed since the last send (heartbeat).
+ * Compact per device (typed arrays by point index, the settings read from the shared list): a
+ * gateway keeps one filter per device for months.
  */
 export class ChangeFilter {
-  /** One entry per point, updated in place: offer() runs for every point of every poll. */
-  private readonly points = new Map<string, PointState>();
+  private readonly indexes: ReadonlyMap<string, number>;
+  private state: SentState | undefined;
   private generation = 0;
 
-  constructor(points: readonly Pick<PointConfig, 'id' | 'report'>[]) {
-    for (const point of points) this.points.set(point.id, { report: point.report, sent: false, value: 0, atMs: 0, generation: 0 });
+  constructor(private readonly points: readonly FilteredPoint[]) {
+    this.indexes = indexesOf(points);
   }
 
   /** True when the value should be sent now; it is then remembered as the last sent value. */
   offer(pointId: string, value: PointValue, nowMs: number): boolean {
-    const state = this.points.get(pointId);
+    const index = this.indexes.get(pointId);
     // Unknown points carry no settings: sending is the safe default.
-    if (state === undefined) return true;
-    if (state.report.mode === 'always') return true;
-    if (state.sent && !this.mustSend(state, value, nowMs)) return false;
-    state.sent = true;
-    state.value = value;
-    state.atMs = nowMs;
-    state.generation = this.generation;
+    if (index === undefined) return true;
+    const report = this.points[index]!.report;
+    if (report.mode === 'always') return true;
+    const state = (this.state ??= sentState(this.points.length));
+    if (state.sent[index] === 1 && !this.mustSend(state, index, report, value, nowMs)) return false;
+    state.sent[index] = 1;
+    state.value[index] = value;
+    state.atMs[index] = nowMs;
+    state.generation[index] = this.generation;
     return true;
   }
 
@@ -47,18 +69,27 @@ export class ChangeFilter {
 
   /** Drop what was sent for a point (it went stale or offline): its next value is sent. */
   forget(pointId: string): void {
-    const state = this.points.get(pointId);
-    if (state) state.sent = false;
+    const index = this.indexes.get(pointId);
+    if (index !== undefined && this.state) this.state.sent[index] = 0;
   }
 
-  private mustSend(state: PointState, value: PointValue, nowMs: number): boolean {
-    const report = state.report;
-    if (state.generation !== this.generation) return true;
-    // A clock that stepped backwards would otherwise suppress the heartbeat until it caught up.
-    if (nowMs < state.atMs) return true;
-    if (report.maxSilenceMs > 0 && nowMs - state.atMs >= report.maxSilenceMs) return true;
-    return changed(report, state.value, value);
+  /** forget() of every point. */
+  forgetAll(): void {
+    this.state?.sent.fill(0);
   }
+
+  private mustSend(state: SentState, index: number, report: ReportConfig, value: PointValue, nowMs: number): boolean {
+    if (state.generation[index] !== this.generation) return true;
+    const atMs = state.atMs[index]!;
+    // A clock that stepped backwards would otherwise suppress the heartbeat until it caught up.
+    if (nowMs < atMs) return true;
+    if (report.maxSilenceMs > 0 && nowMs - atMs >= report.maxSilenceMs) return true;
+    return changed(report, state.value[index]!, value);
+  }
+}
+
+function sentState(count: number): SentState {
+  return { sent: new Uint8Array(count), value: new Array<PointValue>(count).fill(0), atMs: new Float64Array(count), generation: new Float64Array(count) };
 }
 
 /** Numbers compare through the deadband; everything else (and a change of kind) by equality. */

@@ -55,6 +55,8 @@ const cases: Array<{ name: string; edit: (raw: Raw) => void; plan: Partial<Reloa
   { name: 'a bus added', edit: (r) => { r.buses.push({ name: 'c', kind: 'tcp', host: '127.0.0.1', port: 5022 }); }, plan: { ...unchanged, busesAdded: ['c'], devicesKept: ['m1', 'm2', 'm3'] } },
   { name: 'a bus and its device removed', edit: (r) => { r.buses.splice(1, 1); r.devices.splice(2, 1); }, plan: { ...unchanged, busesRemoved: ['b'], devicesRemoved: ['m3'], devicesKept: ['m1', 'm2'] } },
   { name: 'the log level only', edit: (r) => { r.gateway.logLevel = 'debug'; }, plan: { ...unchanged, identical: false, logLevel: 'debug', devicesKept: ['m1', 'm2', 'm3'] } },
+  { name: 'one of the devices sharing a point list changes a point: only it is replaced', edit: (r) => { r.devices[0] = meter('m1', 'a', 1, { cloud: { accessToken: 't1' }, points: [{ id: 'p', table: 'holding', address: 1, type: 'uint16' }] }); }, plan: { ...unchanged, devicesReplaced: ['m1'], devicesKeepingLink: ['m1'], devicesKept: ['m2', 'm3'] } },
+  { name: 'the point list every device shares changes: all are replaced', edit: (r) => { for (const d of r.devices) d.points = [{ id: 'p', table: 'holding', address: 0, type: 'int16' }]; }, plan: { ...unchanged, devicesReplaced: ['m1', 'm2', 'm3'], devicesKeepingLink: ['m1', 'm2'], devicesKept: [] } },
   { name: 'devices reordered: nothing restarts, the order is applied', edit: (r) => { r.devices.reverse(); }, plan: { ...unchanged, identical: false, devicesKept: ['m3', 'm2', 'm1'] } },
 ];
 
@@ -68,6 +70,15 @@ describe('planReload', () => {
       if (decision.accepted) expect(decision.plan).toMatchObject(c.plan);
     });
   }
+
+  it('compares a device as its JSON text would (key order counts, a key holding undefined does not), point lists once', () => {
+    const running = config(baseSite());
+    const [m1, m2, m3] = running.site.devices;
+    const { name, ...rest } = m1!;
+    const devices = [{ ...rest, name }, { ...m2!, note: undefined }, { ...m3!, points: [...m3!.points] }];
+    const decision = planReload(running, { ...running, site: { ...running.site, devices } });
+    expect(decision).toMatchObject({ accepted: true, plan: { identical: false, devicesReplaced: ['m1'], devicesKept: ['m2', 'm3'] } });
+  });
 
   it('keeps a gateway-mode device when another bus gets a sub-device: its default address depends on no other device', () => {
     const before = baseSite();

@@ -59,6 +59,31 @@ describe('ChangeFilter', () => {
     expect(filter.offer('p', 1, 6_000)).toBe(false);
   });
 
+  it('forgetAll makes every point send its next value, and forgetting before any send is harmless', () => {
+    const filter = new ChangeFilter([{ id: 'a', report: CHANGE }, { id: 'b', report: CHANGE }]);
+    filter.forgetAll();
+    filter.forget('a');
+    expect([filter.offer('a', 1, 0), filter.offer('b', 1, 0)]).toEqual([true, true]);
+    expect([filter.offer('a', 1, 1), filter.offer('b', 1, 1)]).toEqual([false, false]);
+    filter.forgetAll();
+    expect([filter.offer('a', 1, 2), filter.offer('b', 1, 2)]).toEqual([true, true]);
+  });
+
+  it('keeps its own state when devices share one point list', () => {
+    const points = [{ id: 'a', report: CHANGE }, { id: 'b', report: { ...CHANGE, mode: 'always' as const } }];
+    const [one, two] = [new ChangeFilter(points), new ChangeFilter(points)];
+    expect([one.offer('a', 1, 0), one.offer('a', 1, 1)]).toEqual([true, false]);
+    expect([two.offer('a', 1, 1), two.offer('a', 2, 2), one.offer('a', 1, 2)]).toEqual([true, true, false]);
+    two.forceSnapshot();
+    expect([two.offer('a', 2, 3), one.offer('a', 1, 3)]).toEqual([true, false]);
+    expect([one.offer('b', 1, 4), one.offer('b', 1, 5)]).toEqual([true, true]);
+  });
+
+  it('takes the settings of the last entry of a repeated id', () => {
+    const filter = new ChangeFilter([{ id: 'p', report: CHANGE }, { id: 'p', report: { ...CHANGE, deadband: 10 } }]);
+    expect([filter.offer('p', 1, 0), filter.offer('p', 5, 1), filter.offer('p', 12, 2)]).toEqual([true, false, true]);
+  });
+
   it('sends values of unknown points (no settings to filter by)', () => {
     const filter = new ChangeFilter([]);
     expect([filter.offer('ghost', 1, 0), filter.offer('ghost', 1, 1)]).toEqual([true, true]);
