@@ -188,6 +188,7 @@ export class ShareService implements ShareRequestHandler {
   }
 }
 
+/** The bus's write operation for a client's write request (two branches: each keeps its values' type). */
 function broadcastWrite(request: Exclude<ShareRequest, { kind: 'read' }>, forceMulti: boolean): BroadcastWrite {
   return request.kind === 'write-registers'
     ? { kind: request.kind, address: request.address, values: request.values, forceMulti }

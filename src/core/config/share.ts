@@ -3,8 +3,6 @@
 import { Fields, isMapping, joinPath } from './fields.js';
 import { describeValue } from './issues.js';
 import type { BusConfig, ConfigIssue } from './site-types.js';
-
-type BusKind = BusConfig['kind'];
 import { SHARE_FUNCTIONS, SHARE_TABLES, type ShareConfig, type ShareRange, type ShareUnitPolicy } from './share-types.js';
 
 export { SHARE_FUNCTIONS, SHARE_TABLES, type ShareConfig, type ShareRange, type ShareTable, type ShareUnitPolicy } from './share-types.js';
@@ -21,6 +19,8 @@ export const SHARE_DEFAULTS = {
  * (DEFAULT_QUEUE_LIMIT 1000 in field/modbus/bus.ts), so polls always find room.
  */
 export const MAX_SHARE_QUEUED = 500;
+
+type BusKind = BusConfig['kind'];
 
 const ADDRESS_PATTERN = /^[A-Za-z0-9.:_-]+$/;
 

@@ -3,11 +3,13 @@
 // unit answers it and none is awaited, the line stays quiet for the turnaround before the next
 // request, the client gets the write echo, and both units hold the value; a read of unit 0 is an
 // illegal function and never reaches the line; without allowBroadcast unit 0 is "path unavailable".
+// Also through a TCP serial server (rtu-over-tcp), and on a line where some unit answers a broadcast
+// anyway (its frame is discarded, nothing else is disturbed).
 import { afterEach, describe, expect, it } from 'vitest';
 import { truth } from '../../helpers/hostile-modbus.js';
 import { mbap, pymodbusRequests, rawClient } from '../../helpers/share-clients.js';
 import { waitFor } from '../../helpers/wait.js';
-import { startLineTap, type LineTap } from './line-tap.js';
+import { startLineTap, startTcpLineTap, type LineTap } from './line-tap.js';
 import { startShareRig, type ShareRig } from './share-rig.js';
 
 const rigs: ShareRig[] = [];
@@ -81,6 +83,44 @@ describe('share broadcast on an RTU line', () => {
     expect(tap.holding(1, 9)).toBe(42);
     expect(tap.holding(2, 9)).toBe(42);
     expect(rig.shares.status()[0]).toMatchObject({ forwarded: 2, refusedByPolicy: 1, failed: 0 });
+  });
+
+  it('a unit that answers a broadcast anyway: its frame is discarded and counted, the client still gets the echo, polls go on', async () => {
+    const { rig, tap } = await tapRig({ allowBroadcast: true, broadcastTurnaroundMs: 100 });
+    await waitFor(() => rig.polls.ok >= 2, { what: 'polls running' });
+    tap.settings.answersBroadcast = true;
+    const discardedBefore = rig.bus.stats().discardedReplies;
+    expect((await ask(rig.port, 0, [6, 0, 9, 0, 42])).toString('hex')).toBe('060009002a');
+    expect(tap.answered.some((f) => f[0] === 0)).toBe(true);
+    const okBefore = rig.polls.ok;
+    await waitFor(() => rig.polls.ok >= okBefore + 4, { what: 'polls after the broadcast' });
+    expect(rig.bus.stats().discardedReplies).toBeGreaterThan(discardedBefore);
+    expect(rig.polls.failed).toBe(0);
+    // The polls read what the units hold, not the stray answer.
+    expect(await pymodbusRequests(rig.port, [{ fc: 3, unit: 2, address: 8, count: 2 }])).toEqual([{ registers: [truth(2, 8), 42] }]);
+  });
+
+  it('broadcasts through a TCP serial server (rtu-over-tcp) the same way', async () => {
+    const tap = await startTcpLineTap([1, 2]);
+    try {
+      const rig = await startShareRig({
+        share: { access: 'read-write', allowBroadcast: true, broadcastTurnaroundMs: TURNAROUND_MS },
+        bus: { kind: 'rtu-over-tcp', host: '127.0.0.1', port: tap.port, timeoutMs: 300 }, pollEveryMs: 20,
+      }, async () => async () => undefined);
+      rigs.push(rig);
+      await waitFor(() => rig.polls.ok >= 4, { what: 'polls running' });
+      expect((await ask(rig.port, 0, [6, 0, 9, 0, 42])).toString('hex')).toBe('060009002a');
+      const at = tap.heard.findIndex((f) => f.bytes[0] === 0);
+      expect(tap.heard[at]).toMatchObject({ crcOk: true });
+      expect(tap.heard[at]!.bytes.subarray(0, -2).toString('hex')).toBe('00060009002a');
+      await waitFor(() => tap.heard.length > at + 1, { what: 'the next request after the broadcast' });
+      expect(tap.heard[at + 1]!.at - tap.heard[at]!.at).toBeGreaterThanOrEqual(TURNAROUND_MS - 50);
+      expect([tap.holding(1, 9), tap.holding(2, 9)]).toEqual([42, 42]);
+      expect(rig.bus.stats()).toMatchObject({ timeouts: 0, frameErrors: 0 });
+    } finally {
+      for (const rig of rigs.splice(0)) await rig.stop();
+      await tap.stop();
+    }
   });
 
   it('without allowBroadcast answers unit 0 "path unavailable", reads and writes alike, and the line never sees unit 0', async () => {
