@@ -9,6 +9,7 @@ import {
   EXCEPTION, exceptionPdu, parseRequestPdu, readReplyPdu, requestSpan, writeReplyPdu, type ShareRequest,
 } from '../core/modbus/mbap-request.js';
 import type { ReadCache } from '../core/modbus/read-cache.js';
+import type { BroadcastWrite } from '../core/modbus/broadcast-frame.js';
 import type { SharePolicy } from '../core/modbus/share-policy.js';
 import type { Table } from '../core/points/types.js';
 import { QueueFullError } from '../core/queue-full-error.js';
@@ -27,6 +28,7 @@ export interface ShareBus {
   read(unit: number, table: Table, start: number, count: number, options?: RequestOptions): Promise<ReadBlock<Uint16Array>>;
   writeRegisters(unit: number, address: number, values: readonly number[], options?: RequestOptions & { forceMulti?: boolean }): Promise<void>;
   writeCoils(unit: number, address: number, values: readonly boolean[], options?: RequestOptions & { forceMulti?: boolean }): Promise<void>;
+  broadcast(write: BroadcastWrite, turnaroundMs: number, options?: RequestOptions): Promise<void>;
 }
 
 export interface ShareCounters {
@@ -46,7 +48,7 @@ export interface ShareServiceOptions {
   policy: SharePolicy;
   /** Present when `cacheMs` > 0. */
   cache?: ReadCache;
-  /** A forwarded write succeeded: the points covering it are read back (ops wires the devices). */
+  /** A forwarded write succeeded (bus unit 0: a broadcast was sent): the points covering it are read back (ops wires the devices). */
   written?: (busUnit: number, table: Table, first: number, last: number) => void;
   clock: Clock;
   log: Logger;
@@ -113,13 +115,13 @@ export class ShareService implements ShareRequestHandler {
       }
     }
     state.inFlight += 1;
-    void this.forward(client, decision.busUnit, request).then((pdu) => {
+    void this.forward(client, decision.busUnit, request, decision.broadcast === true).then((pdu) => {
       state.inFlight -= 1;
       answer(pdu);
     });
   }
 
-  private async forward(client: ShareClient, unit: number, request: ShareRequest): Promise<Buffer> {
+  private async forward(client: ShareClient, unit: number, request: ShareRequest, broadcast: boolean): Promise<Buffer> {
     const { bus, config, clock } = this.options;
     const queuedAt = clock.now();
     let started = false;
@@ -139,9 +141,11 @@ export class ShareService implements ShareRequestHandler {
         return readReplyPdu(request, block);
       }
       const span = requestSpan(request);
-      this.options.log.info({ client: client.remote, unit, function: request.functionCode, address: span.first, count: request.values.length }, 'share write forwarded');
+      this.options.log.info({ client: client.remote, unit, function: request.functionCode, address: span.first, count: request.values.length, ...(broadcast ? { broadcast } : {}) }, 'share write forwarded');
       const forceMulti = request.functionCode === 15 || request.functionCode === 16;
-      if (request.kind === 'write-registers') await bus.writeRegisters(unit, request.address, request.values, { ...options, forceMulti });
+      // A broadcast's reply means "sent and the turnaround passed": no unit confirms it.
+      if (broadcast) await bus.broadcast(broadcastWrite(request, forceMulti), config.broadcastTurnaroundMs, options);
+      else if (request.kind === 'write-registers') await bus.writeRegisters(unit, request.address, request.values, { ...options, forceMulti });
       else await bus.writeCoils(unit, request.address, request.values, { ...options, forceMulti });
       this.options.written?.(unit, span.table, span.first, span.last);
       return writeReplyPdu(request);
@@ -182,6 +186,13 @@ export class ShareService implements ShareRequestHandler {
     state.tokens -= 1;
     return true;
   }
+}
+
+/** The bus's write operation for a client's write request (two branches: each keeps its values' type). */
+function broadcastWrite(request: Exclude<ShareRequest, { kind: 'read' }>, forceMulti: boolean): BroadcastWrite {
+  return request.kind === 'write-registers'
+    ? { kind: request.kind, address: request.address, values: request.values, forceMulti }
+    : { kind: request.kind, address: request.address, values: request.values, forceMulti };
 }
 
 /** The exception a Modbus gateway answers for what went wrong on the line. */

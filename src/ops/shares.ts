@@ -108,10 +108,17 @@ export class Shares {
       else if (op.kind === 'write-registers') cache.forget(unit, 'holding', op.address, op.address + op.values.length - 1);
       else if (op.kind === 'write-coils') cache.forget(unit, 'coil', op.address, op.address + op.values.length - 1);
       else if (op.kind === 'write-bit') cache.forget(unit, 'holding', op.address, op.address);
+      else if (op.kind === 'broadcast') {
+        const table = op.write.kind === 'write-coils' ? 'coil' : 'holding';
+        cache.forget('every', table, op.write.address, op.write.address + op.write.values.length - 1);
+      }
     }) : () => undefined;
     const service = new ShareService({
       bus, config, policy: sharePolicy(config, this.unitsOf(name)), ...(cache ? { cache } : {}), clock: this.wiring.clock, log,
-      written: (unit, table, first, last) => this.readBack(name, unit, table, first, last, log),
+      // A broadcast (bus unit 0) wrote to every unit of the bus.
+      written: (unit, table, first, last) => {
+        for (const u of unit === 0 ? this.unitsOf(name) : [unit]) this.readBack(name, u, table, first, last, log);
+      },
     });
     const server = new ShareServer({ address: config.address, port: config.port, maxClients: config.maxClients, idleTimeoutMs: config.idleTimeoutMs, handler: service, log });
     const share: RunningShare = { config, bus, server, service, stopCache, state: 'starting' };

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createPtyPair, parseSimMap, startSimulation } from '../../packages/simulator/src/index.js';
 import { startGateway } from '../../src/main.js';
@@ -20,6 +21,14 @@ import { p99Period } from './hostile-slow.js';
 
 const POLL_MS = 250;
 const PHASE_MS = Number(process.env.BENCH_SHARE_PHASE_MS ?? 10_000);
+/**
+ * Cache answers are measured in rounds: one burst of load from another process on a shared box
+ * then spoils one round, not the figure, and the per-round p99s show it. A round stays within the
+ * share's burst (ratePerSecond 10000 below) and the pause refills it, so no answer is "busy".
+ */
+const CACHE_ROUNDS = Number(process.env.BENCH_SHARE_CACHE_ROUNDS ?? 8);
+const CACHE_PER_ROUND = 4000;
+const CACHE_PAUSE_MS = 600;
 
 /** Request times of `unit` at the simulator (one per cycle: each device reads one block). */
 async function cycleTimes(count: () => number, ms: number): Promise<number[]> {
@@ -39,8 +48,11 @@ async function cycleTimes(count: () => number, ms: number): Promise<number[]> {
   return times;
 }
 
-/** One request at a time, the next as soon as the answer is in; resolves with each round trip (ms). */
-function client(port: number, request: Buffer, until: () => boolean): Promise<number[]> {
+/**
+ * One request at a time, the next as soon as the answer is in; resolves with each round trip (ms).
+ * `exceptions` counts the answers that were Modbus exceptions (they are not the figure measured).
+ */
+function client(port: number, request: Buffer, until: () => boolean, exceptions = { count: 0 }): Promise<number[]> {
   return new Promise((resolve, reject) => {
     const socket: Socket = connect(port, '127.0.0.1');
     const rtts: number[] = [];
@@ -55,6 +67,7 @@ function client(port: number, request: Buffer, until: () => boolean): Promise<nu
     socket.on('data', (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 6 && pending.length >= 6 + pending.readUInt16BE(4)) {
+        if (((pending[7] ?? 0) & 0x80) !== 0) exceptions.count += 1;
         pending = pending.subarray(6 + pending.readUInt16BE(4));
         rtts.push(performance.now() - sentAt);
         if (until()) {
@@ -104,7 +117,18 @@ export async function run(log: (line: string) => void): Promise<void> {
     if (reload.outcome !== 'applied') throw new Error(`reload ${reload.outcome}`);
     while (gateway.status().shares?.[0]?.requests !== 0) await new Promise((resolve) => setTimeout(resolve, 50));
     await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
-    const cached = await client(port, mbap(1, 2, [3, 0, 0, 0, 10]), ((n) => () => ++n >= 5000)(0));
+    const cached: number[] = [];
+    const roundP99s: number[] = [];
+    const cacheExceptions = { count: 0 };
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
+    for (let round = 0; round < CACHE_ROUNDS; round += 1) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, CACHE_PAUSE_MS));
+      const rtts = await client(port, mbap(1, 2, [3, 0, 0, 0, 10]), ((n) => () => ++n >= CACHE_PER_ROUND)(0), cacheExceptions);
+      cached.push(...rtts);
+      roundP99s.push(percentile(rtts, 99));
+    }
+    loopDelay.disable();
     const share = gateway.status().shares?.[0];
     const quietP99 = p99Period(quiet);
     const busyP99 = p99Period(busy);
@@ -115,7 +139,8 @@ export async function run(log: (line: string) => void): Promise<void> {
     log(`| no client | ${quiet.length - 1} | ${quietP99.toFixed(1)} | 1.00 | 0 | - |`);
     log(`| client reading unpolled registers as fast as it can | ${busy.length - 1} | ${busyP99.toFixed(1)} | ${(busyP99 / quietP99).toFixed(2)} | ${clientRtts.length} | ${percentile(clientRtts, 50).toFixed(1)} / ${percentile(clientRtts, 99).toFixed(1)} |`);
     log('');
-    log(`Cache answers (reads of polled registers, cacheMs 10 s): ${cached.length} round trips, p50 ${percentile(cached, 50).toFixed(3)} ms, p99 ${percentile(cached, 99).toFixed(3)} ms (target < 1 ms), ${share?.fromCache} from cache, ${share?.forwarded} forwarded. Fast client without cache: ${forwardedShare?.forwarded} forwarded, queue wait p50/p99 ${forwardedShare?.queueWaitMs.p50?.toFixed(1)}/${forwardedShare?.queueWaitMs.p99?.toFixed(1)} ms.`);
+    const ms = (v: number) => v.toFixed(3);
+    log(`Cache answers (reads of polled registers, cacheMs 10 s): ${cached.length} round trips in ${CACHE_ROUNDS} rounds of ${CACHE_PER_ROUND}, p50 ${ms(percentile(cached, 50))} ms, p99 ${ms(percentile(cached, 99))} ms (target < 1 ms), p99.9 ${ms(percentile(cached, 99.9))} ms, max ${ms(Math.max(...cached))} ms; per-round p99 min / median / max ${ms(Math.min(...roundP99s))} / ${ms(percentile(roundP99s, 50))} / ${ms(Math.max(...roundP99s))} ms; event-loop delay during the rounds p50 / p99 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} / ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms (the box's load: a 1 ms timer's lateness); ${share?.fromCache} from cache, ${share?.forwarded} forwarded, ${share?.busy} busy, ${cacheExceptions.count} exception answers. Fast client without cache: ${forwardedShare?.forwarded} forwarded, queue wait p50/p99 ${forwardedShare?.queueWaitMs.p50?.toFixed(1)}/${forwardedShare?.queueWaitMs.p99?.toFixed(1)} ms.`);
     log('');
   } finally {
     await gateway.stop();

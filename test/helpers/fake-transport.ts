@@ -130,6 +130,19 @@ export class FakeTransport implements ModbusTransport {
   async writeCoils(unit: number, address: number, _values: readonly boolean[], timeoutMs: number): Promise<void> {
     await this.run(unit, 'writeCoils', address, timeoutMs, () => undefined);
   }
+  /** Broadcast frames sent, in order. */
+  readonly broadcasts: Buffer[] = [];
+  /** A broadcast: recorded as unit 0, fn 'broadcast'; it holds the line for the turnaround (no reply). */
+  broadcast(frame: Buffer, turnaroundMs: number): Promise<void> {
+    this.broadcasts.push(frame);
+    const latencyMs = this.latencyMs;
+    this.latencyMs = turnaroundMs;
+    try {
+      return this.run(0, 'broadcast', 0, turnaroundMs, () => undefined);
+    } finally {
+      this.latencyMs = latencyMs;
+    }
+  }
   /** Raw stream bytes: recorded as unit 0, fn 'raw'; the reply is the request reversed. */
   exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer> {
     return this.run(0, 'raw', 0, window.replyTimeoutMs, () => Buffer.from(request).reverse());

@@ -161,7 +161,7 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   // Absent = 10 x the bus timeout (the bus applies it, so a per-request timeout scales it too).
   const lateReplyGuardMs = f.duration('lateReplyGuardMs', { min: 1, max: 3_600_000, optional: true });
   const writes = readWrites(f);
-  const share = readShare(f);
+  const share = readShare(f, kind);
   // Keys of the other kinds are not "unknown" when the kind itself is wrong: one issue is enough.
   if (kind !== undefined) {
     rejectOtherKindKeys(f, kind);

@@ -23,8 +23,8 @@ export interface ShareConfig {
   address: string;
   port: number;
   /**
-   * TCP unit id -> bus unit id; absent: each unit of the bus's devices as itself. Broadcast is never
-   * forwarded (nobody would answer it): on a serial line no device has unit 0.
+   * TCP unit id -> bus unit id; absent: each unit of the bus's devices as itself. TCP unit 0 is
+   * the broadcast only with `allowBroadcast` (and then may not be mapped here).
    */
   units?: Array<{ tcp: number; bus: number }>;
   access: 'read-only' | 'read-write';
@@ -40,4 +40,12 @@ export interface ShareConfig {
   cacheMs: number;
   /** Bus request timeout for forwarded requests (absent: the bus's). */
   timeoutMs?: number;
+  /**
+   * RTU and RTU-over-TCP buses only: a write to TCP unit 0 goes on the line as a broadcast (no
+   * reply awaited) and is answered with the normal write reply, which means "sent"; a read to
+   * unit 0 is refused (illegal function). Off: unit 0 is answered "path unavailable".
+   */
+  allowBroadcast: boolean;
+  /** How long the line is held after a broadcast before the next request (ms). */
+  broadcastTurnaroundMs: number;
 }

@@ -2,14 +2,16 @@
 // manager, a vendor tool) reach the line through fieldgate's own scheduler (docs/share.md).
 import { Fields, isMapping, joinPath } from './fields.js';
 import { describeValue } from './issues.js';
-import type { ConfigIssue } from './site-types.js';
+import type { BusConfig, ConfigIssue } from './site-types.js';
 import { SHARE_FUNCTIONS, SHARE_TABLES, type ShareConfig, type ShareRange, type ShareUnitPolicy } from './share-types.js';
 
 export { SHARE_FUNCTIONS, SHARE_TABLES, type ShareConfig, type ShareRange, type ShareTable, type ShareUnitPolicy } from './share-types.js';
 
 export const SHARE_DEFAULTS = {
   address: '127.0.0.1', access: 'read-only' as const, maxClients: 8, idleTimeoutMs: 60_000,
-  ratePerSecond: 50, queueDepth: 8, lineShare: 0.25, cacheMs: 0,
+  ratePerSecond: 50, queueDepth: 8, lineShare: 0.25, cacheMs: 0, allowBroadcast: false,
+  /** Modbus over serial line V1.02 §2.4.1: the turnaround delay is typically 100 to 200 ms. */
+  broadcastTurnaroundMs: 100,
 };
 
 /**
@@ -17,6 +19,8 @@ export const SHARE_DEFAULTS = {
  * (DEFAULT_QUEUE_LIMIT 1000 in field/modbus/bus.ts), so polls always find room.
  */
 export const MAX_SHARE_QUEUED = 500;
+
+type BusKind = BusConfig['kind'];
 
 const ADDRESS_PATTERN = /^[A-Za-z0-9.:_-]+$/;
 
@@ -119,8 +123,31 @@ function readPolicy(f: Fields): ShareConfig['policy'] | null {
   return ok ? policy.sort((a, b) => a.unit - b.unit) : null;
 }
 
+/** `allowBroadcast` only where a broadcast exists and means one thing (docs/share.md). */
+function checkBroadcast(f: Fields, kind: BusKind | undefined, allow: boolean | undefined, access: ShareConfig['access'] | undefined,
+  units: ShareConfig['units'] | null): boolean {
+  if (allow !== true) {
+    if (allow === false && f.has('broadcastTurnaroundMs')) f.report('broadcastTurnaroundMs', 'only used with allowBroadcast: true');
+    return !f.has('broadcastTurnaroundMs') || allow === undefined;
+  }
+  let ok = true;
+  if (kind === 'tcp') {
+    f.report('allowBroadcast', 'a Modbus TCP bus has no broadcast (unit 0 is not "every unit" there): only rtu and rtu-over-tcp buses can broadcast');
+    ok = false;
+  }
+  if (access === 'read-only') {
+    f.report('allowBroadcast', 'needs access: read-write (a broadcast is always a write)');
+    ok = false;
+  }
+  if (units?.some((u) => u.tcp === 0)) {
+    f.issues.push({ path: joinPath(f.at('units'), '0'), message: 'TCP unit 0 is the broadcast while allowBroadcast is true: map it to a unit or allow broadcast, not both' });
+    ok = false;
+  }
+  return ok;
+}
+
 /** The bus's `share:` block; undefined when absent, null (with issues) when invalid. */
-export function readShare(bus: Fields): ShareConfig | undefined | null {
+export function readShare(bus: Fields, kind?: BusKind): ShareConfig | undefined | null {
   if (!bus.has('share')) {
     bus.take('share');
     return undefined;
@@ -140,18 +167,22 @@ export function readShare(bus: Fields): ShareConfig | undefined | null {
   const lineShare = f.number('lineShare', { default: d.lineShare, min: 0.01, max: 1 });
   const cacheMs = f.duration('cacheMs', { default: d.cacheMs, min: 0, max: 3_600_000 });
   const timeoutMs = f.duration('timeoutMs', { min: 1, max: 60_000, optional: true });
+  const allowBroadcast = f.boolean('allowBroadcast', { default: d.allowBroadcast });
+  const broadcastTurnaroundMs = f.duration('broadcastTurnaroundMs', { default: d.broadcastTurnaroundMs, min: 1, max: 10_000 });
   f.rejectUnknownKeys();
+  const broadcastOk = checkBroadcast(f, kind, allowBroadcast, access, units);
   if (maxClients !== undefined && queueDepth !== undefined && maxClients * queueDepth > MAX_SHARE_QUEUED) {
     f.report('queueDepth', `maxClients x queueDepth must be <= ${MAX_SHARE_QUEUED}, so polls keep room in the bus queue (got ${maxClients} x ${queueDepth})`);
     return null;
   }
   if (port === undefined || address === undefined || units === null || access === undefined
     || policy === null || maxClients === undefined || idleTimeoutMs === undefined || ratePerSecond === undefined
-    || queueDepth === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)) {
+    || queueDepth === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)
+    || allowBroadcast === undefined || broadcastTurnaroundMs === undefined || !broadcastOk) {
     return null;
   }
   return {
-    address, port, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, lineShare, cacheMs,
+    address, port, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, lineShare, cacheMs, allowBroadcast, broadcastTurnaroundMs,
     ...(units ? { units } : {}), ...(policy ? { policy } : {}), ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };
 }

@@ -35,11 +35,11 @@ export class ReadCache {
     if (this.blocks.size > this.maxBlocks) this.blocks.delete(this.blocks.keys().next().value as string);
   }
 
-  /** Forgets every block of `unit` and `table` that holds any of first..last. */
-  forget(unit: number, table: Table, first: number, last: number): void {
+  /** Forgets every block of `unit` (every unit: a broadcast wrote to all) and `table` that holds any of first..last. */
+  forget(unit: number | 'every', table: Table, first: number, last: number): void {
     for (const [key, block] of this.blocks) {
       const end = block.start + (block.words?.length ?? block.bits?.length ?? 0) - 1;
-      if (block.unit === unit && block.table === table && block.start <= last && first <= end) this.blocks.delete(key);
+      if ((unit === 'every' || block.unit === unit) && block.table === table && block.start <= last && first <= end) this.blocks.delete(key);
     }
   }
 

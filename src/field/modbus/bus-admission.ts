@@ -10,7 +10,7 @@ import type { Job } from './bus-types.js';
 import type { UnitHealthTracker } from './cooldown.js';
 import { UnitCoolingDownError, UnitLateReplyPendingError } from './errors.js';
 import type { SlowUnits } from './slow-units.js';
-import { wireShapes } from './bus-request.js';
+import { addressesUnit, wireShapes } from './bus-request.js';
 
 /** `pieceCount`: a read that must go as reads of at most that many registers or bits (late-guard.ts). */
 export type JobAdmission = { kind: 'go' | 'probe'; pieceCount?: number } | { kind: 'refuse'; error: Error };
@@ -35,7 +35,7 @@ export class BusAdmission {
    * a request that may wait does not start while its unit is guarded or cooling down.
    */
   mayStart(job: Job): boolean {
-    if (job.op.kind === 'raw') return true;
+    if (!addressesUnit(job.op)) return true;
     if (!this.concurrentUnits.has(job.unit) && this.unitsInFlight.has(job.unit)) return false;
     if (job.waitUntil === undefined) return true;
     const now = this.clock.now();
@@ -63,7 +63,7 @@ export class BusAdmission {
 
   /** Raw stream bytes address no unit: neither guard nor cool-down applies. */
   admit(job: Job): JobAdmission {
-    if (job.op.kind === 'raw') return { kind: 'go' };
+    if (!addressesUnit(job.op)) return { kind: 'go' };
     const now = this.clock.now();
     const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true);
     const guardWaitMs = guard.kind === 'wait' ? guard.retryInMs : undefined;

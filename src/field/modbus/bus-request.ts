@@ -10,6 +10,7 @@ import type { ModbusTransport } from './transport.js';
 import type { ReplyShape } from './transport-types.js';
 import type { Priority } from './request-queue.js';
 import type { ReadBlock } from '../../core/points/codec.js';
+import { type BroadcastWrite, broadcastFrame } from '../../core/modbus/broadcast-frame.js';
 
 export type { Priority };
 
@@ -42,12 +43,24 @@ export interface WriteOptions extends RequestOptions {
 
 export type Operation =
   | { kind: 'read'; table: Table; start: number; count: number }
-  | { kind: 'write-registers'; address: number; values: readonly number[]; forceMulti: boolean }
-  | { kind: 'write-coils'; address: number; values: readonly boolean[]; forceMulti: boolean }
+  | BroadcastWrite
   /** Read-modify-write of one bit of a holding register, in one job (no other request between). */
   | { kind: 'write-bit'; address: number; bit: number; value: boolean; forceMulti: boolean }
   /** Non-Modbus bytes for a custom data stream sharing the line; addressed to no unit. */
-  | { kind: 'raw'; data: Buffer; window: RawReplyWindow };
+  | { kind: 'raw'; data: Buffer; window: RawReplyWindow }
+  /**
+   * A write to unit 0 of an RTU line, which every unit obeys and none answers: sent, then the line
+   * is held for `turnaroundMs` (the units act on it) before the next request.
+   */
+  | { kind: 'broadcast'; write: BroadcastWrite; turnaroundMs: number };
+
+/** Whether the operation is addressed to one unit that answers it (not raw bytes, not a broadcast). */
+export function addressesUnit(op: Operation): boolean {
+  return op.kind !== 'raw' && op.kind !== 'broadcast';
+}
+
+/** Longest turnaround a broadcast may hold the line (ms). */
+export const MAX_BROADCAST_TURNAROUND_MS = 10_000;
 
 export type OperationResult = ReadBlock<Uint16Array> | Buffer | undefined;
 
@@ -70,6 +83,12 @@ export function validateOperation(unit: number, op: Operation): void {
   checkInteger('unit', unit, 0, 255);
   if (op.kind === 'raw') {
     checkInteger('raw request bytes', op.data.length, 1, MAX_RAW_REQUEST_BYTES);
+    return;
+  }
+  if (op.kind === 'broadcast') {
+    checkInteger('broadcast unit', unit, 0, 0);
+    checkInteger('broadcast turnaround (ms)', op.turnaroundMs, 0, MAX_BROADCAST_TURNAROUND_MS);
+    validateOperation(0, op.write);
     return;
   }
   if (op.kind === 'read') {
@@ -103,6 +122,7 @@ export function wireShapes(op: Operation): ReplyShape[] {
     case 'write-coils': return [{ functionCode: op.values.length === 1 && !op.forceMulti ? 5 : 15, quantity: op.values.length }];
     case 'write-bit': return [{ functionCode: 3, quantity: 1 }, { functionCode: op.forceMulti ? 16 : 6, quantity: 1 }];
     case 'raw': return [];
+    case 'broadcast': return [];
   }
 }
 
@@ -147,6 +167,10 @@ export async function perform(
     }
     case 'raw':
       return transport.exchangeRaw(op.data, op.window);
+    case 'broadcast':
+      if (!transport.broadcast) throw new InvalidRequestError(`${transport.target} cannot broadcast`);
+      await transport.broadcast(broadcastFrame(op.write), op.turnaroundMs);
+      return undefined;
   }
   return undefined;
 }
@@ -195,7 +219,7 @@ export function newJob(unit: number, op: Operation, priority: Priority, options:
     ...(options.onStart ? { onStart: options.onStart } : {}),
   };
   const maxWaitMs = priority === 'high' ? (options.maxWaitMs ?? config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
-  if (maxWaitMs > 0 && op.kind !== 'raw') {
+  if (maxWaitMs > 0 && addressesUnit(op)) {
     job.queuedAt = now;
     job.waitUntil = now + maxWaitMs;
   }

@@ -7,14 +7,15 @@ import type { Table } from '../../core/points/types.js';
 import { BusConnection, type ConnectionState } from './bus-connection.js';
 import {
   type Operation, type OperationResult, type Priority, type RequestOptions, type WriteOptions,
-  newJob, perform, transactionsOf, validateOperation,
+  addressesUnit, newJob, perform, transactionsOf, validateOperation,
 } from './bus-request.js';
 import { type Clock, type Timers, systemClock, systemTimers } from '../../core/time.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import type { BusOptions, Job } from './bus-types.js';
-import { BusDownError, BusStoppedError } from './errors.js';
+import { BusDownError, BusStoppedError, InvalidRequestError } from './errors.js';
+import type { BroadcastWrite } from '../../core/modbus/broadcast-frame.js';
 import type { LateUnitView } from './late-guard.js';
 import { SlowUnits } from './slow-units.js';
 import type { BusProgress, BusStats } from './bus-stats.js';
@@ -160,6 +161,16 @@ export class Bus {
     return reply as Buffer;
   }
 
+  /**
+   * A write to every unit of an RTU line at once (unit 0, FC5/6 or FC15/16), in its turn like any
+   * request: resolves once it was sent and the line was held `turnaroundMs` for the units to act.
+   * No unit answers a broadcast, so this says "sent", never "done". Refused on a Modbus TCP bus.
+   */
+  async broadcast(write: BroadcastWrite, turnaroundMs: number, options: RequestOptions = {}): Promise<void> {
+    if (this.config.kind === 'tcp') throw new InvalidRequestError(`broadcast needs an RTU line (bus ${this.name} is Modbus TCP)`);
+    await this.submit(0, { kind: 'broadcast', write, turnaroundMs }, options.priority ?? 'high', options);
+  }
+
   /** Every successful read and write from now on (the share's cache keeps reads, drops what writes change). */
   onSettled(listener: SettledListener): () => void {
     return this.settledListeners.add(listener);
@@ -214,7 +225,7 @@ export class Bus {
       return Promise.reject(new BusDownError(this.name, this.connection.downReason));
     }
     return new Promise<OperationResult>((resolve, reject) => {
-      if (op.kind !== 'raw') this.outcomes.seen(unit);
+      if (addressesUnit(op)) this.outcomes.seen(unit);
       const job = newJob(unit, op, priority, options, this.config, this.clock.now(), resolve, reject);
       if (!this.queue.push(job, priority)) {
         this.counters.queueRejects += 1;
@@ -271,15 +282,15 @@ export class Bus {
       this.counters.transactions += transactionsOf(job.op, pieceCount);
       const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount);
       // The transport already listened through t3.5 after the reply: no second gap needed.
-      silenceKept = job.op.kind !== 'raw' && this.transport.keepsSilenceAfterReply === true;
-      if (job.op.kind !== 'raw') this.outcomes.answered(job.unit);
+      silenceKept = addressesUnit(job.op) && this.transport.keepsSilenceAfterReply === true;
+      if (addressesUnit(job.op)) this.outcomes.answered(job.unit);
       this.beside.answered(job.unit);
       if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, result, this.clock.now());
       job.resolve(result);
     } catch (err) {
       this.beside.failed(job.unit, err, job.lane === 'while-beside');
       if (!this.slow.afterFailure(job, err)) {
-        this.outcomes.failed(job.unit, job.op.kind === 'raw', err, isProbe);
+        this.outcomes.failed(job.unit, !addressesUnit(job.op), err, isProbe);
         job.reject(err);
       }
     } finally {

@@ -47,6 +47,11 @@ export interface ModbusTransport {
   writeCoils(unit: number, address: number, values: readonly boolean[], timeoutMs: number): Promise<void>;
   /** Non-Modbus bytes on an RTU line, the reply collected until quiet (custom data streams). */
   exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer>;
+  /**
+   * RTU framing only: sends a broadcast frame (unit 0, CRC included) after the inter-frame
+   * silence, awaits no reply, and resolves once the frame has left and `turnaroundMs` passed.
+   */
+  broadcast?(frame: Buffer, turnaroundMs: number): Promise<void>;
 }
 
 export type TransportFactory = (config: BusConfig) => ModbusTransport;

@@ -12,7 +12,7 @@ import { PendingReplies } from './pending-replies.js';
 import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
 import { RtuLinePort } from './rtu-line-port.js';
-import { untilQuiet } from './line-silence.js';
+import { hrClock, untilQuiet } from './line-silence.js';
 import { ModbusTcpPort } from './modbus-tcp-port.js';
 
 export { describeTarget, type ModbusTransport, type TransportFactory } from './transport-types.js';
@@ -236,6 +236,30 @@ class ModbusSerialTransport implements ModbusTransport {
 
   async writeCoils(unit: number, address: number, values: readonly boolean[], timeoutMs: number): Promise<void> {
     await this.write(unit, 15, address, values.length, timeoutMs, (c) => c.writeCoils(address, [...values]));
+  }
+
+  async broadcast(frame: Buffer, turnaroundMs: number): Promise<void> {
+    const client = this.client;
+    const line = this.line;
+    if (!line) throw new InvalidRequestError(`broadcast needs RTU framing (${this.target} is ${this.config.kind})`);
+    if (!client || !client.isOpen || !line.isOpen) throw new PortClosedError('port not open');
+    const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
+    if (quietBefore) await quietBefore;
+    const stale = line.begin();
+    if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+    const { closed, release } = this.pending.untilClosed(0);
+    try {
+      line.write(frame);
+      // The turnaround counts from when the frame has left the line (its wire time estimated).
+      const leftInMs = Math.max(0, line.lastActivityMs - hrClock());
+      await Promise.race([new Promise<void>((resolve) => { this.timers.setTimer(resolve, leftInMs + turnaroundMs); }), closed]);
+    } finally {
+      release();
+      // Nobody answers a broadcast: what was heard (beyond the adapter's own echo) is a discard.
+      const heard = line.takeUnmatched() - (this.config.kind !== 'tcp' && this.config.echo === true ? frame.length : 0);
+      if (heard > 0) this.discarded(`${heard} bytes heard after a broadcast, which no unit answers`);
+      line.end();
+    }
   }
 
   async exchangeRaw(request: Buffer, window: RawReplyWindow): Promise<Buffer> {

@@ -39,8 +39,8 @@ export async function startShareRig(options: RigOptions, serve: (path: string) =
   const stopSimulator = await serve(pair.b);
   const port = options.sharePort ?? await freePort();
   const units = options.units ?? [1, 2];
-  // A tcp bus (options.bus names its host and port) leaves the pty pair unused.
-  const line = options.bus?.kind === 'tcp' ? { name: 'line', timeoutMs: 300 } : { name: 'line', kind: 'rtu', path: pair.a, baudRate: 19200, timeoutMs: 300, lateReplyGuardMs: 400 };
+  // A tcp or rtu-over-tcp bus (options.bus names its host and port) leaves the pty pair unused.
+  const line = options.bus?.kind === 'tcp' || options.bus?.kind === 'rtu-over-tcp' ? { name: 'line', timeoutMs: 300 } : { name: 'line', kind: 'rtu', path: pair.a, baudRate: 19200, timeoutMs: 300, lateReplyGuardMs: 400 };
   const result = validateSite({
     buses: [{ ...line, ...options.bus, share: { port, ...options.share } }],
     devices: units.map((unit) => ({ name: `meter${unit}`, bus: 'line', unitId: unit, points: [{ id: 'v', table: 'holding', address: 0, type: 'uint16', writable: true }] })),

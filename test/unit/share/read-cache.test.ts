@@ -42,6 +42,17 @@ describe('ReadCache', () => {
     expect(cache.lookup(1, 'coil', 0, 1, T0, 1000)).toEqual({ bits: [true] });
   });
 
+  it('a broadcast write forgets what it touches on every unit, no other', () => {
+    const cache = filled();
+    cache.record({ unit: 2, table: 'holding', start: 100, words: Uint16Array.of(9), at: T0 });
+    cache.record({ unit: 3, table: 'holding', start: 200, words: Uint16Array.of(8), at: T0 });
+    cache.forget('every', 'holding', 100, 100);
+    expect(cache.lookup(1, 'holding', 101, 1, T0, 1000)).toBeUndefined();
+    expect(cache.lookup(2, 'holding', 100, 1, T0, 1000)).toBeUndefined();
+    expect(cache.lookup(3, 'holding', 200, 1, T0, 1000)).toEqual({ words: Uint16Array.of(8) });
+    expect(cache.lookup(1, 'coil', 0, 1, T0, 1000)).toEqual({ bits: [true] });
+  });
+
   it('stays bounded, dropping the oldest', () => {
     const cache = new ReadCache(4);
     for (let i = 0; i < 10; i += 1) cache.record({ unit: 1, table: 'input', start: i * 10, words: Uint16Array.of(i), at: T0 + i });

@@ -18,8 +18,17 @@ describe('share config', () => {
   it('fills the defaults around a bare port: loopback, read-only, cache off', () => {
     expect(shareOf({ port: 1502 })).toEqual({
       address: '127.0.0.1', port: 1502, access: 'read-only', maxClients: 8, idleTimeoutMs: 60_000,
-      ratePerSecond: 50, queueDepth: 8, lineShare: 0.25, cacheMs: 0,
+      ratePerSecond: 50, queueDepth: 8, lineShare: 0.25, cacheMs: 0, allowBroadcast: false, broadcastTurnaroundMs: 100,
     });
+  });
+
+  it.each(['rtu', 'rtu-over-tcp'])('allows broadcast on a %s bus, with its turnaround', (kind) => {
+    const where = kind === 'rtu' ? { path: '/dev/ttyS0' } : { host: '127.0.0.1', port: 4001 };
+    const result = validateSite({
+      buses: [{ name: 'l', kind, ...where, share: { port: 1502, access: 'read-write', allowBroadcast: true, broadcastTurnaroundMs: '250ms' } }], devices: [],
+    });
+    expect(result.issues).toEqual([]);
+    expect(result.site!.buses[0].share).toMatchObject({ allowBroadcast: true, broadcastTurnaroundMs: 250 });
   });
 
   it('reads units, per-unit allow-lists and durations', () => {

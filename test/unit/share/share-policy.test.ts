@@ -16,6 +16,10 @@ const write6 = (address: number): ShareRequest => ({ kind: 'write-registers', fu
 const write5 = (address: number): ShareRequest => ({ kind: 'write-coils', functionCode: 5, address, values: [true] });
 
 const RW = { access: 'read-write' };
+const BROADCAST = { access: 'read-write', allowBroadcast: true };
+const BROADCAST_LIMITED = { ...BROADCAST, policy: { 0: { functions: [6], ranges: [{ table: 'holding', from: 100, to: 109 }] } } };
+const write16 = (address: number): ShareRequest => ({ kind: 'write-registers', functionCode: 16, address, values: [1, 2] });
+const write15 = (address: number): ShareRequest => ({ kind: 'write-coils', functionCode: 15, address, values: [true, false, true] });
 const LIMITED = { access: 'read-write', units: { 10: 1, 0: 2 }, policy: { 10: { functions: [3, 6], ranges: [{ table: 'holding', from: 100, to: 109 }] } } };
 
 describe('sharePolicy', () => {
@@ -24,6 +28,17 @@ describe('sharePolicy', () => {
     ['a unit no device has', {}, 3, read(0, 1), EXCEPTION.gatewayPathUnavailable],
     ['unit 0 (broadcast) unmapped', {}, 0, read(0, 1), EXCEPTION.gatewayPathUnavailable],
     ['unit 255 unmapped', {}, 255, read(0, 1), EXCEPTION.gatewayPathUnavailable],
+    ['a write to unit 0 without allowBroadcast', RW, 0, write6(0), EXCEPTION.gatewayPathUnavailable],
+    ['FC6 to unit 0 with allowBroadcast', BROADCAST, 0, write6(7), { ok: true, busUnit: 0, broadcast: true }],
+    ['FC5 to unit 0 with allowBroadcast', BROADCAST, 0, write5(7), { ok: true, busUnit: 0, broadcast: true }],
+    ['FC15 to unit 0 with allowBroadcast', BROADCAST, 0, write15(7), { ok: true, busUnit: 0, broadcast: true }],
+    ['FC16 to unit 0 with allowBroadcast', BROADCAST, 0, write16(7), { ok: true, busUnit: 0, broadcast: true }],
+    ['a read of unit 0 with allowBroadcast', BROADCAST, 0, read(0, 1), EXCEPTION.illegalFunction],
+    ['an input read of unit 0 with allowBroadcast', BROADCAST, 0, read(0, 1, 'input'), EXCEPTION.illegalFunction],
+    ['allowBroadcast leaves other units as they were', BROADCAST, 1, write6(0), { ok: true, busUnit: 1 }],
+    ['a broadcast inside unit 0\'s allow-lists', BROADCAST_LIMITED, 0, write6(105), { ok: true, busUnit: 0, broadcast: true }],
+    ['a broadcast of a function outside unit 0\'s list', BROADCAST_LIMITED, 0, write16(105), EXCEPTION.illegalFunction],
+    ['a broadcast outside unit 0\'s ranges', BROADCAST_LIMITED, 0, write6(110), EXCEPTION.illegalDataAddress],
     ['a write to a read-only share', {}, 1, write6(0), EXCEPTION.illegalFunction],
     ['a coil write to a read-only share', {}, 1, write5(0), EXCEPTION.illegalFunction],
     ['a write to a read-write share', RW, 1, write6(0), { ok: true, busUnit: 1 }],

@@ -6,6 +6,7 @@ import type { ShareConfig } from '../../../src/core/config/share.js';
 import { SHARE_DEFAULTS } from '../../../src/core/config/share.js';
 import { EXCEPTION } from '../../../src/core/modbus/mbap-request.js';
 import { ReadCache } from '../../../src/core/modbus/read-cache.js';
+import type { BroadcastWrite } from '../../../src/core/modbus/broadcast-frame.js';
 import { sharePolicy } from '../../../src/core/modbus/share-policy.js';
 import { QueueFullError } from '../../../src/core/queue-full-error.js';
 import { exceptionFor, ShareService, type ShareBus } from '../../../src/device/share-service.js';
@@ -20,18 +21,19 @@ const T0 = 1_700_000_000_000;
 const client = { id: 1, remote: '127.0.0.1:40000' };
 const frame = (unit: number, pdu: number[]) => ({ transactionId: 1, protocolId: 0, unit, pdu: Buffer.from(pdu) });
 
-interface Call { unit: number; options: RequestOptions | undefined; resolve: () => void; reject: (err: unknown) => void }
+interface Call { unit: number; options: RequestOptions | undefined; resolve: () => void; reject: (err: unknown) => void; broadcast?: { write: BroadcastWrite; turnaroundMs: number } }
 
 function fakeBus(): ShareBus & { calls: Call[] } {
   const calls: Call[] = [];
-  const pending = <T>(unit: number, options: RequestOptions | undefined, value: T) => new Promise<T>((resolve, reject) => {
-    calls.push({ unit, options, resolve: () => resolve(value), reject });
+  const pending = <T>(unit: number, options: RequestOptions | undefined, value: T, broadcast?: Call['broadcast']) => new Promise<T>((resolve, reject) => {
+    calls.push({ unit, options, resolve: () => resolve(value), reject, ...(broadcast ? { broadcast } : {}) });
   });
   return {
     calls,
     read: (unit, table, start, count, options) => pending(unit, options, { table, start, words: Uint16Array.from({ length: count }, (_, i) => start + i) }),
     writeRegisters: (unit, _a, _v, options) => pending(unit, options, undefined),
     writeCoils: (unit, _a, _v, options) => pending(unit, options, undefined),
+    broadcast: (write, turnaroundMs, options) => pending(0, options, undefined, { write, turnaroundMs }),
   };
 }
 
@@ -120,5 +122,45 @@ describe('ShareService', () => {
     await settle();
     expect(written).toEqual([[1, 'holding', 10, 11]]);
     expect(answers.map((a) => a.toString('hex'))).toEqual(['10000a0002']);
+  });
+
+  describe('unit 0', () => {
+    it('is path unavailable without allowBroadcast, and nothing reaches the bus', () => {
+      const { s, bus, answers, ask } = service({ access: 'read-write' });
+      ask(0, [6, 0, 7, 0, 1]);
+      ask(0, [3, 0, 0, 0, 1]);
+      expect(answers.map((a) => a.toString('hex'))).toEqual(['860a', '830a']);
+      expect(bus.calls).toHaveLength(0);
+      expect(s.counters.refusedByPolicy).toBe(2);
+    });
+
+    it('sends a write as a broadcast with the turnaround, answers the write echo once sent, reads back every unit', async () => {
+      const written: unknown[][] = [];
+      const { s, bus, answers, ask, settle } = service({ access: 'read-write', allowBroadcast: true, broadcastTurnaroundMs: 150 }, { written: (...args) => written.push(args) });
+      ask(0, [6, 0, 7, 0x12, 0x34]);
+      ask(0, [15, 0, 3, 0, 3, 1, 0b101]);
+      expect(bus.calls.map((c) => c.broadcast)).toEqual([
+        { write: { kind: 'write-registers', address: 7, values: [0x1234], forceMulti: false }, turnaroundMs: 150 },
+        { write: { kind: 'write-coils', address: 3, values: [true, false, true], forceMulti: true }, turnaroundMs: 150 },
+      ]);
+      expect(bus.calls[0]?.options).toMatchObject({ priority: 'share' });
+      expect(answers).toHaveLength(0); // not before the bus has sent it
+      for (const call of bus.calls) call.resolve();
+      await settle();
+      expect(answers.map((a) => a.toString('hex'))).toEqual(['0600071234', '0f00030003']);
+      expect(written).toEqual([[0, 'holding', 7, 7], [0, 'coil', 3, 5]]);
+      expect(s.counters).toMatchObject({ forwarded: 2, failed: 0 });
+    });
+
+    it('refuses a read as an illegal function, and answers a broadcast the bus could not send with its failure', async () => {
+      const { s, bus, answers, ask, settle } = service({ access: 'read-write', allowBroadcast: true });
+      ask(0, [4, 0, 0, 0, 1]);
+      expect(answers.map((a) => a.toString('hex'))).toEqual(['8401']);
+      ask(0, [6, 0, 1, 0, 1]);
+      bus.calls[0]!.reject(new BusDownError('l', 'serial port closed'));
+      await settle();
+      expect(answers.map((a) => a.toString('hex'))).toEqual(['8401', '860a']);
+      expect(s.counters).toMatchObject({ refusedByPolicy: 1, failed: 1 });
+    });
   });
 });
