@@ -174,22 +174,24 @@ describe('commissioning page: hostile HTTP', () => {
     }, 20_000);
   });
 
+  /** An event stream's text, read until `enough` says so, then closed (each event is "event: NAME\ndata: JSON\n\n"). */
+  async function streamUntil(path: string, enough: (text: string) => boolean): Promise<string> {
+    const controller = new AbortController();
+    const res = await fetch(`${base}${path}`, { headers: client.headers(), signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    await waitFor(async () => {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+      return enough(text) ? true : undefined;
+    }, 20_000);
+    controller.abort();
+    return text;
+  }
+
   it('the line page keeps lineFramesKept frames of the bus, no more', async () => {
-    /** The stream's text until `enough` says so (each SSE event is "event: NAME\ndata: JSON\n\n"). */
-    async function lineUntil(enough: (text: string) => boolean): Promise<string> {
-      const controller = new AbortController();
-      const res = await fetch(`${base}/api/line?bus=plant`, { headers: client.headers(), signal: controller.signal });
-      expect(res.status).toBe(200);
-      const reader = res.body!.getReader();
-      let text = '';
-      await waitFor(async () => {
-        const { value } = await reader.read();
-        text += new TextDecoder().decode(value);
-        return enough(text) ? true : undefined;
-      }, 20_000);
-      controller.abort();
-      return text;
-    }
+    const lineUntil = (enough: (text: string) => boolean) => streamUntil('/api/line?bus=plant', enough);
     // Watched long enough for more frames than are kept (two devices polled every 200 ms).
     await lineUntil((text) => text.split('event: frame\n').length > FRAMES_KEPT + 3);
     const again = await lineUntil((text) => /event: frames\ndata: .*\n\n/.test(text));
@@ -203,17 +205,7 @@ describe('commissioning page: hostile HTTP', () => {
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write(`GET /api/events?device=meter-1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${client.cookie}\r\n\r\n`);
     socket.pause();
-    const controller = new AbortController();
-    const res = await fetch(`${base}/api/events?device=meter-1`, { headers: client.headers(), signal: controller.signal });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let seen = '';
-    await waitFor(async () => {
-      const { value } = await reader.read();
-      seen += new TextDecoder().decode(value);
-      return seen.includes('event: device') ? true : undefined;
-    }, 20_000);
-    controller.abort();
+    await streamUntil('/api/events?device=meter-1', (seen) => seen.includes('event: device'));
     socket.destroy();
   });
 });

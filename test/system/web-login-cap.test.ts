@@ -7,12 +7,10 @@ import { startWebServer, type WebServer } from '../../src/ops/web/server.js';
 import type { GatewayStatus } from '../../src/ops/status.js';
 import { hashPassword } from '../../src/ops/web/password.js';
 import { captureLogger } from '../helpers/capture-logger.js';
-import { WEB_DEFAULTS } from './web-rig.js';
+import { answerOf, WEB_DEFAULTS, type Answer } from './web-rig.js';
 
 const PASSWORD = 'plant-lan-password';
 const STATUS: GatewayStatus = { version: 't', startedAt: '', uptimeS: 1, buses: [], devices: [], links: [], outbox: null, rateQueue: null };
-
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
 
 describe('failed logins over all addresses', () => {
   let server: WebServer;
@@ -22,16 +20,7 @@ describe('failed logins over all addresses', () => {
 
   /** One request from `from` (a loopback address of its own), with its cookie and CSRF token if given. */
   function call(from: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: server.port, localAddress: from, method, path, headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+    return answerOf((onAnswer) => request({ host: '127.0.0.1', port: server.port, localAddress: from, method, path, headers }, onAnswer), body);
   }
 
   async function login(from: string, password: string): Promise<Answer> {

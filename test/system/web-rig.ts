@@ -1,6 +1,7 @@
 // The daemon with its commissioning page on, against the simulator and the emulator (harness.ts),
 // and Debian's Chromium driven by playwright-core (no browser download).
 import { existsSync } from 'node:fs';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
 import type { Config } from '../../src/core/config/config.js';
 import { defaultMaxConnections, type WebSettings } from '../../src/core/config/web-settings.js';
@@ -63,4 +64,20 @@ export class PageClient {
     if (cookie) this.cookie = cookie.split(';')[0];
     return res;
   }
+}
+
+export interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+
+/** The request `send` makes (node:http or node:https, with its own options), sent with `body`, and its whole answer. */
+export function answerOf(send: (onAnswer: (res: IncomingMessage) => void) => ClientRequest, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = send((res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
