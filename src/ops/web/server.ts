@@ -120,7 +120,7 @@ class WebHandler {
     }
     sendJson(res, 200, {
       authenticated: session.authenticated, passwordRequired: this.settings.passwordHash !== undefined, csrf: session.csrf,
-      allowWrites: this.settings.allowWrites, allowReload: this.settings.allowReload,
+      allowWrites: this.settings.allowWrites, allowReload: this.settings.allowReload, lineFramesKept: this.settings.lineFramesKept,
     }, headers);
   }
 

@@ -291,8 +291,8 @@
     });
   }
 
-  var FRAMES_SHOWN = 400;
   function line() {
+    var shown = session.lineFramesKept;
     fetch('/api/status').then(function (res) { return res.json(); }).then(function (status) {
       var buses = status.buses.map(function (b) { return b.name; });
       var chosen = new URLSearchParams(location.search).get('bus') || buses[0];
@@ -306,9 +306,9 @@
         var tr = row([t.toLocaleTimeString() + '.' + String(t.getMilliseconds()).padStart(3, '0'), f.direction, f.direction === 'discarded' ? '' : String(f.unit), f.fn ? String(f.fn) : '', f.hex, f.answerMs !== undefined ? f.answerMs + ' ms' : '', f.verdict],
           { class: f.verdict === 'ok' || f.verdict === 'sent' ? '' : 'bad', 'data-direction': f.direction });
         body.prepend(tr);
-        while (body.children.length > FRAMES_SHOWN) body.lastChild.remove();
+        while (body.children.length > shown) body.lastChild.remove();
       }
-      app.replaceChildren(header('Line'), el('p', {}, [field('bus', pick), ' The last ' + FRAMES_SHOWN + ' transactions, newest first, captured only while this page is open. PDUs are rebuilt from each transaction (function code and data; no address, CRC or MBAP).']), frames);
+      app.replaceChildren(header('Line'), el('p', {}, [field('bus', pick), ' The last ' + shown + ' transactions, newest first, captured only while this page is open. PDUs are rebuilt from each transaction (function code and data; no address, CRC or MBAP).']), frames);
       var events = new EventSource('/api/line?bus=' + encodeURIComponent(chosen));
       events.addEventListener('frames', function (e) { JSON.parse(e.data).forEach(add); });
       events.addEventListener('frame', function (e) { add(JSON.parse(e.data)); });
