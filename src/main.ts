@@ -23,7 +23,7 @@ import type { GatewayStatus } from './ops/status.js';
 import { drainOutbox, siteProgress, startSupervisionTicker } from './ops/supervision.js';
 import { createNotifier, watchdogIntervalMs } from './ops/systemd.js';
 import { ProgressWatch } from './ops/watchdog.js';
-import type { LineCapture } from './field/modbus/line-capture.js';
+import { LineCaptures } from './field/modbus/line-capture.js';
 import { LiveFeed } from './ops/web/live-feed.js';
 import { startWebPage } from './ops/web/wiring.js';
 import { Shares } from './ops/shares.js';
@@ -58,7 +58,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
   // The commissioning page sees every sample after the reporter (history rings, live events).
   const feed = gateway.web ? new LiveFeed(reporter, gateway.web.historySamples) : undefined;
-  const captures = gateway.web ? new Map<string, LineCapture>() : undefined;
+  const captures = gateway.web ? new LineCaptures(gateway.web.lineFramesKept) : undefined;
   const southbound = createSouthbound(site, config.compiled, feed ?? reporter, logger, levels, gateway.cloud.inbound.busShare, captures);
   const commandLog = componentLogger(logger, 'commands', levels);
   const commands = createCommandServices(config.compiled, southbound, commandLog);

@@ -9,7 +9,7 @@ import { CommandService } from '../device/commands.js';
 import { BusDeviceIo } from '../device/device-io.js';
 import { Poller, type SampleSink } from '../device/poller.js';
 import { Bus } from '../field/modbus/bus.js';
-import { capturedTransport, LineCapture } from '../field/modbus/line-capture.js';
+import { capturedTransport, type LineCaptures } from '../field/modbus/line-capture.js';
 import { createModbusTransport } from '../field/modbus/transport.js';
 import type { TransportFactory } from '../field/modbus/transport-types.js';
 import { componentLogger, type Logger } from './log.js';
@@ -39,12 +39,10 @@ export interface Southbound {
  */
 export function createSouthbound(
   site: SiteConfig, compiled: CompiledSite, sink: SampleSink, logger: Logger, levels?: ReadonlyMap<string, LevelWithSilent>, cloudShare = 1,
-  captures?: Map<string, LineCapture>,
+  captures?: LineCaptures,
 ): Southbound {
   const transportFactory: TransportFactory = captures === undefined ? createModbusTransport : (config) => {
-    const capture = new LineCapture();
-    captures.set(config.name, capture);
-    return capturedTransport(createModbusTransport(config), capture);
+    return capturedTransport(createModbusTransport(config), captures.open(config.name));
   };
   const busLog = componentLogger(logger, 'bus', levels);
   const pollLog = componentLogger(logger, 'poller', levels);

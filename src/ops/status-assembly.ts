@@ -69,6 +69,8 @@ export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): Bu
     discardedReplies: stats.discardedReplies, silenceReopens: stats.silenceReopens,
     lateReplies: stats.lateReplies,
     lateUnits: stats.lateUnits.map(({ unit, lateReplies, slowestAnswerMs }) => ({ unit, lateReplies, slowestAnswerMs })),
+    unitsCoolingDown: stats.unitsCoolingDown,
+    coolingDownUnits: (stats.coolingDownUnits ?? []).map(({ unit, nextProbeInMs, cooldownLevel, lastFailure }) => ({ unit, nextProbeInMs, cooldownLevel, lastFailure })),
     utilisation: uptimeMs > 0 ? Math.min(1, stats.busyTimeMs / uptimeMs) : 0,
     ...(stats.echoProblem ? { echoProblem: stats.echoProblem } : {}),
   };

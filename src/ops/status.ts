@@ -24,11 +24,25 @@ export interface BusStatus {
   lateReplies?: number;
   /** Per unit that answered late: how often, and its slowest answer time (pick a timeoutMs above it). */
   lateUnits?: LateUnitStatus[];
+  /** Units whose requests fail fast after repeated failures, probed once per period (docs/engine.md); absent in older statuses. */
+  unitsCoolingDown?: number;
+  /** Those units: when the next probe may go, how many periods in a row, and why. */
+  coolingDownUnits?: CoolingUnitStatus[];
   queueDepth: number;
   /** Fraction of wall time the line was busy with transactions since start (0..1). */
   utilisation: number;
   /** The line's echo does not match the bus's `echo` setting: what to set. */
   echoProblem?: string;
+}
+
+export interface CoolingUnitStatus {
+  unit: number;
+  /** Ms until its next probe may go (0: due, or in flight). */
+  nextProbeInMs: number;
+  /** Cool-down periods in a row (0 = first; each silent probe doubles the period up to its max). */
+  cooldownLevel: number;
+  /** What put it there, e.g. "timeouts (no answer within 200 ms)". */
+  lastFailure: string;
 }
 
 export interface LateUnitStatus {

@@ -191,4 +191,22 @@ describe('commissioning page in Chromium', () => {
     await page.close();
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
   });
+
+  it('a unit that stops answering shows its cool-down on the overview\'s bus row, and leaves it when it answers again', async () => {
+    const page = await newPage();
+    await logIn(page);
+    const cell = '#buses tr[data-bus="plant"] .cooling';
+    await expect.poll(() => page.textContent(cell), { timeout: PAGE_DEADLINE_MS }).toBe('-');
+    site.sim.simulator.setFault(2, { timeout: true });
+    try {
+      // Three timeouts (the rig's afterTimeouts) and meter-2's unit rests; the overview refreshes every 2 s.
+      await expect.poll(() => page.textContent(cell), { timeout: PAGE_DEADLINE_MS }).toMatch(/^1: unit 2 \(timeouts \(no answer within 500 ms\), probe (in \d+ (ms|s)|due)/);
+    } finally {
+      site.sim.simulator.clearFault(2);
+    }
+    // Its next probe is answered (cooldown.maxMs is 5 s in the rig): the unit is back.
+    await expect.poll(() => page.textContent(cell), { timeout: PAGE_DEADLINE_MS }).toBe('-');
+    await page.close();
+    expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
+  });
 });

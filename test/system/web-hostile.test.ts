@@ -12,6 +12,9 @@ import { PageClient, withWeb } from './web-rig.js';
 
 const PASSWORD = 'plant-floor-password';
 const MAX_STREAMS = 5;
+/** Smaller than the defaults: the site file's bounds are the ones the page keeps. */
+const SCAN_UNITS = 4;
+const FRAMES_KEPT = 10;
 
 /** A raw request: the path goes out exactly as written (fetch would normalise "/../"). */
 function raw(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: Buffer): Promise<{ status: number; text: string } | { error: string }> {
@@ -38,7 +41,7 @@ describe('commissioning page: hostile HTTP', () => {
   beforeAll(async () => {
     site = await startSite();
     const config = withWeb(site.config([meterDevice('meter-1', 1, 'demo-meter-1-token'), meterDevice('meter-2', 2, 'demo-meter-2-token')]), {
-      passwordHash: await hashPassword(PASSWORD), maxEventClients: MAX_STREAMS, maxBodyBytes: 65_536,
+      passwordHash: await hashPassword(PASSWORD), maxEventClients: MAX_STREAMS, maxBodyBytes: 65_536, maxScanUnits: SCAN_UNITS, lineFramesKept: FRAMES_KEPT,
     });
     gateway = await startGateway(config, { logger: silentLogger(), env: {} });
     port = gateway.webPort!;
@@ -99,6 +102,9 @@ describe('commissioning page: hostile HTTP', () => {
     expect(read.status).toBe(200);
     expect(await read.json()).toMatchObject({ raw: [215] });
     expect((await client.post('/api/scan', { bus: 'plant', from: 1, to: 200 })).status).toBe(400);
+    const wide = await client.post('/api/scan', { bus: 'plant', from: 1, to: SCAN_UNITS + 1 });
+    expect(wide.status).toBe(400);
+    expect(await wide.json()).toMatchObject({ error: expect.stringContaining(`at most ${SCAN_UNITS} units`) });
     expect((await client.post('/api/read', ['not', 'an', 'object'])).status).toBe(400);
     // Writes are off unless web.allowWrites: nothing reaches the device.
     expect((await client.post('/api/write', { device: 'meter-1', values: { setpoint: 50 } })).status).toBe(403);
@@ -153,7 +159,7 @@ describe('commissioning page: hostile HTTP', () => {
     const accepted = await Promise.all(Array.from({ length: MAX_STREAMS }, open));
     expect(accepted).toEqual(Array(MAX_STREAMS).fill(200));
     const cyclesBefore = gateway.status().devices[0].cyclesWithValues ?? 0;
-    // 1,000 more at once: each answered 503, or cut at the connection bound (4 x maxEventClients + 256 sockets).
+    // 1,000 more at once: each answered 503, or cut at the connection bound (maxConnections: 4 x maxEventClients + 256 sockets).
     const refused = await Promise.all(Array.from({ length: 1000 }, () => open().catch((err: Error) => err.name)));
     expect(refused.filter((r) => r === 200)).toEqual([]);
     expect(refused.filter((r) => r === 503).length).toBeGreaterThan(0);
@@ -168,23 +174,38 @@ describe('commissioning page: hostile HTTP', () => {
     }, 20_000);
   });
 
+  /** An event stream's text, read until `enough` says so, then closed (each event is "event: NAME\ndata: JSON\n\n"). */
+  async function streamUntil(path: string, enough: (text: string) => boolean): Promise<string> {
+    const controller = new AbortController();
+    const res = await fetch(`${base}${path}`, { headers: client.headers(), signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    await waitFor(async () => {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+      return enough(text) ? true : undefined;
+    }, 20_000);
+    controller.abort();
+    return text;
+  }
+
+  it('the line page keeps lineFramesKept frames of the bus, no more', async () => {
+    const lineUntil = (enough: (text: string) => boolean) => streamUntil('/api/line?bus=plant', enough);
+    // Watched long enough for more frames than are kept (two devices polled every 200 ms).
+    await lineUntil((text) => text.split('event: frame\n').length > FRAMES_KEPT + 3);
+    const again = await lineUntil((text) => /event: frames\ndata: .*\n\n/.test(text));
+    const kept = JSON.parse(/event: frames\ndata: (.*)\n\n/.exec(again)![1]) as unknown[];
+    expect(kept).toHaveLength(FRAMES_KEPT);
+  });
+
   it('a client that never reads its stream does not hold up the others or the polls', async () => {
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => undefined);
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write(`GET /api/events?device=meter-1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${client.cookie}\r\n\r\n`);
     socket.pause();
-    const controller = new AbortController();
-    const res = await fetch(`${base}/api/events?device=meter-1`, { headers: client.headers(), signal: controller.signal });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let seen = '';
-    await waitFor(async () => {
-      const { value } = await reader.read();
-      seen += new TextDecoder().decode(value);
-      return seen.includes('event: device') ? true : undefined;
-    }, 20_000);
-    controller.abort();
+    await streamUntil('/api/events?device=meter-1', (seen) => seen.includes('event: device'));
     socket.destroy();
   });
 });

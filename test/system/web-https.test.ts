@@ -9,11 +9,9 @@ import { silentLogger } from '../../src/ops/log.js';
 import { hashPassword } from '../../src/ops/web/password.js';
 import { makeTestCertificates, type TestCertificates } from '../helpers/tls-certs.js';
 import { meterDevice, startSite, type Site } from './harness.js';
-import { withWeb } from './web-rig.js';
+import { answerOf, withWeb, type Answer } from './web-rig.js';
 
 const PASSWORD = 'lan-password-42';
-
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
 
 describe('commissioning page over HTTPS with a password', () => {
   let site: Site;
@@ -22,16 +20,7 @@ describe('commissioning page over HTTPS with a password', () => {
   let ca: Buffer;
 
   function call(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: gateway.webPort, method, path, headers, ca }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+    return answerOf((onAnswer) => request({ host: '127.0.0.1', port: gateway.webPort, method, path, headers, ca }, onAnswer), body);
   }
 
   beforeAll(async () => {

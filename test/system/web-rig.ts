@@ -1,9 +1,10 @@
 // The daemon with its commissioning page on, against the simulator and the emulator (harness.ts),
 // and Debian's Chromium driven by playwright-core (no browser download).
 import { existsSync } from 'node:fs';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
 import type { Config } from '../../src/core/config/config.js';
-import type { WebSettings } from '../../src/core/config/web-settings.js';
+import { defaultMaxConnections, type WebSettings } from '../../src/core/config/web-settings.js';
 
 export const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
 /** Generous: the box runs several suites at once; the page is checked for what it shows, not how fast. */
@@ -17,12 +18,14 @@ export async function launchChromium(): Promise<Browser> {
 
 export const WEB_DEFAULTS: Omit<WebSettings, 'port'> = {
   address: '127.0.0.1', allowWrites: false, allowReload: false, maxEventClients: 20, historySamples: 180,
-  sessionIdleMs: 3_600_000, maxBodyBytes: 1_048_576, loginFailuresPerMinute: 5,
+  sessionIdleMs: 3_600_000, maxBodyBytes: 1_048_576, loginFailuresPerMinute: 5, loginFailuresPerMinuteTotal: 30,
+  statusPeriodMs: 2000, maxBufferedBytes: 262_144, maxSessions: 256, lineFramesKept: 400, maxScanUnits: 32, maxConnections: defaultMaxConnections(20),
 };
 
-/** A site's config with the page on an ephemeral port (0 is only valid here, past validation). */
+/** A site's config with the page on an ephemeral port (0 is only valid here, past validation); the connection limit follows maxEventClients unless given. */
 export function withWeb(config: Config, web: Partial<WebSettings> = {}): Config {
-  return { ...config, gateway: { ...config.gateway, web: { ...WEB_DEFAULTS, port: 0, ...web } } };
+  const maxConnections = web.maxConnections ?? defaultMaxConnections(web.maxEventClients ?? WEB_DEFAULTS.maxEventClients);
+  return { ...config, gateway: { ...config.gateway, web: { ...WEB_DEFAULTS, port: 0, maxConnections, ...web } } };
 }
 
 /** A page client: keeps the session cookie and the CSRF token like a browser would. */
@@ -61,4 +64,20 @@ export class PageClient {
     if (cookie) this.cookie = cookie.split(';')[0];
     return res;
   }
+}
+
+export interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+
+/** The request `send` makes (node:http or node:https, with its own options), sent with `body`, and its whole answer. */
+export function answerOf(send: (onAnswer: (res: IncomingMessage) => void) => ClientRequest, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = send((res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

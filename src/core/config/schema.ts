@@ -52,6 +52,11 @@ function cloudNumber(doc: string, fallback: number, min: number, max: number, en
   return { doc, default: fallback, format, ...(env ? { env } : {}) };
 }
 
+function cloudInteger(doc: string, fallback: number, min: number, max: number) {
+  const format = check((v) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max, `must be an integer ${min}..${max}`);
+  return { doc, default: fallback, format };
+}
+
 /** The convict schema. The northbound engineer extends `cloud` here (and CloudSettings in site-types.ts). */
 export const GATEWAY_SCHEMA = {
   stateDir: { doc: 'Directory for the outbox and credentials (relative to the working directory).', default: './state', format: formats.nonEmptyString, env: 'FIELDGATE_STATE_DIR' },
@@ -76,6 +81,13 @@ export const GATEWAY_SCHEMA = {
     sessionIdleMs: cloudNumber('A page session unused this long ends (ms).', 3_600_000, 60_000, 604_800_000),
     maxBodyBytes: cloudNumber('Largest request body the page accepts (bytes).', 1_048_576, 1024, 16_777_216),
     loginFailuresPerMinute: cloudNumber('Failed logins per client address per minute before logins are refused (429).', 5, 1, 1000),
+    loginFailuresPerMinuteTotal: cloudInteger('Failed logins per minute from all addresses together before every login is refused (429).', 30, 1, 100_000),
+    statusPeriodMs: cloudInteger('The overview\'s status event period while it is open (ms).', 2000, 250, 60_000),
+    maxBufferedBytes: cloudInteger('Unsent bytes an event-stream client may hold before it is dropped as too slow.', 262_144, 16_384, 16_777_216),
+    maxSessions: cloudInteger('Page sessions kept at once; the least recently used goes first.', 256, 1, 100_000),
+    lineFramesKept: cloudInteger('Frames the line page keeps per bus.', 400, 10, 100_000),
+    maxScanUnits: cloudInteger('Units one scan may ask (each silent one costs the bus\'s timeout).', 32, 1, 256),
+    maxConnections: cloudInteger('Page connections open at once; 0 = 4 x maxEventClients + 256.', 0, 0, 100_000),
   },
   cloud: {
     mqttUrl: cloudString('Device-channel broker URL.', { env: 'FIELDGATE_MQTT_URL', format: formats.url(['mqtt', 'mqtts', 'ws', 'wss']) }),
@@ -137,7 +149,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.health.eventLoopSampleMs', 'gateway.web.sessionIdleMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
+  'gateway.health.eventLoopSampleMs', 'gateway.web.sessionIdleMs', 'gateway.web.statusPeriodMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
   ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';

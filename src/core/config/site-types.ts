@@ -150,6 +150,20 @@ export interface WebSettings {
   maxBodyBytes: number;
   /** Failed logins per client address per minute before further attempts are refused (429). */
   loginFailuresPerMinute: number;
+  /** Failed logins per minute from all addresses together before every login is refused (429). */
+  loginFailuresPerMinuteTotal: number;
+  /** The overview's status event period while it is open (ms). */
+  statusPeriodMs: number;
+  /** Unsent bytes an event-stream client may hold before it is dropped. */
+  maxBufferedBytes: number;
+  /** Sessions kept at once (least recently used first out). */
+  maxSessions: number;
+  /** Frames the line page keeps per bus. */
+  lineFramesKept: number;
+  /** Units one scan may ask. */
+  maxScanUnits: number;
+  /** Sockets open at once (the site file's 0 becomes 4 x maxEventClients + 256). */
+  maxConnections: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

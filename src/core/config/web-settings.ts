@@ -36,7 +36,15 @@ export function isListenAddress(value: unknown): boolean {
   return typeof value === 'string' && (IPV4.test(value) || (/^[0-9a-fA-F:]+$/.test(value) && value.includes(':')));
 }
 
-/** What convict cannot check alone: a password off loopback, a well-formed hash, cert with key. */
+/** Connections beyond the event streams a set maxConnections must leave for page loads and API calls. */
+const CONNECTIONS_BESIDE_STREAMS = 16;
+
+/** The connection limit when the site file leaves it 0: the event streams, their reconnects and page loads. */
+export function defaultMaxConnections(maxEventClients: number): number {
+  return maxEventClients * 4 + 256;
+}
+
+/** What convict cannot check alone: a password off loopback, a well-formed hash, cert with key, limits that fit together. */
 export function webIssues(web: RawWeb, healthPort: number | undefined): ConfigIssue[] {
   if (web.port === 0) return [];
   const issues: ConfigIssue[] = [];
@@ -49,6 +57,14 @@ export function webIssues(web: RawWeb, healthPort: number | undefined): ConfigIs
   if ((web.cert === '') !== (web.key === '')) {
     issues.push({ path: web.cert === '' ? 'gateway.web.cert' : 'gateway.web.key', message: 'cert and key are set together (both for HTTPS, neither for HTTP)' });
   }
+  // Only between values that passed their own checks: one problem per key.
+  const counts = (...values: unknown[]) => values.every((v) => Number.isInteger(v) && (v as number) >= 1);
+  if (counts(web.loginFailuresPerMinuteTotal, web.loginFailuresPerMinute) && web.loginFailuresPerMinuteTotal < web.loginFailuresPerMinute) {
+    issues.push({ path: 'gateway.web.loginFailuresPerMinuteTotal', message: `must be at least loginFailuresPerMinute (${web.loginFailuresPerMinute}): all addresses together get no fewer tries than one` });
+  }
+  if (counts(web.maxConnections, web.maxEventClients) && web.maxConnections < web.maxEventClients + CONNECTIONS_BESIDE_STREAMS) {
+    issues.push({ path: 'gateway.web.maxConnections', message: `must be 0 (= 4 x maxEventClients + 256) or at least maxEventClients + ${CONNECTIONS_BESIDE_STREAMS} (${web.maxEventClients + CONNECTIONS_BESIDE_STREAMS}): the live pages' streams and their page loads` });
+  }
   if (healthPort !== undefined && web.port === healthPort) {
     issues.push({ path: 'gateway.web.port', message: `must differ from gateway.health.port (${healthPort})` });
   }
@@ -57,6 +73,9 @@ export function webIssues(web: RawWeb, healthPort: number | undefined): ConfigIs
 
 export function webFrom(web: RawWeb): WebSettings | undefined {
   if (web.port === 0) return undefined;
-  const { passwordHash, cert, key, ...rest } = web;
-  return { ...rest, ...(passwordHash ? { passwordHash } : {}), ...(cert ? { cert, key } : {}) };
+  const { passwordHash, cert, key, maxConnections, ...rest } = web;
+  return {
+    ...rest, maxConnections: maxConnections === 0 ? defaultMaxConnections(web.maxEventClients) : maxConnections,
+    ...(passwordHash ? { passwordHash } : {}), ...(cert ? { cert, key } : {}),
+  };
 }

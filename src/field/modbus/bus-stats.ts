@@ -1,5 +1,6 @@
 // What a bus reports about itself (metrics, /status, tests).
 import type { ConnectionState } from './bus-connection.js';
+import type { CoolingUnitView } from './cooldown.js';
 import type { LateUnitView } from './late-guard.js';
 
 export interface BusStats {
@@ -21,6 +22,8 @@ export interface BusStats {
   busyTimeMs: number;
   reconnects: number;
   unitsCoolingDown: number;
+  /** The units cooling down, by unit id (absent from stats made up by tests). */
+  coolingDownUnits?: CoolingUnitView[];
   /** Replies that matched their request exactly (values or Modbus exceptions). */
   goodReplies: number;
   /** Frames or bytes received that were not the awaited reply (late, duplicate, foreign, malformed). */

@@ -191,6 +191,7 @@ export class Bus {
       reconnects: this.connection.reconnects,
       busyTimeMs: this.busyTimeMs,
       unitsCoolingDown: this.health.coolingDownCount(),
+      coolingDownUnits: this.health.coolingDown(this.clock.now()),
       lateUnits: this.lateUnits(),
       goodReplies: this.outcomes.goodReplies,
       silenceReopens: this.outcomes.silenceReopens,

@@ -28,6 +28,17 @@ export interface UnitStateView {
   cooldownLevel: number;
 }
 
+/** A unit cooling down, as /status shows it. */
+export interface CoolingUnitView {
+  unit: number;
+  /** Ms until its next probe may go (0: due, or in flight). */
+  nextProbeInMs: number;
+  /** Cool-down periods in a row (0 = first). */
+  cooldownLevel: number;
+  /** What put it there, e.g. "timeouts (no answer within 200 ms)". */
+  lastFailure: string;
+}
+
 interface UnitHealth {
   consecutiveTimeouts: number;
   /** Failures not yet paid back by answers. */
@@ -172,6 +183,16 @@ export class UnitHealthTracker {
   lastFailure(unit: number): string | undefined {
     const health = this.units.get(unit);
     return health && health.cooldownUntil !== 0 ? health.lastFailure : undefined;
+  }
+
+  /** The units cooling down now, by unit id (at most the bus's units: cheap enough for every status). */
+  coolingDown(now: number): CoolingUnitView[] {
+    const views: CoolingUnitView[] = [];
+    for (const [unit, health] of this.units) {
+      if (health.cooldownUntil === 0) continue;
+      views.push({ unit, nextProbeInMs: Math.max(0, health.cooldownUntil - now), cooldownLevel: health.level, lastFailure: health.lastFailure });
+    }
+    return views.sort((a, b) => a.unit - b.unit);
   }
 
   coolingDownCount(): number {

@@ -20,9 +20,6 @@ export interface LineFrame {
   verdict: string;
 }
 
-/** Frames kept per line for the page (the last ones; older ones go). */
-export const LINE_FRAMES_KEPT = 400;
-
 const hex = (bytes: readonly number[]) => bytes.map((b) => b.toString(16).padStart(2, '0')).join(' ');
 const word = (value: number) => [(value >> 8) & 0xff, value & 0xff];
 const packBits = (bits: readonly boolean[]) => Array.from({ length: Math.ceil(bits.length / 8) }, (_, i) => bits.slice(i * 8, i * 8 + 8).reduce((acc, bit, j) => acc | (bit ? 1 << j : 0), 0));
@@ -31,7 +28,8 @@ export class LineCapture {
   private readonly frames: LineFrame[] = [];
   private readonly listeners = new Set<(frame: LineFrame) => void>();
 
-  constructor(readonly now: () => number = Date.now) {}
+  /** `framesKept`: the last frames kept for the page (gateway.web.lineFramesKept); older ones go. */
+  constructor(readonly framesKept: number, readonly now: () => number = Date.now) {}
 
   get watched(): boolean {
     return this.listeners.size > 0;
@@ -45,7 +43,7 @@ export class LineCapture {
 
   record(frame: LineFrame): void {
     this.frames.push(frame);
-    if (this.frames.length > LINE_FRAMES_KEPT) this.frames.splice(0, this.frames.length - LINE_FRAMES_KEPT);
+    if (this.frames.length > this.framesKept) this.frames.splice(0, this.frames.length - this.framesKept);
     for (const listener of this.listeners) listener(frame);
   }
 
@@ -68,6 +66,20 @@ export class LineCapture {
       this.record({ at, direction: 'reply', unit, fn, hex: exception, answerMs: at - sent, verdict: (err as Error).name || 'Error' });
       throw err;
     }
+  }
+}
+
+/** Per bus: its line's capture, each keeping `framesKept` frames. */
+export class LineCaptures extends Map<string, LineCapture> {
+  constructor(readonly framesKept: number) {
+    super();
+  }
+
+  /** A fresh capture for `bus` (a bus replaced by a reload starts afresh). */
+  open(bus: string): LineCapture {
+    const capture = new LineCapture(this.framesKept);
+    this.set(bus, capture);
+    return capture;
   }
 }
 

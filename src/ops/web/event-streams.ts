@@ -1,16 +1,14 @@
 // The page's live updates as server-sent events. At most `maxClients` streams at once (more are
-// refused by the caller); a client whose unsent data passes MAX_BUFFERED_BYTES is dropped, never
-// buffered without bound. The one timer (the overview's status every STATUS_PERIOD_MS and a
+// refused by the caller); a client whose unsent data passes `maxBufferedBytes` is dropped, never
+// buffered without bound. The one timer (the overview's status every `statusPeriodMs` and a
 // keep-alive comment for device pages) and the feed listener run only while a stream is open.
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { DeviceEvent, LiveFeed } from './live-feed.js';
 
-export const STATUS_PERIOD_MS = 2000;
-const KEEPALIVE_TICKS = 10;
-/** Unsent bytes a stream may hold before its client counts as too slow and is dropped. */
-export const MAX_BUFFERED_BYTES = 256 * 1024;
+/** A quiet stream gets a comment about this often, whatever the status period (proxies close idle ones). */
+const KEEPALIVE_MS = 20_000;
 
 interface Client {
   res: ServerResponse;
@@ -26,15 +24,19 @@ export class EventStreams {
   private ticks = 0;
   private stopListening: (() => void) | undefined;
   private dropped = 0;
+  private readonly keepaliveTicks: number;
 
   constructor(
     private readonly maxClients: number,
     private readonly feed: LiveFeed | undefined,
     private readonly status: () => unknown,
     private readonly log: Logger,
-    private readonly statusPeriodMs = STATUS_PERIOD_MS,
-    private readonly maxBufferedBytes = MAX_BUFFERED_BYTES,
-  ) {}
+    private readonly statusPeriodMs: number,
+    /** Unsent bytes a stream may hold before its client counts as too slow and is dropped. */
+    private readonly maxBufferedBytes: number,
+  ) {
+    this.keepaliveTicks = Math.max(1, Math.round(KEEPALIVE_MS / statusPeriodMs));
+  }
 
   get size(): number {
     return this.clients.size;
@@ -76,7 +78,7 @@ export class EventStreams {
 
   private tick(): void {
     this.ticks++;
-    const keepalive = this.ticks % KEEPALIVE_TICKS === 0;
+    const keepalive = this.ticks % this.keepaliveTicks === 0;
     let status: unknown;
     for (const client of [...this.clients]) {
       if (client.device === undefined && client.stopWatch === undefined) this.send(client, 'status', (status ??= this.status()));

@@ -43,22 +43,18 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
-/** Sockets at most: the event streams, their reconnects and page loads. */
-function maxConnectionsFor(settings: WebSettings): number {
-  return settings.maxEventClients * 4 + 256;
-}
-
 class WebHandler {
   readonly sessions: SessionStore;
   private readonly limiter: LoginLimiter;
   readonly streams: EventStreams;
   private readonly https: boolean;
   private readonly foreignHostsLogged = new Set<string>();
+  private loginCapLoggedAt = -Infinity;
 
   constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly now: () => number) {
-    this.sessions = new SessionStore(settings.sessionIdleMs);
-    this.limiter = new LoginLimiter(settings.loginFailuresPerMinute);
-    this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => sources.status(), log);
+    this.sessions = new SessionStore(settings.sessionIdleMs, settings.maxSessions);
+    this.limiter = new LoginLimiter(settings.loginFailuresPerMinute, settings.loginFailuresPerMinuteTotal);
+    this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => sources.status(), log, settings.statusPeriodMs, settings.maxBufferedBytes);
     this.https = settings.cert !== undefined;
   }
 
@@ -124,7 +120,7 @@ class WebHandler {
     }
     sendJson(res, 200, {
       authenticated: session.authenticated, passwordRequired: this.settings.passwordHash !== undefined, csrf: session.csrf,
-      allowWrites: this.settings.allowWrites, allowReload: this.settings.allowReload,
+      allowWrites: this.settings.allowWrites, allowReload: this.settings.allowReload, lineFramesKept: this.settings.lineFramesKept,
     }, headers);
   }
 
@@ -230,12 +226,20 @@ class WebHandler {
     return this.answer(res, await site.apply(session.id, text));
   }
 
+  /** Once per minute at most when the cap over all addresses refuses logins (a spread guess must not fill the log). */
+  private logLoginCap(remote: string, now: number): void {
+    if (!this.limiter.globalCapReached(now) || now - this.loginCapLoggedAt < 60_000) return;
+    this.loginCapLoggedAt = now;
+    this.log.warn({ remote, limit: this.settings.loginFailuresPerMinuteTotal }, 'page logins refused: failed logins from all addresses reached the limit');
+  }
+
   private async login(req: IncomingMessage, res: ServerResponse, session: Session, body: unknown): Promise<void> {
     const hash = this.settings.passwordHash;
     if (hash === undefined) return sendJson(res, 200, { authenticated: true, csrf: session.csrf });
     const remote = req.socket.remoteAddress ?? 'unknown';
     const now = this.now();
     if (!this.limiter.allowed(remote, now)) {
+      this.logLoginCap(remote, now);
       return sendJson(res, 429, { error: 'too many failed logins; try again later' }, { 'Retry-After': String(this.limiter.retryAfterS(remote, now)) });
     }
     const password = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).password : undefined;
@@ -264,7 +268,7 @@ export async function startWebServer(settings: WebSettings, sources: WebSources,
   const server: Server = settings.cert !== undefined && settings.key !== undefined
     ? createHttpsServer({ cert: readFileSync(settings.cert), key: readFileSync(settings.key) }, listener)
     : createHttpServer(listener);
-  server.maxConnections = maxConnectionsFor(settings);
+  server.maxConnections = settings.maxConnections;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {

@@ -13,7 +13,6 @@ import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
 import type { Logger } from '../log.js';
 import { readText } from '../site-file.js';
 import { readSiteFile } from '../site-file-reader.js';
-import { MAX_SESSIONS } from './sessions.js';
 
 /** Secrets shorter than this are left in place: too likely to stand for other text too. */
 const MIN_HIDDEN = 4;
@@ -38,6 +37,8 @@ export interface SiteFileDeps {
   scratchDir: string;
   reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
   log: Logger;
+  /** Sessions whose hidden secrets are kept at most (gateway.web.maxSessions, as the sessions). */
+  maxSessions: number;
 }
 
 /** Each secret replaced by `{{secret-N}}` (N: its place in `hidden`, from 1), in one pass over the text. */
@@ -62,7 +63,7 @@ export class SiteFileView {
     const hidden = secretsIn(read.text, this.deps.current());
     const text = hideSecrets(read.text, hidden);
     this.secrets.delete(session);
-    while (this.secrets.size >= MAX_SESSIONS) this.secrets.delete(this.secrets.keys().next().value as string);
+    while (this.secrets.size >= this.deps.maxSessions) this.secrets.delete(this.secrets.keys().next().value as string);
     this.secrets.set(session, hidden);
     return { ok: true, body: { path: this.deps.path, text, hidden: hidden.length } };
   }

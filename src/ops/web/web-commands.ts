@@ -14,9 +14,6 @@ import type { RemoteReadParts } from '../self/wiring.js';
 import type { GatewayStatus } from '../status.js';
 import type { CommandService } from '../../device/commands.js';
 
-/** Units one scan may ask; each silent one costs the bus's timeout. */
-export const MAX_SCAN_UNITS = 32;
-
 export interface ScanFinding {
   unit: number;
   /** Answered with a value, or with an exception (present, but register 0 refused). */
@@ -30,7 +27,9 @@ export class WebCommands {
   private scanning = false;
   private nextId = 1;
 
-  constructor(private readonly parts: RemoteReadParts, private readonly writers: ReadonlyMap<string, CommandService>, limits: SelfCommandLimits, status: () => GatewayStatus, level: LevelControl, private readonly time: Time, private readonly log: Logger) {
+  constructor(private readonly parts: RemoteReadParts, private readonly writers: ReadonlyMap<string, CommandService>, limits: SelfCommandLimits, status: () => GatewayStatus, level: LevelControl, private readonly time: Time, private readonly log: Logger,
+    /** Units one scan may ask (gateway.web.maxScanUnits); each silent one costs the bus's timeout. */
+    private readonly maxScanUnits: number) {
     this.commands = new SelfCommands({
       limits, buses: parts.buses, devices: parts.devices, pollDevice: (device) => parts.pollDevice(device),
       sample: () => ({ status: status(), rssBytes: process.memoryUsage.rss(), at: time.now() }),
@@ -68,8 +67,8 @@ export class WebCommands {
     const bus = typeof name === 'string' ? this.parts.buses.get(name) : undefined;
     if (!bus) return { ok: false, error: { code: COMMAND_ERRORS.badParams, message: `bus must be one of ${[...this.parts.buses.keys()].join(', ')} (got ${describeValue(name)})` } };
     const [low, high] = bus.kind === 'tcp' ? [0, 255] : [1, 247];
-    if (!Number.isInteger(from) || !Number.isInteger(to) || (from as number) < low || (to as number) > high || (from as number) > (to as number) || (to as number) - (from as number) >= MAX_SCAN_UNITS) {
-      return { ok: false, error: { code: COMMAND_ERRORS.badParams, message: `from and to must be unit ids ${low}..${high}, from <= to, at most ${MAX_SCAN_UNITS} units` } };
+    if (!Number.isInteger(from) || !Number.isInteger(to) || (from as number) < low || (to as number) > high || (from as number) > (to as number) || (to as number) - (from as number) >= this.maxScanUnits) {
+      return { ok: false, error: { code: COMMAND_ERRORS.badParams, message: `from and to must be unit ids ${low}..${high}, from <= to, at most ${this.maxScanUnits} units` } };
     }
     if (this.scanning) return { ok: false, error: { code: COMMAND_ERRORS.busy, message: 'a scan is already running' } };
     this.scanning = true;

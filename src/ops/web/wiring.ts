@@ -45,9 +45,9 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   const { settings, feed, gateway, logger, time } = parts;
   const log = componentLogger(logger, 'web', parts.levels);
   const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
-  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log);
+  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log, settings.maxScanUnits);
   const site = parts.siteFile === undefined ? undefined : new SiteFileView({
-    path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log,
+    path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log, maxSessions: settings.maxSessions,
   });
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {

@@ -37,7 +37,7 @@ describe('EventStreams', () => {
 
   it('refuses a stream beyond the bound', async () => {
     const { logger } = captureLogger();
-    const streams = new EventStreams(1, undefined, () => ({}), logger);
+    const streams = new EventStreams(1, undefined, () => ({}), logger, 2000, 256 * 1024);
     const answers: boolean[] = [];
     server = createServer((_req, res) => {
       const ok = streams.open(res, undefined);

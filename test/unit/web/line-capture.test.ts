@@ -1,12 +1,15 @@
 // The line capture records only while watched, keeps a bounded ring, and rebuilds PDUs from the
 // call and its answer (a Modbus exception as function | 0x80 and its code).
 import { describe, expect, it } from 'vitest';
-import { LINE_FRAMES_KEPT, LineCapture, type LineFrame } from '../../../src/field/modbus/line-capture.js';
+import { LineCapture, LineCaptures, type LineFrame } from '../../../src/field/modbus/line-capture.js';
 import { ModbusExceptionError } from '../../../src/field/modbus/errors.js';
+
+/** gateway.web.lineFramesKept, small here. */
+const KEPT = 10;
 
 describe('LineCapture', () => {
   it('records nothing while nobody watches', async () => {
-    const capture = new LineCapture(() => 1000);
+    const capture = new LineCapture(KEPT, () => 1000);
     expect(await capture.around(1, 3, [0, 0, 0, 1], async () => 7, () => [2, 0, 7])).toBe(7);
     const seen: LineFrame[] = [];
     const watch = capture.watch((f) => seen.push(f));
@@ -17,7 +20,7 @@ describe('LineCapture', () => {
 
   it('records request and reply, and an exception reply, while watched; keeps the last frames only', async () => {
     let now = 1000;
-    const capture = new LineCapture(() => now);
+    const capture = new LineCapture(KEPT, () => now);
     const seen: LineFrame[] = [];
     const watch = capture.watch((f) => seen.push(f));
     await capture.around(1, 3, [0, 0, 0, 1], async () => { now += 12; return 7; }, () => [2, 0, 7]);
@@ -28,10 +31,22 @@ describe('LineCapture', () => {
       { at: 1012, direction: 'request', unit: 2, fn: 3, hex: '03 01 2c 00 01', verdict: 'sent' },
       { at: 1017, direction: 'reply', unit: 2, fn: 3, hex: '83 02', answerMs: 5, verdict: 'ModbusExceptionError' },
     ]);
-    for (let i = 0; i < LINE_FRAMES_KEPT; i++) await capture.around(1, 4, [0, 0, 0, 1], async () => 1, () => [2, 0, 1]);
+    for (let i = 0; i < KEPT; i++) await capture.around(1, 4, [0, 0, 0, 1], async () => 1, () => [2, 0, 1]);
     watch.stop();
     const later = capture.watch(() => undefined);
-    expect(later.recent).toHaveLength(LINE_FRAMES_KEPT);
+    expect(later.recent).toHaveLength(KEPT);
     expect(later.recent.at(-1)?.direction).toBe('reply');
+  });
+
+  it('LineCaptures gives each bus a capture of its configured size; a reopened bus starts afresh', async () => {
+    const captures = new LineCaptures(3);
+    const first = captures.open('plant');
+    first.watch(() => undefined);
+    for (let i = 0; i < 5; i++) await first.around(1, 3, [0, 0, 0, 1], async () => 1, () => [2, 0, 1]);
+    expect(first.watch(() => undefined).recent).toHaveLength(3);
+    const second = captures.open('plant');
+    expect(captures.get('plant')).toBe(second);
+    expect(second.framesKept).toBe(3);
+    expect(second.watch(() => undefined).recent).toEqual([]);
   });
 });

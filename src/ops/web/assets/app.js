@@ -58,8 +58,17 @@
       if (prev && now > prev.at) txs = ((b.transactions - prev.tx) * 1000 / (now - prev.at)).toFixed(1);
       rates[b.name] = { tx: b.transactions, at: now };
       var late = (b.lateUnits || []).map(function (u) { return 'unit ' + u.unit + ': ' + u.lateReplies + ' (slowest ' + u.slowestAnswerMs + ' ms)'; }).join(', ');
-      return row([b.name, b.kind, b.up ? 'up' : 'DOWN', txs, String(b.failures !== undefined ? b.failures : b.timeouts + b.exceptions), String(b.timeouts), String(b.lateReplies || 0), late || '-', String(b.queueDepth), Math.round(b.utilisation * 100) + ' %', b.echoProblem || '-'], { class: b.up ? '' : 'bad' });
+      return row([b.name, b.kind, b.up ? 'up' : 'DOWN', txs, String(b.failures !== undefined ? b.failures : b.timeouts + b.exceptions), String(b.timeouts), String(b.lateReplies || 0), late || '-', coolDowns(b), String(b.queueDepth), Math.round(b.utilisation * 100) + ' %', b.echoProblem || '-'], { class: b.up ? '' : 'bad', 'data-bus': b.name });
     });
+  }
+  // "1: unit 3 (timeouts, probe in 4 s)"; a unit probed in vain again shows how many periods in a row.
+  function coolDowns(b) {
+    var units = (b.coolingDownUnits || []).map(function (u) {
+      var periods = u.cooldownLevel > 0 ? ', ' + (u.cooldownLevel + 1) + ' periods in a row' : '';
+      return 'unit ' + u.unit + ' (' + u.lastFailure + ', probe ' + (u.nextProbeInMs > 0 ? 'in ' + age(u.nextProbeInMs) : 'due') + periods + ')';
+    });
+    var count = b.unitsCoolingDown || 0;
+    return el('span', { class: 'cooling' }, [count ? count + ': ' + units.join(', ') : '-']);
   }
   function deviceRows(status) {
     return status.devices.map(function (d) {
@@ -74,7 +83,7 @@
     var config = c ? 'generation ' + c.generation + ', loaded ' + c.loadedAt + ', reloads ' + c.reloads.applied + ' applied / ' + c.reloads.refused + ' refused' + (c.lastError ? ', last refused: ' + c.lastError : '') : '-';
     app.replaceChildren(header('Overview'),
       el('p', { id: 'about' }, ['version ' + status.version + ' · up ' + age(status.uptimeS * 1000) + ' · pid ' + (status.pid || '-')]),
-      el('h2', {}, ['Buses']), table(['bus', 'kind', 'state', 'tx/s', 'errors', 'timeouts', 'late replies', 'late units', 'queue', 'busy', 'echo'], busRows(status), 'buses'),
+      el('h2', {}, ['Buses']), table(['bus', 'kind', 'state', 'tx/s', 'errors', 'timeouts', 'late replies', 'late units', 'cool-downs', 'queue', 'busy', 'echo'], busRows(status), 'buses'),
       el('h2', {}, ['Devices']), table(['device', 'bus', 'state', 'last good poll', 'failing points', 'learned limits', 'sub-device'], deviceRows(status), 'devices'),
       el('h2', {}, ['Cloud links']), table(['device', 'state', 'reconnects', 'publishes'], status.links.map(function (l) { return row([l.device, l.state, String(l.reconnects), String(l.publishes)], { class: l.state === 'up' ? '' : 'bad' }); }), 'links'),
       el('h2', {}, ['Outbox']), el('p', { id: 'outbox' }, [outbox]),
@@ -282,8 +291,8 @@
     });
   }
 
-  var FRAMES_SHOWN = 400;
   function line() {
+    var shown = session.lineFramesKept;
     fetch('/api/status').then(function (res) { return res.json(); }).then(function (status) {
       var buses = status.buses.map(function (b) { return b.name; });
       var chosen = new URLSearchParams(location.search).get('bus') || buses[0];
@@ -297,9 +306,9 @@
         var tr = row([t.toLocaleTimeString() + '.' + String(t.getMilliseconds()).padStart(3, '0'), f.direction, f.direction === 'discarded' ? '' : String(f.unit), f.fn ? String(f.fn) : '', f.hex, f.answerMs !== undefined ? f.answerMs + ' ms' : '', f.verdict],
           { class: f.verdict === 'ok' || f.verdict === 'sent' ? '' : 'bad', 'data-direction': f.direction });
         body.prepend(tr);
-        while (body.children.length > FRAMES_SHOWN) body.lastChild.remove();
+        while (body.children.length > shown) body.lastChild.remove();
       }
-      app.replaceChildren(header('Line'), el('p', {}, [field('bus', pick), ' The last ' + FRAMES_SHOWN + ' transactions, newest first, captured only while this page is open. PDUs are rebuilt from each transaction (function code and data; no address, CRC or MBAP).']), frames);
+      app.replaceChildren(header('Line'), el('p', {}, [field('bus', pick), ' The last ' + shown + ' transactions, newest first, captured only while this page is open. PDUs are rebuilt from each transaction (function code and data; no address, CRC or MBAP).']), frames);
       var events = new EventSource('/api/line?bus=' + encodeURIComponent(chosen));
       events.addEventListener('frames', function (e) { JSON.parse(e.data).forEach(add); });
       events.addEventListener('frame', function (e) { add(JSON.parse(e.data)); });
