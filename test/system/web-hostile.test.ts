@@ -177,7 +177,13 @@ describe('commissioning page: hostile HTTP', () => {
   /** An event stream's text, read until `enough` says so, then closed (each event is "event: NAME\ndata: JSON\n\n"). */
   async function streamUntil(path: string, enough: (text: string) => boolean): Promise<string> {
     const controller = new AbortController();
-    const res = await fetch(`${base}${path}`, { headers: client.headers(), signal: controller.signal });
+    // A stream the test just closed frees its slot when the daemon sees the close: a 503 until then.
+    const res = await waitFor(async () => {
+      const answer = await fetch(`${base}${path}`, { headers: client.headers(), signal: controller.signal });
+      if (answer.status !== 503) return answer;
+      await answer.body?.cancel();
+      return undefined;
+    }, 20_000);
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     let text = '';
@@ -200,10 +206,21 @@ describe('commissioning page: hostile HTTP', () => {
   });
 
   it('a client that never reads its stream does not hold up the others or the polls', async () => {
-    const socket = connect(port, '127.0.0.1');
-    socket.on('error', () => undefined);
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write(`GET /api/events?device=meter-1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${client.cookie}\r\n\r\n`);
+    // Its stream must be open (200), not refused for want of a slot or a connection the previous tests just freed.
+    const socket = await waitFor(async () => {
+      const candidate = connect(port, '127.0.0.1');
+      candidate.on('error', () => undefined);
+      await new Promise((resolve) => candidate.once('connect', resolve));
+      candidate.write(`GET /api/events?device=meter-1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${client.cookie}\r\n\r\n`);
+      // Closed unanswered while the previous tests' idle keep-alive sockets still fill the connection limit.
+      const head = await new Promise<string>((resolve) => {
+        candidate.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1')));
+        candidate.once('close', () => resolve(''));
+      });
+      if (head.startsWith('HTTP/1.1 200')) return candidate;
+      candidate.destroy();
+      return undefined;
+    }, 20_000);
     socket.pause();
     await streamUntil('/api/events?device=meter-1', (seen) => seen.includes('event: device'));
     socket.destroy();
