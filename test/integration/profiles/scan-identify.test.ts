@@ -19,7 +19,8 @@ beforeAll(async () => {
   writeIdentifiedProfiles(dir);
   const library = loadProfiles([dir]).library;
   const unit = (id: number, name: string) => profileUnit(id, placeProfiles([name], library).placements).spec;
-  // 1: model PM1, 2: model PM2 (same map, another code), 4: a meter without the register; 3 is
+  // 1: model PM1, 2: model PM2 (same map, another code), 4: a meter without the register (an SDM630,
+  // whose protocol V1.8 documents no meter code); 3 is
   // absent; 8: a SunSpec inverter (its models' ID registers identify them).
   const inverter = profileUnit(8, placeProfiles(['sunspec-inverter-3ph', 'sunspec-mppt'], library).placements).spec;
   // 5: an SDM120 (meter code 0x0020 at holding FC02), 6: an EM24-DIN (code 71 at input 000Bh), 7: the
