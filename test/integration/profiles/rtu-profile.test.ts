@@ -34,7 +34,7 @@ describe('a profile over RTU', () => {
     expect(poll.code).toBe(0);
     const sample = (JSON.parse(poll.out) as Record<string, { values: Record<string, unknown>; errors: unknown[] }>).meter;
     expect(sample.errors).toEqual([]);
-    expect(Object.keys(sample.values)).toHaveLength(53);
+    expect(Object.keys(sample.values)).toHaveLength(87);
     expect(sample.values).toMatchObject({ voltage_l1: 230.5, voltage_l2: 230.75, frequency: expect.any(Number), demand_period: expect.any(Number) });
     stop.abort();
     expect(await done).toBe(0);

@@ -19,10 +19,15 @@ beforeAll(async () => {
   writeIdentifiedProfiles(dir);
   const library = loadProfiles([dir]).library;
   const unit = (id: number, name: string) => profileUnit(id, placeProfiles([name], library).placements).spec;
-  // 1: model PM1, 2: model PM2 (same map, another code), 4: a meter without the register; 3 is
+  // 1: model PM1, 2: model PM2 (same map, another code), 4: a meter without the register (an SDM630,
+  // whose protocol V1.8 documents no meter code); 3 is
   // absent; 8: a SunSpec inverter (its models' ID registers identify them).
   const inverter = profileUnit(8, placeProfiles(['sunspec-inverter-3ph', 'sunspec-mppt'], library).placements).spec;
-  sim = await startSimulation({ map: { units: [unit(1, 'acme-pm1'), unit(2, 'acme-pm2'), unit(4, 'eastron-sdm120'), inverter] }, logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 } });
+  // 5: an SDM120 (meter code 0x0020 at holding FC02), 6: an EM24-DIN (code 71 at input 000Bh), 7: the
+  // EM24-DIN's map with an EM24_E1's code there (1650, EM24_E1 protocol 2.4.1): not an EM24-DIN.
+  const em24 = unit(7, 'carlogavazzi-em24');
+  const e1Code = { ...em24, values: [...em24.values, { table: 'input' as const, address: 0x000b, words: [1650] }] };
+  sim = await startSimulation({ map: { units: [unit(1, 'acme-pm1'), unit(2, 'acme-pm2'), unit(4, 'eastron-sdm630'), unit(5, 'eastron-sdm120'), unit(6, 'carlogavazzi-em24'), e1Code, inverter] }, logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 } });
 });
 
 afterAll(async () => {
@@ -32,19 +37,22 @@ afterAll(async () => {
 
 describe('fieldgate scan --identify', () => {
   it('proposes the profile each unit identifies as', async () => {
-    const scan = await runCli(['scan', '--identify', '--bus', `127.0.0.1:${sim.tcp!.port}`, '--units', '1-4,8', '--profile-dir', dir, '--timeout', '300']);
+    const scan = await runCli(['scan', '--identify', '--bus', `127.0.0.1:${sim.tcp!.port}`, '--units', '1-8', '--profile-dir', dir, '--timeout', '300']);
     expect(scan.code).toBe(0);
     // Every distinct register of the profiles with identification (shipped ones too), each read once;
     // the lines start with the matches and what the ACME and SunSpec ID registers held.
     const lines = scan.out.split('\n');
-    expect(lines).toHaveLength(6);
+    expect(lines).toHaveLength(9);
     expect(lines[0]).toMatch(/^unit 1: acme-pm1 \(read: holding 256 = 100, input 300 = "PM", .*holding 40002 = 0, holding 40070 = 0, holding 40122 = 0/);
     expect(lines[1]).toMatch(/^unit 2: acme-pm2 \(read: holding 256 = 200, input 300 = "PM", /);
     expect(lines[2]).toBe('unit 3: no answer');
     // The meter's map has no such registers; the simulator (like many devices) reads them as 0.
     expect(lines[3]).toMatch(/^unit 4: no profile's identification matches \(read: holding 256 = 0, input 300 = "", /);
-    expect(lines[4]).toMatch(/^unit 8: sunspec-common or sunspec-inverter-3ph or sunspec-mppt \(read: .*holding 40002 = 1, holding 40070 = 103, holding 40122 = 160/);
-    expect(lines[5]).toBe('');
+    expect(lines[4]).toMatch(/^unit 5: eastron-sdm120 \(read: .*holding 64514 = 32[,)]/);
+    expect(lines[5]).toMatch(/^unit 6: carlogavazzi-em24 \(read: .*input 11 = 71[,)]/);
+    expect(lines[6]).toMatch(/^unit 7: no profile's identification matches \(read: .*input 11 = 1650[,)]/);
+    expect(lines[7]).toMatch(/^unit 8: sunspec-common or sunspec-inverter-3ph or sunspec-mppt \(read: .*holding 40002 = 1, holding 40070 = 103, holding 40122 = 160/);
+    expect(lines[8]).toBe('');
   });
 
   it('exits 69 with one stderr line when no unit matches, and 64 for --sunspec with --identify', async () => {

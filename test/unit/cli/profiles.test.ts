@@ -17,8 +17,8 @@ describe('fieldgate profiles', () => {
     const lines = out.trim().split('\n');
     expect(lines[0]).toMatch(/^NAME +VENDOR +MODEL +POINTS +SOURCE +FROM$/);
     // SOURCE: whether the manufacturer's document itself was read (primary) or could not be (secondary).
-    expect(lines.find((l) => l.startsWith('eastron-sdm630 '))).toMatch(/^eastron-sdm630 +Eastron +SDM630-Modbus \(V2, MID\) +53 +secondary +shipped$/);
-    expect(lines.find((l) => l.startsWith('carlogavazzi-em24 '))).toMatch(/^carlogavazzi-em24 +Carlo Gavazzi +EM24-DIN \(RS-485, Modbus RTU\) only; not the EM24 Ethernet \(E1\) +17 +primary +shipped$/);
+    expect(lines.find((l) => l.startsWith('eastron-sdm630 '))).toMatch(/^eastron-sdm630 +Eastron +SDM630-Modbus \(V2, MID\) +87 +primary +shipped$/);
+    expect(lines.find((l) => l.startsWith('carlogavazzi-em24 '))).toMatch(/^carlogavazzi-em24 +Carlo Gavazzi +EM24-DIN \(RS-485, Modbus RTU\) only; not the EM24 Ethernet \(E1\) +51 +primary +shipped$/);
     // One line per shipped profile: the SunSpec models among them, and every other profile too.
     const shipped = loadProfiles([]).library.names();
     expect(lines.filter((l) => l.startsWith('sunspec-'))).toHaveLength(shipped.filter((name) => name.startsWith('sunspec-')).length);

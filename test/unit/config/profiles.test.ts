@@ -27,7 +27,7 @@ describe('profile expansion', () => {
     const result = check({ profile: 'eastron-sdm630' });
     expect(result.issues).toEqual([]);
     const device = result.config!.site.devices[0];
-    expect(device.points).toHaveLength(53);
+    expect(device.points).toHaveLength(87);
     expect(device.pollIntervalMs).toBe(2000);
     expect(device.points.find((p) => p.id === 'voltage_l1')).toMatchObject({ table: 'input', address: 0, type: 'float32', unit: 'V' });
   });
@@ -42,7 +42,7 @@ describe('profile expansion', () => {
     expect(points.get('power_total')).toMatchObject({ address: 52, type: 'float32', report: { deadband: 50 } });
     expect(points.get('demand_period')).toMatchObject({ table: 'holding', address: 2, writable: true, min: 0, max: 30 });
     expect(points.get('site_extra')).toMatchObject({ address: 100, type: 'uint16' });
-    expect(points.size).toBe(53 - 2 + 1);
+    expect(points.size).toBe(87 - 2 + 1);
   });
 
   it('lets the site override device keys, one limit at a time', () => {
@@ -86,8 +86,10 @@ describe('profile expansion', () => {
       'devices[3].profile(sunspec-inverter-3ph).AphB.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
       'devices[3].profile(sunspec-inverter-3ph).AphC.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
       'devices[4].exclude: only with a profile: list the points you want instead',
-      ...['voltage', 'current', 'power', 'apparent_power', 'reactive_power', 'power_factor', 'frequency', 'import_energy', 'export_energy', 'import_reactive_energy', 'export_reactive_energy', 'total_energy', 'total_reactive_energy']
+      ...['voltage', 'current', 'power', 'apparent_power', 'reactive_power', 'power_factor', 'frequency', 'import_energy', 'export_energy', 'import_reactive_energy', 'export_reactive_energy',
+        'power_demand', 'power_demand_max', 'import_power_demand', 'import_power_demand_max', 'export_power_demand', 'export_power_demand_max', 'current_demand', 'current_demand_max', 'total_energy', 'total_reactive_energy']
         .map((id) => `devices[5].profile(eastron-sdm120).${id}.type: float32 of 2 registers does not fit limits.maxRegistersPerRead (1)`),
+      'devices[5].profile(eastron-sdm120).serial_number.type: uint32 of 2 registers does not fit limits.maxRegistersPerRead (1)',
     ]);
   });
 });
