@@ -177,9 +177,11 @@ describe('commissioning page: hostile HTTP', () => {
   /** An event stream's text, read until `enough` says so, then closed (each event is "event: NAME\ndata: JSON\n\n"). */
   async function streamUntil(path: string, enough: (text: string) => boolean): Promise<string> {
     const controller = new AbortController();
-    // A stream the test just closed frees its slot when the daemon sees the close: a 503 until then.
+    // A stream the test just closed frees its slot when the daemon sees the close (a 503 until then),
+    // and idle keep-alive sockets of earlier tests may still fill the connection limit (a reset).
     const res = await waitFor(async () => {
-      const answer = await fetch(`${base}${path}`, { headers: client.headers(), signal: controller.signal });
+      const answer = await fetch(`${base}${path}`, { headers: client.headers(), signal: controller.signal }).catch(() => undefined);
+      if (answer === undefined) return undefined;
       if (answer.status !== 503) return answer;
       await answer.body?.cancel();
       return undefined;

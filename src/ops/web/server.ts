@@ -49,6 +49,8 @@ class WebHandler {
   readonly streams: EventStreams;
   private readonly https: boolean;
   private readonly foreignHostsLogged = new Set<string>();
+  /** The event-stream bound was reached and logged; cleared when a stream opens again. */
+  private streamsFull = false;
   private loginCapLoggedAt = -Infinity;
 
   constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly now: () => number) {
@@ -157,19 +159,25 @@ class WebHandler {
 
   private events(res: ServerResponse, device: string | undefined): void {
     if (device !== undefined && !this.sources.devices().some((d) => d.name === device)) return sendJson(res, 404, { error: 'no such device' });
-    if (!this.streams.open(res, device)) {
+    if (this.streams.open(res, device)) this.streamsFull = false;
+    else this.refuseStream(res);
+  }
+
+  /** Logged once each time the bound is reached, not once per refused client (a flood would fill the log). */
+  private refuseStream(res: ServerResponse): void {
+    if (!this.streamsFull) {
+      this.streamsFull = true;
       this.log.warn({ limit: this.settings.maxEventClients }, 'event-stream client refused: limit reached');
-      sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10' });
     }
+    // The connection goes too: a flood of refused clients must not hold sockets against the connection limit.
+    sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10', Connection: 'close' });
   }
 
   private line(res: ServerResponse, bus: string): void {
     const capture = this.sources.captures?.get(bus);
     if (!capture) return sendJson(res, 404, { error: 'no such bus' });
-    if (!this.streams.openLine(res, capture)) {
-      this.log.warn({ limit: this.settings.maxEventClients }, 'event-stream client refused: limit reached');
-      sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10' });
-    }
+    if (this.streams.openLine(res, capture)) this.streamsFull = false;
+    else this.refuseStream(res);
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
