@@ -34,12 +34,15 @@ export class BesideLane {
     return this.besideInFlight === 0;
   }
 
-  started(): void {
-    this.besideInFlight += 1;
+  /** A request goes on the wire now: its lane is noted on it (beside, while one is beside, or neither). */
+  start(job: { unit: number; lane?: 'beside' | 'while-beside' }): void {
+    job.lane = this.takes(job.unit) ? 'beside' : this.besideInFlight > 0 ? 'while-beside' : undefined;
+    if (job.lane === 'beside') this.besideInFlight += 1;
   }
 
-  finished(): void {
-    this.besideInFlight -= 1;
+  finish(job: { lane?: 'beside' | 'while-beside' }): void {
+    if (job.lane === 'beside') this.besideInFlight -= 1;
+    job.lane = undefined;
   }
 
   answered(unit: number): void {

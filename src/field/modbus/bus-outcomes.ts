@@ -3,7 +3,7 @@
 // once per transition; discards at debug within a budget.
 import type { Logger } from '../../core/logger.js';
 import { DEFAULT_REOPEN_AFTER_SILENCE_MS, LogBudget, SilenceWatch } from './bus-supervision.js';
-import type { BusProgress } from './bus-stats.js';
+import type { BusProgress, BusStats } from './bus-stats.js';
 import type { Clock } from '../../core/time.js';
 import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
 import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
@@ -37,6 +37,7 @@ export class BusOutcomes {
   private readonly limitMs: number;
   /** Units this bus has been asked about: all in cool-down means the bus may legitimately be idle. */
   private readonly unitsSeen = new Set<number>();
+  private queueFullLogged = false;
 
   constructor(private readonly ctx: OutcomeContext) {
     this.limitMs = ctx.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS;
@@ -60,6 +61,19 @@ export class BusOutcomes {
 
   opened(): void {
     this.silence.onOpen(this.ctx.clock.now());
+  }
+
+  /** What the line's replies came to, for the bus's stats: counters, units cooling down, the echo hint. */
+  figures(): Pick<BusStats, Counter | 'unitsCoolingDown' | 'coolingDownUnits' | 'goodReplies' | 'silenceReopens' | 'echoProblem'> {
+    const { counters, health, clock } = this.ctx;
+    return {
+      ...counters,
+      unitsCoolingDown: health.coolingDownCount(),
+      coolingDownUnits: health.coolingDown(clock.now()),
+      goodReplies: this.silence.goodReplies,
+      silenceReopens: this.silence.reopens,
+      ...(this.echoProblem ? { echoProblem: this.echoProblem } : {}),
+    };
   }
 
   progress(): BusProgress {
@@ -119,6 +133,18 @@ export class BusOutcomes {
       this.ctx.log.debug({ unit, answeredAfterMs, timeoutMs }, 'late reply discarded');
     }
     this.transition(unit, this.ctx.health.onLate(unit, this.ctx.clock.now(), `late replies (answered ${answeredAfterMs} ms after the request, timeout ${timeoutMs} ms)`));
+  }
+
+  /** A request refused because the queue was full: counted, logged once until it has drained to half. */
+  queueRefused(limit: number): void {
+    this.ctx.counters.queueRejects += 1;
+    if (this.queueFullLogged) return;
+    this.queueFullLogged = true;
+    this.ctx.log.warn({ limit }, 'bus queue full');
+  }
+
+  queueDrained(size: number, limit: number): void {
+    if (size <= limit / 2) this.queueFullLogged = false;
   }
 
   discarded(reason: string): void {

@@ -25,8 +25,9 @@ import { RequestQueue } from './request-queue.js';
 import { BusAdmission } from './bus-admission.js';
 import { BesideLane } from './beside-lane.js';
 import { WakeTimer } from './wake-timer.js';
+import { LineGap } from './line-gap.js';
 import { type SettledListener, SettledListeners } from './settled-listeners.js';
-import type { ModbusTransport, TransportFactory } from './transport.js';
+import type { ModbusTransport } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
 
@@ -43,11 +44,9 @@ export class Bus {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly timers: Timers;
-  private readonly random: () => number;
   private readonly queue: RequestQueue<Job>;
   private readonly health: UnitHealthTracker;
   private readonly maxInFlight: number;
-  private readonly interFrameDelayMs: number;
   /** Late replies (RTU framing) and "busy" answers. */
   private readonly slow: SlowUnits<Job>;
   private readonly counters = zeroCounters();
@@ -57,11 +56,9 @@ export class Bus {
   private readonly beside: BesideLane;
   private inFlight = 0;
   private busyTimeMs = 0;
-  private lineFreeAt = 0;
-  private cancelGapTimer: (() => void) | undefined;
+  private readonly gap: LineGap;
   /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
   private readonly wake: WakeTimer;
-  private queueFullLogged = false;
   private readonly settledListeners: SettledListeners;
 
   constructor(options: BusOptions) {
@@ -70,16 +67,15 @@ export class Bus {
     this.log = options.logger.child({ bus: options.config.name });
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
-    this.random = options.random ?? Math.random;
     this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT), options.highShare ?? 1);
     this.health = new UnitHealthTracker(options.config.cooldown);
     this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
-    this.interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
+    const interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
     this.transport = options.transportFactory(options.config);
     this.connection = new BusConnection(
       this.transport, options.config.reconnect,
       { onUp: () => this.onUp(), onDown: (reason) => this.onDown(reason) },
-      this.log, this.clock, this.timers, this.random,
+      this.log, this.clock, this.timers, options.random ?? Math.random,
     );
     this.outcomes = new BusOutcomes({
       log: this.log, clock: this.clock, health: this.health, counters: this.counters,
@@ -88,7 +84,7 @@ export class Bus {
     });
     this.transport.onDiscard((reason) => this.outcomes.discarded(reason));
     this.slow = new SlowUnits<Job>({
-      config: options.config, clock: this.clock, timers: this.timers, interFrameDelayMs: this.interFrameDelayMs,
+      config: options.config, clock: this.clock, timers: this.timers, interFrameDelayMs,
       busyBackoffMs: options.busyBackoffMs,
       watchesLateReplies: options.config.kind !== 'tcp' && this.transport.onLateReply !== undefined,
       isUp: () => this.state === 'up',
@@ -107,6 +103,7 @@ export class Bus {
     this.transport.onLateReply?.((unit, answeredAfterMs, request) => this.slow.lateReply(unit, answeredAfterMs, request));
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
     this.wake = new WakeTimer(this.clock, this.timers, () => this.pump());
+    this.gap = new LineGap(interFrameDelayMs, this.clock, this.timers, () => this.pump());
     this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
     this.settledListeners = new SettledListeners(this.log);
   }
@@ -123,10 +120,7 @@ export class Bus {
   /** Fails everything queued, closes the port (requests in flight fail with PortClosedError). */
   async stop(): Promise<void> {
     const wasActive = this.state !== 'idle' && this.state !== 'stopped';
-    this.cancelGapTimer?.();
-    this.cancelGapTimer = undefined;
-    this.wake.cancel();
-    const waiting = [...this.queue.drain(), ...this.slow.cancelAll()];
+    const waiting = this.takeWaiting();
     await this.connection.stop();
     for (const job of waiting) job.reject(new BusStoppedError(this.name));
     if (wasActive) this.log.info('bus stopped');
@@ -183,20 +177,10 @@ export class Bus {
 
   stats(): BusStats {
     return {
-      bus: this.name,
-      state: this.state,
-      queueDepth: this.queue.size,
-      inFlight: this.inFlight,
-      ...this.counters,
-      reconnects: this.connection.reconnects,
-      busyTimeMs: this.busyTimeMs,
-      unitsCoolingDown: this.health.coolingDownCount(),
-      coolingDownUnits: this.health.coolingDown(this.clock.now()),
-      lateUnits: this.lateUnits(),
-      goodReplies: this.outcomes.goodReplies,
-      silenceReopens: this.outcomes.silenceReopens,
+      bus: this.name, state: this.state, queueDepth: this.queue.size, inFlight: this.inFlight,
+      reconnects: this.connection.reconnects, busyTimeMs: this.busyTimeMs, lateUnits: this.lateUnits(),
+      ...this.outcomes.figures(),
       ...(this.state === 'down' ? { downReason: this.connection.downReason } : {}),
-      ...(this.outcomes.echoProblem ? { echoProblem: this.outcomes.echoProblem } : {}),
     };
   }
 
@@ -229,11 +213,7 @@ export class Bus {
       if (addressesUnit(op)) this.outcomes.seen(unit);
       const job = newJob(unit, op, priority, options, this.config, this.clock.now(), resolve, reject);
       if (!this.queue.push(job, priority)) {
-        this.counters.queueRejects += 1;
-        if (!this.queueFullLogged) {
-          this.queueFullLogged = true;
-          this.log.warn({ limit: this.queue.limit }, 'bus queue full');
-        }
+        this.outcomes.queueRefused(this.queue.limit);
         reject(new QueueFullError(`bus ${this.name}`, this.queue.limit));
         return;
       }
@@ -243,20 +223,13 @@ export class Bus {
 
   /** Starts as many queued requests as the line allows now. */
   private pump(): void {
-    if (this.queueFullLogged && this.queue.size <= this.queue.limit / 2) this.queueFullLogged = false;
-    if (this.state !== 'up' || this.cancelGapTimer) return;
+    this.outcomes.queueDrained(this.queue.size, this.queue.limit);
+    if (this.state !== 'up' || this.gap.waiting) return;
     for (;;) {
       // A request to a unit that timed out goes beside the slots (Modbus TCP, beside-lane.ts).
       const slotFree = this.inFlight - this.beside.inFlight < this.maxInFlight;
       if (this.queue.size === 0 || (!slotFree && !this.beside.free)) return;
-      const wait = this.lineFreeAt - this.clock.now();
-      if (this.interFrameDelayMs > 0 && wait > 0) {
-        this.cancelGapTimer = this.timers.setTimer(() => {
-          this.cancelGapTimer = undefined;
-          this.pump();
-        }, wait);
-        return;
-      }
+      if (this.gap.holds()) return;
       const job = this.queue.shift((j) => this.admission.mayStart(j) && (this.beside.takes(j.unit) ? this.beside.free : slotFree));
       if (!job) break; // every waiting request is for a unit busy, guarded or cooling down (or no slot is free)
       const admission = this.admission.admit(job);
@@ -265,7 +238,7 @@ export class Bus {
         continue;
       }
       job.admitted = admission.kind;
-      job.lane = this.beside.takes(job.unit) ? 'beside' : this.beside.inFlight > 0 ? 'while-beside' : undefined;
+      this.beside.start(job);
       void this.execute(job, admission.kind === 'probe', admission.pieceCount);
     }
     this.wake.at(this.admission.takeWakeAt());
@@ -274,7 +247,6 @@ export class Bus {
   /** `pieceCount`: a read that goes as shorter reads (a late reply of its shape may still come). */
   private async execute(job: Job, isProbe: boolean, pieceCount?: number): Promise<void> {
     this.inFlight += 1;
-    if (job.lane === 'beside') this.beside.started();
     this.admission.started(job.unit);
     const started = this.clock.now();
     job.onStart?.();
@@ -297,28 +269,31 @@ export class Bus {
     } finally {
       const now = this.clock.now();
       this.inFlight -= 1;
-      if (job.lane === 'beside') this.beside.finished();
-      job.lane = undefined;
+      this.beside.finish(job);
       this.admission.finished(job.unit);
       this.busyTimeMs += now - started;
       this.queue.charge(job, job.priority, now - started);
-      this.lineFreeAt = now + (silenceKept ? 0 : this.interFrameDelayMs);
+      this.gap.startAt(now, silenceKept);
       this.pump();
     }
   }
 
   private onUp(): void {
     this.outcomes.opened();
-    this.lineFreeAt = this.clock.now() + this.interFrameDelayMs;
+    this.gap.startAt(this.clock.now());
     this.pump();
   }
 
   /** Port lost or open failed: everything waiting fails fast (pollers skip the cycle). */
   private onDown(reason: string): void {
-    this.cancelGapTimer?.();
-    this.cancelGapTimer = undefined;
+    for (const job of this.takeWaiting()) job.reject(new BusDownError(this.name, reason));
+  }
+
+  /** Stops the line's timers and takes every waiting request out (the caller fails them). */
+  private takeWaiting(): Job[] {
+    this.gap.cancel();
     this.wake.cancel();
-    for (const job of [...this.queue.drain(), ...this.slow.cancelAll()]) job.reject(new BusDownError(this.name, reason));
+    return [...this.queue.drain(), ...this.slow.cancelAll()];
   }
 }
 

@@ -59,3 +59,13 @@ export function exchangeRaw(port: RawPort, request: Buffer, window: RawReplyWind
     });
   });
 }
+
+/** `bytes` without the first occurrence of each of `frames`. */
+export function withoutFrames(bytes: Buffer, frames: readonly Buffer[]): Buffer {
+  let rest = bytes;
+  for (const frame of frames) {
+    const at = rest.indexOf(frame);
+    if (at >= 0) rest = Buffer.concat([rest.subarray(0, at), rest.subarray(at + frame.length)]);
+  }
+  return rest;
+}

@@ -22,7 +22,7 @@ export interface ShareRequestHandler {
 
 export interface ShareServerOptions {
   address: string;
-  /** 0: any free port (tests). */
+  /** 0 picks a free port (tests). */
   port: number;
   maxClients: number;
   idleTimeoutMs: number;

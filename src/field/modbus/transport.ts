@@ -9,7 +9,7 @@ import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedEr
 import { wireError, wireProblem } from './wire-verdict.js';
 import { openWithin } from './port-open.js';
 import { PendingReplies } from './pending-replies.js';
-import { exchangeRaw, type RawReplyWindow } from './raw-exchange.js';
+import { exchangeRaw, type RawReplyWindow, withoutFrames } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
 import { RtuLinePort } from './rtu-line-port.js';
 import { hrClock, untilQuiet } from './line-silence.js';
@@ -124,6 +124,14 @@ class ModbusSerialTransport implements ModbusTransport {
     });
   }
 
+  /** Waits for the line's t3.5 silence, then starts a request on it (bytes already waiting are a discard). */
+  private async startOnQuietLine(line: RtuLinePort, expected?: ExpectedReply): Promise<void> {
+    const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
+    if (quietBefore) await quietBefore;
+    const stale = line.begin(expected);
+    if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+  }
+
   /** One transaction, rejected with a typed error unless the reply is exactly the awaited one (`check`). */
   private async transact<T>(expected: ExpectedReply, timeoutMs: number,
     call: (client: ModbusClient) => Promise<T>, check: (reply: T) => string | undefined): Promise<T> {
@@ -144,10 +152,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const guard = this.guard;
     const line = this.line;
     // The send-time silence: nothing goes out before the line has been quiet for t3.5.
-    const quietBefore = line && untilQuiet(() => line.lastActivityMs, this.silenceMs);
-    if (quietBefore) await quietBefore;
-    const stale = line?.begin(expected) ?? 0;
-    if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+    if (line) await this.startOnQuietLine(line, expected);
     const sentAt = this.clock.now();
     client.setID(expected.unit);
     client.setTimeout(timeoutMs);
@@ -243,10 +248,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const line = this.line;
     if (!line) throw new InvalidRequestError(`broadcast needs RTU framing (${this.target} is ${this.config.kind})`);
     if (!client || !client.isOpen || !line.isOpen) throw new PortClosedError('port not open');
-    const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
-    if (quietBefore) await quietBefore;
-    const stale = line.begin();
-    if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+    await this.startOnQuietLine(line);
     const { closed, release } = this.pending.untilClosed(0);
     try {
       line.write(frame);
@@ -268,10 +270,7 @@ class ModbusSerialTransport implements ModbusTransport {
     const line = this.line;
     const port = client && client.isOpen ? line?.rawPort : undefined;
     if (!client || !line || !port) throw new PortClosedError('port not open');
-    const quietBefore = untilQuiet(() => line.lastActivityMs, this.silenceMs);
-    if (quietBefore) await quietBefore;
-    const stale = line.begin();
-    if (stale > 0) this.discarded(`${stale} stale bytes before the request`);
+    await this.startOnQuietLine(line);
     const { closed, release } = this.pending.untilClosed(-1);
     try {
       const reply = await Promise.race([exchangeRaw(port, request, window, this.timers), closed]);
@@ -287,16 +286,6 @@ class ModbusSerialTransport implements ModbusTransport {
       line.end();
     }
   }
-}
-
-/** `bytes` without the first occurrence of each of `frames`. */
-function withoutFrames(bytes: Buffer, frames: readonly Buffer[]): Buffer {
-  let rest = bytes;
-  for (const frame of frames) {
-    const at = rest.indexOf(frame);
-    if (at >= 0) rest = Buffer.concat([rest.subarray(0, at), rest.subarray(at + frame.length)]);
-  }
-  return rest;
 }
 
 export const createModbusTransport: TransportFactory = (config) => new ModbusSerialTransport(config);
