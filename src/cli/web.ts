@@ -1,10 +1,11 @@
 // `fieldgate web passwd`: sets the commissioning page's password. The password is read from
 // standard input (first line), hashed with a salted scrypt, and written as
 // FIELDGATE_WEB_PASSWORD_HASH into the service's environment file; the rest of the file is kept.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chownSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import type { CliCommand, CliIo } from './io.js';
 import { EXIT_USAGE } from './io.js';
 import { PASSWORD_HASH_ENV } from '../core/config/web-settings.js';
+import { withEnvAssignment } from '../core/env-file.js';
 import { hashPassword } from '../ops/web/password.js';
 
 const DEFAULT_ENV_FILE = '/etc/fieldgate/fieldgate.env';
@@ -29,13 +30,6 @@ async function firstLine(io: CliIo): Promise<string> {
   return text.split(/\r?\n/)[0];
 }
 
-/** The file with every line assigning `name` replaced by one new assignment at the end. */
-export function withVariable(text: string, name: string, value: string): string {
-  const kept = text.split('\n').filter((line) => !new RegExp(`^\\s*(export\\s+)?${name}\\s*=`).test(line));
-  while (kept.length > 0 && kept[kept.length - 1] === '') kept.pop();
-  return [...kept, `${name}=${value}`, ''].join('\n');
-}
-
 export const runWeb: CliCommand = async (args, io) => {
   if (args[0] === '--help' || args[0] !== 'passwd') {
     (args[0] === '--help' ? io.stdout : io.stderr).write(HELP);
@@ -55,9 +49,14 @@ export const runWeb: CliCommand = async (args, io) => {
     io.stderr.write(`fieldgate web passwd: the password must be ${MIN_PASSWORD}..${MAX_PASSWORD} characters (read from standard input)\n`);
     return EXIT_USAGE;
   }
+  // The file a symbolic link names is the one rewritten (the link stays).
+  let target = file;
   let text = '';
+  let existing: Stats | undefined;
   try {
-    text = readFileSync(file, 'utf8');
+    target = realpathSync(file);
+    text = readFileSync(target, 'utf8');
+    existing = statSync(target);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
       io.stderr.write(`fieldgate web passwd: cannot read ${file}: ${(err as Error).message}\n`);
@@ -65,12 +64,25 @@ export const runWeb: CliCommand = async (args, io) => {
     }
   }
   const hash = await hashPassword(password);
+  // Rewritten by the rules systemd reads it with: every other variable keeps its value.
+  const rewritten = withEnvAssignment(text, PASSWORD_HASH_ENV, hash);
+  if (rewritten === undefined) {
+    io.stderr.write(`fieldgate web passwd: ${file} cannot be rewritten without changing another variable (an unterminated quote or a continued last line?); fix its end, or add ${PASSWORD_HASH_ENV}=... yourself\n`);
+    return 1;
+  }
+  // A new file then a rename: a crash never leaves the service's environment half written. The
+  // new file keeps the old one's owner and group (a new file: the caller's) and is 0600 either
+  // way: the hash can be attacked offline, and systemd reads the file as root.
+  const temp = `${target}.tmp-${process.pid}`;
   try {
-    // A new file then a rename: a crash never leaves the service's environment half written.
-    const temp = `${file}.tmp-${process.pid}`;
-    writeFileSync(temp, withVariable(text, PASSWORD_HASH_ENV, hash), { mode: 0o600 });
-    renameSync(temp, file);
+    writeFileSync(temp, rewritten, { mode: 0o600, flag: 'wx' });
+    if (existing) {
+      const made = statSync(temp);
+      if (made.uid !== existing.uid || made.gid !== existing.gid) chownSync(temp, existing.uid, existing.gid);
+    }
+    renameSync(temp, target);
   } catch (err) {
+    rmSync(temp, { force: true });
     io.stderr.write(`fieldgate web passwd: cannot write ${file}: ${(err as Error).message}\n`);
     return 1;
   }

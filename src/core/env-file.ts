@@ -27,35 +27,58 @@ export function isEnvName(name: string): boolean {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
 }
 
+/** One assignment and where it stands in the text: [start, end) covers its lines, line end included. */
+export interface EnvAssignment {
+  name: string;
+  value: string;
+  start: number;
+  end: number;
+}
+
 /** The assignments of an environment file in order, ignored lines left out. */
 export function parseEnvFileEntries(text: string): Array<[string, string]> {
-  const entries: Array<[string, string]> = [];
+  return envFileAssignments(text).map((a) => [a.name, a.value]);
+}
+
+/** The assignments of an environment file in order with their place in the text (ignored lines left out). */
+export function envFileAssignments(text: string): EnvAssignment[] {
+  const entries: EnvAssignment[] = [];
   let state: State = 'preKey';
   let key = '';
   let value = '';
   // Where trailing blanks of the key / an unquoted value start (-1: none pending).
   let keyBlankFrom = -1;
   let valueBlankFrom = -1;
+  // Where the current key's line starts, and the offset just after the character being read.
+  let lineStart = 0;
+  let keyLineStart = 0;
+  let at = 0;
   const push = (trimValue: boolean) => {
     const name = keyBlankFrom >= 0 ? key.slice(0, keyBlankFrom) : key;
     const assigned = trimValue && valueBlankFrom >= 0 ? value.slice(0, valueBlankFrom) : value;
-    if (isEnvName(name)) entries.push([name, assigned]);
+    // A CR ending the assignment takes the LF after it along.
+    const end = text[at - 1] === '\r' && text[at] === '\n' ? at + 1 : at;
+    if (isEnvName(name)) entries.push({ name, value: assigned, start: keyLineStart, end });
     key = '';
     value = '';
   };
   for (const c of text) {
+    at += c.length;
     switch (state) {
       case 'preKey':
         if (COMMENTS.includes(c)) state = 'comment';
+        else if (NEWLINE.includes(c)) lineStart = at;
         else if (!WHITESPACE.includes(c)) {
           state = 'key';
           keyBlankFrom = -1;
+          keyLineStart = lineStart;
           key = c;
         }
         break;
       case 'key':
         if (NEWLINE.includes(c)) {
           state = 'preKey';
+          lineStart = at;
           key = '';
         } else if (c === '=') {
           state = 'preValue';
@@ -70,6 +93,7 @@ export function parseEnvFileEntries(text: string): Array<[string, string]> {
         if (NEWLINE.includes(c)) {
           state = 'preKey';
           push(false);
+          lineStart = at;
         } else if (c === "'") state = 'single';
         else if (c === '"') state = 'double';
         else if (c === '\\') state = 'valueEscape';
@@ -82,6 +106,7 @@ export function parseEnvFileEntries(text: string): Array<[string, string]> {
         if (NEWLINE.includes(c)) {
           state = 'preKey';
           push(true);
+          lineStart = at;
         } else if (c === '\\') {
           state = 'valueEscape';
           valueBlankFrom = -1;
@@ -111,7 +136,10 @@ export function parseEnvFileEntries(text: string): Array<[string, string]> {
         break;
       case 'comment':
         if (c === '\\') state = 'commentEscape';
-        else if (NEWLINE.includes(c)) state = 'preKey';
+        else if (NEWLINE.includes(c)) {
+          state = 'preKey';
+          lineStart = at;
+        }
         break;
       case 'commentEscape':
         state = 'comment';
@@ -129,4 +157,30 @@ export function parseEnvFile(text: string): Record<string, string> {
   const values: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of parseEnvFileEntries(text)) values[name] = value;
   return values;
+}
+
+/** The characters a value written by withEnvAssignment may hold: nothing systemd's reader would change. */
+const PLAIN_VALUE = /^[A-Za-z0-9_.,:+/=@%-]*$/;
+
+/**
+ * The file with every assignment of `name` (continuation lines included) taken out and one
+ * `name=value` added at the end; every other variable reads exactly as before, by the same rules.
+ * Undefined when that cannot be done (a value that would need quoting, or a file whose end would
+ * swallow the new line, like an unterminated quote): the caller refuses rather than guess.
+ */
+export function withEnvAssignment(text: string, name: string, value: string): string | undefined {
+  if (!isEnvName(name) || !PLAIN_VALUE.test(value)) return undefined;
+  let kept = '';
+  let from = 0;
+  for (const assignment of envFileAssignments(text)) {
+    if (assignment.name !== name) continue;
+    kept += text.slice(from, assignment.start);
+    from = assignment.end;
+  }
+  kept += text.slice(from);
+  const result = `${kept}${kept === '' || /[\n\r]$/.test(kept) ? '' : '\n'}${name}=${value}\n`;
+  const before = parseEnvFile(text);
+  const after = parseEnvFile(result);
+  const others = (vars: Record<string, string>) => JSON.stringify(Object.entries(vars).filter(([n]) => n !== name).sort());
+  return after[name] === value && others(after) === others(before) ? result : undefined;
 }

@@ -24,11 +24,20 @@ export const note = (what: string) => process.stdout.write(`     ${what}\n`);
 
 export interface Ran { code: number | null; out: string; err: string }
 
+/**
+ * root's PATH on Debian, as an admin's shell and apt's dpkg have it. Never the caller's: under
+ * `npm run` it starts with node_modules/.bin, whose `fieldgate` is the checkout's own command.
+ */
+export const ADMIN_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The caller's environment without what npm, Node or a fieldgate setting of the caller's shell adds. */
+const adminEnv = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|NODE_|FIELDGATE_)/i.test(name)));
+
 /** A command with no terminal and standard input from /dev/null, as an unattended upgrade runs. */
 export function run(command: string, argv: string[], options: { path?: string; timeoutMs?: number } = {}): Ran {
   const r = spawnSync(command, argv, {
     encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: options.timeoutMs ?? 300_000,
-    env: { ...process.env, PATH: options.path ?? process.env.PATH, DEBIAN_FRONTEND: 'noninteractive' },
+    env: { ...adminEnv(), PATH: options.path ?? ADMIN_PATH, DEBIAN_FRONTEND: 'noninteractive' },
   });
   return { code: r.status, out: `${r.stdout}${r.stderr}`, err: r.stderr };
 }
@@ -79,7 +88,7 @@ export function fakeSystemctl(dir: string): { path: string; restarts(): number; 
   writeFileSync(pidFile, '0\n');
   writeFileSync(join(bin, 'systemctl'), `#!/bin/sh\necho "$*" >> ${calls}\ncase "$1" in is-system-running) echo running ;; show) cat ${pidFile} ;; esac\nexit 0\n`, { mode: 0o755 });
   return {
-    path: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    path: `${bin}:${ADMIN_PATH}`,
     restarts: () => (existsSync(calls) ? readFileSync(calls, 'utf8') : '').split('\n').filter((l) => l.startsWith('restart')).length,
     setMainPid: (pid) => writeFileSync(pidFile, `${pid}\n`),
   };

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEnvFile } from '../../src/core/env-file.js';
+import { parseEnvFile, withEnvAssignment } from '../../src/core/env-file.js';
 
 const CASES: Array<{ what: string; text: string; want: Record<string, string> }> = [
   { what: 'plain assignments', text: 'A=1\nB=two\n', want: { A: '1', B: 'two' } },
@@ -52,7 +52,7 @@ ret = ctypes.POINTER(ctypes.c_char_p)()
 r = lib.load_env_file(None, sys.argv[2].encode(), ctypes.byref(ret))
 if r < 0: sys.exit(1)
 env, i = {}, 0
-while ret[i] is not None:
+while bool(ret) and ret[i] is not None:  # an empty result is a NULL list
     if lib.env_assignment_is_valid(ret[i]):
         k, v = ret[i].decode().split('=', 1)
         env[k] = v
@@ -77,5 +77,43 @@ describe('parseEnvFile follows systemd EnvironmentFile= rules', () => {
 
   it.skipIf(SYSTEMD_LIB === undefined).each(CASES)('systemd itself reads the same: $what', ({ text, want }) => {
     expect(systemdReads(text)).toEqual(want);
+  });
+});
+
+// `fieldgate web passwd` rewrites the service's env file with withEnvAssignment: the one variable
+// replaced, every other one read exactly as before (by the parser, and by systemd where it is here).
+const H = 'FIELDGATE_WEB_PASSWORD_HASH';
+const NEW = 'scrypt:16384:8:1:c2FsdA:aGFzaA';
+const REWRITES: Array<{ what: string; text: string; want: string }> = [
+  { what: 'an empty file', text: '', want: `${H}=${NEW}\n` },
+  { what: 'appended after the other lines, no final newline added to', text: 'A=1\n# c\nB=2', want: `A=1\n# c\nB=2\n${H}=${NEW}\n` },
+  { what: 'every old assignment taken out, blanks around = too', text: `${H}=old1\nA=1\n  ${H} = old2 \n`, want: `A=1\n${H}=${NEW}\n` },
+  { what: 'an old value continued over lines is taken out whole', text: `${H}=ol\\\nd\nA=1\n`, want: `A=1\n${H}=${NEW}\n` },
+  { what: 'a line inside another variable\'s continuation is that variable\'s', text: `A=x\\\n${H}=not-an-assignment\nB=2\n`, want: `A=x\\\n${H}=not-an-assignment\nB=2\n${H}=${NEW}\n` },
+  { what: 'a line inside another variable\'s quotes is that variable\'s', text: `A="x\n${H}=inside\n"\n`, want: `A="x\n${H}=inside\n"\n${H}=${NEW}\n` },
+  { what: 'a commented-out assignment stays', text: `# ${H}=old\n`, want: `# ${H}=old\n${H}=${NEW}\n` },
+  { what: 'CRLF lines', text: `A=1\r\n${H}=old\r\nB=2\r\n`, want: `A=1\r\nB=2\r\n${H}=${NEW}\n` },
+];
+
+describe('withEnvAssignment replaces one variable by systemd\'s rules', () => {
+  it.each(REWRITES)('$what', ({ text, want }) => {
+    const rewritten = withEnvAssignment(text, H, NEW);
+    expect(rewritten).toBe(want);
+    const { [H]: _old, ...others } = parseEnvFile(text);
+    expect({ ...parseEnvFile(want) }).toEqual({ ...others, [H]: NEW });
+  });
+
+  it.skipIf(SYSTEMD_LIB === undefined).each(REWRITES)('systemd itself reads the rewritten file the same: $what', ({ text, want }) => {
+    const { [H]: _old, ...others } = systemdReads(text);
+    expect(systemdReads(want)).toEqual({ ...others, [H]: NEW });
+  });
+
+  it('refuses where the new line would be swallowed or the value would need quoting', () => {
+    expect(withEnvAssignment('A="open\n', H, NEW)).toBeUndefined();
+    expect(withEnvAssignment('A=continued\\', H, NEW)).toBeUndefined();
+    expect(withEnvAssignment('# a comment continued \\', H, NEW)).toBeUndefined();
+    expect(withEnvAssignment('A=1\n', H, 'two words')).toBeUndefined();
+    expect(withEnvAssignment('A=1\n', H, 'a"b')).toBeUndefined();
+    expect(withEnvAssignment('A=1\n', 'NOT-A-NAME', NEW)).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 // `fieldgate web passwd` writes a salted scrypt hash into the env file, which the site file's
 // gateway.web then reads from the environment; the password itself is never written.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -65,6 +65,35 @@ describe('fieldgate web passwd', () => {
     expect((await passwd(['--env-file', file], 'short\n')).code).toBe(64);
     expect((await passwd(['--file', file], 'a long enough password\n')).code).toBe(64);
     expect(readFileSync(file, 'utf8')).toBe('A=1\n');
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('keeps the file\'s owner and group (the package\'s root:root, or an admin\'s), makes it 0600, and writes through a symbolic link', async () => {
+    const file = envFile('A=1\n');
+    chownSync(file, 65534, 65534);
+    chmodSync(file, 0o644);
+    const link = join(file, '..', 'link.env');
+    symlinkSync(file, link);
+    expect((await passwd(['--env-file', link], 'a long enough password\n')).code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const after = statSync(file);
+    expect([after.uid, after.gid, after.mode & 0o7777]).toEqual([65534, 65534, 0o600]);
+    expect(parseEnvFile(readFileSync(file, 'utf8'))).toMatchObject({ A: '1', FIELDGATE_WEB_PASSWORD_HASH: expect.stringMatching(/^scrypt:/) });
+    expect(readdirSync(join(file, '..')).sort()).toEqual(['fieldgate.env', 'link.env']);
+  });
+
+  it('reads the file by systemd\'s rules: a continued or quoted line is another variable\'s, and a file it cannot safely extend is left alone', async () => {
+    const tricky = 'A=x\\\nFIELDGATE_WEB_PASSWORD_HASH=part-of-A\nB="y\nFIELDGATE_WEB_PASSWORD_HASH=part-of-B"\n';
+    const file = envFile(tricky);
+    expect((await passwd(['--env-file', file], 'a long enough password\n')).code).toBe(0);
+    const vars = parseEnvFile(readFileSync(file, 'utf8'));
+    expect(vars).toMatchObject({ A: 'xFIELDGATE_WEB_PASSWORD_HASH=part-of-A', B: 'y\nFIELDGATE_WEB_PASSWORD_HASH=part-of-B' });
+    expect(vars.FIELDGATE_WEB_PASSWORD_HASH).toMatch(/^scrypt:/);
+    const open = envFile('LOG_LEVEL=info\nA="never closed\n');
+    const refused = await passwd(['--env-file', open], 'a long enough password\n');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('cannot be rewritten without changing another variable');
+    expect(readFileSync(open, 'utf8')).toBe('LOG_LEVEL=info\nA="never closed\n');
+    expect(readdirSync(join(open, '..'))).toEqual(['fieldgate.env']);
   });
 
   it('the page is off without a port, and on loopback with a port alone', () => {
