@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { DeviceProfile } from '../core/config/profile-types.js';
 import { formatIssue } from '../core/config/issues.js';
 import { DEFAULT_PROFILE_DIR } from '../core/config/schema.js';
-import { loadProfiles } from '../ops/profile-library.js';
+import { loadProfiles, SHIPPED_PROFILE_DIR } from '../ops/profile-library.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand } from './io.js';
 import { formatTable } from './status.js';
 import { checkProfileFile } from './profiles-check.js';
@@ -85,7 +85,8 @@ export const runProfiles: CliCommand = async (args, io) => {
   }
   const rows = loaded.library.names().map((n) => {
     const profile = loaded.library.get(n)!;
-    return [n, profile.vendor, profile.model, profile.points.length, profile.source.quality, overridden.has(n) ? 'site' : 'shipped'];
+    // Where the file the daemon would use lies: a site's own profile is the site's, new or replacing.
+    return [n, profile.vendor, profile.model, profile.points.length, profile.source.quality, profile.file.startsWith(SHIPPED_PROFILE_DIR) ? 'shipped' : 'site'];
   });
   io.stdout.write(`${formatTable(['NAME', 'VENDOR', 'MODEL', 'POINTS', 'SOURCE', 'FROM'], rows)}\n`);
   return loaded.issues.length > 0 ? EXIT_CONFIG : 0;

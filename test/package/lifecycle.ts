@@ -1,6 +1,8 @@
 // test:package on this machine (root, Debian): the 0.1.0 package (conffiles) upgraded over edited
-// files; then a fresh install of the amd64 .deb with apt-get, the installed unit's command line as
-// user fieldgate against the emulator and the simulator (values reach the cloud), the README's
+// files; then a fresh install of the amd64 .deb with apt-get, `fieldgate profiles` and `profiles
+// check`, the installed unit's command line as user fieldgate against the emulator and the
+// simulator (values reach the cloud) with the commissioning page (HTTPS, password set with
+// `fieldgate web passwd`) and a share of the bus, the README's
 // `fieldgate status` (as a user without rights) and `fieldgate reload`, `logs` with no journal;
 // an outbox queued with the cloud away; an upgrade to a version that refuses the site (the old one
 // keeps serving, also after a simulated reboot); an accepted upgrade over edited files and the
@@ -22,7 +24,8 @@ import {
   ENV_FILE, LIB, SITE, STATE, UNIT, WANTS, aptInstall, check, conffiles, currentRelease, debVersion, enableUnit, failures, fakeSystemctl,
   mode, nonJsonLines, note, releases, run, startInstalled, daemonOutput,
 } from './harness.js';
-import { DEVICE_COUNT, UNITS, counterSeries, siteYaml, startCloud, startDevices, type SitePorts } from './site.js';
+import { WEB_CERT, WEB_KEY, installWebCertificate, profileCommands, readThroughShare, setWebPassword, usePage } from './features.js';
+import { DEVICE_COUNT, UNITS, counterSeries, siteYaml, startCloud, startDevices, type SiteExtras, type SitePorts } from './site.js';
 import { acceptedUpgrade, fromConffileVersion, refusedUpgrade } from './upgrades.js';
 
 const { values: args } = parseArgs({ options: { legacy: { type: 'string' }, deb: { type: 'string' }, upgrade: { type: 'string' }, 'upgrade-lacks-profile': { type: 'string' } } });
@@ -33,6 +36,9 @@ if (!args.legacy || !args.deb || !args.upgrade || !args['upgrade-lacks-profile']
 const work = mkdtempSync(join(tmpdir(), 'fieldgate-package-'));
 chmodSync(work, 0o755);
 const ports: SitePorts = { healthPort: await freePort(), mqttPort: await freePort(), httpPort: await freePort(), modbusPort: 0 };
+const extras: SiteExtras = { webPort: await freePort(), cert: WEB_CERT, key: WEB_KEY, sharePort: await freePort() };
+/** The commissioning page's password, set on the box with `fieldgate web passwd`. */
+const WEB_PASSWORD = 'package-page-password-7';
 const devices = await startDevices();
 ports.modbusPort = devices.tcp?.port ?? 0;
 let cloud: Emulator | undefined;
@@ -114,11 +120,7 @@ try {
   check(run('runuser', ['-u', 'fieldgate', '--', 'fieldgate', '--version']).out === `${oldVersion}\n`, 'fieldgate --version works for user fieldgate too');
   const emulator = run('fieldgate', ['emulator']);
   check(emulator.code === 69 && emulator.out.includes('development package'), `fieldgate emulator: not in the package, says so (exit ${emulator.code})`);
-  // profiles/ (device profiles) ships when the checkout has it; its command must find it installed.
-  if (existsSync('profiles')) {
-    const profiles = run('fieldgate', ['profiles']);
-    check(profiles.code === 0, `fieldgate profiles finds the packaged profiles (exit ${profiles.code}${profiles.code === 0 ? '' : `: ${profiles.out.slice(0, 300)}`})`);
-  }
+  profileCommands();
   const example = run('fieldgate', ['validate', SITE]);
   check(example.code === 78, `the unedited example does not validate (exit ${example.code}), so it cannot start polling`);
   const verify = run('systemd-analyze', ['verify', UNIT]);
@@ -127,8 +129,11 @@ try {
   check(exposure <= 1.5, `systemd-analyze security: exposure ${exposure} (<= 1.5)`);
 
   // 2. The edited site, run as the unit runs it: READY, values in the cloud, user and groups.
+  //    With the commissioning page (HTTPS, its password set as docs/web.md says) and a share of the bus.
   cloud = await startCloud(ports.httpPort, ports.mqttPort);
-  writeFileSync(SITE, siteYaml(ports));
+  const ca = installWebCertificate();
+  const passwordHash = setWebPassword(WEB_PASSWORD);
+  writeFileSync(SITE, siteYaml(ports, undefined, extras));
   check(mode(SITE) === '0640 root:fieldgate', 'editing the site file kept its owner and mode');
   const valid = run('fieldgate', ['validate', SITE]);
   check(valid.code === 0, `fieldgate validate ${SITE}: ${valid.out.split('\n')[0]}`);
@@ -142,6 +147,10 @@ try {
   check(uid === passwd[2] && groups.includes(dialout), `the daemon runs as fieldgate (uid ${uid}) with dialout (groups ${groups.join(' ')})`);
   await everyDeviceReported(since);
   check(true, `all ${DEVICE_COUNT} devices' values reached the cloud`);
+  const page = await usePage(extras.webPort, ca, WEB_PASSWORD);
+  check(page.ok && page.version === oldVersion, `the page over HTTPS with the password from fieldgate web passwd: ${page.what}, version ${page.version}`);
+  const shared = await readThroughShare(extras.sharePort, 1);
+  check(JSON.stringify(shared) === '[101,201]', `mbpoll reads unit 1's holding registers through the bus's share: ${JSON.stringify(shared)}`);
   await readmeCommands(daemon);
   await new Promise((resolve) => setTimeout(resolve, 10_000));
   const bundledRss = rssText(daemon.pid);
@@ -185,6 +194,7 @@ try {
   const context = {
     work, healthPort: ports.healthPort, oldDeb: args.deb, newDeb: args.upgrade, oldVersion, newVersion, fake,
     refusedDevice: `  - { name: pkg-profile-meter, bus: plant, unitId: ${DEVICE_COUNT + 1}, profile: ${args['upgrade-lacks-profile']} }\n`,
+    page: { port: extras.webPort, ca, password: WEB_PASSWORD }, sharePort: extras.sharePort,
   };
   await refusedUpgrade(context, edited);
   acceptedUpgrade(context, edited);
@@ -223,8 +233,11 @@ try {
   check(purge.code === 0 && !existsSync(STATE) && !existsSync('/etc/fieldgate'), 'dpkg --purge deleted /var/lib/fieldgate and /etc/fieldgate');
 
   // 7. Every line every packaged daemon wrote, on stdout and stderr, is JSON.
+  //    Those daemons ran the page and the share; the password's hash never shows in what they wrote.
   const plain = nonJsonLines();
-  check(plain.length === 0, `every daemon line is JSON (${daemonOutput.reduce((n, log) => n + log.split('\n').filter(Boolean).length, 0)} lines)${plain.length ? `; not JSON: ${plain.slice(0, 3).join(' | ')}` : ''}`);
+  check(plain.length === 0, `every daemon line is JSON, page and share on (${daemonOutput.reduce((n, log) => n + log.split('\n').filter(Boolean).length, 0)} lines)${plain.length ? `; not JSON: ${plain.slice(0, 3).join(' | ')}` : ''}`);
+  const hashParts = passwordHash.split(':').slice(-2);
+  check(!daemonOutput.some((log) => log.includes(passwordHash) || hashParts.some((part) => log.includes(part))), 'the page password\'s hash (nor its salt) is in no daemon line');
 } catch (err) {
   check(false, String(err instanceof Error ? err.stack : err));
   if (daemon) note(`daemon log, last lines:\n${daemon.log().trimEnd().split('\n').slice(-20).join('\n')}`);

@@ -42,10 +42,19 @@ export interface SitePorts {
   modbusPort: number;
 }
 
+/** The commissioning page (HTTPS with this certificate and key) and a share of the bus, when set. */
+export interface SiteExtras {
+  webPort: number;
+  cert: string;
+  key: string;
+  sharePort: number;
+}
+
 /**
  * The site file; device 1 fetches its credential by device key (kept in credentials.json), the
- * others have theirs in the file. Without stateDir the daemon takes FIELDGATE_STATE_DIR (the unit sets it). */
-export function siteYaml(ports: SitePorts, stateDir?: string): string {
+ * others have theirs in the file. Without stateDir the daemon takes FIELDGATE_STATE_DIR (the unit sets it).
+ * With extras, the page and the bus's share too. */
+export function siteYaml(ports: SitePorts, stateDir?: string, extras?: SiteExtras): string {
   const devices = UNITS.map((u) => `  - name: ${deviceName(u)}
     bus: plant
     unitId: ${u}
@@ -60,13 +69,13 @@ export function siteYaml(ports: SitePorts, stateDir?: string): string {
 gateway:
 ${stateDir === undefined ? '' : `  stateDir: ${stateDir}\n`}  logLevel: info
   health: { enabled: true, port: ${ports.healthPort} }
-  cloud:
+${extras ? `  web: { port: ${extras.webPort}, cert: ${extras.cert}, key: ${extras.key} }\n` : ''}  cloud:
     mqttUrl: mqtt://127.0.0.1:${ports.mqttPort}
     apiBaseUrl: http://127.0.0.1:${ports.httpPort}
     projectKey: ${PROJECT_KEY}
     reconnect: { initialMs: 200ms, maxMs: 1s, jitter: 0.1 }
 buses:
-  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${ports.modbusPort}, timeoutMs: 1000 }
+  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${ports.modbusPort}, timeoutMs: 1000${extras ? `, share: { port: ${extras.sharePort} }` : ''} }
 devices:
 ${devices}`;
 }

@@ -5,6 +5,8 @@
 // that accepts it (switched, the running service restarted once).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import type { RunningDaemon } from './daemon.js';
+import { filesOpenedDuring, readThroughShare, runAsync, usePage } from './features.js';
 import {
   ENV_FILE, LIB, SITE, WANTS, aptInstall, check, conffiles, currentRelease, dpkgStatus, enableUnit, mode, note, releases, run,
   startInstalled, type Ran,
@@ -49,6 +51,38 @@ export interface UpgradeContext {
   /** A device block (YAML list item) that the old version accepts and the new refuses. */
   refusedDevice: string;
   fake: { path: string; restarts(): number; setMainPid(pid: number): void };
+  /** The site's commissioning page (HTTPS, trusting `ca`, logged in with `password`) and its share. */
+  page: { port: number; ca: Buffer; password: string };
+  sharePort: number;
+}
+
+/**
+ * While the old daemon serves through the refused upgrade: its first /metrics scrape (the
+ * metrics library loads then), the page logged in, a read through the share, and the README's
+ * reload of an edited site; each must work and name the old version, and every file the daemon
+ * opens meanwhile must come from its own releases/<version> tree (strace).
+ */
+async function exerciseOldDaemon(ctx: UpgradeContext, daemon: RunningDaemon, upgrade: () => void): Promise<void> {
+  const generation = (await daemon.status()).config?.generation ?? 0;
+  const opened = await filesOpenedDuring(daemon.pid, async () => {
+    upgrade();
+    const metrics = await fetch(`http://127.0.0.1:${ctx.healthPort}/metrics`);
+    const text = await metrics.text();
+    check(metrics.status === 200 && text.includes('fieldgate_'), `the old daemon's first /metrics scrape after the new version was unpacked (${metrics.status})`);
+    const page = await usePage(ctx.page.port, ctx.page.ca, ctx.page.password);
+    check(page.ok && page.version === ctx.oldVersion, `its page over HTTPS, logged in: ${page.what}, version ${page.version}`);
+    const shared = await readThroughShare(ctx.sharePort, 1);
+    check(JSON.stringify(shared) === '[101,201]', `a read through its share by mbpoll: ${JSON.stringify(shared)}`);
+    writeFileSync(SITE, readFileSync(SITE, 'utf8').replace(/pollIntervalMs: 300ms/g, 'pollIntervalMs: 400ms'));
+    const reload = await runAsync('fieldgate', ['reload', '--config', SITE]);
+    const after = (await daemon.status()).config?.generation;
+    check(reload.code === 0 && after === generation + 1, `fieldgate reload --config ${SITE} applied an edit in it (exit ${reload.code}, generation ${generation} -> ${after})`);
+  });
+  const own = `${LIB}/releases/${ctx.oldVersion}/`;
+  const foreign = opened.filter((path) => !path.startsWith(own));
+  const code = opened.filter((path) => path.endsWith('.js'));
+  check(foreign.length === 0 && code.length > 0,
+    `every file it opened under ${LIB} meanwhile is its own (${opened.length} opens, ${code.length} of code, e.g. ${code[0]?.slice(own.length) ?? 'none'})${foreign.length ? `; foreign: ${foreign.slice(0, 3).join(', ')}` : ''}`);
 }
 
 /**
@@ -64,7 +98,8 @@ export async function refusedUpgrade(ctx: UpgradeContext, edited: Buffer): Promi
   try {
     ctx.fake.setMainPid(daemon.pid);
     const restartsBefore = ctx.fake.restarts();
-    const refused = aptInstall(ctx.newDeb, { path: ctx.fake.path });
+    let refused: Ran = { code: null, out: '', err: '' };
+    await exerciseOldDaemon(ctx, daemon, () => { refused = aptInstall(ctx.newDeb, { path: ctx.fake.path }); });
     const problem = refused.out.split('\n').find((l) => /^\s+devices\[/.test(l))?.trim() ?? '';
     check(refused.code !== 0 && refused.out.includes('NOT switched') && problem.includes('profile') && !PROMPT.test(refused.out),
       `apt-get -y install </dev/null of ${ctx.newVersion}: configure fails (exit ${refused.code}) and names the problem (${problem})`);

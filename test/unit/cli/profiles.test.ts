@@ -1,5 +1,5 @@
 // `fieldgate profiles`: the list (name first), one profile's points as a table, and site profiles.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,16 @@ describe('fieldgate profiles', () => {
     expect(list.out).toMatch(/^eastron-sdm120 .* site$/m);
     const show = await runCli(['profiles', 'show', 'eastron-sdm120', '--profile-dir', dir]);
     expect(show.out).toContain('(a site profile replacing the shipped one)');
+  });
+
+  it('marks a site\'s own profile of a new name as the site\'s, not shipped', async () => {
+    const own = join(dir, 'own');
+    mkdirSync(own);
+    writeFileSync(join(own, 'my-meter.yaml'), readFileSync(join(SHIPPED_PROFILE_DIR, 'eastron-sdm630.yaml'), 'utf8').replace(/^name: eastron-sdm630$/m, 'name: my-meter'));
+    const list = await runCli(['profiles', '--profile-dir', own]);
+    expect(list.code).toBe(0);
+    expect(list.out).toMatch(/^my-meter .* site$/m);
+    expect(list.out).toMatch(/^eastron-sdm630 .* shipped$/m);
   });
 
   it.each([
