@@ -79,6 +79,12 @@ function call(port: number, ca: Buffer, method: string, path: string, headers: R
  */
 export async function usePage(port: number, ca: Buffer, password: string): Promise<{ ok: boolean; version: string; what: string }> {
   const page = await call(port, ca, 'GET', '/');
+  // Every file the page's shell names (scripts, styles) is served from the code itself.
+  const assets = [...page.body.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]);
+  const served = await Promise.all(assets.map(async (path) => {
+    const asset = await call(port, ca, 'GET', path);
+    return asset.status === 200 && asset.body.length > 100;
+  }));
   const session = await call(port, ca, 'GET', '/api/session');
   const { csrf, passwordRequired } = JSON.parse(session.body) as { csrf: string; passwordRequired: boolean };
   const headers = { Cookie: session.cookie ?? '', 'X-CSRF-Token': csrf, 'Content-Type': 'application/json', Origin: `https://127.0.0.1:${port}` };
@@ -86,8 +92,8 @@ export async function usePage(port: number, ca: Buffer, password: string): Promi
   const login = await call(port, ca, 'POST', '/api/login', headers, JSON.stringify({ password }));
   const status = await call(port, ca, 'GET', '/api/status', { Cookie: login.cookie ?? '' });
   const version = status.status === 200 ? (JSON.parse(status.body) as { version?: string }).version ?? '' : '';
-  const ok = page.status === 200 && page.body.includes('<html') && passwordRequired && wrong.status === 401 && login.status === 200 && status.status === 200;
-  return { ok, version, what: `page ${page.status}, password required ${passwordRequired}, wrong password ${wrong.status}, login ${login.status}, status ${status.status}` };
+  const ok = page.status === 200 && page.body.includes('<html') && assets.length > 0 && served.every(Boolean) && passwordRequired && wrong.status === 401 && login.status === 200 && status.status === 200;
+  return { ok, version, what: `page ${page.status} with ${served.filter(Boolean).length} of ${assets.length} assets, password required ${passwordRequired}, wrong password ${wrong.status}, login ${login.status}, status ${status.status}` };
 }
 
 /**
