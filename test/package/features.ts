@@ -136,6 +136,10 @@ export function profileCommands(): void {
   check(good.code === 0, `fieldgate profiles check ${own} (exit ${good.code}: ${good.out.trim().split('\n')[0]})`);
   const listed = run('runuser', ['-u', 'fieldgate', '--', 'fieldgate', 'profiles']).out.split('\n').find((l) => l.startsWith('my-meter ')) ?? '';
   check(/\bsite\b/.test(listed), `the site's profile in ${SITE_PROFILES} is listed as the site's, also for user fieldgate (${listed.replace(/\s+/g, ' ').trim()})`);
+  // Any other user cannot read /etc/fieldgate (0750 root:fieldgate): the shipped list, and exit 78 naming why (docs/install.md).
+  const other = run('runuser', ['-u', 'nobody', '--', 'fieldgate', 'profiles']);
+  check(other.code === 78 && other.out.includes('eastron-sdm630') && other.out.includes(`${SITE_PROFILES}: cannot read`),
+    `fieldgate profiles as user nobody: the shipped profiles and exit ${other.code} naming ${SITE_PROFILES}`);
 }
 
 /**
