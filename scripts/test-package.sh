@@ -5,7 +5,9 @@
 # (LEGACY_COMMIT's packaging, whose site and env files were conffiles); runs lintian on both
 # release packages, checks the sizes, then test/package/lifecycle.ts (the upgrade from 0.1.0 over
 # edited files, a fresh install with apt-get, the installed unit's command line as user fieldgate
-# against the emulator, the README's status/reload/logs, a refused and an accepted upgrade with
+# against the emulator with the commissioning page (password from `fieldgate web passwd`) and a
+# share, profiles, the README's status/reload/logs, a refused (the old daemon traced: only its own
+# release's files) and an accepted upgrade with
 # `apt-get -y install </dev/null`, the outbox replayed, remove, purge, every daemon line JSON),
 # then the arm64 package's own runtime and daemon under qemu-aarch64 (test/arm64/e2e.ts, a 30 s
 # smoke) and its start-up time. Installs lintian, qemu-user and the arm64 libraries only when

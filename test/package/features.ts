@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseEnvFile } from '../../src/core/env-file.js';
 import { makeTestCertificates } from '../helpers/tls-certs.js';
 import { waitFor } from '../helpers/wait.js';
-import { ADMIN_PATH, ENV_FILE, LIB, check, mode, note, run, type Ran } from './harness.js';
+import { ADMIN_PATH, ENV_FILE, LIB, SITE, check, mode, note, run, type Ran } from './harness.js';
 
 export const WEB_CERT = '/etc/fieldgate/web.crt';
 export const WEB_KEY = '/etc/fieldgate/web.key';
@@ -94,6 +94,26 @@ export async function usePage(port: number, ca: Buffer, password: string): Promi
   const version = status.status === 200 ? (JSON.parse(status.body) as { version?: string }).version ?? '' : '';
   const ok = page.status === 200 && page.body.includes('<html') && assets.length > 0 && served.every(Boolean) && passwordRequired && wrong.status === 401 && login.status === 200 && status.status === 200;
   return { ok, version, what: `page ${page.status} with ${served.filter(Boolean).length} of ${assets.length} assets, password required ${passwordRequired}, wrong password ${wrong.status}, login ${login.status}, status ${status.status}` };
+}
+
+/**
+ * The site-file page on a packaged box (`allowReload` on): the file shown with its secrets hidden,
+ * and Apply refused because the service's user may not write /etc/fieldgate (docs/install.md);
+ * the file is left as it was.
+ */
+export async function applyFromPage(port: number, ca: Buffer, password: string, hiddenSecret: string): Promise<void> {
+  const session = await call(port, ca, 'GET', '/api/session');
+  const origin = `https://127.0.0.1:${port}`;
+  const first = { Cookie: session.cookie ?? '', 'X-CSRF-Token': (JSON.parse(session.body) as { csrf: string }).csrf, 'Content-Type': 'application/json', Origin: origin };
+  const login = await call(port, ca, 'POST', '/api/login', first, JSON.stringify({ password }));
+  const headers = { Cookie: login.cookie ?? '', 'X-CSRF-Token': (JSON.parse(login.body) as { csrf: string }).csrf, 'Content-Type': 'application/json', Origin: origin };
+  const shown = await call(port, ca, 'GET', '/api/site', { Cookie: headers.Cookie });
+  const text = shown.status === 200 ? (JSON.parse(shown.body) as { text: string }).text : '';
+  check(text.includes('pkg-meter-1') && !text.includes(hiddenSecret) && text.includes('{{secret-'), `the page shows ${SITE} with its secrets hidden (${shown.status})`);
+  const before = readFileSync(SITE);
+  const apply = await call(port, ca, 'POST', '/api/site/apply', headers, JSON.stringify({ text: text.replace('pollIntervalMs: 200ms', 'pollIntervalMs: 250ms') }));
+  check(apply.status === 500 && apply.body.includes(`cannot write ${SITE}`) && readFileSync(SITE).equals(before),
+    `Apply on the page cannot write ${SITE} as user fieldgate, says so, and leaves it (${apply.status}: ${apply.body.slice(0, 160)})`);
 }
 
 /**

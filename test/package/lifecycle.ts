@@ -24,7 +24,7 @@ import {
   ENV_FILE, LIB, SITE, STATE, UNIT, WANTS, aptInstall, check, conffiles, currentRelease, debVersion, enableUnit, failures, fakeSystemctl,
   mode, nonJsonLines, note, releases, run, startInstalled, daemonOutput,
 } from './harness.js';
-import { WEB_CERT, WEB_KEY, installWebCertificate, profileCommands, readThroughShare, setWebPassword, usePage } from './features.js';
+import { WEB_CERT, WEB_KEY, applyFromPage, installWebCertificate, profileCommands, readThroughShare, setWebPassword, usePage } from './features.js';
 import { DEVICE_COUNT, UNITS, counterSeries, siteYaml, startCloud, startDevices, type SiteExtras, type SitePorts } from './site.js';
 import { acceptedUpgrade, fromConffileVersion, refusedUpgrade } from './upgrades.js';
 
@@ -149,6 +149,7 @@ try {
   check(true, `all ${DEVICE_COUNT} devices' values reached the cloud`);
   const page = await usePage(extras.webPort, ca, WEB_PASSWORD);
   check(page.ok && page.version === oldVersion, `the page over HTTPS with the password from fieldgate web passwd: ${page.what}, version ${page.version}`);
+  await applyFromPage(extras.webPort, ca, WEB_PASSWORD, 'pkg-meter-2-token');
   const shared = await readThroughShare(extras.sharePort, 1);
   check(JSON.stringify(shared) === '[101,201]', `mbpoll reads unit 1's holding registers through the bus's share: ${JSON.stringify(shared)}`);
   await readmeCommands(daemon);

@@ -69,7 +69,7 @@ export function siteYaml(ports: SitePorts, stateDir?: string, extras?: SiteExtra
 gateway:
 ${stateDir === undefined ? '' : `  stateDir: ${stateDir}\n`}  logLevel: info
   health: { enabled: true, port: ${ports.healthPort} }
-${extras ? `  web: { port: ${extras.webPort}, cert: ${extras.cert}, key: ${extras.key} }\n` : ''}  cloud:
+${extras ? `  web: { port: ${extras.webPort}, cert: ${extras.cert}, key: ${extras.key}, allowReload: true }\n` : ''}  cloud:
     mqttUrl: mqtt://127.0.0.1:${ports.mqttPort}
     apiBaseUrl: http://127.0.0.1:${ports.httpPort}
     projectKey: ${PROJECT_KEY}
