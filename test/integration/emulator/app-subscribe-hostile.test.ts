@@ -1,21 +1,25 @@
 // The app-side subscription as an attacker and a careless dashboard would use it: wrong secret,
 // a device credential, filters outside the project, QoS above 0, publishes, 10,000 filters, and
 // a subscriber that never reads while others must keep receiving.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import mqttPacket from 'mqtt-packet';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AppSideOptions } from '../../../packages/emulator/src/appside/index.js';
 import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
 import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { connectApp, type AppSubscriber, type AppTransport } from '../../helpers/app-subscriber.js';
+import { makeTestCertificates, type TestCertificates } from '../../helpers/tls-certs.js';
 import { waitFor } from '../../system/harness.js';
 import { SEED_PATH, PROJECT_KEY } from './helpers.js';
 
 const VIEW_KEY = 'view-key-1';
 const VIEW_SECRET = 'view-secret-1';
+let certs: TestCertificates;
+beforeAll(() => { certs = makeTestCertificates(); });
+afterAll(() => rmSync(certs.dir, { recursive: true, force: true }));
 
 async function start(limits: AppSideOptions['limits'] = {}, maxPendingMessages?: number): Promise<Emulator> {
   const seed = parseSeed(readFileSync(SEED_PATH, 'utf8'), Date.now());
@@ -23,14 +27,17 @@ async function start(limits: AppSideOptions['limits'] = {}, maxPendingMessages?:
   seed.project.view_secret = VIEW_SECRET;
   return startEmulator({
     httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(),
-    appSide: { tcpPort: 0, wsPort: 0, wssPort: undefined, tls: undefined, maxFrameBytes: 1024 * 1024, limits, maxPendingMessages },
+    appSide: {
+      tcpPort: 0, wsPort: 0, wssPort: 0, tls: { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) },
+      maxFrameBytes: 1024 * 1024, limits, maxPendingMessages,
+    },
   });
 }
 
 function doors(emu: Emulator): AppTransport[] {
   const ports = emu.appSide?.ports;
-  if (!ports?.tcp || !ports.ws) throw new Error('app side not listening');
-  return [{ kind: 'mqtt', port: ports.tcp }, { kind: 'ws', port: ports.ws }];
+  if (!ports?.tcp || !ports.ws || !ports.wss) throw new Error('app side not listening');
+  return [{ kind: 'mqtt', port: ports.tcp }, { kind: 'ws', port: ports.ws }, { kind: 'wss', port: ports.wss, ca: readFileSync(certs.caFile) }];
 }
 
 function connackCode(err: unknown): number | undefined {
@@ -58,7 +65,7 @@ describe('app-side subscription, hostile', () => {
     // The view key is no device credential either.
     const device = connectApp({ kind: 'mqtt', port: emu.mqttPort }, VIEW_KEY, VIEW_SECRET);
     await expect(device).rejects.toSatisfy((e) => connackCode(e) === 5);
-    expect(emu.appSide?.stats()).toMatchObject({ loginsRefused: 6, sessionsOpen: 0 });
+    expect(emu.appSide?.stats()).toMatchObject({ loginsRefused: 9, sessionsOpen: 0 });
   });
 
   it('answers WebSocket upgrades only at /mqtt', async () => {
