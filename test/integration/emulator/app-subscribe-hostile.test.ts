@@ -2,7 +2,7 @@
 // a device credential, filters outside the project, QoS above 0, publishes, 10,000 filters, and
 // a subscriber that never reads while others must keep receiving.
 import { readFileSync, rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import mqttPacket from 'mqtt-packet';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -11,6 +11,7 @@ import { startEmulator, type Emulator } from '../../../packages/emulator/src/ind
 import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { connectApp, type AppSubscriber, type AppTransport } from '../../helpers/app-subscriber.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { makeTestCertificates, type TestCertificates } from '../../helpers/tls-certs.js';
 import { waitFor } from '../../system/harness.js';
 import { SEED_PATH, PROJECT_KEY } from './helpers.js';
@@ -66,6 +67,24 @@ describe('app-side subscription, hostile', () => {
     const device = connectApp({ kind: 'mqtt', port: emu.mqttPort }, VIEW_KEY, VIEW_SECRET);
     await expect(device).rejects.toSatisfy((e) => connackCode(e) === 5);
     expect(emu.appSide?.stats()).toMatchObject({ loginsRefused: 9, sessionsOpen: 0 });
+  });
+
+  it('fails to start with one clear error when the wss port is taken, logged by no one else', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const log = captureLogger();
+    try {
+      const seed = parseSeed(readFileSync(SEED_PATH, 'utf8'), Date.now());
+      const tls = { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) };
+      await expect(startEmulator({
+        httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: log.logger,
+        appSide: { tcpPort: 0, wsPort: 0, wssPort: port, tls, maxFrameBytes: 65536 },
+      })).rejects.toThrow(new RegExp(`cannot listen for app-side wss on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`));
+      expect(log.lines().filter((l) => (l.level as number) >= 50)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('answers WebSocket upgrades only at /mqtt', async () => {
