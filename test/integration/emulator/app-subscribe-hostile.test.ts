@@ -151,6 +151,41 @@ describe('app-side subscription, hostile', () => {
     expect(await other.subscribe([`${VIEW_KEY}/+/attributes`])).toEqual([0]);
   });
 
+  it('frees a filter\'s place in the session bound when it is unsubscribed', async () => {
+    emu = await start({ maxSubscriptionsPerSession: 2 });
+    const app = await connectApp(doors(emu)[0]!, VIEW_KEY, VIEW_SECRET);
+    clients.push(app);
+    expect(await app.subscribe([`${VIEW_KEY}/+/attributes`, `${VIEW_KEY}/+/event`, `${VIEW_KEY}/+/online`])).toEqual([0, 0, 128]);
+    await app.client.unsubscribeAsync(`${VIEW_KEY}/+/event`);
+    expect(await app.subscribe([`${VIEW_KEY}/+/online`, `${VIEW_KEY}/+/data`])).toEqual([0, 128]);
+  });
+
+  it('drops a last will: a dashboard that dies publishes nothing to the others', async () => {
+    emu = await start();
+    const e = emu;
+    const token = e.state.devices.get('dev-meter-1')?.view_token ?? '';
+    const topic = `${VIEW_KEY}/${token}/attributes`;
+    const watcher = await connectApp(doors(e)[0]!, VIEW_KEY, VIEW_SECRET);
+    clients.push(watcher);
+    await watcher.subscribe([topic]);
+    const packet = mqttPacket.generate({
+      cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: 'willing', keepalive: 0,
+      username: VIEW_KEY, password: Buffer.from(VIEW_SECRET), will: { topic, payload: Buffer.from('{"attributes":{"forged":true}}'), qos: 0, retain: false },
+    });
+    const socket = connect(e.appSide?.ports.tcp ?? 0, '127.0.0.1');
+    sockets.push(socket);
+    socket.write(packet);
+    await waitFor(() => (e.appSide?.stats().sessionsOpen === 2 ? true : undefined));
+    socket.destroy(); // an abrupt end: the case a will is for
+    await waitFor(() => (e.appSide?.stats().sessionsOpen === 1 ? true : undefined));
+    // A real message after it: when it has arrived, a will sent before it would have too.
+    e.link.onReport('dev-meter-1', { voltage: 2 });
+    await waitFor(() => (watcher.messages.length > 0 ? true : undefined));
+    expect(watcher.messages.map((m) => m.body.attributes)).toEqual([{ voltage: 2 }]);
+    // Dropped at CONNECT, not merely refused when aedes tried to publish it.
+    expect(e.appSide?.stats().publishesRefused).toBe(0);
+  });
+
   /** A raw client on the TCP or the WebSocket door: CONNECT + SUBSCRIBE, then it stops reading. */
   async function frozenSubscriber(e: Emulator, door: 'mqtt' | 'ws'): Promise<void> {
     const packets = [

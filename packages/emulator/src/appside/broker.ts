@@ -139,6 +139,11 @@ export class AppBroker {
     };
     aedes.authorizeSubscribe = (client, sub, callback) => this.authorizeSubscribe(client, sub, callback);
     aedes.authorizeForward = (client, packet) => this.authorizeForward(client, packet);
+    // A filter given up no longer counts against the session's bound.
+    aedes.on('unsubscribe', (filters, client) => {
+      const session = this.sessions.get(client);
+      if (session) for (const filter of filters) session.filters.delete(filter);
+    });
     aedes.on('clientError', (client, err) => {
       if (err.message === 'drain timeout') this.dropSlow(client, undefined);
       else this.log.debug({ clientId: client.id, err: err.message }, 'app session error');
