@@ -151,6 +151,17 @@ describe('app-side subscription, hostile', () => {
     expect(await other.subscribe([`${VIEW_KEY}/+/attributes`])).toEqual([0]);
   });
 
+  it('refuses a session over --app-max-sessions with CONNACK 3, and takes one again when another closes', async () => {
+    emu = await start({ maxSessions: 3 });
+    const e = emu;
+    for (const door of doors(e)) clients.push(await connectApp(door, VIEW_KEY, VIEW_SECRET));
+    for (const door of doors(e)) await expect(connectApp(door, VIEW_KEY, VIEW_SECRET)).rejects.toSatisfy((err) => connackCode(err) === 3);
+    await clients.shift()!.close();
+    await waitFor(() => (e.appSide?.stats().sessionsOpen === 2 ? true : undefined));
+    clients.push(await connectApp(doors(e)[1]!, VIEW_KEY, VIEW_SECRET));
+    expect(e.appSide?.stats()).toMatchObject({ sessionsOpen: 3, sessionsAccepted: 4, loginsRefused: 3 });
+  });
+
   it('frees a filter\'s place in the session bound when it is unsubscribed', async () => {
     emu = await start({ maxSubscriptionsPerSession: 2 });
     const app = await connectApp(doors(emu)[0]!, VIEW_KEY, VIEW_SECRET);
