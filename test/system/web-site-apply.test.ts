@@ -13,26 +13,8 @@ import type { GatewayHandle, ReloadCandidate } from '../../src/ops/gateway-handl
 import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { captureLog, type CapturedLog } from '../helpers/capture-log.js';
 import { freePort } from '../helpers/mosquitto.js';
-import { PROJECT_KEY, startSite, waitFor, type Site } from './harness.js';
-import { PageClient } from './web-rig.js';
-
-function meter(name: string, unit: number, pollMs: number): string {
-  return [
-    `  - name: ${name}`, '    bus: plant', `    unitId: ${unit}`, `    pollIntervalMs: ${pollMs}`,
-    `    cloud: { accessToken: demo-meter-${unit}-token }`,
-    '    points:', '      - { id: voltage, table: input, address: 0, scale: 0.1, unit: V }',
-  ].join('\n');
-}
-
-function siteText(site: Site, webPort: number, devices: string[]): string {
-  return [
-    'gateway:', `  stateDir: ${site.stateDir}`, '  logLevel: info', '  health: { enabled: false }',
-    `  web: { port: ${webPort}, allowReload: true }`,
-    '  cloud:', `    mqttUrl: mqtt://127.0.0.1:${site.emulator.mqttPort}`, `    apiBaseUrl: http://127.0.0.1:${site.emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
-    'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${site.sim.tcp?.port ?? 0}, timeoutMs: 500 }`,
-    'devices:', ...devices, '',
-  ].join('\n');
-}
+import { startSite, waitFor, type Site } from './harness.js';
+import { meterEntry, PageClient, pageSiteText } from './web-rig.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -47,7 +29,7 @@ describe('Apply from the page against a file rewritten in place', () => {
     site = await startSite();
     const port = await freePort();
     file = join(site.stateDir, 'site.yaml');
-    writeFileSync(file, siteText(site, port, [meter('meter-1', 1, 500), meter('meter-2', 2, 500)]));
+    writeFileSync(file, pageSiteText(site, port, [meterEntry('meter-1', 1, 'demo-meter-1-token'), meterEntry('meter-2', 2, 'demo-meter-2-token')], 'info'));
     const { config, sha256: digest } = loadConfigWithDigest(file, {});
     capture = captureLog();
     gateway = await startGateway(config, { logger: capture.log, env: {}, siteFile: file, configSha256: digest });
