@@ -2,7 +2,7 @@
 // values stay on the server, per session, and go back in before anything is checked or written),
 // an edited text checked the way a reload checks it (in the reload's reader: a worker or a few
 // devices per turn, so polls keep their timing), and applied through the reload path.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { Config } from '../../core/config/config.js';
@@ -92,9 +92,26 @@ export class SiteFileView {
       this.deps.log.warn({ err, path }, 'site file not written from the page');
       return { ok: false, status: 500, error: `cannot write ${path}: ${(err as Error).message}` };
     }
-    this.deps.log.info({ path }, 'site file written from the page; reloading');
-    const result = await this.deps.reload(() => readSiteFile(path, this.deps.env));
-    return { ok: true, body: { ...result } };
+    const sha256 = createHash('sha256').update(text).digest('hex');
+    this.deps.log.info({ path, sha256 }, 'site file written from the page; reloading');
+    const result = await this.deps.reload(() => this.readWritten(sha256));
+    return { ok: true, body: { ...result, sha256 } };
+  }
+
+  /**
+   * The site file as the reload reads it, refused whole unless it is the text the page wrote: a
+   * file rewritten in place meanwhile (another editor, a deployment) can be read cut short and
+   * still be valid, and applying it would remove devices nobody asked to remove.
+   */
+  private async readWritten(written: string): Promise<ReloadCandidate> {
+    const { path, env } = this.deps;
+    const read = await readSiteFile(path, env);
+    // A file with problems is refused for them; a valid one only if it is the page's text.
+    if (!read.config || read.sha256 === written) return read;
+    return {
+      ...(read.sha256 ? { sha256: read.sha256 } : {}),
+      issues: [{ path, message: `changed after the page wrote it (read sha256 ${read.sha256 ?? 'unknown'}, written ${written}): nothing applied; open the site file again` }],
+    };
   }
 
   private restore(session: string, edited: unknown): string | SiteAnswer {
