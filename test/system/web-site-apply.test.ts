@@ -82,6 +82,9 @@ describe('Apply from the page against a file rewritten in place', () => {
     const body = (await res.json()) as { outcome: string; generation: number; sha256: string; problems: Array<{ path: string; message: string }> };
     expect(body.outcome).toBe('refused');
     expect(body.sha256).toBe(sha256(written));
+    // The other writer's file is theirs: not put back.
+    expect((body as { fileRestored?: boolean }).fileRestored).toBe(false);
+    expect(readFileSync(file, 'utf8')).toBe(truncated);
     expect(body.problems).toEqual([{ path: file, message: `changed after the page wrote it (read sha256 ${sha256(truncated)}, written ${sha256(written)}): nothing applied; open the site file again` }]);
     expect(body.generation).toBe(1);
     expect(g.status().devices.map((d) => d.name)).toEqual(['meter-1', 'meter-2']);
@@ -90,6 +93,22 @@ describe('Apply from the page against a file rewritten in place', () => {
     expect(refusals).toHaveLength(2);
     expect(String(refusals[1].problems)).toContain('changed after the page wrote it');
     expect(capture.messages('site file reload removes more than half the devices')).toHaveLength(0);
+  }, 60_000);
+
+  it('a reload refused after the page wrote the file (a key that needs a restart) puts the file back as it was: the next start runs what runs now', async () => {
+    const g = gateway!;
+    const before = readFileSync(file, 'utf8');
+    const edited = (await shownText()).replace('syncPeriodMs: 0', 'syncPeriodMs: 5000');
+    expect(edited).toContain('syncPeriodMs: 5000');
+    const res = await page.post('/api/site/apply', { text: edited });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { outcome: string; generation: number; fileRestored: boolean; problems: Array<{ path: string; message: string }> };
+    expect(body.outcome).toBe('refused');
+    expect(body.fileRestored).toBe(true);
+    expect(body.problems.map((p) => p.path)).toEqual(['gateway.cloud.syncPeriodMs']);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(g.status().config).toMatchObject({ generation: 1, sha256: sha256(before) });
+    expect(capture.messages('reload from the page not applied; site file put back as it was')).toEqual([expect.objectContaining({ outcome: 'refused', sha256: sha256(before) })]);
   }, 60_000);
 
   it('without a race: applied, and the answer carries the digest of the text written, which the daemon runs', async () => {
