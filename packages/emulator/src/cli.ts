@@ -16,8 +16,11 @@ import { loadSeedFile, SeedError } from './state/seed.js';
 
 export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../../config/emulator-seed.yaml', import.meta.url));
 export const DEFAULT_PORTS = { http: 18080, mqtt: 11883, tcp: 18266, appMqtt: 11884, appWs: 18083, appWss: 18084 };
-/** Where a self-signed app-side certificate is made once and reused across runs. */
-export const DEFAULT_APP_TLS_DIR = join(tmpdir(), 'fieldgate-emulator-app-tls');
+/**
+ * Where a self-signed app-side certificate is made once and reused across runs: one per user, so
+ * nobody else on the box can have planted the key the emulator would serve.
+ */
+export const DEFAULT_APP_TLS_DIR = join(tmpdir(), `fieldgate-emulator-app-tls-${process.getuid?.() ?? 'user'}`);
 
 const USAGE = `usage: fieldgate emulator [--seed FILE] [--http-port N] [--mqtt-port N] [--tcp-port N]
                           [--host ADDR] [--rate-limit N] [--rate-window SECONDS]
