@@ -22,12 +22,12 @@ let certs: TestCertificates;
 beforeAll(() => { certs = makeTestCertificates(); });
 afterAll(() => rmSync(certs.dir, { recursive: true, force: true }));
 
-async function start(limits: AppSideOptions['limits'] = {}, maxPendingMessages?: number): Promise<Emulator> {
+async function start(limits: AppSideOptions['limits'] = {}, maxPendingMessages?: number, logger = silentLogger()): Promise<Emulator> {
   const seed = parseSeed(readFileSync(SEED_PATH, 'utf8'), Date.now());
   seed.project.view_key = VIEW_KEY;
   seed.project.view_secret = VIEW_SECRET;
   return startEmulator({
-    httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(),
+    httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger,
     appSide: {
       tcpPort: 0, wsPort: 0, wssPort: 0, tls: { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) },
       maxFrameBytes: 1024 * 1024, limits, maxPendingMessages,
@@ -161,6 +161,30 @@ describe('app-side subscription, hostile', () => {
     clients.push(await connectApp(doors(e)[1]!, VIEW_KEY, VIEW_SECRET));
     expect(e.appSide?.stats()).toMatchObject({ sessionsOpen: 3, sessionsAccepted: 4, loginsRefused: 3 });
   });
+
+  it('closes connections that never log in: over --app-max-pending-logins at once (logged once), the rest after the login timeout; a dashboard gets in after them', async () => {
+    const log = captureLogger();
+    emu = await start({ maxPendingLogins: 5, loginTimeoutMs: 1500 }, undefined, log.logger);
+    const e = emu;
+    const closed: Promise<void>[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const socket = connect(e.appSide?.ports.tcp ?? 0, '127.0.0.1');
+      socket.on('error', () => undefined);
+      sockets.push(socket);
+      closed.push(new Promise((resolve) => socket.once('close', () => resolve())));
+    }
+    await waitFor(() => (e.appSide?.stats().connectionsRefusedPending === 195 ? true : undefined), 20_000);
+    // A dashboard arriving while 5 idle sockets hold every place is refused too: the bound holds on every door.
+    await expect(connectApp(doors(e)[1]!, VIEW_KEY, VIEW_SECRET)).rejects.toBeTruthy();
+    // The login timeout closes the idle five; every socket of the flood ends closed by the emulator.
+    await Promise.all(closed);
+    const app = await connectApp(doors(e)[2]!, VIEW_KEY, VIEW_SECRET);
+    clients.push(app);
+    expect(await app.subscribe([`${VIEW_KEY}/+/attributes`])).toEqual([0]);
+    expect(e.appSide?.stats()).toMatchObject({ sessionsOpen: 1, connectionsRefusedPending: 196 });
+    expect(log.count('app connections refused: too many not logged in')).toBe(1);
+    expect(log.count('app connections accepted again')).toBe(1);
+  }, 60_000);
 
   it('frees a filter\'s place in the session bound when it is unsubscribed', async () => {
     emu = await start({ maxSubscriptionsPerSession: 2 });
