@@ -9,7 +9,7 @@ import { systemTime } from './core/time.js';
 import { createSelfDevice } from './ops/self/wiring.js';
 import { Reporter } from './device/reporter.js';
 import { createCloudSide, linkStatusOf, rateQueueStatusOf } from './ops/cloud-side.js';
-import { deviceLinkUp, dropOrphanQueues } from './ops/removed-devices.js';
+import { deviceLinkUp, dropOrphanQueues, dropOrphanQueuesOnTakeUp } from './ops/removed-devices.js';
 import { ConfigState } from './ops/config-state.js';
 import type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 import { openGatewayOutbox } from './ops/gateway-outbox.js';
@@ -55,6 +55,9 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const outbox = store.outbox;
   const retiring = { outbox, discard: (device: string) => store.discard(device), log: componentLogger(logger, 'cloud', levels) };
   dropOrphanQueues(site, retiring);
+  // Until the reloader exists the start's site runs; then the one running once no reload is applied.
+  let runningSite = (): Promise<Config['site']> => Promise.resolve(site);
+  dropOrphanQueuesOnTakeUp(store, () => runningSite(), retiring);
   const reporter = new Reporter(site.devices, outbox, componentLogger(logger, 'reporter', levels));
   // The commissioning page sees every sample after the reporter (history rings, live events).
   const feed = gateway.web ? new LiveFeed(reporter, gateway.web.historySamples) : undefined;
@@ -150,6 +153,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     },
   });
   current = reloader.current;
+  runningSite = () => reloader.idle().then(() => reloader.current().site);
 
   let stopping: Promise<void> | undefined;
   const handle: GatewayHandle = {

@@ -21,6 +21,8 @@ import { choosePort, type HealthChoice } from './health-port.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DEMO_SITE = join(ROOT, 'config/demo.yaml');
+/** How long the demo's app-side watcher may take to subscribe before the gateway starts anyway. */
+const APP_WATCH_READY_MS = 5000;
 
 export interface DemoOptions {
   io: CliIo;
@@ -138,6 +140,9 @@ export async function runDemoSession(options: DemoOptions): Promise<number> {
     const logger = createLogger({ level: config.gateway.logLevel, destination: run.events });
     // A dashboard of the demo's own on the app side, connected before the gateway so it sees it come online.
     run.appWatch = watchAppSide(appEndpoint(run.emulator), run.emulator.state.project.view_key, run.emulator.state.project.view_secret);
+    // Subscribed before the gateway connects, or the first online messages go by unseen; a watcher that cannot subscribe shows its error in the view instead.
+    const subscribed = new AbortController();
+    await Promise.race([run.appWatch.ready.finally(() => subscribed.abort()), sleep(APP_WATCH_READY_MS, AbortSignal.any([signal, subscribed.signal]))]);
     run.gateway = await startGateway(config, { logger, env: {} });
     return await liveView(run, config, options);
   } finally {

@@ -23,6 +23,8 @@ export interface DevicePollStats {
   state: DeviceState | 'unknown';
   cycles: number;
   failedCycles: number;
+  /** Cycles that read at least one value (a cycle the late-reply guard held back is neither this nor failed). */
+  cyclesWithValues: number;
   skippedCycles: number;
   lastCycleMs: number;
   lastError?: string;

@@ -45,7 +45,7 @@ export class Poller {
       config, learner, codecs, log, health: new PointHealth(log),
       startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false, lastReadCycleAt: 0, removed: false,
       identity: config.identification ? new IdentityCheck(config.identification, log) : undefined,
-      stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, skippedCycles: 0, lastCycleMs: 0 },
+      stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, cyclesWithValues: 0, skippedCycles: 0, lastCycleMs: 0 },
     };
   }
 
@@ -228,7 +228,10 @@ export class Poller {
     run.stats.lastCycleMs = this.clock.now() - started;
     run.stats.lastError = sample.errors[0]?.message;
     this.updateState(run, read.length > 0, outcome, sample);
-    if (read.length > 0) run.lastReadCycleAt = started;
+    if (read.length > 0) {
+      run.lastReadCycleAt = started;
+      run.stats.cyclesWithValues += 1;
+    }
     return sample;
   }
 

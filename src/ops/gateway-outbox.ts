@@ -21,6 +21,8 @@ export interface GatewayOutbox {
   resetFullWarning(): void;
   /** Drops every report queued for a device that left the site, counted as dropped (status, metrics); returns how many. */
   discard(device: string): number;
+  /** After the file is taken up late (a start without it), once per take-up: its earlier run's rows are queued now. */
+  onFileTakenUp(listener: () => void): void;
 }
 
 export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger: Logger, wake: (devices: ReadonlySet<string>) => void, time: Time = systemTime): GatewayOutbox {
@@ -30,6 +32,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
   // The drops of one "outbox full" episode (caps), summed until fill is back under 70 %.
   let episode: { records: number; byDevice: Record<string, number>; since: number } | undefined;
   const path = join(stateDir, 'outbox.sqlite');
+  const takenUp: Array<() => void> = [];
   const outbox = openOutbox(mode, {
     path,
     flushIntervalMs: settings.commitIntervalMs,
@@ -62,6 +65,10 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
       episode.records += loss.records;
       for (const [device, n] of Object.entries(loss.byDevice)) episode.byDevice[device] = (episode.byDevice[device] ?? 0) + n;
     },
+    // Never inside the outbox's own call (a take-up can happen in a peek): its listeners discard.
+    onFileAttached: () => queueMicrotask(() => {
+      for (const listener of takenUp) listener();
+    }),
     onMovedAside: (moved) => logger.error({ ...moved }, 'outbox file corrupt: moved aside, a fresh one is used'),
     onCommit: wake,
     // One line per transition, never per attempt: a full card is not made fuller by the log.
@@ -95,6 +102,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     },
     // Counted by the outbox itself: kept across restarts (outbox_counts) and in the loss line.
     discard: (device) => outbox.discard(device),
+    onFileTakenUp: (listener) => takenUp.push(listener),
     tick(now, ackedTotal) {
       outbox.checkFile?.();
       const event = progress.next(now, backlogOf(outbox.stats(), now), ackedTotal);

@@ -3,12 +3,14 @@
 // reload removes keeps its link (or, in gateway mode, its place on the identity's link) while it is
 // up, for up to drainMs, to send them under its own identity; what is left then is dropped and
 // counted per device (`/status` `outbox.dropped`, `droppedByDevice`, metrics). At start, reports
-// of devices no longer in the site (no identity to send them under) are dropped and counted too.
+// of devices no longer in the site (no identity to send them under) are dropped and counted too,
+// and so are those of an outbox file taken up later (a start that could not open it).
 import type { SiteConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
 import { sleep, type Time } from '../core/time.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import type { CloudSide } from './cloud-side.js';
+import type { GatewayOutbox } from './gateway-outbox.js';
 
 export interface RetiringParts {
   outbox: Pick<ReportOutbox, 'devicesWithBacklog'>;
@@ -52,6 +54,19 @@ export function dropOrphanQueues(site: SiteConfig, parts: Pick<RetiringParts, 'o
     total += dropped;
   }
   if (total > 0) parts.log.warn({ total, byDevice }, 'queued reports of devices no longer in the site dropped');
+}
+
+/**
+ * A start without its outbox file (state directory read-only, full, missing) saw none of its rows:
+ * when the file is taken up, its queues of devices the site no longer has go by the same rule, for
+ * the site running then (`runningSite` waits for a reload being applied: a device it removes is
+ * still retiring, one it adds keeps its queue).
+ */
+export function dropOrphanQueuesOnTakeUp(store: Pick<GatewayOutbox, 'onFileTakenUp'>, runningSite: () => Promise<SiteConfig>, parts: Pick<RetiringParts, 'outbox' | 'discard' | 'log'>): void {
+  store.onFileTakenUp(() => {
+    runningSite().then((site) => dropOrphanQueues(site, parts))
+      .catch((err: unknown) => parts.log.error({ err }, 'queues of devices no longer in the site not dropped after the outbox file was taken up'));
+  });
 }
 
 /** The link that sends a device's reports is up: fieldgate's identity link for a sub-device, else the device's own. */

@@ -42,7 +42,7 @@ export function assembleStatus(sources: StatusSources, now: number): GatewayStat
       return {
         name: d.name, bus: d.bus, online: sources.isOnline(d.name), points: d.points.length,
         lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: poll?.skippedCycles ?? 0,
-        ...(poll ? { cyclesWithValues: poll.cycles - poll.failedCycles, overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
+        ...(poll ? { cyclesWithValues: poll.cyclesWithValues, overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
         ...(poll?.identification ? { identification: poll.identification } : {}),
         ...(subDevice ? { subDevice } : {}),
       };

@@ -1,5 +1,6 @@
 // `npm run bench [-- FILTER]`: runs every benchmark module in turn and prints Markdown tables.
 // A module exports `run(log)`; register it in BENCHES. Benchmarks measure; they never assert.
+import { run as appSide } from './app-side.js';
 import { run as inbound } from './inbound.js';
 import { run as gateway } from './gateway.js';
 import { run as flood } from './flood.js';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   'reload-stall': (log) => reloadStall(log),
   share: (log) => share(log),
   'web-page': (log) => webPage(log),
+  'app-side': (log) => appSide(log),
 };
 
 const filter = process.argv[2];

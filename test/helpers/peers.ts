@@ -21,6 +21,7 @@ export const PEER_PACKAGES: Readonly<Record<string, string>> = {
 export const PYTHON_MODULE_PACKAGES: Readonly<Record<string, string>> = {
   pymodbus: 'python3-pymodbus',
   serial_asyncio: 'python3-serial-asyncio',
+  'paho.mqtt.client': 'python3-paho-mqtt',
 };
 
 export class MissingPeerError extends Error {

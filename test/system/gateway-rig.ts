@@ -135,24 +135,13 @@ export class GatewayRig {
 
   /**
    * Poll times (the `ts` attribute) of the counter reports the cloud stored for a sub-device, one
-   * per report, redeliveries included. A report's attributes are stored one after another; a name
-   * seen again starts the next report.
+   * per report, redeliveries included. A report's attributes are stored one after another, its
+   * `ts` last (the reporter appends it after the values), so `ts` closes each report. (Closing a
+   * report only when a name came again paired an `online` report's `ts` with the next counter
+   * report: when the two shared a millisecond, two reports counted as one.)
    */
   receivedTs(unit: number): number[] {
-    const history = this.emulator.state.devices.get(subId(unit))?.history ?? [];
-    const out: number[] = [];
-    let report = new Map<string, unknown>();
-    const end = () => {
-      const ts = report.get('ts');
-      if (typeof report.get('seq') === 'number' && typeof ts === 'number') out.push(ts);
-      report = new Map();
-    };
-    for (const h of history) {
-      if (report.has(h.name)) end();
-      report.set(h.name, h.value);
-    }
-    end();
-    return out;
+    return reportTimes(this.emulator.state.devices.get(subId(unit))?.history ?? []);
   }
 
   /** Values committed to the outbox for a sub-device (by the sampler) that never arrived. */
@@ -177,4 +166,25 @@ export class GatewayRig {
     await this.emulator.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The poll times of the counter reports in a device's stored history (attribute by attribute, in
+ * arrival order): a report ends at its `ts`, or where a name comes again without one.
+ */
+export function reportTimes(history: ReadonlyArray<{ name: string; value: unknown }>): number[] {
+  const out: number[] = [];
+  let report = new Map<string, unknown>();
+  const end = () => {
+    const ts = report.get('ts');
+    if (typeof report.get('seq') === 'number' && typeof ts === 'number') out.push(ts);
+    report = new Map();
+  };
+  for (const h of history) {
+    if (report.has(h.name)) end();
+    report.set(h.name, h.value);
+    if (h.name === 'ts') end();
+  }
+  end();
+  return out;
 }

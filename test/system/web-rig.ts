@@ -5,6 +5,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
 import type { Config } from '../../src/core/config/config.js';
 import { defaultMaxConnections, type WebSettings } from '../../src/core/config/web-settings.js';
+import { PROJECT_KEY, type Site } from './harness.js';
 
 export const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
 /** Generous: the box runs several suites at once; the page is checked for what it shows, not how fast. */
@@ -80,4 +81,24 @@ export function answerOf(send: (onAnswer: (res: IncomingMessage) => void) => Cli
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** A meter's entry in a site file (the simulator's input 0 as voltage). */
+export function meterEntry(name: string, unit: number, token: string, pollMs = 500): string {
+  return [
+    `  - name: ${name}`, '    bus: plant', `    unitId: ${unit}`, `    pollIntervalMs: ${pollMs}`,
+    `    cloud: { accessToken: ${token} }`,
+    '    points:', '      - { id: voltage, table: input, address: 0, scale: 0.1, unit: V }',
+  ].join('\n');
+}
+
+/** A site file for the page's site-file tests: the page on `webPort` with reloads allowed, the site's cloud and simulator. */
+export function pageSiteText(site: Site, webPort: number, devices: string[], logLevel = 'silent'): string {
+  return [
+    'gateway:', `  stateDir: ${site.stateDir}`, `  logLevel: ${logLevel}`, '  health: { enabled: false }',
+    `  web: { port: ${webPort}, allowReload: true }`,
+    '  cloud:', `    mqttUrl: mqtt://127.0.0.1:${site.emulator.mqttPort}`, `    apiBaseUrl: http://127.0.0.1:${site.emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
+    'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${site.sim.tcp?.port ?? 0}, timeoutMs: 500 }`,
+    'devices:', ...devices, '',
+  ].join('\n');
 }

@@ -10,27 +10,9 @@ import { silentLogger } from '../../src/ops/log.js';
 import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { PROJECT_KEY, startSite, type Site } from './harness.js';
-import { launchChromium, PAGE_DEADLINE_MS } from './web-rig.js';
+import { launchChromium, meterEntry as meter, pageSiteText as siteText, PAGE_DEADLINE_MS } from './web-rig.js';
 
 const TOKEN = 'demo-meter-1-token';
-
-function meter(name: string, unit: number, token: string): string {
-  return [
-    `  - name: ${name}`, '    bus: plant', `    unitId: ${unit}`, '    pollIntervalMs: 500',
-    `    cloud: { accessToken: ${token} }`,
-    '    points:', '      - { id: voltage, table: input, address: 0, scale: 0.1, unit: V }',
-  ].join('\n');
-}
-
-function siteText(site: Site, webPort: number, devices: string[]): string {
-  return [
-    'gateway:', `  stateDir: ${site.stateDir}`, '  logLevel: silent', '  health: { enabled: false }',
-    `  web: { port: ${webPort}, allowReload: true }`,
-    '  cloud:', `    mqttUrl: mqtt://127.0.0.1:${site.emulator.mqttPort}`, `    apiBaseUrl: http://127.0.0.1:${site.emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
-    'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${site.sim.tcp?.port ?? 0}, timeoutMs: 500 }`,
-    'devices:', ...devices, '',
-  ].join('\n');
-}
 
 describe('site-file page in Chromium', () => {
   let site: Site;

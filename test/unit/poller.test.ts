@@ -166,6 +166,11 @@ describe('Poller cycle', () => {
     await clock.advanceAsync(5_000);
     expect(sink.states).toEqual([['meter', 'online', 'answering']]);
     expect(poller.stats()[0]).toMatchObject({ state: 'online', failedCycles: 0 });
+    // Held-back cycles read nothing and report nothing: `cyclesWithValues` (/status, "one report per
+    // such cycle") counts only the cycles that handed a sample over, not cycles - failedCycles.
+    const stats = poller.stats()[0]!;
+    expect(stats.cycles - stats.failedCycles).toBeGreaterThan(sink.samples.length);
+    expect(stats.cyclesWithValues).toBe(sink.samples.length);
     await poller.stop();
   });
 

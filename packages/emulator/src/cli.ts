@@ -16,8 +16,11 @@ import { loadSeedFile, SeedError } from './state/seed.js';
 
 export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../../config/emulator-seed.yaml', import.meta.url));
 export const DEFAULT_PORTS = { http: 18080, mqtt: 11883, tcp: 18266, appMqtt: 11884, appWs: 18083, appWss: 18084 };
-/** Where a self-signed app-side certificate is made once and reused across runs. */
-export const DEFAULT_APP_TLS_DIR = join(tmpdir(), 'fieldgate-emulator-app-tls');
+/**
+ * Where a self-signed app-side certificate is made once and reused across runs: one per user, so
+ * nobody else on the box can have planted the key the emulator would serve.
+ */
+export const DEFAULT_APP_TLS_DIR = join(tmpdir(), `fieldgate-emulator-app-tls-${process.getuid?.() ?? 'user'}`);
 
 const USAGE = `usage: fieldgate emulator [--seed FILE] [--http-port N] [--mqtt-port N] [--tcp-port N]
                           [--host ADDR] [--rate-limit N] [--rate-window SECONDS]
@@ -26,7 +29,8 @@ const USAGE = `usage: fieldgate emulator [--seed FILE] [--http-port N] [--mqtt-p
                           [--app-mqtt-port N] [--app-ws-port N] [--app-wss-port N]
                           [--app-tls-cert FILE --app-tls-key FILE | --app-tls-dir DIR]
                           [--app-max-sessions N] [--app-max-subscriptions N] [--app-slow-subscriber-s S]
-                          [--app-max-pending N] [--app-max-frame-bytes N] [--verbose]
+                          [--app-max-pending N] [--app-max-frame-bytes N]
+                          [--app-max-pending-logins N] [--app-login-timeout-s S] [--verbose]
   Ports: 0 picks a free one (printed at start). Defaults: http ${DEFAULT_PORTS.http}, mqtt ${DEFAULT_PORTS.mqtt}, tcp ${DEFAULT_PORTS.tcp};
   app-side subscription: mqtt ${DEFAULT_PORTS.appMqtt}, ws ${DEFAULT_PORTS.appWs}, wss ${DEFAULT_PORTS.appWss} (path ${APP_WS_PATH}).
   Without --app-tls-cert/--app-tls-key a self-signed CA and server pair is made once in --app-tls-dir
@@ -66,7 +70,8 @@ export const runEmulator: CliCommand = async (args, io) => {
         'gateway-push-shape': { type: 'string' }, 'app-mqtt-port': { type: 'string' }, 'app-ws-port': { type: 'string' },
         'app-wss-port': { type: 'string' }, 'app-tls-cert': { type: 'string' }, 'app-tls-key': { type: 'string' },
         'app-tls-dir': { type: 'string' }, 'app-max-sessions': { type: 'string' }, 'app-max-subscriptions': { type: 'string' },
-        'app-slow-subscriber-s': { type: 'string' }, 'app-max-pending': { type: 'string' }, 'app-max-frame-bytes': { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean' },
+        'app-slow-subscriber-s': { type: 'string' }, 'app-max-pending': { type: 'string' }, 'app-max-frame-bytes': { type: 'string' },
+        'app-max-pending-logins': { type: 'string' }, 'app-login-timeout-s': { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean' },
       },
       strict: true,
     });
@@ -99,6 +104,8 @@ export const runEmulator: CliCommand = async (args, io) => {
           maxSessions: Math.floor(positive(values['app-max-sessions'], DEFAULT_APP_BROKER_LIMITS.maxSessions, 'app-max-sessions')),
           maxSubscriptionsPerSession: Math.floor(positive(values['app-max-subscriptions'], DEFAULT_APP_BROKER_LIMITS.maxSubscriptionsPerSession, 'app-max-subscriptions')),
           slowSubscriberTimeoutMs: Math.round(1000 * positive(values['app-slow-subscriber-s'], DEFAULT_APP_BROKER_LIMITS.slowSubscriberTimeoutMs / 1000, 'app-slow-subscriber-s')),
+          maxPendingLogins: Math.floor(positive(values['app-max-pending-logins'], DEFAULT_APP_BROKER_LIMITS.maxPendingLogins, 'app-max-pending-logins')),
+          loginTimeoutMs: Math.round(1000 * positive(values['app-login-timeout-s'], DEFAULT_APP_BROKER_LIMITS.loginTimeoutMs / 1000, 'app-login-timeout-s')),
         },
         maxPendingMessages: Math.floor(positive(values['app-max-pending'], DEFAULT_APP_MAX_PENDING, 'app-max-pending')),
         maxFrameBytes: Math.floor(positive(values['app-max-frame-bytes'], DEFAULT_APP_MAX_FRAME_BYTES, 'app-max-frame-bytes')),

@@ -152,6 +152,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     // The file holds none of this run's figures yet: the next write stores them (at once when a device dropped any).
     this.counts.reset();
     if (this.counts.droppedChanged(this.disk)) this.schedule(this.time.now(), this.time.now());
+    this.options.onFileAttached?.();
   }
 
   /** A removed device's reports, on disk and in memory, dropped and counted ('device-removed'); returns how many. */

@@ -34,6 +34,11 @@ export interface OutboxOptions {
   onStorage?: (state: OutboxStorageState) => void;
   /** Disk reads started or stopped failing (once per transition, with the cause). */
   onReads?: (state: OutboxReadState) => void;
+  /**
+   * The file was taken up late (the start could not open it): its rows from an earlier run are
+   * now queued. Called after the outbox took them in; the site decides what is still wanted.
+   */
+  onFileAttached?: () => void;
   /** A corrupt file was moved aside (kept) and a fresh one used. */
   onMovedAside?: (moved: MovedAside) => void;
   /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. Also the first wait before a failed read is retried (doubling to 30 s). */

@@ -144,6 +144,7 @@ export class Outbox implements ReportOutbox {
     if (this.counts.droppedChanged(this.counters) && this.cancelTimer === undefined) this.cancelTimer = this.time.setTimer(() => this.flush(), 0, { unref: true });
     const devices = new Set([...attached.totals.map((t) => t.device), ...batch.map((r) => r.device)]);
     if (devices.size > 0) this.options.onCommit?.(devices);
+    this.options.onFileAttached?.();
   }
 
   /** A removed device's reports, committed and waiting, dropped and counted ('device-removed'); returns how many. */

@@ -27,6 +27,7 @@ const packBits = (bits: readonly boolean[]) => Array.from({ length: Math.ceil(bi
 export class LineCapture {
   private readonly frames: LineFrame[] = [];
   private readonly listeners = new Set<(frame: LineFrame) => void>();
+  private readonly enders = new Map<(frame: LineFrame) => void, () => void>();
 
   /** `framesKept`: the last frames kept for the page (gateway.web.lineFramesKept); older ones go. */
   constructor(readonly framesKept: number, readonly now: () => number = Date.now) {}
@@ -35,10 +36,22 @@ export class LineCapture {
     return this.listeners.size > 0;
   }
 
-  /** The frames kept (oldest first) and the live ones from now on; the returned function stops it. */
-  watch(listener: (frame: LineFrame) => void): { recent: LineFrame[]; stop: () => void } {
+  /**
+   * The frames kept (oldest first) and the live ones from now on; the returned function stops it.
+   * `onEnd` is called if the line goes away (its bus removed or replaced by a reload).
+   */
+  watch(listener: (frame: LineFrame) => void, onEnd?: () => void): { recent: LineFrame[]; stop: () => void } {
     this.listeners.add(listener);
-    return { recent: [...this.frames], stop: () => this.listeners.delete(listener) };
+    if (onEnd) this.enders.set(listener, onEnd);
+    return { recent: [...this.frames], stop: () => { this.listeners.delete(listener); this.enders.delete(listener); } };
+  }
+
+  /** The line is gone: every watcher is told once and let go. */
+  end(): void {
+    const enders = [...this.enders.values()];
+    this.listeners.clear();
+    this.enders.clear();
+    for (const onEnd of enders) onEnd();
   }
 
   record(frame: LineFrame): void {
@@ -75,11 +88,18 @@ export class LineCaptures extends Map<string, LineCapture> {
     super();
   }
 
-  /** A fresh capture for `bus` (a bus replaced by a reload starts afresh). */
+  /** A fresh capture for `bus` (a bus replaced by a reload starts afresh; watchers of the old one are ended). */
   open(bus: string): LineCapture {
+    this.get(bus)?.end();
     const capture = new LineCapture(this.framesKept);
     this.set(bus, capture);
     return capture;
+  }
+
+  /** The bus is gone: whoever watches its line is told (a page reconnects to the bus's next capture, if any). */
+  override delete(bus: string): boolean {
+    this.get(bus)?.end();
+    return super.delete(bus);
   }
 }
 

@@ -63,7 +63,10 @@ export class EventStreams {
     this.clients.add(client);
     res.on('close', () => this.remove(client));
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
-    const watch = capture.watch((frame) => this.send(client, 'frame', frame));
+    // A bus removed or restarted by a reload ends the stream; the browser's EventSource comes back
+    // after `retry` and gets the restarted bus's capture (or 404 for a bus that is gone).
+    res.write('retry: 1000\n\n');
+    const watch = capture.watch((frame) => this.send(client, 'frame', frame), () => client.res.end());
     client.stopWatch = watch.stop;
     this.send(client, 'frames', watch.recent);
     this.timer ??= setInterval(() => this.tick(), this.statusPeriodMs);

@@ -2,8 +2,8 @@
 // values stay on the server, per session, and go back in before anything is checked or written),
 // an edited text checked the way a reload checks it (in the reload's reader: a worker or a few
 // devices per turn, so polls keep their timing), and applied through the reload path.
-import { randomBytes } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { Config } from '../../core/config/config.js';
 import type { ConfigIssue } from '../../core/config/issues.js';
@@ -83,18 +83,69 @@ export class SiteFileView {
     const issues = await this.read(text);
     if (issues.length > 0) return { ok: true, body: { outcome: 'refused', problems: issues } };
     const { path } = this.deps;
-    const temp = join(dirname(path), `.${basename(path)}.web-${randomBytes(6).toString('hex')}`);
+    let previous: Buffer;
     try {
-      writeFileSync(temp, text, { mode: 0o640, flag: 'wx' });
-      renameSync(temp, path);
+      previous = readFileSync(path);
+      this.replaceFile(text);
     } catch (err) {
-      rmSync(temp, { force: true });
       this.deps.log.warn({ err, path }, 'site file not written from the page');
       return { ok: false, status: 500, error: `cannot write ${path}: ${(err as Error).message}` };
     }
-    this.deps.log.info({ path }, 'site file written from the page; reloading');
-    const result = await this.deps.reload(() => readSiteFile(path, this.deps.env));
-    return { ok: true, body: { ...result } };
+    const sha256 = digest(text);
+    this.deps.log.info({ path, sha256 }, 'site file written from the page; reloading');
+    const result = await this.deps.reload(() => this.readWritten(sha256));
+    if (result.outcome === 'refused' || result.outcome === 'failed') return { ok: true, body: { ...result, sha256, ...this.putBack(previous, sha256, result.outcome) } };
+    return { ok: true, body: { ...result, sha256 } };
+  }
+
+  /**
+   * A reload refused after the page wrote the file (a key that needs a restart, say) leaves the
+   * daemon on the old config: the file goes back to it too, or the next restart would apply what
+   * the page was told was not applied. A file someone else changed meanwhile is theirs and stays.
+   */
+  private putBack(previous: Buffer, written: string, outcome: string): { fileRestored: boolean } {
+    const { path, log } = this.deps;
+    try {
+      if (digest(readFileSync(path)) !== written) {
+        log.warn({ path, outcome }, 'site file changed by someone else after the page wrote it; left as it is');
+        return { fileRestored: false };
+      }
+      this.replaceFile(previous);
+      log.warn({ path, outcome, sha256: digest(previous) }, 'reload from the page not applied; site file put back as it was');
+      return { fileRestored: true };
+    } catch (err) {
+      log.error({ err, path, outcome }, 'reload from the page not applied and the site file could not be put back; it differs from the running config');
+      return { fileRestored: false };
+    }
+  }
+
+  /** Written beside the file and renamed over it: a reader never sees half a file. */
+  private replaceFile(content: string | Buffer): void {
+    const { path } = this.deps;
+    const temp = join(dirname(path), `.${basename(path)}.web-${randomBytes(6).toString('hex')}`);
+    try {
+      writeFileSync(temp, content, { mode: 0o640, flag: 'wx' });
+      renameSync(temp, path);
+    } catch (err) {
+      rmSync(temp, { force: true });
+      throw err;
+    }
+  }
+
+  /**
+   * The site file as the reload reads it, refused whole unless it is the text the page wrote: a
+   * file rewritten in place meanwhile (another editor, a deployment) can be read cut short and
+   * still be valid, and applying it would remove devices nobody asked to remove.
+   */
+  private async readWritten(written: string): Promise<ReloadCandidate> {
+    const { path, env } = this.deps;
+    const read = await readSiteFile(path, env);
+    // A file with problems is refused for them; a valid one only if it is the page's text.
+    if (!read.config || read.sha256 === written) return read;
+    return {
+      ...(read.sha256 ? { sha256: read.sha256 } : {}),
+      issues: [{ path, message: `changed after the page wrote it (read sha256 ${read.sha256 ?? 'unknown'}, written ${written}): nothing applied; open the site file again` }],
+    };
   }
 
   private restore(session: string, edited: unknown): string | SiteAnswer {
@@ -123,4 +174,8 @@ export class SiteFileView {
       rmSync(scratch, { force: true });
     }
   }
+}
+
+function digest(content: string | Buffer): string {
+  return createHash('sha256').update(content).digest('hex');
 }

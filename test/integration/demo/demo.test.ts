@@ -35,7 +35,10 @@ describe('fieldgate demo', () => {
     // The demo's own dashboard on the app side saw the devices come online and report.
     expect(out).toMatch(/app-side subscription \(ws:\/\/127\.0\.0\.1:\d+\/mqtt\):/);
     expect(out).toMatch(/ {2}attributes +[1-9]\d*  latest .+: report /);
-    expect(out).toMatch(/ {2}online +[1-9]\d*  latest .+: online/);
+    // Subscribed before the gateway started: the online message of each of the four (meter-1, the
+    // PLC, fieldgate's own identity and meter-4 behind it) was seen, not only the later ones.
+    const online = /^ {2}online +(\d+)  latest .+: online$/m.exec(out);
+    expect(Number(online?.[1])).toBeGreaterThanOrEqual(4);
   }, 90_000);
 });
 

@@ -1,36 +1,44 @@
 // The app-side subscription as an attacker and a careless dashboard would use it: wrong secret,
 // a device credential, filters outside the project, QoS above 0, publishes, 10,000 filters, and
 // a subscriber that never reads while others must keep receiving.
-import { readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { readFileSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import mqttPacket from 'mqtt-packet';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AppSideOptions } from '../../../packages/emulator/src/appside/index.js';
 import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
 import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { connectApp, type AppSubscriber, type AppTransport } from '../../helpers/app-subscriber.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { makeTestCertificates, type TestCertificates } from '../../helpers/tls-certs.js';
 import { waitFor } from '../../system/harness.js';
 import { SEED_PATH, PROJECT_KEY } from './helpers.js';
 
 const VIEW_KEY = 'view-key-1';
 const VIEW_SECRET = 'view-secret-1';
+let certs: TestCertificates;
+beforeAll(() => { certs = makeTestCertificates(); });
+afterAll(() => rmSync(certs.dir, { recursive: true, force: true }));
 
-async function start(limits: AppSideOptions['limits'] = {}, maxPendingMessages?: number): Promise<Emulator> {
+async function start(limits: AppSideOptions['limits'] = {}, maxPendingMessages?: number, logger = silentLogger()): Promise<Emulator> {
   const seed = parseSeed(readFileSync(SEED_PATH, 'utf8'), Date.now());
   seed.project.view_key = VIEW_KEY;
   seed.project.view_secret = VIEW_SECRET;
   return startEmulator({
-    httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(),
-    appSide: { tcpPort: 0, wsPort: 0, wssPort: undefined, tls: undefined, maxFrameBytes: 1024 * 1024, limits, maxPendingMessages },
+    httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger,
+    appSide: {
+      tcpPort: 0, wsPort: 0, wssPort: 0, tls: { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) },
+      maxFrameBytes: 1024 * 1024, limits, maxPendingMessages,
+    },
   });
 }
 
 function doors(emu: Emulator): AppTransport[] {
   const ports = emu.appSide?.ports;
-  if (!ports?.tcp || !ports.ws) throw new Error('app side not listening');
-  return [{ kind: 'mqtt', port: ports.tcp }, { kind: 'ws', port: ports.ws }];
+  if (!ports?.tcp || !ports.ws || !ports.wss) throw new Error('app side not listening');
+  return [{ kind: 'mqtt', port: ports.tcp }, { kind: 'ws', port: ports.ws }, { kind: 'wss', port: ports.wss, ca: readFileSync(certs.caFile) }];
 }
 
 function connackCode(err: unknown): number | undefined {
@@ -58,7 +66,25 @@ describe('app-side subscription, hostile', () => {
     // The view key is no device credential either.
     const device = connectApp({ kind: 'mqtt', port: emu.mqttPort }, VIEW_KEY, VIEW_SECRET);
     await expect(device).rejects.toSatisfy((e) => connackCode(e) === 5);
-    expect(emu.appSide?.stats()).toMatchObject({ loginsRefused: 6, sessionsOpen: 0 });
+    expect(emu.appSide?.stats()).toMatchObject({ loginsRefused: 9, sessionsOpen: 0 });
+  });
+
+  it('fails to start with one clear error when the wss port is taken, logged by no one else', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const log = captureLogger();
+    try {
+      const seed = parseSeed(readFileSync(SEED_PATH, 'utf8'), Date.now());
+      const tls = { cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) };
+      await expect(startEmulator({
+        httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: log.logger,
+        appSide: { tcpPort: 0, wsPort: 0, wssPort: port, tls, maxFrameBytes: 65536 },
+      })).rejects.toThrow(new RegExp(`cannot listen for app-side wss on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`));
+      expect(log.lines().filter((l) => (l.level as number) >= 50)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('answers WebSocket upgrades only at /mqtt', async () => {
@@ -123,6 +149,76 @@ describe('app-side subscription, hostile', () => {
     const other = await connectApp(doors(emu)[0]!, VIEW_KEY, VIEW_SECRET);
     clients.push(other);
     expect(await other.subscribe([`${VIEW_KEY}/+/attributes`])).toEqual([0]);
+  });
+
+  it('refuses a session over --app-max-sessions with CONNACK 3, and takes one again when another closes', async () => {
+    emu = await start({ maxSessions: 3 });
+    const e = emu;
+    for (const door of doors(e)) clients.push(await connectApp(door, VIEW_KEY, VIEW_SECRET));
+    for (const door of doors(e)) await expect(connectApp(door, VIEW_KEY, VIEW_SECRET)).rejects.toSatisfy((err) => connackCode(err) === 3);
+    await clients.shift()!.close();
+    await waitFor(() => (e.appSide?.stats().sessionsOpen === 2 ? true : undefined));
+    clients.push(await connectApp(doors(e)[1]!, VIEW_KEY, VIEW_SECRET));
+    expect(e.appSide?.stats()).toMatchObject({ sessionsOpen: 3, sessionsAccepted: 4, loginsRefused: 3 });
+  });
+
+  it('closes connections that never log in: over --app-max-pending-logins at once (logged once), the rest after the login timeout; a dashboard gets in after them', async () => {
+    const log = captureLogger();
+    emu = await start({ maxPendingLogins: 5, loginTimeoutMs: 1500 }, undefined, log.logger);
+    const e = emu;
+    const closed: Promise<void>[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const socket = connect(e.appSide?.ports.tcp ?? 0, '127.0.0.1');
+      socket.on('error', () => undefined);
+      sockets.push(socket);
+      closed.push(new Promise((resolve) => socket.once('close', () => resolve())));
+    }
+    await waitFor(() => (e.appSide?.stats().connectionsRefusedPending === 195 ? true : undefined), 20_000);
+    // A dashboard arriving while 5 idle sockets hold every place is refused too: the bound holds on every door.
+    await expect(connectApp(doors(e)[1]!, VIEW_KEY, VIEW_SECRET)).rejects.toBeTruthy();
+    // The login timeout closes the idle five; every socket of the flood ends closed by the emulator.
+    await Promise.all(closed);
+    const app = await connectApp(doors(e)[2]!, VIEW_KEY, VIEW_SECRET);
+    clients.push(app);
+    expect(await app.subscribe([`${VIEW_KEY}/+/attributes`])).toEqual([0]);
+    expect(e.appSide?.stats()).toMatchObject({ sessionsOpen: 1, connectionsRefusedPending: 196 });
+    expect(log.count('app connections refused: too many not logged in')).toBe(1);
+    expect(log.count('app connections accepted again')).toBe(1);
+  }, 60_000);
+
+  it('frees a filter\'s place in the session bound when it is unsubscribed', async () => {
+    emu = await start({ maxSubscriptionsPerSession: 2 });
+    const app = await connectApp(doors(emu)[0]!, VIEW_KEY, VIEW_SECRET);
+    clients.push(app);
+    expect(await app.subscribe([`${VIEW_KEY}/+/attributes`, `${VIEW_KEY}/+/event`, `${VIEW_KEY}/+/online`])).toEqual([0, 0, 128]);
+    await app.client.unsubscribeAsync(`${VIEW_KEY}/+/event`);
+    expect(await app.subscribe([`${VIEW_KEY}/+/online`, `${VIEW_KEY}/+/data`])).toEqual([0, 128]);
+  });
+
+  it('drops a last will: a dashboard that dies publishes nothing to the others', async () => {
+    emu = await start();
+    const e = emu;
+    const token = e.state.devices.get('dev-meter-1')?.view_token ?? '';
+    const topic = `${VIEW_KEY}/${token}/attributes`;
+    const watcher = await connectApp(doors(e)[0]!, VIEW_KEY, VIEW_SECRET);
+    clients.push(watcher);
+    await watcher.subscribe([topic]);
+    const packet = mqttPacket.generate({
+      cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: 'willing', keepalive: 0,
+      username: VIEW_KEY, password: Buffer.from(VIEW_SECRET), will: { topic, payload: Buffer.from('{"attributes":{"forged":true}}'), qos: 0, retain: false },
+    });
+    const socket = connect(e.appSide?.ports.tcp ?? 0, '127.0.0.1');
+    sockets.push(socket);
+    socket.write(packet);
+    await waitFor(() => (e.appSide?.stats().sessionsOpen === 2 ? true : undefined));
+    socket.destroy(); // an abrupt end: the case a will is for
+    await waitFor(() => (e.appSide?.stats().sessionsOpen === 1 ? true : undefined));
+    // A real message after it: when it has arrived, a will sent before it would have too.
+    e.link.onReport('dev-meter-1', { voltage: 2 });
+    await waitFor(() => (watcher.messages.length > 0 ? true : undefined));
+    expect(watcher.messages.map((m) => m.body.attributes)).toEqual([{ voltage: 2 }]);
+    // Dropped at CONNECT, not merely refused when aedes tried to publish it.
+    expect(e.appSide?.stats().publishesRefused).toBe(0);
   });
 
   /** A raw client on the TCP or the WebSocket door: CONNECT + SUBSCRIBE, then it stops reading. */

@@ -4,6 +4,7 @@ import type { DeviceChannel, DeviceChannelOptions, DeviceChannelStats } from '..
 import type { Clock } from '../../../src/core/time.js';
 import { startEmulator, type Emulator } from '../../../packages/emulator/src/index.js';
 import type { RateLimitConfig } from '../../../packages/emulator/src/http/rate-limit.js';
+import type { AppSideOptions } from '../../../packages/emulator/src/appside/index.js';
 import type { JsonLimits } from '../../../packages/emulator/src/json-limits.js';
 import { parseSeed } from '../../../packages/emulator/src/state/seed.js';
 import { silentLogger } from '../../../src/ops/log.js';
@@ -74,6 +75,8 @@ export interface StartOptions {
   syncReplyTimeoutMs?: number;
   seedText?: string;
   jsonLimits?: Partial<JsonLimits>;
+  /** Also serve the app-side subscription (off when not given). */
+  appSide?: AppSideOptions;
 }
 
 export async function startTestEmulator(options: StartOptions = {}): Promise<TestEmulator> {
@@ -83,7 +86,7 @@ export async function startTestEmulator(options: StartOptions = {}): Promise<Tes
   const emu = await startEmulator({
     httpPort: 0, mqttPort: 0, tcpPort: 0, seed, logger: silentLogger(), clock: options.clock,
     rateLimit: options.rateLimit ?? { limit: 100_000, windowS: 60 }, syncReplyTimeoutMs: options.syncReplyTimeoutMs,
-    jsonLimits: options.jsonLimits,
+    jsonLimits: options.jsonLimits, appSide: options.appSide,
     startChannel: channel ? async (opts) => { channel.options = opts; return channel; } : undefined,
   });
   const base = `http://127.0.0.1:${emu.httpPort}`;

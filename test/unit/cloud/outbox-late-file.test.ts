@@ -31,12 +31,15 @@ function make(mode: OutboxMode, path: string) {
   const states: OutboxStorageState[] = [];
   const drops: OutboxDropInfo[] = [];
   const commits: string[][] = [];
+  const takenUp: number[] = [];
   const outbox = openOutbox(mode, {
     path, flushIntervalMs: 50, durableAfterMs: 1000, storageRetryMs: 1000, time: clock,
     onStorage: (s) => states.push(s), onDrop: (d) => drops.push(d), onCommit: (devices) => commits.push([...devices]),
+    // What the gateway drops then (devices no longer in the site) must already be queued.
+    onFileAttached: () => takenUp.push(outbox.stats().depth),
   });
   open.push(outbox);
-  return { outbox, states, drops, commits };
+  return { outbox, states, drops, commits, takenUp };
 }
 
 const text = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
@@ -66,7 +69,7 @@ describe.each(['memory-first', 'write-ahead'] as const)('outbox started without 
     expect(rowsIn(path)).toBe(10);
     renameSync(dir, join(root, 'away'));
 
-    const { outbox, states, drops, commits } = make(mode, path);
+    const { outbox, states, drops, commits, takenUp } = make(mode, path);
     expect(states).toEqual([expect.objectContaining({ state: 'failing', cause: expect.stringMatching(/ENOENT/) })]);
     const cursors = { a: { seq: 0 }, b: { seq: 0 } };
     for (let i = 0; i < 3; i += 1) outbox.append('a', `new-a${i}`, clock.now());
@@ -81,10 +84,14 @@ describe.each(['memory-first', 'write-ahead'] as const)('outbox started without 
     outbox.checkFile?.();
     expect(outbox.stats().storage?.state).toBe('failing');
 
+    expect(takenUp).toEqual([]);
     renameSync(join(root, 'away'), dir);
     outbox.checkFile?.();
     expect(states.map((s) => s.state)).toEqual(['failing', 'ok']);
     expect(outbox.stats()).toMatchObject({ depth: 12, storage: { state: 'ok' } });
+    // Once, with the old rows counted in.
+    outbox.checkFile?.();
+    expect(takenUp).toEqual([12]);
     await Promise.resolve();
     expect(commits.flat()).toEqual(expect.arrayContaining(['a', 'b']));
     // The forwarder goes on from its cursor: memory's new-a3 first, then the old rows; b's new-b0 is still unacknowledged.

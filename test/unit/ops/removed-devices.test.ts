@@ -1,9 +1,9 @@
 // A leaving device's queue (orchestration with fakes; the real flow is test/system/removed-device.test.ts):
 // a replaced device keeps it for its successor, a removed one sends while its link is up within
 // sendMs and the rest is dropped and counted after its parts stopped; at start, queues of devices
-// the site no longer has are dropped, one line.
+// the site no longer has are dropped, one line; and so when a file the start could not open is taken up.
 import { describe, expect, it } from 'vitest';
-import { dropOrphanQueues, retireDevice, type RetiringParts } from '../../../src/ops/removed-devices.js';
+import { dropOrphanQueues, dropOrphanQueuesOnTakeUp, retireDevice, type RetiringParts } from '../../../src/ops/removed-devices.js';
 import { systemTime } from '../../../src/core/time.js';
 import type { SiteConfig } from '../../../src/core/config/site-types.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
@@ -77,5 +77,39 @@ describe('dropOrphanQueues', () => {
     const { retiring, log } = parts(new Map([['kept', 4]]), () => true);
     dropOrphanQueues(site, retiring);
     expect(log.lines()).toEqual([]);
+  });
+});
+
+describe('dropOrphanQueuesOnTakeUp', () => {
+  it('at each take-up of the file, once no reload is applied: the queues of devices the site running then no longer has', async () => {
+    const queue = new Map([['kept', 4], ['added-by-reload', 3], ['gone', 2]]);
+    const { retiring, log } = parts(queue, () => true);
+    let takeUp = () => undefined as void;
+    let reloadApplied = () => undefined as void;
+    const reloading = new Promise<void>((resolve) => (reloadApplied = resolve));
+    const afterReload = { devices: [{ name: 'kept', cloud: {} }, { name: 'added-by-reload', cloud: {} }] } as unknown as SiteConfig;
+    dropOrphanQueuesOnTakeUp({ onFileTakenUp: (listener) => (takeUp = listener) }, () => reloading.then(() => afterReload), retiring);
+    expect(log.lines()).toEqual([]);
+    takeUp();
+    await Promise.resolve();
+    // A reload is being applied: nothing is judged against the site it replaces.
+    expect(queue.get('added-by-reload')).toBe(3);
+    reloadApplied();
+    await reloading;
+    await new Promise((r) => setImmediate(r));
+    expect(queue).toEqual(new Map([['kept', 4], ['added-by-reload', 3], ['gone', 0]]));
+    expect(log.lines()).toEqual([expect.objectContaining({ msg: 'queued reports of devices no longer in the site dropped', total: 2, byDevice: { gone: 2 } })]);
+  });
+
+  it('a failure is logged, never thrown', async () => {
+    const { retiring, log } = parts(new Map([['gone', 1]]), () => true);
+    retiring.discard = () => {
+      throw new Error('injected');
+    };
+    let takeUp = () => undefined as void;
+    dropOrphanQueuesOnTakeUp({ onFileTakenUp: (listener) => (takeUp = listener) }, async () => ({ devices: [] }) as unknown as SiteConfig, retiring);
+    takeUp();
+    await new Promise((r) => setImmediate(r));
+    expect(log.lines()).toEqual([expect.objectContaining({ msg: 'queues of devices no longer in the site not dropped after the outbox file was taken up', level: 50 })]);
   });
 });

@@ -26,7 +26,7 @@ function fakeStore(depth: { value: number }) {
   const ticks: number[] = [];
   const store = {
     outbox, status: () => ({ depth: 0, bytes: 0, maxBytes: 0, dropped: 0 }), fill: () => fill,
-    tick: (_now: number, acked: number) => { ticks.push(acked); }, resetFullWarning: () => undefined, discard: () => 0,
+    tick: (_now: number, acked: number) => { ticks.push(acked); }, resetFullWarning: () => undefined, discard: () => 0, onFileTakenUp: () => undefined,
   } as GatewayOutbox;
   return { store, ticks, setFill: (f: number) => { fill = f; } };
 }

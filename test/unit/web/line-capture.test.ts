@@ -49,4 +49,21 @@ describe('LineCapture', () => {
     expect(second.framesKept).toBe(3);
     expect(second.watch(() => undefined).recent).toEqual([]);
   });
+
+  it('tells each watcher once when its bus is replaced or removed, and lets it go', () => {
+    const captures = new LineCaptures(3);
+    const first = captures.open('plant');
+    const ended: string[] = [];
+    const kept = first.watch(() => undefined, () => ended.push('replaced'));
+    const stopped = first.watch(() => undefined, () => ended.push('stopped before'));
+    stopped.stop();
+    captures.open('plant');
+    expect(ended).toEqual(['replaced']);
+    expect(first.watched).toBe(false);
+    kept.stop();
+    captures.get('plant')?.watch(() => undefined, () => ended.push('removed'));
+    expect(captures.delete('plant')).toBe(true);
+    expect(captures.delete('plant')).toBe(false);
+    expect(ended).toEqual(['replaced', 'removed']);
+  });
 });

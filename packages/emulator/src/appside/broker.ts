@@ -19,11 +19,15 @@ export interface AppBrokerLimits {
   slowSubscriberTimeoutMs: number;
   /** Largest MQTT packet body (remaining length) an app may send, on any door; a bigger header closes it. */
   maxPacketBytes: number;
+  /** Connections open and not yet logged in, on all doors; one more is closed at once (a flood of idle sockets). */
+  maxPendingLogins: number;
+  /** A connection that has not logged in within this is closed. */
+  loginTimeoutMs: number;
 }
 
 /** maxPacketBytes has no default here: it is the app side's one frame bound (AppSideOptions.maxFrameBytes). */
 export const DEFAULT_APP_BROKER_LIMITS: Omit<AppBrokerLimits, 'maxPacketBytes'> = {
-  maxSessions: 64, maxSubscriptionsPerSession: 256, slowSubscriberTimeoutMs: 10_000,
+  maxSessions: 64, maxSubscriptionsPerSession: 256, slowSubscriberTimeoutMs: 10_000, maxPendingLogins: 64, loginTimeoutMs: 10_000,
 };
 
 export interface AppBrokerCounters {
@@ -37,6 +41,8 @@ export interface AppBrokerCounters {
   slowSubscribersDropped: number;
   /** Connections closed for announcing an MQTT packet over maxPacketBytes (or a malformed length). */
   packetsTooLarge: number;
+  /** Connections closed on arrival because maxPendingLogins others had not logged in yet. */
+  connectionsRefusedPending: number;
 }
 
 interface SessionState {
@@ -63,7 +69,10 @@ export class AppBroker {
   readonly counters: AppBrokerCounters = {
     sessionsOpen: 0, sessionsAccepted: 0, loginsRefused: 0, subscriptionsRefused: 0, publishesRefused: 0,
     messagesPublished: 0, messagesDiscardedSlow: 0, slowSubscribersDropped: 0, packetsTooLarge: 0,
+    connectionsRefusedPending: 0,
   };
+  /** Whether the pending-login bound is being hit (logged once per episode, not per connection). */
+  private refusingPending = false;
   private readonly sessions = new WeakMap<Client, SessionState>();
   private readonly conns = new WeakMap<Client, Duplex>();
   private readonly open = new Set<Duplex>();
@@ -81,7 +90,7 @@ export class AppBroker {
   static async start(credentials: AppCredentials, limits: AppBrokerLimits, log: Logger, now: () => number = Date.now): Promise<AppBroker> {
     // drainTimeout: aedes's own net under ours, for a write already waiting on a drain that never
     // comes while no further message arrives to trip our check (twice ours, so ours trips first).
-    const aedes = await Aedes.createBroker({ drainTimeout: 2 * limits.slowSubscriberTimeoutMs });
+    const aedes = await Aedes.createBroker({ drainTimeout: 2 * limits.slowSubscriberTimeoutMs, connectTimeout: limits.loginTimeoutMs });
     const broker = new AppBroker(aedes, credentials, limits, log, now);
     broker.installHooks();
     return broker;
@@ -89,6 +98,15 @@ export class AppBroker {
 
   /** Serve one app connection: a TCP socket or a WebSocket stream. */
   handle(conn: Duplex): void {
+    if (this.open.size - this.counters.sessionsOpen >= this.limits.maxPendingLogins) {
+      this.counters.connectionsRefusedPending += 1;
+      if (!this.refusingPending) this.log.warn({ maxPendingLogins: this.limits.maxPendingLogins }, 'app connections refused: too many not logged in');
+      this.refusingPending = true;
+      conn.destroy();
+      return;
+    }
+    if (this.refusingPending) this.log.info({ refused: this.counters.connectionsRefusedPending }, 'app connections accepted again');
+    this.refusingPending = false;
     this.open.add(conn);
     const client = this.aedes.handle(conn);
     boundMqttPackets(conn, this.limits.maxPacketBytes, (verdict) => {
@@ -139,6 +157,11 @@ export class AppBroker {
     };
     aedes.authorizeSubscribe = (client, sub, callback) => this.authorizeSubscribe(client, sub, callback);
     aedes.authorizeForward = (client, packet) => this.authorizeForward(client, packet);
+    // A filter given up no longer counts against the session's bound.
+    aedes.on('unsubscribe', (filters, client) => {
+      const session = this.sessions.get(client);
+      if (session) for (const filter of filters) session.filters.delete(filter);
+    });
     aedes.on('clientError', (client, err) => {
       if (err.message === 'drain timeout') this.dropSlow(client, undefined);
       else this.log.debug({ clientId: client.id, err: err.message }, 'app session error');

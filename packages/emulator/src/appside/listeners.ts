@@ -41,7 +41,10 @@ function attachWebSocket(server: HttpServer, broker: AppBroker, maxFrameBytes: n
     stream.on('error', (err) => log.debug({ err: err.message }, 'app websocket error'));
     broker.handle(stream);
   });
-  wss.on('error', (err) => log.error({ err }, 'app websocket server error'));
+  // ws re-emits its server's errors: one from listen() is the caller's to report (once), not this log's.
+  wss.on('error', (err) => {
+    if (server.listening) log.error({ err }, 'app websocket server error');
+  });
   return wss;
 }
 

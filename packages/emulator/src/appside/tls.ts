@@ -1,7 +1,7 @@
 // The wss certificate: given on the command line, or a self-signed CA and server pair made once
 // with the openssl CLI into a directory and reused (a client trusts the printed CA file).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 
@@ -36,6 +36,7 @@ function subjectAltNames(host: string): string {
 export function ensureSelfSigned(dir: string, host: string): AppTlsMaterial {
   const names = { caFile: 'ca.crt', certFile: 'server.crt', keyFile: 'server.key' };
   const complete = (d: string): boolean => Object.values(names).every((n) => existsSync(join(d, n)));
+  refuseForeign(dir);
   if (!complete(dir)) {
     mkdirSync(dirname(dir), { recursive: true });
     const work = mkdtempSync(`${dir}.new-`);
@@ -52,6 +53,25 @@ export function ensureSelfSigned(dir: string, host: string): AppTlsMaterial {
   }
   const file = (name: string): string => join(dir, name);
   return { cert: readFileSync(file(names.certFile)), key: readFileSync(file(names.keyFile)), caFile: file(names.caFile), certFile: file(names.certFile) };
+}
+
+/**
+ * A pair someone else could have written (a directory owned by another user, writable by others,
+ * or a symbolic link) is never served: its key may be theirs.
+ */
+function refuseForeign(dir: string): void {
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  const problem = !stat.isDirectory() ? 'is not a directory (a symbolic link or a file)'
+    : uid !== undefined && stat.uid !== uid ? `belongs to uid ${stat.uid}, not to this user (${uid})`
+      : (stat.mode & 0o022) !== 0 ? `is writable by others (mode ${(stat.mode & 0o777).toString(8)})`
+        : undefined;
+  if (problem) throw new Error(`app-side TLS directory ${dir} ${problem}: its key may not be ours; remove it or give --app-tls-dir`);
 }
 
 function generatePair(dir: string, host: string): void {

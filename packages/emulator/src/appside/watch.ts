@@ -12,6 +12,8 @@ export interface AppWatchSummary {
 }
 
 export interface AppWatch {
+  /** Settles once the first subscription is answered, or with the first connection error: a caller that waits for it misses no message sent afterwards. */
+  ready: Promise<void>;
   summary(): AppWatchSummary;
   close(): Promise<void>;
 }
@@ -31,12 +33,20 @@ export function watchAppSide(url: string, viewKey: string, viewSecret: string): 
   const counts = Object.fromEntries(APP_KINDS.map((k) => [k, 0])) as Record<AppKind, number>;
   const latest: Partial<Record<AppKind, string>> = {};
   let error: string | undefined;
+  let settle: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => { settle = resolve; });
   const client: MqttClient = mqtt.connect(url, { username: viewKey, password: viewSecret, protocolVersion: 4, reconnectPeriod: 1000 });
   client.on('connect', () => {
     error = undefined;
-    client.subscribe(APP_KINDS.map((kind) => `${viewKey}/+/${kind}`), { qos: 0 });
+    client.subscribe(APP_KINDS.map((kind) => `${viewKey}/+/${kind}`), { qos: 0 }, (err) => {
+      if (err) error = err.message;
+      settle();
+    });
   });
-  client.on('error', (err) => { error = err.message; });
+  client.on('error', (err) => {
+    error = err.message;
+    settle();
+  });
   client.on('message', (topic, payload) => {
     const kind = topic.split('/')[2] as AppKind;
     if (!(kind in counts)) return;
@@ -48,6 +58,7 @@ export function watchAppSide(url: string, viewKey: string, viewSecret: string): 
     }
   });
   return {
+    ready,
     summary: () => ({ counts: { ...counts }, latest: { ...latest }, connected: client.connected, error }),
     close: () => new Promise((resolve) => client.end(true, {}, () => resolve())),
   };
