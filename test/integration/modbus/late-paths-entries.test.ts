@@ -9,12 +9,15 @@ import { validateSite } from '../../../src/core/config/site.js';
 import type { DeviceIdentification, SiteConfig } from '../../../src/core/config/site-types.js';
 import { systemClock, systemTime } from '../../../src/core/time.js';
 import { IdentityCheck } from '../../../src/device/identity-check.js';
+import { Poller, type Sample } from '../../../src/device/poller.js';
+import { compileDevice } from '../../../src/core/config/compile.js';
 import { ModbusTimeoutError } from '../../../src/field/modbus/errors.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { Shares } from '../../../src/ops/shares.js';
 import type { GatewayStatus } from '../../../src/ops/status.js';
 import { WebCommands } from '../../../src/ops/web/web-commands.js';
-import { pointConfig } from '../../helpers/device-configs.js';
+import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';
+import { truthOf } from '../../helpers/trap-peer.js';
 import { UNIT, X, Y, lateScript, settle, startLateRig, truthWords } from '../../helpers/late-path-rig.js';
 import { freePort } from '../../helpers/mosquitto.js';
 import { mbap, rawClient } from '../../helpers/share-clients.js';
@@ -136,5 +139,31 @@ describe('a profile\'s identification read at the first cycle', () => {
     expect(check.status()).toEqual({ state: 'identified', profiles: ['meter-x'] });
     await waitFor(() => bus.stats().lateReplies >= 1, { what: 'the late reply counted' });
     expect(bus.stats().lateReplies).toBe(1);
+  }, 30_000);
+});
+
+describe('a profile\'s identification read the late-reply guard keeps from the device', () => {
+  it('is no answer from the device: asked again, and another model is not polled once it is asked', async () => {
+    const MODEL_AT = 256;
+    // Y (one register, like the model code) gets no answer: its length is guarded for 10 timeouts.
+    const { bus, peer } = await startLateRig(cleanups, TIMEOUT_MS, { answer: (r) => (r.address === Y ? 'silent' : { afterMs: 0 }) });
+    expect(await settle(bus.read(UNIT, 'holding', Y, 1))).toBeInstanceOf(ModbusTimeoutError);
+    const register = (values: number[]) => ({ point: pointConfig({ id: 'identification_0', address: MODEL_AT }), values, label: 'model code' });
+    // The device holds another model's code.
+    const identification: DeviceIdentification = { profiles: ['meter-x'], registers: [register([7])], others: [{ name: 'meter-y', registers: [register([truthOf(UNIT, MODEL_AT)])] }] };
+    const device = deviceConfig({ name: 'meter', unitId: UNIT, pollIntervalMs: 500, identification, points: [pointConfig({ id: 'v', address: X, type: 'uint32' })] });
+    const samples: Sample[] = [];
+    const poller = new Poller({ bus, devices: [compileDevice(device)], sink: { onSample: (s) => samples.push(s), onDeviceState: () => undefined }, logger: silentLogger() });
+    cleanups.push(() => poller.stop());
+    poller.start();
+    const stats = () => poller.stats()[0]!;
+    await waitFor(() => stats().identification?.state === 'other-model', { what: 'the model read once the guard let it go', timeoutMs: 20_000 });
+    expect(stats().identification).toMatchObject({ identifiedAs: ['meter-y'] });
+    // Asked whole once the guard let it go; until then every cycle asked again (refused by the bus, never "unverified").
+    expect(peer.requests.filter((r) => r.address === MODEL_AT)).toHaveLength(1);
+    expect(bus.stats().lateGuardRejects).toBeGreaterThanOrEqual(1);
+    const pollsOfX = samples.length;
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(samples.length).toBe(pollsOfX); // another model: not polled
   }, 30_000);
 });
