@@ -6,7 +6,10 @@
 import { describeVerdict, judgeIdentification, readIdentifications, type IdentificationReader, type IdentifyVerdict } from '../core/config/identification-match.js';
 import type { DeviceIdentification } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
-import { ModbusExceptionError } from '../field/modbus/errors.js';
+import { QueueFullError } from '../core/queue-full-error.js';
+import {
+  BusDownError, BusStoppedError, ModbusExceptionError, UnitCoolingDownError, UnitLateReplyPendingError,
+} from '../field/modbus/errors.js';
 import type { PollBus } from './poll-cycle.js';
 
 /** identified: it is its profile's model; other-model: it is not (not polled); unverified: it did not say (polled). */
@@ -24,13 +27,18 @@ export interface IdentityStatus {
 
 export class DeviceIdentityError extends Error {}
 
-function busReader(bus: PollBus, unitId: number): IdentificationReader {
+/** Refusals by the bus itself (late-reply guard, cool-down, bus down, queue full): the device was not asked. */
+const NOT_ASKED = [UnitLateReplyPendingError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
+
+/** `notAsked` is set when a read never reached the device: its silence says nothing about it. */
+function busReader(bus: PollBus, unitId: number, notAsked: { seen: boolean }): IdentificationReader {
   return async (table, address, count) => {
     try {
       const block = await bus.read(unitId, table, address, count);
       return { kind: 'words', words: Array.from(block.words ?? []) };
     } catch (err) {
       if (err instanceof ModbusExceptionError) return { kind: 'refused', detail: err.exceptionName };
+      if (NOT_ASKED.some((type) => err instanceof type)) notAsked.seen = true;
       return { kind: 'silent', detail: err instanceof Error ? err.message : String(err) };
     }
   };
@@ -58,11 +66,13 @@ export class IdentityCheck {
     this.silent = undefined;
     if (!this.pending) return undefined;
     const { registers, others, profiles } = this.identification;
-    const answerOf = await readIdentifications(registers, busReader(bus, unitId));
+    const notAsked = { seen: false };
+    const answerOf = await readIdentifications(registers, busReader(bus, unitId, notAsked));
     const verdict = judgeIdentification({ registers }, answerOf);
     if (verdict.kind === 'unknown' && verdict.why === 'silent') {
-      // Nothing said yet: offline (the poll will say so) or only these registers unanswered (afterCycle decides).
-      this.silent = verdict;
+      // Nothing said yet: offline (the poll will say so) or only these registers unanswered (afterCycle
+      // decides). A read the bus kept from the device decides nothing: asked again next cycle.
+      if (!notAsked.seen) this.silent = verdict;
       return undefined;
     }
     const identifiedAs = verdict.kind === 'mismatch' ? others.filter((o) => judgeIdentification({ registers: o.registers }, answerOf).kind === 'match').map((o) => o.name) : undefined;

@@ -136,6 +136,8 @@ async function runRequest(run: CycleRun, request: ReadRequest, timeoutSplit = fa
     return refused(run, request, err, timeoutSplit);
   }
   ctx.learner.answered(request);
+  // Served, but maybe as the bus's pieces: its whole length is confirmed at the end of the cycle.
+  if (halves && ctx.learner.wholeUnconfirmed(request)) run.confirms.push({ request, cut: halves.cut, halfCount: Math.max(halves.left.count, halves.right.count) });
   const single = request.points.length === 1 ? request.points[0] : undefined;
   if (single && ctx.learner.isIsolated(single.id)) ctx.learner.recovered(single.id);
   decodeInto(ctx, request, block, out, sample);
@@ -160,7 +162,9 @@ async function refused(run: CycleRun, request: ReadRequest, err: unknown, timeou
     return false;
   }
   if (noAnswer(err) && !pieceTimedOut(request, err)) {
-    if (halves) ctx.learner.timedOut(request, ctx.now());
+    // Whole on the wire and silent again, after one register less was served: that is the lesson.
+    if (halves && ctx.learner.wholeUnconfirmed(request)) ctx.learner.learnMaxCount(request, halves.cut, reasonOf(err), ctx.now());
+    else if (halves) ctx.learner.timedOut(request, ctx.now());
     else if (timeoutSplit && ctx.learner.answers() === run.answersAtStart) ctx.learner.deviceSilent(ctx.now());
   }
   sample.errors.push(sampleErrorOf(request, err));
@@ -181,11 +185,14 @@ async function refused(run: CycleRun, request: ReadRequest, err: unknown, timeou
  * a frame was lost. It goes whole or not at all (never as the bus's shorter pieces). While the
  * late-reply guard still holds the length of the read that timed out (RTU), one register or bit
  * shorter: still longer than either half, so its timeout says the same, a cycle later, not a
- * guard later.
+ * guard later. Served, that shorter read tells nothing (a lost frame, or a device serving exactly
+ * that): the request goes whole again (the bus's pieces while guarded), and after each cycle its
+ * whole length is tried as a probe until the guard lets it go; the first whole read on the wire
+ * (the poll's or the probe) decides.
  */
 async function confirmTooLong(ctx: CycleContext, { request, cut, halfCount }: CycleRun['confirms'][number]): Promise<void> {
   if (ctx.learner.knowsShorterThan(request)) return;
-  for (const count of [request.count, request.count - 1]) {
+  for (const count of ctx.learner.confirmLengths(request)) {
     if (count <= halfCount) return;
     try {
       await ctx.bus.read(ctx.unitId, request.table, request.start, count, { lengthProbe: true });
@@ -195,7 +202,7 @@ async function confirmTooLong(ctx: CycleContext, { request, cut, halfCount }: Cy
       else if (isRefusal(err) && count === request.count) ctx.learner.learnCut(request, cut, reasonOf(err));
       return; // refused by the bus itself (cool-down, bus down): no evidence, split and confirmed again next cycle
     }
-    if (count === request.count) ctx.learner.answered(request);
+    if (count === request.count) ctx.learner.wholeConfirmed(request);
     else ctx.learner.answeredShorter(request, count);
     return;
   }

@@ -50,6 +50,12 @@ export class ReadPlanLearner {
   private readonly learned: LearnedLimit[] = [];
   /** Merged requests that timed out on the line: sent as their halves until confirmed or answered. */
   private readonly timedOutRequests = new Set<string>();
+  /**
+   * Timed-out requests whose one-shorter confirming read was served (a lost frame, or a device that
+   * serves exactly one less): sent whole again (the bus splits them while their length is
+   * guarded), their whole length still to be confirmed on the wire.
+   */
+  private readonly shorterServed = new Set<string>();
   private readonly planFailuresLogged = new Set<string>();
   /**
    * Set when a timed-out request, split down to one point, got no answer either (the device is
@@ -118,19 +124,41 @@ export class ReadPlanLearner {
   answered(request: ReadRequest): void {
     this.answerCount += 1;
     this.timeoutSplitsPausedUntil = -Infinity;
-    if (request.count > (this.longestServed.get(request.table) ?? 0)) this.longestServed.set(request.table, request.count);
+    // A read whose whole length is unconfirmed may have gone as the bus's pieces: no length known to work.
+    const lengthServed = !this.shorterServed.has(requestKey(request));
+    if (lengthServed && request.count > (this.longestServed.get(request.table) ?? 0)) this.longestServed.set(request.table, request.count);
     if (this.timedOutRequests.size > 0) this.timedOutRequests.delete(requestKey(request));
   }
 
   /**
    * The device answered a read of `count` for `request` (which timed out once, its halves served),
-   * one shorter than it while the whole's length was still guarded: longer than its halves, so the
-   * timeout was a lost frame most likely, and `request` goes whole again (a device that serves just
-   * `count` times the whole out again, once a guard).
+   * one shorter than it while the whole's length was still guarded. That says "a lost frame" or "it
+   * serves exactly `count`" alike: `request` goes whole again (as the bus's pieces while guarded,
+   * which avoid every length it holds), and its whole length is confirmed once the guard lets it go.
    */
   answeredShorter(request: ReadRequest, count: number): void {
     this.answered({ ...request, count, points: [] });
     this.timedOutRequests.delete(requestKey(request));
+    this.shorterServed.add(requestKey(request));
+  }
+
+  /** Whether `request` served one shorter and its whole length is still to be confirmed on the wire. */
+  wholeUnconfirmed(request: ReadRequest): boolean {
+    return this.shorterServed.has(requestKey(request));
+  }
+
+  /** The whole length of `request` was served on the wire (a read-length probe): the timeout was a lost frame. */
+  wholeConfirmed(request: ReadRequest): void {
+    this.shorterServed.delete(requestKey(request));
+    this.answered(request);
+  }
+
+  /**
+   * The lengths to confirm a timed-out `request` with, in order: the whole, then (while the guard
+   * holds the whole's length) one shorter; only the whole once the shorter one was served.
+   */
+  confirmLengths(request: ReadRequest): number[] {
+    return this.wholeUnconfirmed(request) ? [request.count] : [request.count, request.count - 1];
   }
 
   /** Requests the device answered so far (to tell whether it answered anything during a split). */
@@ -141,6 +169,7 @@ export class ReadPlanLearner {
   /** A timed-out request split down to one point got no answer either: forget the splits, pause them until it answers. */
   deviceSilent(now: number): void {
     this.timedOutRequests.clear();
+    this.shorterServed.clear();
     this.timeoutSplitsPausedUntil = now + this.reprobeMs;
   }
 
@@ -242,6 +271,7 @@ export class ReadPlanLearner {
       return false;
     }
     this.timedOutRequests.clear();
+    this.shorterServed.clear();
     this.state = next;
     this.plan = plan;
     return true;

@@ -44,6 +44,8 @@ interface PeerSetup {
   timeoutMs: number;
   /** How long after the request the slow modes (late-silent ...) answer late; default timeoutMs + 30. */
   lateMs?: number;
+  /** LONG_READS_SILENT: the longest read the hostile unit answers (default LONGEST_ANSWERED_READ). */
+  longestAnsweredRead?: number;
 }
 
 interface Read {
@@ -110,8 +112,8 @@ function sendSlow(action: SlowAction, frame: (pdu: Buffer) => Buffer, req: Read,
 const lateMsOf = (setup: PeerSetup) => setup.lateMs ?? setup.timeoutMs + 30;
 
 /** A muted peer hears nothing; a length-limited unit nothing longer than it serves. */
-function silentOn(mode: PeerMode | 'muted', req: Read): boolean {
-  return mode === 'muted' || (mode === LONG_READS_SILENT && req.count > LONGEST_ANSWERED_READ);
+function silentOn(mode: PeerMode | 'muted', req: Read, setup: PeerSetup): boolean {
+  return mode === 'muted' || (mode === LONG_READS_SILENT && req.count > (setup.longestAnsweredRead ?? LONGEST_ANSWERED_READ));
 }
 
 interface PeerControl { mode: PeerMode; muted: boolean; hostileReads: number }
@@ -128,7 +130,7 @@ function modeFor(peer: PeerControl, unit: number, setup: PeerSetup): PeerMode | 
 function tcpReply(mode: PeerMode | 'muted', req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
   const tid = req.transactionId;
   const unit = req.unit;
-  if (silentOn(mode, req)) return;
+  if (silentOn(mode, req, setup)) return;
   if (isSlowMode(mode)) return sendSlow(slowAction(mode, state, lateMsOf(setup), Date.now()), (pdu) => mbap(tid, unit, pdu), req, send);
   switch (mode) {
     case 'good': return send(mbap(tid, unit, good(req)));
@@ -159,7 +161,7 @@ function tcpReply(mode: PeerMode | 'muted', req: Read, setup: PeerSetup, send: S
 /** What the hostile unit of an RTU peer sends for one read. */
 function rtuReply(mode: PeerMode | 'muted', req: Read, setup: PeerSetup, send: Send, state: SlowState): void {
   const unit = req.unit;
-  if (silentOn(mode, req)) return;
+  if (silentOn(mode, req, setup)) return;
   if (isSlowMode(mode)) return sendSlow(slowAction(mode, state, lateMsOf(setup), Date.now()), (pdu) => encodeRtuFrame(unit, pdu), req, send);
   switch (mode) {
     case 'good': return send(encodeRtuFrame(unit, good(req)));

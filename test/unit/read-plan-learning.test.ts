@@ -249,23 +249,51 @@ describe('bisecting refused reads', () => {
     expect(second.reads).toEqual(['0+4', '4+4', '0+8', '0+7']);
     expect(second.probes).toEqual(['0+7']);
     expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
-    // A device that serves the shorter read (longer than the halves): a lost frame most likely, no lesson, whole again.
-    const other = rig(points, { timeoutOn: ['0+8'] });
-    await other.cycle();
-    const otherRead = other.device.read.bind(other.device);
-    other.device.read = async (unit, table, start, count, options) => {
+  });
+
+  // A device that serves the shorter read (longer than the halves): a lost frame, or a device that
+  // serves exactly 7. No lesson yet: the read goes whole again (served as the bus's pieces while the
+  // guard holds its length) and its whole length is tried as a probe after each cycle; the first
+  // whole read on the wire, once the guard lets it go, tells the two apart.
+  it.each([
+    ['a lost frame: the whole is served and goes whole again, unconfirmed no more', {}, ['0+8', '0+8'], ['0+8'], []],
+    ['a device serving exactly one register less: the whole times out again, 7 is learned', { timeoutAbove: 7 }, ['0+8'], ['0+7', '7+1'],
+      [{ table: 'holding', kind: 'max-count', count: 7, reason: 'timeout' }]],
+  ] as const)('a served one-shorter confirming read, then %s', async (_name, model: DeviceModel, decisive, after, learned) => {
+    const points = pointsAt('holding', ...range(0, 7));
+    const { cycle, learner, device } = rig(points, { timeoutOn: ['0+8'] });
+    await cycle(); // 0+8 times out: its length is guarded
+    const busRead = device.read.bind(device);
+    // The bus while the guard holds 8: a probe of 8 is refused, a poll of 8 goes as pieces (served).
+    device.read = async (unit, table, start, count, options) => {
       if (count === 8 && options?.lengthProbe === true) {
-        other.device.reads.push(`${start}+${count}`);
+        device.reads.push(`${start}+${count}`);
         throw new UnitLateReplyPendingError(unit, 9000);
       }
-      return otherRead(unit, table, start, count, options);
+      if (count === 8) {
+        device.model = {};
+        try {
+          return await busRead(unit, table, start, count, options);
+        } finally {
+          device.model = { timeoutOn: ['0+8'] };
+        }
+      }
+      return busRead(unit, table, start, count, options);
     };
-    expect((await other.cycle()).reads).toEqual(['0+4', '4+4', '0+8', '0+7']);
-    expect(other.learner.limitsLearned()).toEqual([]);
-    other.device.read = otherRead;
-    other.device.model = {};
-    expect((await other.cycle()).reads).toEqual(['0+8']);
-    expect(other.learner.limitsLearned()).toEqual([]);
+    expect((await cycle()).reads).toEqual(['0+4', '4+4', '0+8', '0+7']);
+    for (let n = 0; n < 3; n++) {
+      const guarded = await cycle();
+      expect(guarded.reads).toEqual(['0+8', '0+8']); // the poll (pieces), the probe refused at once
+      expect(Object.keys(guarded.sample.values)).toHaveLength(8);
+    }
+    expect(learner.limitsLearned()).toEqual([]);
+    device.read = busRead;
+    device.model = model;
+    expect((await cycle()).reads).toEqual(decisive);
+    expect(learner.limitsLearned()).toEqual(learned);
+    const next = await cycle();
+    expect(next.reads).toEqual(after);
+    expect(Object.keys(next.sample.values)).toHaveLength(8);
   });
 
   it('a timeout of a piece the bus sent the read as (late-reply guard) is no evidence: the read is not split for it', async () => {

@@ -130,5 +130,7 @@ export function capturedTransport(inner: ModbusTransport, capture: LineCapture):
     writeCoil: (unit, address, value, timeoutMs) => capture.around(unit, 5, [...word(address), value ? 0xff : 0, 0], () => inner.writeCoil(unit, address, value, timeoutMs), () => [...word(address), value ? 0xff : 0, 0]),
     writeCoils: (unit, address, values, timeoutMs) => { const packed = packBits(values); return capture.around(unit, 15, [...word(address), ...word(values.length), packed.length, ...packed], () => inner.writeCoils(unit, address, values, timeoutMs), () => [...word(address), ...word(values.length)]); },
     exchangeRaw: (request: Buffer, window: RawReplyWindow) => capture.around(0, 0, [...request], () => inner.exchangeRaw(request, window), (reply) => [...reply]),
+    // Without it a bus behind the page's capture could not broadcast at all (bus-request.ts refuses).
+    ...(inner.broadcast ? { broadcast: (frame: Buffer, turnaroundMs: number) => capture.around(0, frame[1] ?? 0, [...frame.subarray(2, -2)], () => inner.broadcast!(frame, turnaroundMs), () => []) } : {}),
   };
 }

@@ -4,16 +4,12 @@
 // poll, a cloud read, a write's read-back) or during a raw stream exchange. The late frame is
 // counted in `lateReplies` and never decoded; the request on the line gets its own reply.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Bus } from '../../../src/field/modbus/bus.js';
 import { ModbusTimeoutError, UnitLateReplyPendingError } from '../../../src/field/modbus/errors.js';
-import { createModbusTransport } from '../../../src/field/modbus/transport.js';
 import { BusDeviceIo } from '../../../src/device/device-io.js';
-import { silentLogger } from '../../../src/ops/log.js';
 import { systemTimers } from '../../../src/core/time.js';
-import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { deviceConfig } from '../../helpers/device-configs.js';
-import { startPtyPair } from '../../helpers/socat.js';
-import { startTrapPeer, type TrapAnswer, type TrapPeerOptions, type TrapRequest, truthOf } from '../../helpers/trap-peer.js';
+import type { TrapPeerOptions } from '../../helpers/trap-peer.js';
+import { UNIT, X, Y, lateScript, settle, startLateRig, truthWords as truth } from '../../helpers/late-path-rig.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -21,41 +17,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const UNIT = 1;
-/** The request on the line (X) and the one whose reply comes late (Y): same unit, function and length. */
-const X = 0;
-const Y = 50;
-
-async function rig(timeoutMs: number, peerOptions: TrapPeerOptions) {
-  const pair = await startPtyPair();
-  cleanups.push(() => pair.stop());
-  const peer = await startTrapPeer(pair.b, peerOptions);
-  cleanups.push(() => peer.stop());
-  const bus = new Bus({
-    config: rtuBusConfig({ path: pair.a, timeoutMs, interFrameDelayMs: 2, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }),
-    transportFactory: createModbusTransport, logger: silentLogger(), busyBackoffMs: 200,
-  });
-  cleanups.push(() => bus.stop());
-  bus.start();
-  await waitFor(() => bus.stats().state === 'up', { what: 'bus up' });
-  return { bus, peer };
-}
-
-/** Y is answered `lateMs` after it came; X is "busy" the first time when `busyFirst`; the rest at once. */
-function script(lateMs: number, busyFirst: boolean): (r: TrapRequest, i: number) => TrapAnswer {
-  let busySent = false;
-  return (request) => {
-    if (request.address === Y) return { afterMs: lateMs };
-    if (busyFirst && request.address === X && !busySent) {
-      busySent = true;
-      return { afterMs: 0, exception: 6 };
-    }
-    return { afterMs: 0 };
-  };
-}
-
-const truth = (address: number, count: number) => Uint16Array.from({ length: count }, (_, i) => truthOf(UNIT, address + i));
-const settle = <T>(promise: Promise<T>) => promise.then((v) => v, (err: unknown) => err);
+const rig = (timeoutMs: number, peerOptions: TrapPeerOptions) => startLateRig(cleanups, timeoutMs, peerOptions);
+const script = (lateMs: number, busyFirst: boolean) => lateScript(lateMs, { busyFirst });
 
 describe('the busy-repeat trap: a poll answered "busy", a cloud read of the same shape timing out meanwhile', () => {
   it.each([

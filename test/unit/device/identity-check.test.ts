@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { IdentityCheck } from '../../../src/device/identity-check.js';
 import type { PollBus } from '../../../src/device/poll-cycle.js';
-import { ModbusExceptionError, ModbusTimeoutError } from '../../../src/field/modbus/errors.js';
+import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError } from '../../../src/field/modbus/errors.js';
 import { readProfileDoc } from '../../../src/core/config/profile-doc.js';
 import type { DeviceIdentification } from '../../../src/core/config/site-types.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
@@ -21,11 +21,13 @@ const identification: DeviceIdentification = { profiles: ['acme-pm1'], registers
 
 /** Answers 256 with `code` (a number), a timeout, or an exception; counts the reads. */
 class ScriptedBus implements PollBus {
-  answer: number | 'timeout' | 'refused' = 100;
+  answer: number | 'timeout' | 'refused' | 'guarded' | 'cooling' = 100;
   reads = 0;
   async read(unit: number, table: 'holding' | 'input' | 'coil' | 'discrete', start: number, count: number) {
     this.reads += 1;
     if (this.answer === 'timeout') throw new ModbusTimeoutError(unit, 300);
+    if (this.answer === 'guarded') throw new UnitLateReplyPendingError(unit, 9000);
+    if (this.answer === 'cooling') throw new UnitCoolingDownError(unit, 5000);
     if (this.answer === 'refused') throw new ModbusExceptionError(unit, 2);
     return { table, start, words: new Uint16Array(count).fill(this.answer) };
   }
@@ -97,5 +99,17 @@ describe('IdentityCheck', () => {
     await check.beforeCycle(bus, 1);
     expect(bus.reads).toBe(4);
     expect(log.count('device did not identify itself: polled as its profile')).toBe(1);
+  });
+
+  it.each(['guarded', 'cooling'] as const)('a read the bus kept from the device (%s) decides nothing: asked again, another model still refused', async (kept) => {
+    const { bus, check } = setup();
+    bus.answer = kept;
+    expect(await check.beforeCycle(bus, 1)).toBeUndefined();
+    check.afterCycle(true); // the points read meanwhile (other reply shapes): not "unverified" for it
+    expect(check.status()).toBeUndefined();
+    bus.answer = 200;
+    expect((await check.beforeCycle(bus, 1))?.message).toMatch(/^identifies as acme-pm2, not acme-pm1/);
+    expect(check.status()?.state).toBe('other-model');
+    expect(bus.reads).toBe(2);
   });
 });

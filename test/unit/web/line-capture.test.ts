@@ -1,8 +1,11 @@
 // The line capture records only while watched, keeps a bounded ring, and rebuilds PDUs from the
 // call and its answer (a Modbus exception as function | 0x80 and its code).
 import { describe, expect, it } from 'vitest';
-import { LineCapture, LineCaptures, type LineFrame } from '../../../src/field/modbus/line-capture.js';
+import { capturedTransport, LineCapture, LineCaptures, type LineFrame } from '../../../src/field/modbus/line-capture.js';
 import { ModbusExceptionError } from '../../../src/field/modbus/errors.js';
+import { broadcastFrame } from '../../../src/core/modbus/broadcast-frame.js';
+import { systemTime } from '../../../src/core/time.js';
+import { FakeTransport } from '../../helpers/fake-transport.js';
 
 /** gateway.web.lineFramesKept, small here. */
 const KEPT = 10;
@@ -65,5 +68,26 @@ describe('LineCapture', () => {
     expect(captures.delete('plant')).toBe(true);
     expect(captures.delete('plant')).toBe(false);
     expect(ended).toEqual(['replaced', 'removed']);
+  });
+
+  it('the captured transport keeps every optional part of the line\'s transport (late replies, silence, broadcast)', async () => {
+    const inner = new FakeTransport(systemTime);
+    inner.latencyMs = 0;
+    Object.assign(inner, { keepsSilenceAfterReply: true, onLateReply: () => undefined });
+    const capture = new LineCapture(KEPT, () => 1000);
+    const wrapped = capturedTransport(inner, capture);
+    await wrapped.open();
+    expect(wrapped.keepsSilenceAfterReply).toBe(true);
+    expect(wrapped.onLateReply).toBeTypeOf('function');
+    expect(wrapped.broadcast).toBeTypeOf('function');
+    const seen: LineFrame[] = [];
+    capture.watch((f) => seen.push(f));
+    const frame = broadcastFrame({ kind: 'write-registers', address: 5, values: [0x1234], forceMulti: false });
+    await wrapped.broadcast!(frame, 0);
+    expect(inner.broadcasts).toEqual([frame]);
+    expect(seen[0]).toMatchObject({ direction: 'request', unit: 0, fn: 6, hex: '06 00 05 12 34', verdict: 'sent' });
+    // A transport that cannot broadcast (Modbus TCP) still cannot behind the capture.
+    const tcp = Object.assign(new FakeTransport(systemTime), { broadcast: undefined });
+    expect(capturedTransport(tcp, capture).broadcast).toBeUndefined();
   });
 });
