@@ -168,6 +168,9 @@ try {
     since = Date.now();
     daemon = await startInstalled(work, ports.healthPort, '/usr/bin/node');
     await everyDeviceReported(since);
+    // The page's three logins as on the bundled runtime (each a 16 MiB scrypt): like for like.
+    await usePage(extras.webPort, ca, WEB_PASSWORD);
+    await applyFromPage(extras.webPort, ca, WEB_PASSWORD, 'pkg-meter-2-token');
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     const rss20 = rssText(daemon.pid);
     note(`start to READY, ${DEVICE_COUNT} devices: bundled Node ${run(`${LIB}/current/bin/node`, ['--version']).out.trim()} ${bundledReady} ms, Node ${node20} ${daemon.readyMs} ms`);
