@@ -6,10 +6,7 @@
 import { describeVerdict, judgeIdentification, readIdentifications, type IdentificationReader, type IdentifyVerdict } from '../core/config/identification-match.js';
 import type { DeviceIdentification } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
-import { QueueFullError } from '../core/queue-full-error.js';
-import {
-  BusDownError, BusStoppedError, ModbusExceptionError, UnitCoolingDownError, UnitLateReplyPendingError,
-} from '../field/modbus/errors.js';
+import { keptFromDevice, ModbusExceptionError } from '../field/modbus/errors.js';
 import type { PollBus } from './poll-cycle.js';
 
 /** identified: it is its profile's model; other-model: it is not (not polled); unverified: it did not say (polled). */
@@ -27,9 +24,6 @@ export interface IdentityStatus {
 
 export class DeviceIdentityError extends Error {}
 
-/** Refusals by the bus itself (late-reply guard, cool-down, bus down, queue full): the device was not asked. */
-const NOT_ASKED = [UnitLateReplyPendingError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
-
 /** `notAsked` is set when a read never reached the device: its silence says nothing about it. */
 function busReader(bus: PollBus, unitId: number, notAsked: { seen: boolean }): IdentificationReader {
   return async (table, address, count) => {
@@ -38,7 +32,7 @@ function busReader(bus: PollBus, unitId: number, notAsked: { seen: boolean }): I
       return { kind: 'words', words: Array.from(block.words ?? []) };
     } catch (err) {
       if (err instanceof ModbusExceptionError) return { kind: 'refused', detail: err.exceptionName };
-      if (NOT_ASKED.some((type) => err instanceof type)) notAsked.seen = true;
+      if (keptFromDevice(err)) notAsked.seen = true;
       return { kind: 'silent', detail: err instanceof Error ? err.message : String(err) };
     }
   };

@@ -17,10 +17,7 @@ import { RecentSamples } from '../core/recent-samples.js';
 import type { Clock } from '../core/time.js';
 import type { ReadBlock } from '../core/points/codec.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
-import {
-  BusDownError, BusStoppedError, InvalidRequestError, ModbusExceptionError, ModbusTimeoutError, PortClosedError,
-  UnitCoolingDownError, UnitLateReplyPendingError,
-} from '../field/modbus/errors.js';
+import { InvalidRequestError, keptFromDevice, ModbusExceptionError, ModbusTimeoutError, PortClosedError } from '../field/modbus/errors.js';
 import type { ShareClient, ShareRequestHandler } from '../field/modbus/share-server.js';
 
 /** What the share needs of its bus (Bus has it). */
@@ -199,9 +196,8 @@ function broadcastWrite(request: Exclude<ShareRequest, { kind: 'read' }>, forceM
 export function exceptionFor(err: unknown): number {
   if (err instanceof ModbusExceptionError) return err.code;
   if (err instanceof ModbusTimeoutError) return EXCEPTION.gatewayTargetNoResponse;
-  if (err instanceof UnitCoolingDownError || err instanceof UnitLateReplyPendingError || err instanceof BusDownError
-    || err instanceof BusStoppedError || err instanceof PortClosedError) return EXCEPTION.gatewayPathUnavailable;
   if (err instanceof QueueFullError) return EXCEPTION.serverBusy;
+  if (keptFromDevice(err) || err instanceof PortClosedError) return EXCEPTION.gatewayPathUnavailable;
   if (err instanceof InvalidRequestError) return EXCEPTION.illegalDataValue;
   // A garbled or mismatched reply (CRC, length, echo): nothing usable came back from the target.
   return EXCEPTION.gatewayTargetNoResponse;

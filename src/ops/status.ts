@@ -3,6 +3,7 @@ import type { ShareStatus } from './share-status.js';
 import type { FailingPointStatus } from '../device/point-health.js';
 import type { LearnedLimit } from '../device/read-plan-learner.js';
 import type { IdentityStatus } from '../device/identity-check.js';
+import type { CoolingUnitView } from '../field/modbus/cooldown.js';
 
 export type { FailingPointStatus } from '../device/point-health.js';
 export type { LearnedLimit } from '../device/read-plan-learner.js';
@@ -35,15 +36,8 @@ export interface BusStatus {
   echoProblem?: string;
 }
 
-export interface CoolingUnitStatus {
-  unit: number;
-  /** Ms until its next probe may go (0: due, or in flight). */
-  nextProbeInMs: number;
-  /** Cool-down periods in a row (0 = first; each silent probe doubles the period up to its max). */
-  cooldownLevel: number;
-  /** What put it there, e.g. "timeouts (no answer within 200 ms)". */
-  lastFailure: string;
-}
+/** A unit cooling down: the bus's own view of it, as /status shows it. */
+export type CoolingUnitStatus = CoolingUnitView;
 
 export interface LateUnitStatus {
   unit: number;

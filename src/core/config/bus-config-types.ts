@@ -3,50 +3,44 @@ import type { ShareConfig } from './share-types.js';
 
 export type Parity = 'none' | 'even' | 'odd';
 
-export interface RtuBusConfig {
-  kind: 'rtu';
+/** What every bus kind has: its name, reply timeout, reconnect backoff, unit cool-down and busy repeats. */
+interface BusBasics {
   name: string;
+  timeoutMs: number;
+  reconnect: BackoffConfig;
+  cooldown: CooldownConfig;
+  busyRetries: number;
+}
+
+export interface RtuBusConfig extends BusBasics {
+  kind: 'rtu';
   path: string;
   baudRate: number;
   parity: Parity;
   dataBits: 7 | 8;
   stopBits: 1 | 2;
-  timeoutMs: number;
   /** Silence kept between the end of one reply and the next request (t3.5 at least). */
   interFrameDelayMs: number;
   /** The RS-485 adapter returns each request before the reply (local echo): expect and strip it. */
   echo?: boolean;
-  reconnect: BackoffConfig;
-  cooldown: CooldownConfig;
-  busyRetries: number;
 }
 
-export interface TcpBusConfig {
+export interface TcpBusConfig extends BusBasics {
   kind: 'tcp';
-  name: string;
   host: string;
   port: number;
-  timeoutMs: number;
   /** Concurrent transactions allowed on the socket (Modbus TCP transaction ids). */
   maxInFlight: number;
-  reconnect: BackoffConfig;
-  cooldown: CooldownConfig;
-  busyRetries: number;
 }
 
 /** RTU framing carried through a TCP serial server (one transaction at a time, like a real line). */
-export interface RtuOverTcpBusConfig {
+export interface RtuOverTcpBusConfig extends BusBasics {
   kind: 'rtu-over-tcp';
-  name: string;
   host: string;
   port: number;
-  timeoutMs: number;
   interFrameDelayMs: number;
   /** The serial server returns each request before the reply (local echo): expect and strip it. */
   echo?: boolean;
-  reconnect: BackoffConfig;
-  cooldown: CooldownConfig;
-  busyRetries: number;
 }
 
 export type BusConfig = (RtuBusConfig | TcpBusConfig | RtuOverTcpBusConfig) & SharedBusSettings;

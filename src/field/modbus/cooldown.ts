@@ -33,7 +33,7 @@ export interface CoolingUnitView {
   unit: number;
   /** Ms until its next probe may go (0: due, or in flight). */
   nextProbeInMs: number;
-  /** Cool-down periods in a row (0 = first). */
+  /** Cool-down periods in a row (0 = first; each silent probe doubles the period up to its max). */
   cooldownLevel: number;
   /** What put it there, e.g. "timeouts (no answer within 200 ms)". */
   lastFailure: string;

@@ -1,4 +1,5 @@
 // Typed errors of the southbound engine: what went wrong on the wire, and why the bus refused a request.
+import { QueueFullError } from '../../core/queue-full-error.js';
 
 /** Names of the standard Modbus exception codes (index = code). */
 const EXCEPTION_NAMES: Record<number, string> = {
@@ -146,6 +147,15 @@ export class BusStoppedError extends ModbusEngineError {
 
 /** A request had invalid arguments (unit, address, count out of the Modbus ranges). */
 export class InvalidRequestError extends ModbusEngineError {}
+
+/**
+ * The bus kept the request from the device (late-reply guard, cool-down, bus down or stopped, its
+ * queue full): the failure says nothing about the device.
+ */
+export function keptFromDevice(err: unknown): boolean {
+  return err instanceof UnitLateReplyPendingError || err instanceof UnitCoolingDownError || err instanceof BusDownError
+    || err instanceof BusStoppedError || err instanceof QueueFullError;
+}
 
 /** Exception 2 (illegal data address) and 3 (illegal data value): the request, not the device, is wrong. */
 export function isRefusal(err: unknown): err is ModbusExceptionError {
