@@ -42,6 +42,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const time = deps.time ?? systemTime;
   const notifier = deps.notifier ?? createNotifier(deps.env, logger);
   const startedAt = time.now();
+  const startedAtWall = time.wallNow();
   try {
     mkdirSync(gateway.stateDir, { recursive: true, mode: 0o700 });
   } catch {
@@ -75,7 +76,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   };
   const links = () => linkStatusOf(cloudSide);
   const addressRecord = new AddressRecord(gateway.stateDir, config, componentLogger(logger, 'cloud', levels), time);
-  const configState = new ConfigState(gateway.stateDir, deps.configSha256 ?? configDigest(config), startedAt, process.pid,
+  const configState = new ConfigState(gateway.stateDir, deps.configSha256 ?? configDigest(config), startedAtWall, process.pid,
     (err) => logger.warn({ err, stateDir: gateway.stateDir }, 'config state file not written'));
   // Set once the reloader exists: the status shows the config running now.
   let current = (): Config => config;
@@ -86,7 +87,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     confirmed: (device, values) => reporter.onConfirmedValues(device, values),
   });
   const status = (): GatewayStatus => assembleStatus({
-    startedAt, pid: process.pid, devices: () => current().site.devices,
+    startedAt, startedAtWall, pid: process.pid, devices: () => current().site.devices,
     pollStats: () => [...southbound.pollers.values()].flatMap((p) => p.stats()),
     busStatus: (uptimeMs) => [...southbound.buses.values()].map((b) => busStatusOf(b.stats(), southbound.kinds.get(b.name) ?? 'rtu', uptimeMs)),
     lastSampleAt: (device) => reporter.lastSampleAt(device),

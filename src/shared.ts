@@ -2,7 +2,7 @@
 // concept has one definition (one clock, one register table model, one RTU framing, one logger
 // factory, one CLI contract, one way to keep a serial line's timing). The daemon runs without the
 // packages: only its development commands (emulator, simulate, the embedded demo) load them.
-export { systemClock, systemTimers, systemTime, sleep, repeatEvery, type Clock, type Timers, type Time } from './core/time.js';
+export { systemClock, systemWallClock, systemTimers, systemTime, sleep, repeatEvery, type Clock, type WallClock, type MonoMs, type EpochMs, type Timers, type Time } from './core/time.js';
 export { createLogger, silentLogger, LOG_LEVELS, type Logger } from './ops/log.js';
 export type { LevelWithSilent } from 'pino';
 export { TABLES, isBitTable, type Table, type ByteOrder, type WordOrder } from './core/points/types.js';

@@ -173,8 +173,9 @@ export const runReload: CliCommand = async (args, io) => {
     io.stderr.write(`fieldgate reload: signalled process ${pid}, but its answer cannot be read (no ${join(stateDir, CONFIG_STATE_FILE)} of it, health endpoint off); see its log\n`);
     return EXIT_UNAVAILABLE;
   }
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
+  // Monotonic: a wall-clock step while the daemon reloads neither ends nor stretches the wait.
+  const until = performance.now() + timeoutMs;
+  while (performance.now() < until) {
     const state = await read();
     if (state?.pid === pid && state.attempt > attemptBefore) return answer(state, io, file, loaded.sha256);
     if (signalProblem(pid, 0)) break;

@@ -1,24 +1,25 @@
 // What the outbox holds, as /status and metrics show it, and when to log replay progress (pure:
 // figures and time passed in).
 import type { OutboxStats } from './outbox-types.js';
+import type { EpochMs } from './time.js';
 
 export interface BacklogFigures {
   reports: number;
   bytes: number;
   onDisk: number;
   inMemory: number;
-  /** Age of the oldest report held (by its poll time); null when empty. */
+  /** Age of the oldest report held (by its poll time, on the wall clock: rows outlive the process); null when empty. */
   oldestAgeMs: number | null;
 }
 
-export function backlogOf(stats: OutboxStats, now: number): BacklogFigures {
+export function backlogOf(stats: OutboxStats, wallNow: EpochMs): BacklogFigures {
   return {
     // Both modes: what is on disk plus what is not (yet): write-ahead's pending commit, memory-first's memory.
     reports: stats.onDisk + stats.buffered,
     bytes: stats.bytes,
     onDisk: stats.onDisk,
     inMemory: stats.buffered,
-    oldestAgeMs: stats.oldestTs === undefined ? null : Math.max(0, now - stats.oldestTs),
+    oldestAgeMs: stats.oldestTs === undefined ? null : Math.max(0, wallNow - stats.oldestTs),
   };
 }
 

@@ -46,7 +46,7 @@ export interface OutboxStorageState {
   state: 'ok' | 'failing';
   /** The error that started the episode, as SQLite gave it. */
   cause?: string;
-  /** Start of the episode (Unix ms). */
+  /** Start of the episode (monotonic ms: its age in /status). */
   since?: number;
   /** Writes that failed since start (every attempt). */
   failedWrites: number;

@@ -1,9 +1,40 @@
-// The one clock and timer abstraction: everything that reads the time or waits gets one of these,
-// so tests drive time by hand (test/helpers/manual-clock.ts) instead of sleeping for real.
+// The clock and timer abstraction: everything that reads the time or waits gets one of these, so
+// tests drive time by hand (test/helpers/manual-clock.ts) instead of sleeping for real.
+//
+// Two kinds of time, kept apart by their types. A Pi has no clock chip: NTP steps its wall clock by
+// hours or days at boot and back again later, so nothing that waits or measures may read it.
+// - MonoMs: the monotonic clock (any origin, never stepped). Every schedule, age, deadline, timeout,
+//   rate limit, cool-down, guard, backoff, watchdog and in-memory expiry.
+// - EpochMs: the wall clock (Unix ms). Only timestamps that leave the process: a report's `ts`, a
+//   time shown to a person, a time written to disk that a later process reads.
 
+declare const monotonicBrand: unique symbol;
+declare const epochBrand: unique symbol;
+/** Milliseconds on the monotonic clock; only differences between two of them mean anything. */
+export type MonoMs = number & { readonly [monotonicBrand]: true };
+/** Milliseconds since the Unix epoch, on the wall clock (stepped by NTP). */
+export type EpochMs = number & { readonly [epochBrand]: true };
+
+/** The monotonic clock. */
 export interface Clock {
-  /** Milliseconds since the epoch (or any monotonic origin the caller chooses). */
-  now(): number;
+  /** Monotonic milliseconds (not the epoch): for schedules, ages and deadlines only. */
+  now(): MonoMs;
+}
+
+/** The wall clock, for timestamps that leave the process. */
+export interface WallClock {
+  /** Unix milliseconds; may step in either direction at any time. */
+  wallNow(): EpochMs;
+}
+
+/** A number known to be monotonic milliseconds (a computed deadline, a test's fixed instant). */
+export function asMono(ms: number): MonoMs {
+  return ms as MonoMs;
+}
+
+/** A number known to be Unix milliseconds (read from disk or the wire, or a test's fixed instant). */
+export function asEpoch(ms: number): EpochMs {
+  return ms as EpochMs;
 }
 
 export interface TimerOptions {
@@ -16,8 +47,11 @@ export interface Timers {
   setTimer(cb: () => void, ms: number, options?: TimerOptions): () => void;
 }
 
-/** Both halves, for components that read the time and wait. */
+/** Both halves, for components that read the (monotonic) time and wait. */
 export interface Time extends Clock, Timers {}
+
+/** Time and the wall clock, for components that also stamp what leaves the process. */
+export interface TimeWithWall extends Time, WallClock {}
 
 /**
  * Runs `cb` once the event loop has read the I/O that already waits; returns a cancel. After a
@@ -30,7 +64,17 @@ export function afterPendingIo(cb: () => void): () => void {
   return () => clearImmediate(handle);
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+/**
+ * The monotonic origin: performance.now() (CLOCK_MONOTONIC on Linux, like libuv's timers) counts
+ * from the process start, so it is shifted by a fixed 10^9 ms. A value of 0 used as "never" then
+ * still lies far in the past, and a monotonic value taken for the epoch by mistake reads as
+ * January 1970, which no test or person mistakes for now.
+ */
+const MONOTONIC_OFFSET_MS = 1e9;
+
+export const systemClock: Clock = { now: () => (performance.now() + MONOTONIC_OFFSET_MS) as MonoMs };
+
+export const systemWallClock: WallClock = { wallNow: () => Date.now() as EpochMs };
 
 export const systemTimers: Timers = {
   setTimer(cb, ms, options) {
@@ -40,7 +84,7 @@ export const systemTimers: Timers = {
   },
 };
 
-export const systemTime: Time = { now: systemClock.now, setTimer: systemTimers.setTimer };
+export const systemTime: TimeWithWall = { now: systemClock.now, setTimer: systemTimers.setTimer, wallNow: systemWallClock.wallNow };
 
 /** Resolves after ms on the given timers; rejects with the signal's reason when it aborts first. */
 export function sleep(timers: Timers, ms: number, signal?: AbortSignal): Promise<void> {

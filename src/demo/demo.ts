@@ -170,7 +170,7 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
     ],
   };
   const tty = 'isTTY' in io.stdout && io.stdout.isTTY === true;
-  const started = Date.now();
+  const started = performance.now();
   let tick = 0;
   while (!signal.aborted) {
     frame.status = gateway.status();
@@ -191,8 +191,8 @@ async function liveView(run: Running, config: Config, options: DemoOptions): Pro
     }
     if (!options.once && (tty || tick % 5 === 0)) io.stdout.write(`${tty ? '\x1b[2J\x1b[H' : ''}${renderFrame(frame)}`);
     if (!options.once && complete && tick % 10 === 5) void roundTrip(run, config, tick, frame.roundTrips, projectKey, tokens);
-    if (options.durationS !== undefined && Date.now() - started > options.durationS * 1000) break;
-    if (options.once && Date.now() - started > 60_000) {
+    if (options.durationS !== undefined && performance.now() - started > options.durationS * 1000) break;
+    if (options.once && performance.now() - started > 60_000) {
       io.stderr.write('fieldgate demo: the cloud did not show every value within 60 s\n');
       io.stdout.write(renderFrame(frame));
       return 69;
@@ -212,7 +212,7 @@ function gatewayValues(gateway: GatewayHandle, device: string): Record<string, u
 }
 
 async function roundTrip(run: Running, config: Config, tick: number, log: RoundTrip[], projectKey: string, tokens: Map<string, string>): Promise<void> {
-  const t0 = Date.now();
+  const t0 = performance.now();
   const at = new Date().toISOString().slice(11, 19);
   try {
     if ((tick / 10) % 2 < 1) {
@@ -221,14 +221,14 @@ async function roundTrip(run: Running, config: Config, tick: number, log: RoundT
       await post(run.emulator.httpPort, tokens.get('meter-1') ?? '', projectKey, '/attributes', { setpoint: value });
       for (let i = 0; i < 100 && meter?.getRegister(1, 'holding', 2) !== value; i += 1) await new Promise((r) => setTimeout(r, 20));
       const holds = meter?.getRegister(1, 'holding', 2);
-      log.push({ label: `push setpoint=${value} to meter-1`, at, ok: holds === value, detail: `register holds ${holds}`, latencyMs: Date.now() - t0 });
+      log.push({ label: `push setpoint=${value} to meter-1`, at, ok: holds === value, detail: `register holds ${holds}`, latencyMs: Math.round(performance.now() - t0) });
     } else {
       const rpm = 1000 + (Math.round(t0 / 1000) % 10) * 100;
       const reply = await post(run.emulator.httpPort, tokens.get('plc') ?? '', projectKey, '/command/sync/send', { method: 'boost', params: { rpm }, id: tick % 100000 });
       const ok = reply.result === 1;
-      log.push({ label: `command boost rpm=${rpm} to plc`, at, ok, detail: `reply ${JSON.stringify((reply.command as { params?: unknown } | undefined)?.params ?? reply.message)}`, latencyMs: Date.now() - t0 });
+      log.push({ label: `command boost rpm=${rpm} to plc`, at, ok, detail: `reply ${JSON.stringify((reply.command as { params?: unknown } | undefined)?.params ?? reply.message)}`, latencyMs: Math.round(performance.now() - t0) });
     }
   } catch (err) {
-    log.push({ label: 'round trip', at, ok: false, detail: err instanceof Error ? err.message : String(err), latencyMs: Date.now() - t0 });
+    log.push({ label: 'round trip', at, ok: false, detail: err instanceof Error ? err.message : String(err), latencyMs: Math.round(performance.now() - t0) });
   }
 }

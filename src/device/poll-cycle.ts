@@ -2,6 +2,7 @@
 // request the device refuses (exception 2/3) until the refusal is isolated, so every other point
 // still reports in the same cycle, and send a merged request that timed out as its halves.
 import type { PointConfig } from '../core/config/site-types.js';
+import type { EpochMs, MonoMs } from '../core/time.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
   BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError,
@@ -32,8 +33,10 @@ export interface SampleError {
 
 export interface Sample {
   device: string;
-  /** Epoch ms when the cycle started. */
-  ts: number;
+  /** When the cycle started, on the wall clock: the report's time (leaves the process). */
+  ts: EpochMs;
+  /** When the cycle started, on the monotonic clock: ages and the change filter's silences. */
+  at: MonoMs;
   values: Record<string, PointValue>;
   errors: SampleError[];
   /**
@@ -62,7 +65,7 @@ export interface CycleContext {
   unitId: number;
   codecs: ReadonlyMap<string, PointCodec>;
   learner: ReadPlanLearner;
-  now: () => number;
+  now: () => MonoMs;
 }
 
 /**

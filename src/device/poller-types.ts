@@ -2,7 +2,7 @@
 import type { DeviceConfig } from '../core/config/site-types.js';
 import type { CompiledDevice } from '../core/config/compile.js';
 import type { Logger } from '../core/logger.js';
-import type { Clock, Timers } from '../core/time.js';
+import type { Clock, MonoMs, Timers, WallClock } from '../core/time.js';
 import type { PollBus, Sample } from './poll-cycle.js';
 import type { PointHealth, FailingPointStatus } from './point-health.js';
 import type { PointCodec } from '../core/points/codec.js';
@@ -45,7 +45,10 @@ export interface PollerOptions {
   devices: readonly CompiledDevice[];
   sink: SampleSink;
   logger: Logger;
+  /** Monotonic: the schedule, cycle times and ages. */
   clock?: Clock;
+  /** Wall: each sample's `ts` only. */
+  wall?: WallClock;
   timers?: Timers;
   random?: () => number;
   /** Consecutive cycles without any value before a device is reported offline. */
@@ -75,8 +78,8 @@ export interface DeviceRun {
   consecutiveFailures: number;
   overrun: Overrun | undefined;
   lastCycleRead: boolean;
-  /** Start of the last cycle that read a value (0: none yet). */
-  lastReadCycleAt: number;
+  /** Start of the last cycle that read a value (monotonic; 0: none yet). */
+  lastReadCycleAt: MonoMs | 0;
   /** Taken off the schedule by a reload: a cycle still running sets no new timer. */
   removed: boolean;
   /** The model check of a device whose profile declares identification. */

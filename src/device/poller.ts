@@ -6,7 +6,7 @@
 // polls continuously: the next cycle starts as soon as the last one ends.
 import type { CompiledDevice } from '../core/config/compile.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
-import { type Clock, type Timers, systemClock, systemTimers } from '../core/time.js';
+import { type Clock, type Timers, type WallClock, systemClock, systemTimers, systemWallClock } from '../core/time.js';
 import { UnitCoolingDownError, UnitLateReplyPendingError } from '../field/modbus/errors.js';
 import { runCycle, type CycleOutcome, type Sample } from './poll-cycle.js';
 import type { DeviceRun, DevicePollStats, DeviceState, PollerOptions } from './poller-types.js';
@@ -23,6 +23,7 @@ export const DEFAULT_CONTINUOUS_RETRY_MS = 1000;
 export class Poller {
   private readonly runs: DeviceRun[];
   private readonly clock: Clock;
+  private readonly wall: WallClock;
   private readonly timers: Timers;
   private readonly random: () => number;
   private readonly offlineAfter: number;
@@ -31,6 +32,7 @@ export class Poller {
 
   constructor(private readonly options: PollerOptions) {
     this.clock = options.clock ?? systemClock;
+    this.wall = options.wall ?? systemWallClock;
     this.timers = options.timers ?? systemTimers;
     this.random = options.random ?? Math.random;
     this.offlineAfter = Math.max(1, options.offlineAfterFailedCycles ?? 3);
@@ -214,7 +216,7 @@ export class Poller {
 
   private async readDevice(run: DeviceRun): Promise<Sample> {
     const started = this.clock.now();
-    const sample: Sample = { device: run.config.name, ts: started, values: {}, errors: [] };
+    const sample: Sample = { device: run.config.name, ts: this.wall.wallNow(), at: started, values: {}, errors: [] };
     run.lastCycleRead = false;
     const otherModel = await run.identity?.beforeCycle(this.options.bus, run.config.unitId);
     if (otherModel) return this.notPolled(run, sample, otherModel);
@@ -223,7 +225,7 @@ export class Poller {
     }, sample);
     const read = Object.keys(sample.values);
     run.identity?.afterCycle(read.length > 0);
-    run.health.update(read, outcome.failures, this.clock.now());
+    run.health.update(read, outcome.failures, this.clock.now(), this.wall.wallNow());
     run.stats.cycles += 1;
     run.stats.lastCycleMs = this.clock.now() - started;
     run.stats.lastError = sample.errors[0]?.message;

@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.js';
 import { ChangeFilter } from '../core/points/change-filter.js';
 import type { PointValue } from '../core/points/types.js';
 import type { DeviceState, Sample, SampleSink } from './poller.js';
-import { systemClock, type Clock } from '../core/time.js';
+import { systemTime, type Clock, type EpochMs, type MonoMs, type WallClock } from '../core/time.js';
 
 /** The attribute carrying the field device's own reachability. */
 export const ONLINE_ATTRIBUTE = 'online';
@@ -17,7 +17,8 @@ export const ONLINE_ATTRIBUTE = 'online';
 interface DeviceReportState {
   filter: ChangeFilter;
   online: boolean | undefined;
-  lastSampleAt: number | undefined;
+  /** Monotonic: for the age of the latest sample. */
+  lastSampleAt: MonoMs | undefined;
   /** Latest value per point id, in the order a Record would keep them (a Map: ~half the memory of a 50-key object). */
   latest: Map<string, PointValue>;
   /** Only devices with a cloud identity have reports to send. */
@@ -36,7 +37,8 @@ export class Reporter implements SampleSink {
     devices: readonly DeviceConfig[],
     private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
-    private readonly clock: Clock = systemClock,
+    /** Monotonic for the change filter's silences, wall for the reports' `ts`. */
+    private readonly clock: Clock & WallClock = systemTime,
   ) {
     for (const d of devices) this.addDevice(d);
   }
@@ -57,7 +59,7 @@ export class Reporter implements SampleSink {
   onSample(sample: Sample): void {
     const state = this.devices.get(sample.device);
     if (!state) return;
-    state.lastSampleAt = sample.ts;
+    state.lastSampleAt = sample.at;
     const values = sample.values;
     const kept = this.kept;
     kept.length = 0;
@@ -66,7 +68,7 @@ export class Reporter implements SampleSink {
       const value = values[id];
       state.latest.set(id, value);
       count += 1;
-      if (state.filter.offer(id, value, sample.ts)) kept.push(id);
+      if (state.filter.offer(id, value, sample.at)) kept.push(id);
     }
     // Every value passed (the usual case for busy points): report the sample as it is.
     if (kept.length === count) {
@@ -89,7 +91,7 @@ export class Reporter implements SampleSink {
       state.latest.clear();
     }
     // The poller logs the transition itself; here it only becomes an `online` report.
-    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.now());
+    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.wallNow());
     for (const listener of this.onlineListeners) listener(device, online);
   }
 
@@ -103,10 +105,11 @@ export class Reporter implements SampleSink {
   onConfirmedValues(device: string, values: Record<string, PointValue>): void {
     const state = this.devices.get(device);
     if (!state) return;
-    const ts = this.clock.now();
+    const ts = this.clock.wallNow();
+    const at = this.clock.now();
     for (const [id, value] of Object.entries(values)) {
       state.latest.set(id, value);
-      state.filter.offer(id, value, ts);
+      state.filter.offer(id, value, at);
     }
     this.append(device, values, ts);
   }
@@ -116,10 +119,10 @@ export class Reporter implements SampleSink {
     const state = this.devices.get(device);
     if (!state) return;
     state.filter.forceSnapshot();
-    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.clock.now());
+    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.clock.wallNow());
   }
 
-  lastSampleAt(device: string): number | undefined {
+  lastSampleAt(device: string): MonoMs | undefined {
     return this.devices.get(device)?.lastSampleAt;
   }
 
@@ -132,7 +135,7 @@ export class Reporter implements SampleSink {
     return latest ? Object.fromEntries(latest) : {};
   }
 
-  private append(device: string, values: Readonly<Record<string, ReportValue>>, ts: number): void {
+  private append(device: string, values: Readonly<Record<string, ReportValue>>, ts: EpochMs): void {
     const state = this.devices.get(device);
     if (!state?.toCloud || isEmpty(values)) return;
     const report = state.timestampAttribute === undefined ? values : { ...values, [state.timestampAttribute]: ts };

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { ConfigIssue } from '../core/config/site-types.js';
 import { formatIssue } from '../core/config/issues.js';
 import type { ConfigStatus } from './status.js';
+import type { EpochMs } from '../core/time.js';
 
 export const CONFIG_STATE_FILE = 'config-state.json';
 
@@ -31,13 +32,14 @@ export function refusalText(issues: readonly ConfigIssue[]): string {
 export class ConfigState {
   private generation = 1;
   private sha256: string;
-  private loadedAt: number;
+  /** Wall clock: shown, and read by `fieldgate reload` from the file. */
+  private loadedAt: EpochMs;
   private lastError: string | null = null;
   private attempt = 0;
   private readonly reloads = { applied: 0, unchanged: 0, refused: 0, failed: 0 };
   private readonly path: string;
 
-  constructor(stateDir: string, sha256: string, now: number, private readonly pid: number, private readonly onWriteError: (err: unknown) => void) {
+  constructor(stateDir: string, sha256: string, now: EpochMs, private readonly pid: number, private readonly onWriteError: (err: unknown) => void) {
     this.sha256 = sha256;
     this.loadedAt = now;
     this.path = join(stateDir, CONFIG_STATE_FILE);
@@ -49,7 +51,7 @@ export class ConfigState {
   }
 
   /** One reload attempt's result; `sha256` of the file read (refusals and failures keep the running one's). */
-  record(outcome: ReloadOutcome, now: number, sha256: string | undefined, problems: readonly ConfigIssue[] = []): void {
+  record(outcome: ReloadOutcome, now: EpochMs, sha256: string | undefined, problems: readonly ConfigIssue[] = []): void {
     this.attempt += 1;
     this.reloads[outcome] += 1;
     if (outcome === 'refused' || outcome === 'failed') {

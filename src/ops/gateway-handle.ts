@@ -8,7 +8,7 @@ import type { PointValue } from '../core/points/types.js';
 import type { SecretValues } from '../core/redact.js';
 import type { GatewayStatus } from './status.js';
 import type { Notifier } from './systemd.js';
-import type { Time } from '../core/time.js';
+import type { TimeWithWall } from '../core/time.js';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -20,7 +20,7 @@ export interface GatewayDeps {
   /** Known secret values (the logger redacts them); fetched credentials are added. */
   secrets?: SecretValues;
   /** Clock and timers of the gateway's own loops (tick, drain); the system's by default. */
-  time?: Time;
+  time?: TimeWithWall;
   /** The site file the daemon runs (the commissioning page shows it); absent in tests and benches. */
   siteFile?: string;
   /** sha256 of the site file's bytes (status `config.sha256`); of the config's JSON when absent. */

@@ -9,7 +9,7 @@ import type { Logger } from './log.js';
 import { backlogOf, ReplayProgress } from '../core/outbox-backlog.js';
 import type { OutboxReadState, OutboxStats, OutboxStorageState } from '../core/outbox-types.js';
 import type { OutboxReadStatus, OutboxStatus, OutboxStorageStatus } from './status.js';
-import { systemTime, type Time } from '../core/time.js';
+import { systemTime, type TimeWithWall } from '../core/time.js';
 
 export interface GatewayOutbox {
   readonly outbox: ReportOutbox;
@@ -25,7 +25,7 @@ export interface GatewayOutbox {
   onFileTakenUp(listener: () => void): void;
 }
 
-export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger: Logger, wake: (devices: ReadonlySet<string>) => void, time: Time = systemTime): GatewayOutbox {
+export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger: Logger, wake: (devices: ReadonlySet<string>) => void, time: TimeWithWall = systemTime): GatewayOutbox {
   const settings = cloud.outbox;
   const mode = settings.mode ?? 'memory-first';
   const durableAfterMs = settings.durableAfterMs ?? 1000;
@@ -84,7 +84,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     storageRetryMs: settings.storageRetryMs,
     time,
   });
-  const atStart = backlogOf(outbox.stats(), time.now());
+  const atStart = backlogOf(outbox.stats(), time.wallNow());
   logger.info({ mode, durableAfterMs, ...atStart }, 'outbox backlog at start');
   // A report held longer than the crash window (or the group commit) was not acknowledged in time.
   const progress = new ReplayProgress(settings.progressLogMs ?? 10_000, Math.max(durableAfterMs, settings.commitIntervalMs, 1000));
@@ -92,7 +92,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     outbox,
     status(now) {
       const s = outbox.stats();
-      const b = backlogOf(s, now);
+      const b = backlogOf(s, time.wallNow());
       return {
         depth: b.reports, bytes: s.bytes, maxBytes: settings.maxBytes, dropped: s.dropped, mode, onDisk: b.onDisk, inMemory: b.inMemory, oldestAgeMs: b.oldestAgeMs,
         ...(s.storage ? { storage: storageStatusOf(s.storage, now) } : {}),
@@ -105,7 +105,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
     onFileTakenUp: (listener) => takenUp.push(listener),
     tick(now, ackedTotal) {
       outbox.checkFile?.();
-      const event = progress.next(now, backlogOf(outbox.stats(), now), ackedTotal);
+      const event = progress.next(now, backlogOf(outbox.stats(), time.wallNow()), ackedTotal);
       if (event) logger[event.level](event.fields, event.message);
     },
     fill: () => outbox.stats().bytes / settings.maxBytes,

@@ -7,7 +7,7 @@ import { planReload, type ReloadPlan } from '../core/config/site-diff.js';
 import { checkAddressReuse, type AddressHolder } from '../core/config/address-reuse.js';
 import { keepRunningAddresses } from '../core/config/sub-device-addresses.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
-import type { Time } from '../core/time.js';
+import type { TimeWithWall } from '../core/time.js';
 import type { ConfigState } from './config-state.js';
 import type { ReloadCandidate, ReloadResult } from './gateway-handle.js';
 import type { Logger } from './log.js';
@@ -35,7 +35,7 @@ export interface ReloaderOptions {
   state: ConfigState;
   notifier: Notifier;
   logger: Logger;
-  time: Time;
+  time: TimeWithWall;
   /** The systemd status line after a reload. */
   summary(): string;
   /** After an applied reload: the config now running. */
@@ -51,7 +51,7 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
   let queue: Promise<unknown> = Promise.resolve();
 
   const refuse = (problems: readonly ConfigIssue[], err?: unknown): ReloadResult => {
-    state.record('refused', time.now(), undefined, problems);
+    state.record('refused', time.wallNow(), undefined, problems);
     // One line with every problem and its path; the running config stays as it was.
     logger.error({ problems: problems.map(formatIssue), generation: state.status().generation, ...(err === undefined ? {} : { err }) }, 'site file reload refused: nothing changed');
     return { outcome: 'refused', generation: state.status().generation, problems: [...problems] };
@@ -76,7 +76,7 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
       ? `reload failed while applying, rolled back: ${why}`
       : `reload failed while applying and could not be rolled back (restart fieldgate): ${why}; rollback: ${rollbackError instanceof Error ? rollbackError.message : String(rollbackError)}`;
     const problems: ConfigIssue[] = [{ path: 'reload', message }];
-    state.record('failed', time.now(), undefined, problems);
+    state.record('failed', time.wallNow(), undefined, problems);
     const context = {
       err, generation: state.status().generation, sha256, durationMs: time.now() - startedAt,
       added: plan.devicesAdded, removed: plan.devicesRemoved, replaced: plan.devicesReplaced, ...(rollbackError === undefined ? {} : { rollbackErr: rollbackError }),
@@ -104,7 +104,7 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
       const { plan } = decision;
       warnIfMostRemoved(plan, running, candidate.sha256, logger);
       if (plan.identical) {
-        state.record('unchanged', time.now(), candidate.sha256);
+        state.record('unchanged', time.wallNow(), candidate.sha256);
         logger.info({ generation: state.status().generation }, 'site file reload: nothing changed');
         return { outcome: 'unchanged', generation: state.status().generation, problems: [] };
       }
@@ -115,7 +115,7 @@ export function createReloader(options: ReloaderOptions): { reload(load: () => R
         return await rollBack(plan, next, candidate.sha256, err, startedAt);
       }
       running = next;
-      state.record('applied', time.now(), candidate.sha256);
+      state.record('applied', time.wallNow(), candidate.sha256);
       logger.info({
         generation: state.status().generation, durationMs: time.now() - startedAt, kept: plan.devicesKept.length,
         added: plan.devicesAdded, removed: plan.devicesRemoved, replaced: plan.devicesReplaced,

@@ -1,6 +1,7 @@
 // The gateway's status picture assembled from what each part reports (pure: time passed in), and
 // the one-line summary systemd shows. /status, /metrics, /healthz and `fieldgate status` read it.
 import type { DeviceConfig } from '../core/config/site-types.js';
+import type { EpochMs, MonoMs } from '../core/time.js';
 import { FIELDGATE_VERSION } from '../core/version.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusStats } from '../field/modbus/bus-stats.js';
@@ -8,12 +9,15 @@ import type { ShareStatus } from './share-status.js';
 import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus, SubDeviceStatus } from './status.js';
 
 export interface StatusSources {
-  startedAt: number;
+  /** Monotonic: uptime and ages. */
+  startedAt: MonoMs;
+  /** Wall clock: the start as shown. */
+  startedAtWall: EpochMs;
   /** The devices of the config running now, in site order. */
   devices(): readonly DeviceConfig[];
   pollStats(): DevicePollStats[];
   busStatus(uptimeMs: number): BusStatus[];
-  lastSampleAt(device: string): number | undefined;
+  lastSampleAt(device: string): MonoMs | undefined;
   isOnline(device: string): boolean;
   links(): LinkStatus[];
   outbox(now: number): OutboxStatus;
@@ -27,12 +31,13 @@ export interface StatusSources {
   pid?: number;
 }
 
-export function assembleStatus(sources: StatusSources, now: number): GatewayStatus {
+/** `now`: monotonic. */
+export function assembleStatus(sources: StatusSources, now: MonoMs): GatewayStatus {
   const pollStats = new Map(sources.pollStats().map((s) => [s.device, s]));
   return {
     version: FIELDGATE_VERSION,
     ...(sources.pid === undefined ? {} : { pid: sources.pid }),
-    startedAt: new Date(sources.startedAt).toISOString(),
+    startedAt: new Date(sources.startedAtWall).toISOString(),
     uptimeS: (now - sources.startedAt) / 1000,
     buses: sources.busStatus(now - sources.startedAt),
     devices: sources.devices().map((d) => {

@@ -13,7 +13,7 @@ import { legacySubDeviceAddresses } from '../core/config/gateway-mode.js';
 import { pinSubDeviceAddresses, subDeviceAddressesOf, type PinnedAddresses } from '../core/config/sub-device-addresses.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
-import { systemTime, type Time } from '../core/time.js';
+import { systemTime, type TimeWithWall } from '../core/time.js';
 
 export const ADDRESS_RECORD_FILE = 'sub-device-addresses.json';
 /** Written by every version, so its presence shows a fieldgate ran on the directory before. */
@@ -157,7 +157,7 @@ export class AddressRecord {
   private failing = false;
   private cancelRetry: (() => void) | undefined;
 
-  constructor(private readonly stateDir: string, initial: Config, private readonly log: Logger, private readonly time: Time = systemTime) {
+  constructor(private readonly stateDir: string, initial: Config, private readonly log: Logger, private readonly time: TimeWithWall = systemTime) {
     // What the directory held at start (`run` checked it): its addresses no device uses now stay released.
     const before = startingRecord(stateDir, initial);
     this.announced = before?.addresses ?? new Map();
@@ -189,7 +189,7 @@ export class AddressRecord {
   private take(config: Config): void {
     const now = subDeviceAddressesOf(config);
     for (const r of checkAddressReuse(config, this.holders()).reassigned) this.log.warn(r, 'sub-device address re-assigned to another device');
-    this.released = releasedAfter(this.announced, now, this.released, new Date(this.time.now()).toISOString());
+    this.released = releasedAfter(this.announced, now, this.released, new Date(this.time.wallNow()).toISOString());
     this.announced = now;
   }
 

@@ -3,7 +3,8 @@
 // progress) and the ordered drain on stop. Collaborators and time are passed in.
 import type { SiteConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
-import { repeatEvery, sleep, type Time } from '../core/time.js';
+import { repeatEvery, sleep, type Time, type TimeWithWall } from '../core/time.js';
+import { WallStepWatch } from '../core/wall-step.js';
 import { TransitionLog } from '../core/transitions.js';
 import type { ReportOutbox } from '../core/outbox-types.js';
 import { IDENTITY_NAME } from '../device/gateway-wiring.js';
@@ -69,7 +70,8 @@ export interface TickerOptions {
   /** 429 answers seen so far by the cloud request queue. */
   rateLimited(): number;
   logger: Logger;
-  time: Time;
+  /** Monotonic for the tick; the wall clock only to notice its steps. */
+  time: TimeWithWall;
   intervalMs: number;
 }
 
@@ -78,7 +80,16 @@ export function startSupervisionTicker(options: TickerOptions): () => void {
   const { notifier, store, time } = options;
   const transitions = new TransitionLog(options.logger);
   let rateLimitedSeen = 0;
+  const wallSteps = new WallStepWatch();
+  wallSteps.observe(time.now(), time.wallNow());
   return repeatEvery(time, options.intervalMs, () => {
+    const step = wallSteps.observe(time.now(), time.wallNow());
+    if (step) {
+      options.logger.warn({
+        stepMs: step.stepMs, expected: new Date(step.expectedWall).toISOString(), now: new Date(step.wall).toISOString(), steps: wallSteps.count(),
+        effect: 'none on polling, timeouts and replay (they use the monotonic clock); report timestamps follow the wall clock',
+      }, 'wall clock stepped');
+    }
     // Ping only while every loop makes progress: a wedged loop gets the service restarted.
     if (options.stalled(time.now()).length === 0) notifier.watchdog();
     notifier.status(options.summary());

@@ -15,6 +15,7 @@ import { Forwarder, TokenBucket } from '../../src/cloud/forwarding/forwarder.js'
 import { MqttLink } from '../../src/cloud/mqtt/link.js';
 import { Outbox } from '../../src/cloud/outbox/outbox.js';
 import { Reporter } from '../../src/device/reporter.js';
+import { asEpoch, asMono } from '../../src/core/time.js';
 import { Mosquitto } from '../helpers/mosquitto.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,7 +110,10 @@ export async function measureNorthboundOnly(seconds: number, points = 100): Prom
     while (performance.now() - started < seconds * 1000) {
       // Bounded: feed while the backlog is small, as a poller's period would.
       if (outbox.stats().depth + outbox.stats().buffered < 5000) {
-        for (let i = 0; i < 200; i += 1) reporter.onSample({ device: dev.name, ts: (n += 1), values, errors: [] });
+        for (let i = 0; i < 200; i += 1) {
+          n += 1;
+          reporter.onSample({ device: dev.name, ts: asEpoch(n), at: asMono(n), values, errors: [] });
+        }
       }
       await new Promise((r) => setImmediate(r));
     }

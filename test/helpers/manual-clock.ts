@@ -1,5 +1,6 @@
 // A clock for unit tests: time moves only when the test advances it; timers fire in due order.
-import type { Time } from '../../src/core/time.js';
+// The wall clock runs beside it at a fixed offset (0 unless a test steps it, as NTP would).
+import type { EpochMs, MonoMs, Time, WallClock } from '../../src/core/time.js';
 
 interface Pending {
   at: number;
@@ -7,8 +8,10 @@ interface Pending {
   cb: () => void;
 }
 
-export class ManualClock implements Time {
+export class ManualClock implements Time, WallClock {
   time: number;
+  /** Wall clock minus monotonic clock; stepWall() changes it without firing or moving any timer. */
+  wallOffsetMs = 0;
   /** Every delay a timer was set for, in order (what the code under test waited). */
   readonly delays: number[] = [];
   private pending: Pending[] = [];
@@ -18,8 +21,17 @@ export class ManualClock implements Time {
     this.time = start;
   }
 
-  now(): number {
-    return this.time;
+  now(): MonoMs {
+    return this.time as MonoMs;
+  }
+
+  wallNow(): EpochMs {
+    return (this.time + this.wallOffsetMs) as EpochMs;
+  }
+
+  /** Steps the wall clock alone (an NTP step): the monotonic time and every timer stay as they are. */
+  stepWall(ms: number): void {
+    this.wallOffsetMs += ms;
   }
 
   random(): number {

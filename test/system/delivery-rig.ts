@@ -337,9 +337,9 @@ export class DeliveryRig {
   }
 
   /** `fieldgate run --config site.yaml` from source, as a daemon would run it; `logTo` keeps its stdout (the JSON log) and stderr. */
-  startGateway(logTo?: { out: number; err: number }): GatewayProcess {
+  startGateway(logTo?: { out: number; err: number }, env: Record<string, string> = {}): GatewayProcess {
     const child = spawn(process.execPath, [...TSX_FROM_SOURCE, 'test/system/fixtures/cli.ts', 'run', '--config', this.site], {
-      stdio: ['ignore', logTo?.out ?? 'ignore', logTo?.err ?? 'inherit'], env: { PATH: process.env.PATH },
+      stdio: ['ignore', logTo?.out ?? 'ignore', logTo?.err ?? 'inherit'], env: { PATH: process.env.PATH, ...env },
     });
     this.children.push(child);
     return { child, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };

@@ -7,6 +7,7 @@ import { startWebServer, type WebServer } from '../../src/ops/web/server.js';
 import type { GatewayStatus } from '../../src/ops/status.js';
 import { hashPassword } from '../../src/ops/web/password.js';
 import { captureLogger } from '../helpers/capture-logger.js';
+import { asEpoch, asMono } from '../../src/core/time.js';
 import { answerOf, WEB_DEFAULTS, type Answer } from './web-rig.js';
 
 const PASSWORD = 'plant-lan-password';
@@ -33,7 +34,7 @@ describe('failed logins over all addresses', () => {
   beforeAll(async () => {
     server = await startWebServer({
       ...WEB_DEFAULTS, port: 0, passwordHash: await hashPassword(PASSWORD), loginFailuresPerMinute: 2, loginFailuresPerMinuteTotal: 4,
-    }, { status: () => STATUS, devices: () => [], latest: () => ({}) }, log.logger, () => now);
+    }, { status: () => STATUS, devices: () => [], latest: () => ({}) }, log.logger, { now: () => asMono(now), wallNow: () => asEpoch(now) });
   });
 
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxStats } from '../../src/core/outbox-types.js';
+import { asEpoch } from '../../src/core/time.js';
 import { backlogOf, ReplayProgress, type BacklogFigures } from '../../src/core/outbox-backlog.js';
 
 function stats(partial: Partial<OutboxStats>): OutboxStats {
@@ -13,7 +14,7 @@ describe('backlogOf', () => {
     ['write-ahead: pending commit counted', { depth: 4, bytes: 40, buffered: 2, onDisk: 4, oldestTs: 900 }, 1000, { reports: 6, bytes: 40, onDisk: 4, inMemory: 2, oldestAgeMs: 100 }],
     ['a sample time in the future is age 0', { depth: 1, onDisk: 1, oldestTs: 2000 }, 1000, { reports: 1, bytes: 0, onDisk: 1, inMemory: 0, oldestAgeMs: 0 }],
   ])('%s', (_name, partial, now, expected) => {
-    expect(backlogOf(stats(partial), now)).toEqual(expected);
+    expect(backlogOf(stats(partial), asEpoch(now))).toEqual(expected);
   });
 });
 

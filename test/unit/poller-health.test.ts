@@ -47,7 +47,7 @@ function setup(pollIntervalMs: number, addresses = [0, 1, 2, 3]) {
   };
   const device = deviceConfig({ name: 'meter', unitId: 3, pollIntervalMs, points: addresses.map((address) => pointConfig({ id: `r${address}`, address })) });
   const poller = new Poller({
-    bus, devices: [compileDevice(device)], logger: log.logger, clock, timers, random: () => 0,
+    bus, devices: [compileDevice(device)], logger: log.logger, clock, wall: clock, timers, random: () => 0,
     sink: { onSample: (s) => samples.push(s), onDeviceState: (_d, state, reason) => states.push(`${state}: ${reason}`) },
   });
   return { bus, log, samples, states, poller, timersSet: () => timersSet };

@@ -61,7 +61,7 @@ const meter = deviceConfig({
 function setup(devices = [meter], random = () => 0.25) {
   const bus = new FakeBus();
   const sink = new RecordingSink();
-  const poller = new Poller({ bus, devices: devices.map(compileDevice), sink, logger: silentLogger(), random, clock, timers: clock });
+  const poller = new Poller({ bus, devices: devices.map(compileDevice), sink, logger: silentLogger(), random, clock, wall: clock, timers: clock });
   return { bus, sink, poller };
 }
 
@@ -107,7 +107,7 @@ describe('Poller cycle', () => {
     expect(bus.reads.map((r) => `${r.table}:${r.start}+${r.count}`).sort()).toEqual(['coil:3+1', 'holding:10+4', 'input:200+1']);
     expect(sink.samples).toHaveLength(1);
     expect(sink.samples[0]).toEqual({
-      device: 'meter', ts: T0 + 250, errors: [],
+      device: 'meter', ts: T0 + 250, at: T0 + 250, errors: [],
       values: { voltage: 1, energy: 12 * 65536 + 13, status: 200, relay: true },
     });
     expect(sink.states).toEqual([['meter', 'online', 'answering']]);

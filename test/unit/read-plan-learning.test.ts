@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceLimits, PointConfig } from '../../src/core/config/site-types.js';
 import { silentLogger } from '../../src/ops/log.js';
+import { asEpoch, asMono } from '../../src/core/time.js';
 import type { ReadBlock } from '../../src/core/points/codec.js';
 import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError } from '../../src/field/modbus/errors.js';
 import { planReads, splitRequest, type ReadRequest } from '../../src/core/modbus/plan.js';
@@ -63,8 +64,8 @@ function rig(points: PointConfig[], model: DeviceModel, limits: Partial<DeviceLi
   const cycle = async () => {
     device.reads = [];
     device.probes = [];
-    const sample: Sample = { device: 'd', ts: now, values: {}, errors: [] };
-    const outcome = await runCycle({ bus: device, unitId: 1, codecs, learner, now: () => now }, sample);
+    const sample: Sample = { device: 'd', ts: asEpoch(now), at: asMono(now), values: {}, errors: [] };
+    const outcome = await runCycle({ bus: device, unitId: 1, codecs, learner, now: () => asMono(now) }, sample);
     now += 1000;
     return { sample, outcome, reads: [...device.reads], probes: [...device.probes] };
   };

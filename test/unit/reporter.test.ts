@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRecord, OutboxStats, ReportOutbox } from '../../src/core/outbox-types.js';
 import { silentLogger } from '../../src/ops/log.js';
+import { asEpoch, asMono } from '../../src/core/time.js';
 import { Reporter } from '../../src/device/reporter.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
 import { FakeOutbox } from '../helpers/fake-outbox.js';
@@ -17,9 +18,9 @@ const points = [pointConfig({ id: 'v', address: 0, report: always })];
 describe('Reporter', () => {
   it('writes nothing to the outbox for a device without a cloud identity, but keeps its values', () => {
     const outbox = new FakeOutbox();
-    const reporter = new Reporter([deviceConfig({ name: 'local', points })], outbox, silentLogger(), { now: () => 5 });
+    const reporter = new Reporter([deviceConfig({ name: 'local', points })], outbox, silentLogger(), { now: () => asMono(5), wallNow: () => asEpoch(5) });
     reporter.onDeviceState('local', 'online', 'ok');
-    reporter.onSample({ device: 'local', ts: 100, values: { v: 7 }, errors: [] });
+    reporter.onSample({ device: 'local', ts: asEpoch(100), at: asMono(100), values: { v: 7 }, errors: [] });
     reporter.onConfirmedValues('local', { v: 8 });
     expect(outbox.appended).toEqual([]);
     expect(reporter.latest('local')).toEqual({ v: 8 });
@@ -31,10 +32,10 @@ describe('Reporter', () => {
     const change = { ...always, mode: 'change' as const };
     const device = deviceConfig({ name: 'd', points: [pointConfig({ id: 'b', address: 0, report: change }), pointConfig({ id: '10', address: 1, report: change }), pointConfig({ id: 'a', address: 2, report: change })], cloud: { accessToken: 't', allowCreate: false } });
     const outbox = new FakeOutbox();
-    const reporter = new Reporter([device], outbox, silentLogger(), { now: () => 5 });
+    const reporter = new Reporter([device], outbox, silentLogger(), { now: () => asMono(5), wallNow: () => asEpoch(5) });
     reporter.onDeviceState('d', 'online', 'ok');
-    reporter.onSample({ device: 'd', ts: 1, values: { b: 1, 10: 2 }, errors: [] });
-    reporter.onSample({ device: 'd', ts: 2, values: { a: 3, b: 4 }, errors: [] });
+    reporter.onSample({ device: 'd', ts: asEpoch(1), at: asMono(1), values: { b: 1, 10: 2 }, errors: [] });
+    reporter.onSample({ device: 'd', ts: asEpoch(2), at: asMono(2), values: { a: 3, b: 4 }, errors: [] });
     const held = reporter.latest('d');
     expect(Object.entries(held)).toEqual([['10', 2], ['b', 4], ['a', 3]]);
     reporter.onDeviceState('d', 'offline', 'timeout');
@@ -42,7 +43,7 @@ describe('Reporter', () => {
     expect(held).toEqual({ 10: 2, b: 4, a: 3 });
     // Back online: the filter forgot what it sent, so an unchanged value goes out again.
     reporter.onDeviceState('d', 'online', 'ok');
-    reporter.onSample({ device: 'd', ts: 3, values: { b: 4 }, errors: [] });
+    reporter.onSample({ device: 'd', ts: asEpoch(3), at: asMono(3), values: { b: 4 }, errors: [] });
     expect(appendedBodies(outbox).map((r) => r.body)).toEqual([{ online: true }, { b: 1, 10: 2 }, { a: 3, b: 4 }, { online: false }, { online: true }, { b: 4 }]);
   });
 
@@ -52,9 +53,9 @@ describe('Reporter', () => {
       deviceConfig({ name: 'plain', points, cloud: { accessToken: 't', allowCreate: false } }),
       deviceConfig({ name: 'stamped', points, cloud: { accessToken: 't', allowCreate: false, timestampAttribute: 'ts' } }),
     ];
-    const reporter = new Reporter(devices, outbox, silentLogger(), { now: () => 999 });
-    reporter.onSample({ device: 'plain', ts: 100, values: { v: 1 }, errors: [] });
-    reporter.onSample({ device: 'stamped', ts: 200, values: { v: 2 }, errors: [] });
+    const reporter = new Reporter(devices, outbox, silentLogger(), { now: () => asMono(999), wallNow: () => asEpoch(999) });
+    reporter.onSample({ device: 'plain', ts: asEpoch(100), at: asMono(100), values: { v: 1 }, errors: [] });
+    reporter.onSample({ device: 'stamped', ts: asEpoch(200), at: asMono(200), values: { v: 2 }, errors: [] });
     reporter.onDeviceState('stamped', 'offline', 'timeout');
     expect(appendedBodies(outbox)).toEqual([
       { device: 'plain', body: { v: 1 }, ts: 100 },

@@ -1,6 +1,7 @@
 // startEmulator: the local device cloud (HTTP interfaces A and B + the device channel) in one call.
 import type { AddressInfo } from 'node:net';
-import { type Logger, systemClock, type Clock } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/shared';
+import { cloudWallClock, type CloudClock } from './clock.js';
 import { startAppSide, type AppSide, type AppSideOptions } from './appside/index.js';
 import { checkDevicePacketBound, defaultDevicePacketBound, type DeviceChannel, type DeviceChannelOptions } from './channel.js';
 import type { GatewayPushShape } from './channel/gateway-topics.js';
@@ -29,7 +30,7 @@ export interface EmulatorOptions {
   host?: string;
   seed: SeedData;
   logger: Logger;
-  clock?: Clock;
+  clock?: CloudClock;
   rateLimit?: RateLimitConfig;
   syncReplyTimeoutMs?: number;
   tcpRegisterTimeoutS?: number;
@@ -59,7 +60,7 @@ export interface Emulator {
 
 export async function startEmulator(options: EmulatorOptions): Promise<Emulator> {
   const host = options.host ?? '127.0.0.1';
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? cloudWallClock;
   const log = options.logger;
   const jsonLimits: JsonLimits = { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits };
   const mqttMaxPacketBytes = options.mqttMaxPacketBytes ?? defaultDevicePacketBound(jsonLimits);

@@ -7,7 +7,7 @@ import type { SecretValues } from '../../core/redact.js';
 import type { CreateDeviceInput, DeviceCertificate } from '../http/project-api.js';
 import type { CertificateByKeyInput, DeviceKeyCertificate } from '../http/device-api.js';
 import type { CredentialSource, CredentialStore, StoredCredential } from './credential-store.js';
-import { systemClock, type Clock } from '../../core/time.js';
+import { systemWallClock, type WallClock } from '../../core/time.js';
 
 export { CredentialStore, CredentialFileError } from './credential-store.js';
 export type { CredentialSource, StoredCredential } from './credential-store.js';
@@ -71,7 +71,8 @@ export interface CredentialResolverOptions {
   /** Every credential handed out is added, so logs redact it wherever foreign text repeats it. */
   secrets?: SecretValues;
   /** The time stamps and expiry checks read; the system's by default. */
-  clock?: Clock;
+  /** Wall clock: the stored times are read by later processes. */
+  clock?: WallClock;
 }
 
 export class CredentialUnavailableError extends Error {
@@ -88,10 +89,10 @@ function reason(err: unknown): string {
 export class CredentialResolver {
   private readonly refusedSite = new Set<string>();
   private readonly inFlight = new Map<string, Promise<ResolvedCredential>>();
-  private readonly clock: Clock;
+  private readonly clock: WallClock;
 
   constructor(private readonly options: CredentialResolverOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? systemWallClock;
   }
 
   /** The credential to connect with; concurrent calls for one device share one lookup. */
@@ -118,7 +119,7 @@ export class CredentialResolver {
       return;
     }
     if (stored && stored.invalidatedAt === undefined) {
-      await store.set(identity.name, { ...stored, invalidatedAt: this.clock.now() });
+      await store.set(identity.name, { ...stored, invalidatedAt: this.clock.wallNow() });
       log.warn({ device: identity.name, source: stored.source }, 'stored credential refused; it will be fetched again');
     }
   }
@@ -204,7 +205,7 @@ export class CredentialResolver {
     credential: { deviceId: string; accessToken: string; projectKey: string },
     source: CredentialSource,
   ): Promise<ResolvedCredential> {
-    const stored: StoredCredential = { ...credential, source, fetchedAt: this.clock.now() };
+    const stored: StoredCredential = { ...credential, source, fetchedAt: this.clock.wallNow() };
     try {
       await this.options.store.set(identity.name, stored);
     } catch (err) {

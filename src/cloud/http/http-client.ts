@@ -5,7 +5,7 @@ import { CloudHttpError, NetworkError, RateLimitedError } from './errors.js';
 import { createNodeFetch, type FetchLike } from './node-fetch.js';
 import type { SecretValues } from '../../core/redact.js';
 import type { RateInfo } from './rate-queue.js';
-import { systemClock, type Clock } from '../../core/time.js';
+import { systemWallClock, type WallClock } from '../../core/time.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -43,8 +43,8 @@ export interface HttpClientOptions {
   secrets?: SecretValues;
   /** Tests only; the default speaks node:http/node:https so `ca` works. */
   fetch?: FetchLike;
-  /** The time stamps and expiry checks read; the system's by default. */
-  clock?: Clock;
+  /** Wall clock: a Retry-After given as an HTTP date is a time of day. */
+  clock?: WallClock;
 }
 
 export interface JsonRequester {
@@ -81,11 +81,11 @@ export function parseRetryAfter(value: string | null, now: number): number | und
 
 export class HttpClient implements JsonRequester {
   private readonly fetchImpl: FetchLike;
-  private readonly clock: Clock;
+  private readonly clock: WallClock;
 
   constructor(private readonly options: HttpClientOptions) {
     this.fetchImpl = options.fetch ?? createNodeFetch(options.ca === undefined ? {} : { ca: options.ca });
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? systemWallClock;
   }
 
   async requestJson(request: HttpRequest): Promise<JsonResponse> {
@@ -109,7 +109,7 @@ export class HttpClient implements JsonRequester {
     this.options.onRateInfo?.(rate);
     if (response.status === 429) {
       await response.body?.cancel().catch(() => undefined);
-      const retryAfter = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
+      const retryAfter = parseRetryAfter(response.headers.get('retry-after'), this.clock.wallNow());
       throw new RateLimitedError(retryAfter ?? this.options.defaultRetryAfterMs ?? 1000, request.operation);
     }
     let text: string;

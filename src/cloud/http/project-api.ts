@@ -29,7 +29,7 @@ export interface ProjectApiClientOptions {
    * The cloud does not document the codes, so by default any refusal is tried once more.
    */
   tokenErrorCodes?: 'any' | readonly number[];
-  /** The time stamps and expiry checks read; the system's by default. */
+  /** Monotonic: the token's expiry; the system's by default. */
   clock?: Clock;
 }
 

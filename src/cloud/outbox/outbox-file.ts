@@ -11,6 +11,7 @@ import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { DropListeners, OutboxDeviceStats } from '../../core/outbox-types.js';
 import { intact, OutboxStore, type StoredRow, type StoreOptions } from './outbox-store.js';
 import { attachFile, type Attached } from './outbox-attach.js';
+import { systemWallClock } from '../../core/time.js';
 
 export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
 
@@ -71,7 +72,10 @@ function removeLeftovers(path: string): void {
 }
 
 export interface KeeperHooks {
+  /** Monotonic: storage episodes and how often a suspect file is verified. */
   now: () => number;
+  /** Wall clock: the date in a moved-aside file's name (the system's by default). */
+  wallNow?: () => number;
   onStorage?: StorageListener;
   onMovedAside?: (moved: MovedAside) => void;
   /** A file suspected corrupt is verified at most this often (the outbox's retry period). */
@@ -95,10 +99,13 @@ export class StoreKeeper {
   /** True while the file could not be opened at start: the store is in memory until attach() succeeds. */
   private detachedSinceStart = false;
 
+  private readonly wallNow: () => number;
+
   constructor(private readonly path: string, private readonly options: StoreOptions, private readonly hooks: KeeperHooks) {
+    this.wallNow = hooks.wallNow ?? systemWallClock.wallNow;
     this.health = new StorageHealth(hooks.now, hooks.onStorage);
     try {
-      this.opened = openOutboxFile(path, options, hooks.now(), hooks.onMovedAside);
+      this.opened = openOutboxFile(path, options, this.wallNow(), hooks.onMovedAside);
     } catch (err) {
       // A state directory read-only, missing or too full to create the file in: run from memory
       // as when the disk fails later (reported as failing), and take the file up when it opens.
@@ -130,7 +137,7 @@ export class StoreKeeper {
   attach(nextSeq: number, work: (store: OutboxStore) => void): Attached | undefined {
     let opened: OpenedStore;
     try {
-      opened = openOutboxFile(this.path, this.options, this.hooks.now(), this.hooks.onMovedAside);
+      opened = openOutboxFile(this.path, this.options, this.wallNow(), this.hooks.onMovedAside);
     } catch (err) {
       this.health.failed(err);
       return undefined;
@@ -208,7 +215,7 @@ export class StoreKeeper {
     }
     if (gone) this.health.failed(new Error(`the outbox file ${this.path} was deleted or replaced while open`));
     const moveAway = this.corrupt && !gone && !inMemory;
-    const result = replaceFile(this.store, this.path, this.hooks.now(), moveAway);
+    const result = replaceFile(this.store, this.path, this.wallNow(), moveAway);
     this.store = result.store;
     this.corrupt = false;
     if (result.movedTo) this.hooks.onMovedAside?.({ path: this.path, movedTo: result.movedTo, cause: moveAway ? 'found corrupt while running' : 'another file took its place while running' });

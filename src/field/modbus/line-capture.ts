@@ -4,6 +4,7 @@
 // with the answer time and verdict, in a bounded ring. Unwatched it only passes calls through.
 import type { RawReplyWindow } from './raw-exchange.js';
 import type { ModbusTransport } from './transport-types.js';
+import { systemTime, type Clock, type WallClock } from '../../core/time.js';
 
 export interface LineFrame {
   /** Epoch ms the request went out (request) or the answer came (reply). */
@@ -30,7 +31,8 @@ export class LineCapture {
   private readonly enders = new Map<(frame: LineFrame) => void, () => void>();
 
   /** `framesKept`: the last frames kept for the page (gateway.web.lineFramesKept); older ones go. */
-  constructor(readonly framesKept: number, readonly now: () => number = Date.now) {}
+  /** `time`: the wall clock for each frame's `at` (shown), the monotonic one for `answerMs`. */
+  constructor(readonly framesKept: number, readonly time: Clock & WallClock = systemTime) {}
 
   get watched(): boolean {
     return this.listeners.size > 0;
@@ -63,20 +65,19 @@ export class LineCapture {
   /** `call` runs the transaction; the request and its answer are recorded while watched. */
   async around<T>(unit: number, fn: number, request: number[], call: () => Promise<T>, reply: (result: T) => number[]): Promise<T> {
     if (!this.watched) return call();
-    const sent = this.now();
+    const sent = this.time.now();
     // Function code first, except for raw (non-Modbus) exchanges.
     const pdu = (data: number[]) => hex(fn === 0 ? data : [fn, ...data]);
-    this.record({ at: sent, direction: 'request', unit, fn, hex: pdu(request), verdict: 'sent' });
+    this.record({ at: this.time.wallNow(), direction: 'request', unit, fn, hex: pdu(request), verdict: 'sent' });
     try {
       const result = await call();
-      const at = this.now();
-      this.record({ at, direction: 'reply', unit, fn, hex: pdu(reply(result)), answerMs: at - sent, verdict: 'ok' });
+      this.record({ at: this.time.wallNow(), direction: 'reply', unit, fn, hex: pdu(reply(result)), answerMs: this.time.now() - sent, verdict: 'ok' });
       return result;
     } catch (err) {
-      const at = this.now();
+      const at = this.time.wallNow();
       const code = (err as { code?: unknown }).code;
       const exception = typeof code === 'number' && (err as Error).name === 'ModbusExceptionError' ? hex([fn | 0x80, code]) : '';
-      this.record({ at, direction: 'reply', unit, fn, hex: exception, answerMs: at - sent, verdict: (err as Error).name || 'Error' });
+      this.record({ at, direction: 'reply', unit, fn, hex: exception, answerMs: this.time.now() - sent, verdict: (err as Error).name || 'Error' });
       throw err;
     }
   }
@@ -111,7 +112,7 @@ export function capturedTransport(inner: ModbusTransport, capture: LineCapture):
   const bits = (fn: number, call: (unit: number, start: number, count: number, timeoutMs: number) => Promise<boolean[]>) =>
     (unit: number, start: number, count: number, timeoutMs: number) => capture.around(unit, fn, [...word(start), ...word(count)], () => call(unit, start, count, timeoutMs),
       (values) => { const packed = packBits(values.slice(0, count)); return [packed.length, ...packed]; });
-  inner.onDiscard((reason) => { if (capture.watched) capture.record({ at: capture.now(), direction: 'discarded', unit: 0, fn: 0, hex: '', verdict: reason }); });
+  inner.onDiscard((reason) => { if (capture.watched) capture.record({ at: capture.time.wallNow(), direction: 'discarded', unit: 0, fn: 0, hex: '', verdict: reason }); });
   return {
     get target() { return inner.target; },
     get keepsSilenceAfterReply() { return inner.keepsSilenceAfterReply; },

@@ -8,7 +8,7 @@ import { compilePoint, nthPoint, type ReadBlock } from '../../core/points/codec.
 import type { PointValue, Table } from '../../core/points/types.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
 import type { SelfCommand } from '../../core/self-channel.js';
-import type { Time } from '../../core/time.js';
+import type { TimeWithWall } from '../../core/time.js';
 import { TokenBucket } from '../../cloud/forwarding/pacer.js';
 import { ModbusEngineError } from '../../field/modbus/errors.js';
 import type { Sample } from '../../device/poll-cycle.js';
@@ -31,7 +31,8 @@ export interface SelfCommandDeps {
   /** Runs one poll cycle of the device now (its sample also goes the usual way to the cloud). */
   pollDevice(device: string): Promise<Sample>;
   logLevel: TemporaryLogLevel;
-  time: Time;
+  /** Monotonic for the rate bucket; wall for a temporary log level's end as shown. */
+  time: TimeWithWall;
   log: Logger;
 }
 

@@ -5,7 +5,7 @@ import { MqttSelfChannel } from '../../cloud/mqtt/self-channel.js';
 import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
 import type { Config } from '../../core/config/config.js';
 import type { BusConfig } from '../../core/config/site-types.js';
-import type { Time } from '../../core/time.js';
+import type { TimeWithWall } from '../../core/time.js';
 import type { Poller } from '../../device/poller.js';
 import type { Bus } from '../../field/modbus/bus.js';
 import type { Logger } from '../../core/logger.js';
@@ -61,7 +61,7 @@ export function remoteReadParts(config: Config, gateway: Omit<GatewayParts, 'sta
  * `onReload`: subscribes to applied reloads, after which the commands know the new buses and devices.
  */
 export function createSelfDevice(
-  link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: Time, onReload?: (listener: (next: Config) => void) => void,
+  link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: TimeWithWall, onReload?: (listener: (next: Config) => void) => void,
 ): SelfDevice {
   const { cloud } = config.gateway;
   const log = root.child({ component: 'self' });

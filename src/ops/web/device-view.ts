@@ -4,6 +4,7 @@ import type { DeviceConfig } from '../../core/config/site-types.js';
 import type { PointValue } from '../../core/points/types.js';
 import type { DeviceStatus } from '../status.js';
 import type { LiveFeed } from './live-feed.js';
+import type { EpochMs } from '../../core/time.js';
 
 export interface DeviceView {
   name: string;
@@ -20,7 +21,8 @@ export interface DeviceView {
   now: number;
 }
 
-export function deviceView(device: DeviceConfig, status: DeviceStatus | undefined, latest: Readonly<Record<string, PointValue>>, feed: LiveFeed | undefined, now: number): DeviceView {
+/** `now`: the wall clock, as the feed's sample times and the failures' starts (the page shows them). */
+export function deviceView(device: DeviceConfig, status: DeviceStatus | undefined, latest: Readonly<Record<string, PointValue>>, feed: LiveFeed | undefined, now: EpochMs): DeviceView {
   const times = feed?.valueTimes(device.name) ?? {};
   const failing = new Map((status?.failingPoints ?? []).map((f) => [f.point, f]));
   return {

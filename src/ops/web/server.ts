@@ -20,6 +20,7 @@ import { verifyPassword } from './password.js';
 import { LoginLimiter, SessionStore, type Session } from './sessions.js';
 import type { SiteAnswer, SiteFileView } from './site-view.js';
 import type { WebCommands } from './web-commands.js';
+import { systemTime, type Clock, type WallClock } from '../../core/time.js';
 
 export interface WebSources {
   status(): GatewayStatus;
@@ -53,7 +54,7 @@ class WebHandler {
   private streamsFull = false;
   private loginCapLoggedAt = -Infinity;
 
-  constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly now: () => number) {
+  constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly time: Clock & WallClock) {
     this.sessions = new SessionStore(settings.sessionIdleMs, settings.maxSessions);
     this.limiter = new LoginLimiter(settings.loginFailuresPerMinute, settings.loginFailuresPerMinuteTotal);
     this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => sources.status(), log, settings.statusPeriodMs, settings.maxBufferedBytes);
@@ -110,14 +111,14 @@ class WebHandler {
   }
 
   private session(req: IncomingMessage): Session | undefined {
-    return this.sessions.get(cookieValue(req, SESSION_COOKIE), this.now());
+    return this.sessions.get(cookieValue(req, SESSION_COOKIE), this.time.now());
   }
 
   private sessionInfo(req: IncomingMessage, res: ServerResponse): void {
     let session = this.session(req);
     const headers: Record<string, string> = {};
     if (!session) {
-      session = this.sessions.create(this.settings.passwordHash === undefined, this.now());
+      session = this.sessions.create(this.settings.passwordHash === undefined, this.time.now());
       headers['Set-Cookie'] = sessionCookie(session.id, this.https);
     }
     sendJson(res, 200, {
@@ -140,7 +141,7 @@ class WebHandler {
     const device = this.findDevice(encoded);
     if (!device) return sendJson(res, 404, { error: 'no such device' });
     const status = this.sources.status().devices.find((d) => d.name === device.name);
-    sendJson(res, 200, deviceView(device, status, this.sources.latest(device.name), this.sources.feed, this.now()));
+    sendJson(res, 200, deviceView(device, status, this.sources.latest(device.name), this.sources.feed, this.time.wallNow()));
   }
 
   /** Only the error's kind goes to the browser: a cloud error's text may carry the device's token (it is in the URL). */
@@ -245,27 +246,27 @@ class WebHandler {
     const hash = this.settings.passwordHash;
     if (hash === undefined) return sendJson(res, 200, { authenticated: true, csrf: session.csrf });
     const remote = req.socket.remoteAddress ?? 'unknown';
-    const now = this.now();
+    const now = this.time.now();
     if (!this.limiter.allowed(remote, now)) {
       this.logLoginCap(remote, now);
       return sendJson(res, 429, { error: 'too many failed logins; try again later' }, { 'Retry-After': String(this.limiter.retryAfterS(remote, now)) });
     }
     const password = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).password : undefined;
     if (typeof password !== 'string' || password.length > 1024 || !(await verifyPassword(password, hash))) {
-      this.limiter.failed(remote, this.now());
+      this.limiter.failed(remote, this.time.now());
       this.log.warn({ remote }, 'page login failed');
       return sendJson(res, 401, { error: 'wrong password' });
     }
     // A new session id at login: an id known before it (fixation) is worth nothing after.
     this.sessions.end(session.id);
-    const fresh = this.sessions.create(true, this.now());
+    const fresh = this.sessions.create(true, this.time.now());
     this.log.info({ remote }, 'page login');
     sendJson(res, 200, { authenticated: true, csrf: fresh.csrf }, { 'Set-Cookie': sessionCookie(fresh.id, this.https) });
   }
 }
 
-export async function startWebServer(settings: WebSettings, sources: WebSources, log: Logger, now: () => number = Date.now): Promise<WebServer> {
-  const handler = new WebHandler(settings, sources, log, now);
+export async function startWebServer(settings: WebSettings, sources: WebSources, log: Logger, time: Clock & WallClock = systemTime): Promise<WebServer> {
+  const handler = new WebHandler(settings, sources, log, time);
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     handler.handle(req, res).catch((err: unknown) => {
       log.error({ err, path: req.url }, 'page request failed');

@@ -5,7 +5,7 @@
 import { describeValue } from '../../core/config/issues.js';
 import type { SelfCommandLimits } from '../../core/config/self-identity.js';
 import { COMMAND_ERRORS, describeError, type CommandOutcome } from '../../core/device-write-types.js';
-import type { Time } from '../../core/time.js';
+import type { TimeWithWall } from '../../core/time.js';
 import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../field/modbus/errors.js';
 import type { Logger } from '../log.js';
 import { SelfCommands } from '../self/commands.js';
@@ -27,7 +27,7 @@ export class WebCommands {
   private scanning = false;
   private nextId = 1;
 
-  constructor(private readonly parts: RemoteReadParts, private readonly writers: ReadonlyMap<string, CommandService>, limits: SelfCommandLimits, status: () => GatewayStatus, level: LevelControl, private readonly time: Time, private readonly log: Logger,
+  constructor(private readonly parts: RemoteReadParts, private readonly writers: ReadonlyMap<string, CommandService>, limits: SelfCommandLimits, status: () => GatewayStatus, level: LevelControl, private readonly time: TimeWithWall, private readonly log: Logger,
     /** Units one scan may ask (gateway.web.maxScanUnits); each silent one costs the bus's timeout. */
     private readonly maxScanUnits: number) {
     this.commands = new SelfCommands({

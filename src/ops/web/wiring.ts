@@ -6,7 +6,7 @@ import type { Config } from '../../core/config/config.js';
 import { DEFAULT_SELF_IDENTITY } from '../../core/config/self-identity.js';
 import type { DeviceConfig, WebSettings } from '../../core/config/site-types.js';
 import type { PointValue } from '../../core/points/types.js';
-import type { Time } from '../../core/time.js';
+import type { TimeWithWall } from '../../core/time.js';
 import { componentLogger, type Logger } from '../log.js';
 import { rootLevelControl } from '../self/log-level.js';
 import { selfSettings } from '../self/self-device.js';
@@ -29,7 +29,7 @@ export interface WebPageParts {
   onReload(listener: (next: Config) => void): void;
   logger: Logger;
   levels?: ReadonlyMap<string, LevelWithSilent>;
-  time: Time;
+  time: TimeWithWall;
   /** The site file the daemon runs, for the site-file page. */
   siteFile?: string;
   env: NodeJS.ProcessEnv;
@@ -53,7 +53,7 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   try {
     return await startWebServer(settings, {
       status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}),
-    }, log);
+    }, log, time);
   } catch (err) {
     log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');
     return undefined;

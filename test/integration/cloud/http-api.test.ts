@@ -6,6 +6,7 @@ import { CloudApiError, CloudHttpError, NetworkError } from '../../../src/cloud/
 import { HttpClient, type HttpClientOptions } from '../../../src/cloud/http/http-client.js';
 import { RateQueue, type RateInfo } from '../../../src/cloud/http/rate-queue.js';
 import { silentLogger } from '../../../src/ops/log.js';
+import { asMono } from '../../../src/core/time.js';
 import { FakeHttpServer, type SeenRequest } from './fake-http.js';
 
 let server: FakeHttpServer;
@@ -88,7 +89,7 @@ describe('interface A client', () => {
   it('refreshes the token before it expires', async () => {
     projectCloud({ expiresIn: 100 });
     let now = 1_000_000;
-    const api = makeApi({ clock: { now: () => now }, refreshMarginMs: 10_000 });
+    const api = makeApi({ clock: { now: () => asMono(now) }, refreshMarginMs: 10_000 });
     await api.deviceCertificate('dev 1');
     now += 89_000;
     await api.deviceCertificate('dev 1');

@@ -3,6 +3,7 @@ import { UsageError, busFromOptions } from '../../../src/cli/bus-options.js';
 import { pointFromOptions } from '../../../src/cli/point-options.js';
 import { parseBaudList, parseUnitList } from '../../../src/cli/scan.js';
 import { formatStatus, formatTable } from '../../../src/cli/status.js';
+import { asEpoch } from '../../../src/core/time.js';
 
 describe('busFromOptions', () => {
   it.each([
@@ -124,7 +125,7 @@ describe('status formatting', () => {
       version: '0.1.0', startedAt: '2026-11-22T00:00:00.000Z', uptimeS: 61, buses: [], links: [], outbox: null, rateQueue: null,
       devices: [{
         name: 'meter', bus: 'line1', online: true, points: 4, lastPollAgeMs: 500, skippedCycles: 7, overrunning: true, pointFailures: 1,
-        failingPoints: [{ point: 'hole', table: 'holding', address: 20, error: 'ModbusExceptionError', exceptionCode: 2, message: 'unit 1 answered with Modbus exception 2 (Illegal data address)', since: 0 }],
+        failingPoints: [{ point: 'hole', table: 'holding', address: 20, error: 'ModbusExceptionError', exceptionCode: 2, message: 'unit 1 answered with Modbus exception 2 (Illegal data address)', since: asEpoch(0) }],
         learned: [
           { table: 'holding', kind: 'split', address: 20, reason: 'exception 2 (Illegal data address)' },
           { table: 'holding', kind: 'isolated', address: 20, point: 'hole', reason: 'exception 2 (Illegal data address)' },

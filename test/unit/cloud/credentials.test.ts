@@ -11,6 +11,7 @@ import type { CertificateByKeyInput, DeviceKeyCertificate } from '../../../src/c
 import { CloudApiError } from '../../../src/cloud/http/errors.js';
 import { createLogger, silentLogger } from '../../../src/ops/log.js';
 import { SecretValues } from '../../../src/core/redact.js';
+import { asEpoch } from '../../../src/core/time.js';
 
 let dir: string;
 let path: string;
@@ -99,7 +100,7 @@ describe('CredentialResolver', () => {
     const keyApi = new FakeKeyApi();
     let now = 1000;
     const resolver = new CredentialResolver({
-      store, log: silentLogger(), clock: { now: () => now++ },
+      store, log: silentLogger(), clock: { wallNow: () => asEpoch(now++) },
       projectApi: options.projectApi === false ? undefined : projectApi,
       deviceKeyApi: options.keyApi === false ? undefined : keyApi,
       projectKey: options.projectKey,

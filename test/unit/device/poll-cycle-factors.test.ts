@@ -8,6 +8,7 @@ import { runCycle, type Sample } from '../../../src/device/poll-cycle.js';
 import { ReadPlanLearner } from '../../../src/device/read-plan-learner.js';
 import { ModbusExceptionError } from '../../../src/field/modbus/errors.js';
 import { silentLogger } from '../../../src/ops/log.js';
+import { asEpoch, asMono } from '../../../src/core/time.js';
 import { makePoint } from '../points/make-point.js';
 
 const LIMITS: DeviceLimits = { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 0, forceMultiWrite: false };
@@ -26,10 +27,10 @@ function cycle(words: Record<number, number>, refused: number[] = []): Promise<S
       return { table, start, words: Uint16Array.from({ length: count }, (_, i) => words[start + i] ?? 0) };
     },
   };
-  const sample: Sample = { device: 'inv', ts: 0, values: {}, errors: [] };
+  const sample: Sample = { device: 'inv', ts: asEpoch(0), at: asMono(0), values: {}, errors: [] };
   const learner = new ReadPlanLearner(points, LIMITS, silentLogger());
   const codecs = new Map(points.map((p) => [p.id, compilePoint(p)]));
-  return runCycle({ bus, unitId: 1, codecs, learner, now: () => 0 }, sample).then(() => sample);
+  return runCycle({ bus, unitId: 1, codecs, learner, now: () => asMono(0) }, sample).then(() => sample);
 }
 
 describe('poll cycle: scale factors', () => {

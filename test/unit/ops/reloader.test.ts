@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../../src/core/config/config.js';
-import { systemTime } from '../../../src/core/time.js';
+import { asEpoch, systemTime } from '../../../src/core/time.js';
 import type { CommandService } from '../../../src/device/commands.js';
 import type { Reporter } from '../../../src/device/reporter.js';
 import type { CloudSide } from '../../../src/ops/cloud-side.js';
@@ -72,7 +72,7 @@ function rig(initial: Config, failing: readonly string[] = []) {
   } as unknown as CloudSide;
   const reporter = { removeDevice: (n: string) => calls.push(`report- ${n}`), addDevice: (d: { name: string }) => calls.push(`report+ ${d.name}`) } as unknown as Reporter;
   const log = captureLogger();
-  const state = new ConfigState(dir, 'sha-1', 0, 1, () => undefined);
+  const state = new ConfigState(dir, 'sha-1', asEpoch(0), 1, () => undefined);
   const levels: string[] = [];
   const reloader = createReloader({
     initial, state, notifier, logger: log.logger, time: systemTime, summary: () => 'summary',

@@ -38,7 +38,7 @@ function setup(limits: Partial<SelfCommandLimits> = {}) {
     devices: ['meter-1', 'meter-2'],
     pollDevice: (device) => {
       polls.push(device);
-      const sample: Sample = { device, ts: clock.now(), values: { voltage: 230.5 }, errors: [] };
+      const sample: Sample = { device, ts: clock.wallNow(), at: clock.now(), values: { voltage: 230.5 }, errors: [] };
       return Promise.resolve(sample);
     },
     logLevel: new TemporaryLogLevel(control, clock, captured.logger),

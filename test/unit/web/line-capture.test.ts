@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { capturedTransport, LineCapture, LineCaptures, type LineFrame } from '../../../src/field/modbus/line-capture.js';
 import { ModbusExceptionError } from '../../../src/field/modbus/errors.js';
 import { broadcastFrame } from '../../../src/core/modbus/broadcast-frame.js';
-import { systemTime } from '../../../src/core/time.js';
+import { asEpoch, asMono, systemTime } from '../../../src/core/time.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';
 
 /** gateway.web.lineFramesKept, small here. */
@@ -12,7 +12,7 @@ const KEPT = 10;
 
 describe('LineCapture', () => {
   it('records nothing while nobody watches', async () => {
-    const capture = new LineCapture(KEPT, () => 1000);
+    const capture = new LineCapture(KEPT, { now: () => asMono(1000), wallNow: () => asEpoch(1000) });
     expect(await capture.around(1, 3, [0, 0, 0, 1], async () => 7, () => [2, 0, 7])).toBe(7);
     const seen: LineFrame[] = [];
     const watch = capture.watch((f) => seen.push(f));
@@ -23,7 +23,7 @@ describe('LineCapture', () => {
 
   it('records request and reply, and an exception reply, while watched; keeps the last frames only', async () => {
     let now = 1000;
-    const capture = new LineCapture(KEPT, () => now);
+    const capture = new LineCapture(KEPT, { now: () => asMono(now), wallNow: () => asEpoch(now) });
     const seen: LineFrame[] = [];
     const watch = capture.watch((f) => seen.push(f));
     await capture.around(1, 3, [0, 0, 0, 1], async () => { now += 12; return 7; }, () => [2, 0, 7]);
@@ -74,7 +74,7 @@ describe('LineCapture', () => {
     const inner = new FakeTransport(systemTime);
     inner.latencyMs = 0;
     Object.assign(inner, { keepsSilenceAfterReply: true, onLateReply: () => undefined });
-    const capture = new LineCapture(KEPT, () => 1000);
+    const capture = new LineCapture(KEPT, { now: () => asMono(1000), wallNow: () => asEpoch(1000) });
     const wrapped = capturedTransport(inner, capture);
     await wrapped.open();
     expect(wrapped.keepsSilenceAfterReply).toBe(true);

@@ -1,5 +1,5 @@
 // Fixed-window request limiter for interface A; limits can change at run time ("dynamic").
-import type { Clock } from 'fieldgate/shared';
+import type { CloudClock } from '../clock.js';
 
 export interface RateLimitConfig {
   /** Requests allowed per window. */
@@ -28,7 +28,7 @@ export class RateLimiter {
 
   constructor(
     private config: RateLimitConfig,
-    private readonly clock: Clock,
+    private readonly clock: CloudClock,
   ) {
     const problem = checkRateLimit(config);
     if (problem) throw new RangeError(problem);

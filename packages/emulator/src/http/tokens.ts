@@ -1,6 +1,6 @@
 // Interface A access tokens: server exchange (1 day) and administrator login (7 days).
 import { randomBytes } from 'node:crypto';
-import type { Clock } from 'fieldgate/shared';
+import type { CloudClock } from '../clock.js';
 import { ApiError, ErrCode } from './errors.js';
 
 export const EXCHANGE_TOKEN_TTL_S = 86_400;
@@ -23,7 +23,7 @@ export class TokenStore {
   /** Insertion-ordered: the first entry is the oldest expired token. */
   private readonly expired = new Set<string>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(private readonly clock: CloudClock) {}
 
   issue(kind: IssuedToken['kind'], appId: string, adminId?: string): IssuedToken {
     this.dropExpired();

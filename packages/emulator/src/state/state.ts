@@ -1,5 +1,5 @@
 // The emulator's in-memory cloud: collections, look-ups and the rules that keep them consistent.
-import type { Clock } from 'fieldgate/shared';
+import type { CloudClock } from '../clock.js';
 import { ApiError, ErrCode, conflict, notFound } from '../http/errors.js';
 import type {
   AdminRecord, AlarmLogRecord, ApiAppRecord, AttrType, CustomerRecord, DeviceKind, DeviceRecord, DeviceTypeRecord,
@@ -38,7 +38,7 @@ export class EmulatorState {
   private readonly connections = new Map<string, Set<string>>();
   private idCounter = 0;
 
-  constructor(seed: SeedData, readonly clock: Clock) {
+  constructor(seed: SeedData, readonly clock: CloudClock) {
     this.project = seed.project;
     this.apiApps = seed.apiApps;
     this.admins = seed.admins;
