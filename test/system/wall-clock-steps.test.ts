@@ -1,5 +1,6 @@
 // The daemon under libfaketime, its wall clock stepped as NTP steps a Pi's (the monotonic clock
-// untouched): -1 h, +1 day and +10 years while polling, then -2 h during a broker outage. Polling
+// untouched): -1 h, +1 day and +10 years while polling, back and forth every second for a minute,
+// then -2 h during a broker outage. Polling
 // goes on after each step, the reports stamp the wall clock as it is, the outage's backlog reaches
 // the broker, each step is logged once with its size, and SIGTERM ends the process.
 import { closeSync, openSync, readFileSync } from 'node:fs';
@@ -27,7 +28,7 @@ describe('wall clock steps (libfaketime, monotonic clock untouched)', () => {
     wall = undefined;
   });
 
-  it('keeps polling through -1 h, +1 day and +10 years, replays an outage stepped -2 h, and stops on SIGTERM', async () => {
+  it('keeps polling through -1 h, +1 day, +10 years and a minute of steps back and forth, replays an outage stepped -2 h, and stops on SIGTERM', async () => {
     wall = new WallClockControl();
     const clock = wall;
     rig = await DeliveryRig.start({ mode: 'memory-first', durableAfterMs: 1000, logLevel: 'info' });
@@ -60,6 +61,21 @@ describe('wall clock steps (libfaketime, monotonic clock untouched)', () => {
     await stepAndKeepPolling('+1d', 86_400_000);
     // libfaketime's year is 365 days.
     await stepAndKeepPolling('+10y', 3650 * 86_400_000);
+
+    // Hostile: the wall clock stepping back and forth every second for a minute (a flapping time
+    // source). Polling goes on: at least half its rate's worth of reports arrives while it flaps.
+    let back = false;
+    const flap = setInterval(() => {
+      back = !back;
+      clock.step(back ? '-1h' : '+10y');
+    }, 1000);
+    const flapStart = performance.now();
+    const beforeFlap = r.received.length;
+    const halfRate = (60 * 1000) / POLL_MS / 2;
+    await settle(() => performance.now() - flapStart >= 60_000 && r.received.length - beforeFlap >= halfRate, 180_000);
+    clearInterval(flap);
+    rates.push(`flapping for ${Math.round((performance.now() - flapStart) / 1000)} s: ${r.received.length - beforeFlap} reports`);
+    expect(r.received.length - beforeFlap, 'reports while the clock flapped').toBeGreaterThanOrEqual(halfRate);
 
     // An outage, stepped back 2 h in the middle of it: reports reach the disk, then the broker.
     await r.broker.stop();
