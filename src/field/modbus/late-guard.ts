@@ -10,8 +10,17 @@
 //   configured guard.
 // Late replies are counted per unit, with the slowest answer time seen, so the integrator can pick
 // a timeout that fits.
+import type { BusConfig } from '../../core/config/site-types.js';
 import { replyFrameLength } from '../../core/modbus/late-frames.js';
 import type { ReplyShape } from './transport-types.js';
+
+/** Default late-reply guard on RTU framing, in request timeouts: a reply up to 10x late cannot pass for another. */
+export const LATE_GUARD_TIMEOUTS = 10;
+
+/** The configured guard after a timeout of `timeoutMs` (before any learning). */
+export function configuredGuardMs(config: BusConfig, timeoutMs: number): number {
+  return config.lateReplyGuardMs ?? LATE_GUARD_TIMEOUTS * timeoutMs;
+}
 
 export interface LateUnitView {
   unit: number;

@@ -6,6 +6,7 @@ import { describeTarget, type LateReplyListener, type ModbusTransport, type Repl
 import { type Clock, systemClock, systemTimers, type Timers } from '../../core/time.js';
 import { t35Ms } from '../../core/config/buses.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
+import { configuredGuardMs } from './late-guard.js';
 import { wireError, wireProblem } from './wire-verdict.js';
 import { openWithin } from './port-open.js';
 import { PendingReplies } from './pending-replies.js';
@@ -56,6 +57,10 @@ class ModbusSerialTransport implements ModbusTransport {
 
   onLateReply(listener: LateReplyListener): void {
     this.lateListeners.push(listener);
+  }
+
+  watchLateReplyFor(unit: number, request: ReplyShape, guardMs: number): void {
+    this.line?.watchLateFor(unit, request, guardMs);
   }
 
   private discarded(reason: string): void {
@@ -168,7 +173,7 @@ class ModbusSerialTransport implements ModbusTransport {
         // RTU has no transaction id: the reply may still come. The bus does not ask this unit a
         // request of the same reply shape until it came (reported by the line port) or its guard
         // ran out, so it cannot pass for another; the error names the shape for the bus's guard.
-        line.awaitLate({ ...expected, sentAt });
+        line.awaitLate({ ...expected, sentAt }, configuredGuardMs(this.config, timeoutMs));
         throw new ModbusTimeoutError(err.unit, err.timeoutMs, { functionCode: expected.functionCode, quantity: expected.quantity });
       }
       throw err;
