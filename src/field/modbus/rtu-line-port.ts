@@ -85,6 +85,11 @@ export class RtuLinePort extends EventEmitter {
     return this.openFlag;
   }
 
+  /** Wire time of `bytes` characters, ms (0 when unknown: through a TCP serial server). */
+  wireMs(bytes: number): number {
+    return Math.ceil(bytes * this.options.charMs);
+  }
+
   /** When the line last carried a byte either way (the request's end estimated from its wire time). */
   get lastActivityMs(): number {
     return Math.max(this.lastReceiveMs, this.lastSendDoneMs);

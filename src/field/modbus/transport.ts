@@ -13,6 +13,7 @@ import { PendingReplies } from './pending-replies.js';
 import { exchangeRaw, type RawReplyWindow, withoutFrames } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
 import { RtuLinePort } from './rtu-line-port.js';
+import { requestFrameLength } from '../../core/modbus/rtu-frame.js';
 import { hrClock, untilQuiet } from './line-silence.js';
 import { ModbusTcpPort } from './modbus-tcp-port.js';
 
@@ -160,7 +161,9 @@ class ModbusSerialTransport implements ModbusTransport {
     if (line) await this.startOnQuietLine(line, expected);
     const sentAt = this.clock.now();
     client.setID(expected.unit);
-    client.setTimeout(timeoutMs);
+    // The library starts its timer as the request's first byte goes out: the unit's time to answer
+    // starts when the last one has left (a long write at a low baud spends much of it on the wire).
+    client.setTimeout(timeoutMs + (line?.wireMs(requestFrameLength(expected.functionCode, expected.quantity)) ?? 0));
     const transactionId = guard?.expect(expected);
     line?.expect(expected);
     let reply: T;
