@@ -38,8 +38,11 @@ export interface SlowUnitsContext<J extends SlowJob> {
   onBusyRepeat(): void;
   /** A late reply came: counted, a cool-down failure, a warning the first time for the unit. */
   onLate(unit: number, answeredAfterMs: number, first: boolean): void;
-  /** A timeout's guard started: what could pass for its late reply (`shape`) is held `guardMs` from now. */
-  guarding(unit: number, shape: ReplyShape, guardMs: number): void;
+  /**
+   * A timeout's guard started: what could pass for its late reply (`shape`; undefined: not said)
+   * is held `guardMs` from now; `wholeUnit` when the unit is asked nothing meanwhile.
+   */
+  guarding(unit: number, shape: ReplyShape | undefined, guardMs: number, wholeUnit: boolean): void;
 }
 
 export class SlowUnits<J extends SlowJob> {
@@ -85,8 +88,9 @@ export class SlowUnits<J extends SlowJob> {
       return true;
     }
     if (err instanceof ModbusTimeoutError && this.guard) {
-      const applied = this.guard.onTimeout(job.unit, err.request, this.ctx.clock.now(), configuredGuardMs(this.ctx.config, job.timeoutMs));
-      if (err.request) this.ctx.guarding(job.unit, err.request, applied);
+      const now = this.ctx.clock.now();
+      const applied = this.guard.onTimeout(job.unit, err.request, now, configuredGuardMs(this.ctx.config, job.timeoutMs));
+      this.ctx.guarding(job.unit, err.request, applied, this.guard.holdsWholeUnit(job.unit, now));
     }
     return false;
   }
