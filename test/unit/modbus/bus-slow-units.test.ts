@@ -76,7 +76,8 @@ describe('late replies on RTU framing', () => {
         this.watched.push({ unit, quantity: request.quantity, guardMs });
       }
     }
-    const { bus, transport, log } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), new Watching(clock));
+    const transport = new Watching(clock);
+    const { bus, log } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), transport);
     const held = () => log.lines().filter((l) => l.msg === 'unit held back by the late-reply guard');
     transport.behaviour = () => 'timeout';
     const first = settle(bus.read(2, 'holding', 0, 2));
