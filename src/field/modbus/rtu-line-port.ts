@@ -58,7 +58,8 @@ export class RtuLinePort extends EventEmitter {
   private lastReceiveMs = Number.NEGATIVE_INFINITY;
   private lastSendDoneMs = Number.NEGATIVE_INFINITY;
   private silenceTimer: NodeJS.Timeout | undefined;
-  private readonly awaitedLate: AwaitedLateReplies;
+  /** The late replies watched for, each until its guard ends (the bus sets how long: `watchFor`). */
+  readonly awaitedLate: AwaitedLateReplies;
   /** Bytes received since the last exchange began while late replies are awaited, found ones cut out. */
   private capture = Buffer.alloc(0);
   /** Late frames found while an exchange ran, and between exchanges (bytes). */
@@ -197,16 +198,6 @@ export class RtuLinePort extends EventEmitter {
   awaitLate(request: AwaitedLateReply, watchMs: number): void {
     this.awaitedLate.add(request, watchMs);
     this.scanLate(Buffer.alloc(0)); // it may already be complete in what was received
-  }
-
-  /** The bus guards that late reply for `guardMs` from now: it is watched as long, then forgotten. */
-  watchLateFor(unit: number, shape: ReplyShape, guardMs: number): void {
-    this.awaitedLate.watchFor(unit, shape, guardMs);
-  }
-
-  /** The late replies watched for now (expired ones are gone). */
-  awaitedLateReplies(): readonly AwaitedLateReply[] {
-    return this.awaitedLate.current();
   }
 
   /** The client's request (unit, PDU, CRC), written now. */

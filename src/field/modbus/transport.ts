@@ -61,7 +61,7 @@ class ModbusSerialTransport implements ModbusTransport {
   }
 
   watchLateReplyFor(unit: number, request: ReplyShape, guardMs: number): void {
-    this.line?.watchLateFor(unit, request, guardMs);
+    this.line?.awaitedLate.watchFor(unit, request, guardMs);
   }
 
   private discarded(reason: string): void {

@@ -76,10 +76,10 @@ describe('the RTU line port\'s awaited late replies', () => {
     const r = await rig();
     timedOut(r);
     r.clock.advance(GUARD_MS - 1);
-    expect(r.port.awaitedLateReplies()).toHaveLength(1);
+    expect(r.port.awaitedLate.current()).toHaveLength(1);
     await arrive(r, LATE_REPLY);
     expect(r.late).toEqual([{ unit: 1, afterMs: GUARD_MS - 1 }]);
-    expect(r.port.awaitedLateReplies()).toHaveLength(0);
+    expect(r.port.awaitedLate.current()).toHaveLength(0);
     expect(r.port.begin(ASKED)).toBe(0); // no stray: it was the late reply
   });
 
@@ -87,7 +87,7 @@ describe('the RTU line port\'s awaited late replies', () => {
     const r = await rig();
     timedOut(r);
     r.clock.advance(GUARD_MS);
-    expect(r.port.awaitedLateReplies()).toEqual([]);
+    expect(r.port.awaitedLate.current()).toEqual([]);
     await arrive(r, frame);
     expect(r.late).toEqual([]);
     expect(r.port.begin(ASKED)).toBe(frame.length); // counted as stale bytes before the next request
@@ -96,11 +96,11 @@ describe('the RTU line port\'s awaited late replies', () => {
   it('the bus\'s longer (learned) guard is the deadline: watched as long, then gone', async () => {
     const r = await rig();
     timedOut(r);
-    r.port.watchLateFor(1, { functionCode: 3, quantity: 2 }, 6 * GUARD_MS);
+    r.port.awaitedLate.watchFor(1, { functionCode: 3, quantity: 2 }, 6 * GUARD_MS);
     r.clock.advance(GUARD_MS);
-    expect(r.port.awaitedLateReplies()).toHaveLength(1);
+    expect(r.port.awaitedLate.current()).toHaveLength(1);
     r.clock.advance(5 * GUARD_MS);
-    expect(r.port.awaitedLateReplies()).toEqual([]);
+    expect(r.port.awaitedLate.current()).toEqual([]);
     await arrive(r, LATE_REPLY);
     expect(r.late).toEqual([]);
   });
