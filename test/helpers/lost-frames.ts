@@ -12,14 +12,22 @@ import { silentLogger } from '../../src/ops/log.js';
 import { rtuBusConfig } from './bus-configs.js';
 import { deviceConfig, pointConfig } from './device-configs.js';
 import { startPtyPair } from './socat.js';
-import { startTrapPeer, truthOf } from './trap-peer.js';
+import { startTrapPeer, type TrapAnswer, type TrapRequest, truthOf } from './trap-peer.js';
 import { waitFor } from './wait.js';
 
+/** Answers one request knowing the bus under test ('silent' counts as a lost frame). */
+export type LossScript = (request: TrapRequest, index: number, bus: Bus) => TrapAnswer;
+
 export interface LostFrameOptions {
-  /** Which requests (0-based, in arrival order) the device ignores, or a share of them at random. */
-  lose: { requests: readonly number[] } | { rate: number; seed: number };
+  /**
+   * Which requests (0-based, in arrival order) the device ignores, a share of them at random, or
+   * a script that answers each request itself.
+   */
+  lose: { requests: readonly number[] } | { rate: number; seed: number } | { script: LossScript };
   /** The run ends once this many samples arrived (and at least `minLost` frames were lost). */
   samples: number;
+  /** Instead of `samples`: the run ends once this holds for the samples so far. */
+  done?: (samples: readonly Sample[]) => boolean;
   minLost?: number;
   pollIntervalMs?: number;
   timeoutMs?: number;
@@ -32,6 +40,8 @@ export interface LostFrameResult {
   samplesLost: number;
   wrongValues: number;
   offlineTransitions: string[];
+  /** When each sample was taken (its `ts`). */
+  sampleTimes: number[];
   stats: BusStats;
 }
 
@@ -56,8 +66,14 @@ export async function runLostFrames(options: LostFrameOptions): Promise<LostFram
     const lose = options.lose;
     const random = 'rate' in lose ? seeded(lose.seed) : () => 1;
     let lostFrames = 0;
+    let bus: Bus | undefined;
     const peer = await startTrapPeer(pair.b, {
-      answer: (_request, index) => {
+      answer: (request, index) => {
+        if ('script' in lose) {
+          const answer = bus ? lose.script(request, index, bus) : { afterMs: 0 };
+          if (answer === 'silent') lostFrames += 1;
+          return answer;
+        }
         const lost = 'rate' in lose ? random() < lose.rate : lose.requests.includes(index);
         if (!lost) return { afterMs: 0 };
         lostFrames += 1;
@@ -65,20 +81,21 @@ export async function runLostFrames(options: LostFrameOptions): Promise<LostFram
       },
     });
     cleanups.push(() => peer.stop());
-    const bus = new Bus({
+    bus = new Bus({
       config: rtuBusConfig({
         path: pair.a, timeoutMs: options.timeoutMs ?? BUS_DEFAULTS.rtu.timeoutMs, interFrameDelayMs: 2,
         cooldown: BUS_DEFAULTS.cooldown, reopenAfterSilenceMs: BUS_DEFAULTS.reopenAfterSilenceMs,
       }),
       transportFactory: createModbusTransport, logger: silentLogger(),
     });
-    cleanups.push(() => bus.stop());
-    bus.start();
+    const started = bus;
+    cleanups.push(() => started.stop());
+    started.start();
     const samples: Sample[] = [];
     const offlineTransitions: string[] = [];
     let wrongValues = 0;
     const poller = new Poller({
-      bus,
+      bus: started,
       devices: [compileDevice(deviceConfig({ name: 'meter', unitId: UNIT, pollIntervalMs, points: POINTS.map((address) => pointConfig({ id: `r${address}`, address })) }))],
       sink: {
         onSample: (sample) => {
@@ -91,14 +108,17 @@ export async function runLostFrames(options: LostFrameOptions): Promise<LostFram
     });
     cleanups.push(() => poller.stop());
     poller.start();
-    await waitFor(() => samples.length >= options.samples && lostFrames >= (options.minLost ?? 1), {
+    const done = options.done ?? (() => samples.length >= options.samples);
+    await waitFor(() => done(samples) && lostFrames >= (options.minLost ?? 1), {
       what: 'samples and lost frames', timeoutMs: (options.samples + 30) * pollIntervalMs * 2,
     });
     let samplesLost = 0;
     for (let i = 1; i < samples.length; i += 1) {
       samplesLost += Math.max(0, Math.round(((samples[i] as Sample).ts - (samples[i - 1] as Sample).ts) / pollIntervalMs) - 1);
     }
-    return { lostFrames, samples: samples.length, samplesLost, wrongValues, offlineTransitions, stats: bus.stats() };
+    return {
+      lostFrames, samples: samples.length, samplesLost, wrongValues, offlineTransitions, sampleTimes: samples.map((s) => s.ts), stats: started.stats(),
+    };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }

@@ -41,3 +41,12 @@ export function decodeRtuFrame(frame: Buffer): RtuDecodeResult {
   if (crc !== sent) return { ok: false, reason: 'bad-crc' };
   return { ok: true, unit: frame[0], pdu: frame.subarray(1, frame.length - 2) };
 }
+
+/** RTU frame bytes (unit, PDU, CRC) of a request of `functionCode` for `quantity` registers or bits (1 for FC5/FC6). */
+export function requestFrameLength(functionCode: number, quantity: number): number {
+  switch (functionCode) {
+    case 15: return 9 + Math.ceil(quantity / 8);
+    case 16: return 9 + 2 * quantity;
+    default: return 8; // FC1-6: address and count (or value)
+  }
+}

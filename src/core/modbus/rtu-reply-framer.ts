@@ -66,6 +66,8 @@ export class RtuReplyFramer {
   private verdictState: ReplyVerdict = { echo: 'none', skipped: 0, extra: 0 };
   private framed = false;
   private late: readonly LateShape[] = [];
+  /** A late reply of the asked function was still awaited when the last bytes came (an exception could be it). */
+  private exceptionMayBeLate = false;
 
   /**
    * A request went out: frame its reply from the next byte on. `late`: replies still awaited from
@@ -74,12 +76,24 @@ export class RtuReplyFramer {
   begin(request: Buffer, expected: ExpectedReply, echo: boolean, late: readonly LateShape[] = []): void {
     this.rx = Buffer.alloc(0);
     this.late = late.filter((shape) => shape.functionCode === expected.functionCode);
+    this.exceptionMayBeLate = this.late.length > 0;
     this.request = request;
     this.expected = expected;
     this.echoExpected = echo;
     this.echoSettled = false;
     this.framed = false;
     this.verdictState = { echo: 'none', skipped: 0, extra: 0 };
+  }
+
+  /**
+   * Which late replies are still awaited as the next bytes arrive (one may have expired with its
+   * guard, or come, since the request went out): an exception reply is ambiguous only while one of
+   * the asked unit and function is. Frames of the lengths given to `begin` are still skipped.
+   */
+  stillAwaited(awaited: readonly { unit: number; functionCode: number }[]): void {
+    const expected = this.expected;
+    this.exceptionMayBeLate = expected !== undefined && this.late.length > 0
+      && awaited.some((a) => a.unit === expected.unit && a.functionCode === expected.functionCode);
   }
 
   /** No exchange any more: later bytes are strays. */
@@ -183,7 +197,7 @@ export class RtuReplyFramer {
       const rest = rx.subarray(i);
       if (code === (expected.functionCode | 0x80)) {
         if (rest.length < EXCEPTION_FRAME) return undefined;
-        if (this.late.length > 0) {
+        if (this.exceptionMayBeLate) {
           this.verdictState.ambiguous = `exception reply of unit ${expected.unit} to function ${expected.functionCode} while an earlier request of the same function may still be answered`;
         }
         return this.take(i, EXCEPTION_FRAME);

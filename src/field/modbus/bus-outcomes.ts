@@ -135,6 +135,14 @@ export class BusOutcomes {
     this.transition(unit, this.ctx.health.onLate(unit, this.ctx.clock.now(), `late replies (answered ${answeredAfterMs} ms after the request, timeout ${timeoutMs} ms)`));
   }
 
+  /**
+   * A unit seen answering late timed out again: it is asked nothing until its late reply came or
+   * `guardMs` passed. Logged, so a unit not polled for that long is never a silent one.
+   */
+  heldBack(unit: number, guardMs: number): void {
+    this.ctx.log.info({ unit, guardMs }, 'unit held back by the late-reply guard');
+  }
+
   /** A request refused because the queue was full: counted, logged once until it has drained to half. */
   queueRefused(limit: number): void {
     this.ctx.counters.queueRejects += 1;

@@ -99,6 +99,10 @@ export class Bus {
         this.outcomes.late(unit, answeredAfterMs, this.config.timeoutMs, first);
         this.pump();
       },
+      guarding: (unit, shape, guardMs, wholeUnit) => {
+        if (shape) this.transport.watchLateReplyFor?.(unit, shape, guardMs);
+        if (wholeUnit) this.outcomes.heldBack(unit, guardMs);
+      },
     });
     this.transport.onLateReply?.((unit, answeredAfterMs, request) => this.slow.lateReply(unit, answeredAfterMs, request));
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);

@@ -10,8 +10,17 @@
 //   configured guard.
 // Late replies are counted per unit, with the slowest answer time seen, so the integrator can pick
 // a timeout that fits.
+import type { BusConfig } from '../../core/config/site-types.js';
 import { replyFrameLength } from '../../core/modbus/late-frames.js';
 import type { ReplyShape } from './transport-types.js';
+
+/** Default late-reply guard on RTU framing, in request timeouts: a reply up to 10x late cannot pass for another. */
+export const LATE_GUARD_TIMEOUTS = 10;
+
+/** The configured guard after a timeout of `timeoutMs` (before any learning). */
+export function configuredGuardMs(config: BusConfig, timeoutMs: number): number {
+  return config.lateReplyGuardMs ?? LATE_GUARD_TIMEOUTS * timeoutMs;
+}
 
 export interface LateUnitView {
   unit: number;
@@ -75,7 +84,8 @@ export class LateReplyGuard {
     const state = this.get(unit);
     const learned = Math.min(2 * state.slowestAnswerMs, LEARNED_GUARD_CAP * guardMs);
     const applied = Math.max(guardMs, learned);
-    state.awaited = state.awaited.filter((a) => !(a.shape && shape && sameShape(a.shape, shape)));
+    // Expired guards go here too, not only when the unit is next admitted (it may never be).
+    state.awaited = state.awaited.filter((a) => a.until > now && !(a.shape && shape && sameShape(a.shape, shape)));
     state.awaited.push({ ...(shape ? { shape } : {}), until: now + applied });
     return applied;
   }
@@ -92,6 +102,13 @@ export class LateReplyGuard {
     state.lateReplies += 1;
     state.slowestAnswerMs = Math.max(state.slowestAnswerMs, Math.round(answeredAfterMs));
     return state.lateReplies === 1;
+  }
+
+  /** Whether a guard running now holds back every request to `unit` (seen answering late, or a timeout of no known shape). */
+  holdsWholeUnit(unit: number, now: number): boolean {
+    const state = this.units.get(unit);
+    const running = state?.awaited.filter((a) => a.until > now) ?? [];
+    return running.length > 0 && ((state?.lateReplies ?? 0) > 0 || running.some((a) => !a.shape));
   }
 
   /** Whether `request` to `unit` may go now, as it is, split, or not yet. */

@@ -3,7 +3,7 @@
 // and data, rebuilt from the call and its answer: not the wire bytes with address, CRC or MBAP)
 // with the answer time and verdict, in a bounded ring. Unwatched it only passes calls through.
 import type { RawReplyWindow } from './raw-exchange.js';
-import type { ModbusTransport } from './transport-types.js';
+import type { ModbusTransport, ReplyShape } from './transport-types.js';
 import { systemTime, type Clock, type WallClock } from '../../core/time.js';
 
 export interface LineFrame {
@@ -121,6 +121,7 @@ export function capturedTransport(inner: ModbusTransport, capture: LineCapture):
     onClose: (listener) => inner.onClose(listener),
     onDiscard: (listener) => inner.onDiscard(listener),
     ...(inner.onLateReply ? { onLateReply: (listener: Parameters<NonNullable<ModbusTransport['onLateReply']>>[0]) => inner.onLateReply!(listener) } : {}),
+    ...(inner.watchLateReplyFor ? { watchLateReplyFor: (unit: number, request: ReplyShape, guardMs: number) => inner.watchLateReplyFor!(unit, request, guardMs) } : {}),
     readCoils: bits(1, (u, s, c, t) => inner.readCoils(u, s, c, t)),
     readDiscreteInputs: bits(2, (u, s, c, t) => inner.readDiscreteInputs(u, s, c, t)),
     readHoldingRegisters: reads(3, (u, s, c, t) => inner.readHoldingRegisters(u, s, c, t)),

@@ -6,16 +6,18 @@
 // It also watches for the late replies of timed-out requests (their units are not asked a request
 // of the same reply shape until the reply was seen or its guard ran out): such a frame is reported
 // and excused, so the exchange it landed in (of another unit, or of the same unit with a reply of
-// another length) keeps its own, unambiguous reply.
+// another length) keeps its own, unambiguous reply. Each is watched for until its guard ends
+// (awaited-late-replies.ts), no longer: a frame after that is a foreign one.
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { SerialPort } from 'serialport';
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { ExpectedReply } from '../../core/modbus/reply-check.js';
 import { type ReplyVerdict, RtuReplyFramer } from '../../core/modbus/rtu-reply-framer.js';
-import { type AwaitedLateReply, findLateFrames, replyFrameLength, sameReplyShape } from '../../core/modbus/late-frames.js';
+import { type AwaitedLateReply, findLateFrames, replyFrameLength } from '../../core/modbus/late-frames.js';
 import type { Clock } from '../../core/time.js';
 import type { RawPort } from './raw-exchange.js';
+import { AwaitedLateReplies } from './awaited-late-replies.js';
 import { hrClock } from './line-silence.js';
 import { useDirectIo } from './serial-direct-io.js';
 import type { ReplyShape } from './transport-types.js';
@@ -56,7 +58,8 @@ export class RtuLinePort extends EventEmitter {
   private lastReceiveMs = Number.NEGATIVE_INFINITY;
   private lastSendDoneMs = Number.NEGATIVE_INFINITY;
   private silenceTimer: NodeJS.Timeout | undefined;
-  private awaitedLate: AwaitedLateReply[] = [];
+  /** The late replies watched for, each until its guard ends (the bus sets how long: `watchFor`). */
+  readonly awaitedLate: AwaitedLateReplies;
   /** Bytes received since the last exchange began while late replies are awaited, found ones cut out. */
   private capture = Buffer.alloc(0);
   /** Late frames found while an exchange ran, and between exchanges (bytes). */
@@ -68,6 +71,7 @@ export class RtuLinePort extends EventEmitter {
   constructor(private readonly config: BusConfig, private readonly options: RtuLineOptions,
     private readonly clock: Clock, private readonly onLate: LateReplyListener) {
     super();
+    this.awaitedLate = new AwaitedLateReplies(clock);
   }
 
   /** The port for an RTU or RTU-over-TCP bus, with its echo setting and character time. */
@@ -80,6 +84,11 @@ export class RtuLinePort extends EventEmitter {
 
   get isOpen(): boolean {
     return this.openFlag;
+  }
+
+  /** Wire time of `bytes` characters, ms (0 when unknown: through a TCP serial server). */
+  wireMs(bytes: number): number {
+    return Math.ceil(bytes * this.options.charMs);
   }
 
   /** When the line last carried a byte either way (the request's end estimated from its wire time). */
@@ -174,7 +183,7 @@ export class RtuLinePort extends EventEmitter {
    */
   begin(request?: ExpectedReply): number {
     const strays = Math.max(0, this.takeUnmatched() - this.lateBetween);
-    if (request) this.awaitedLate = this.awaitedLate.filter((a) => !sameReplyShape(a, request));
+    if (request) this.awaitedLate.dropShape(request);
     this.capture = Buffer.alloc(0);
     this.lateDuring = 0;
     this.lateBetween = 0;
@@ -182,9 +191,12 @@ export class RtuLinePort extends EventEmitter {
     return strays;
   }
 
-  /** A request timed out: its reply may still come (the bus sends nothing of its shape meanwhile). */
-  awaitLate(request: AwaitedLateReply): void {
-    this.awaitedLate = [...this.awaitedLate.filter((a) => !sameReplyShape(a, request)), request];
+  /**
+   * A request timed out: its reply may still come (the bus sends nothing of its shape meanwhile).
+   * It is watched for `watchMs`, the configured guard, until the bus says how long it guards it.
+   */
+  awaitLate(request: AwaitedLateReply, watchMs: number): void {
+    this.awaitedLate.add(request, watchMs);
     this.scanLate(Buffer.alloc(0)); // it may already be complete in what was received
   }
 
@@ -195,7 +207,7 @@ export class RtuLinePort extends EventEmitter {
     const expected = this.expected;
     this.expected = undefined;
     if (expected) {
-      const late = this.awaitedLate.filter((a) => a.unit === expected.unit)
+      const late = this.awaitedLate.current().filter((a) => a.unit === expected.unit)
         .map((a) => ({ functionCode: a.functionCode, frameLength: replyFrameLength(a.functionCode, a.quantity) ?? 0 }));
       this.framer.begin(frame, expected, this.options.echo, late);
     }
@@ -229,7 +241,10 @@ export class RtuLinePort extends EventEmitter {
 
   private receive(chunk: Buffer): void {
     this.lastReceiveMs = hrClock();
-    if (this.awaitedLate.length > 0) this.scanLate(chunk);
+    const awaited = this.awaitedLate.current();
+    // Judged as the bytes arrive, before the scan below takes the late frames among them.
+    if (this.framer.active) this.framer.stillAwaited(awaited);
+    if (awaited.length > 0) this.scanLate(chunk);
     if (!this.framer.active) {
       this.between += chunk.length;
       return;
@@ -246,7 +261,7 @@ export class RtuLinePort extends EventEmitter {
   private scanLate(chunk: Buffer): void {
     this.capture = Buffer.concat([this.capture, chunk]);
     if (this.capture.length > CAPTURE_LIMIT) this.capture = this.capture.subarray(this.capture.length - CAPTURE_LIMIT);
-    const frames = findLateFrames(this.capture, this.awaitedLate);
+    const frames = findLateFrames(this.capture, this.awaitedLate.current());
     if (frames.length === 0) return;
     const now = this.clock.now();
     const kept: Buffer[] = [];
@@ -258,7 +273,7 @@ export class RtuLinePort extends EventEmitter {
       else this.lateBetween += frame.length;
       this.lateFrames.push(Buffer.from(this.capture.subarray(frame.offset, frame.offset + frame.length)));
       const request = frame.request;
-      this.awaitedLate = this.awaitedLate.filter((a) => a !== request);
+      this.awaitedLate.remove(request);
       this.onLate(frame.unit, now - request.sentAt, { functionCode: request.functionCode, quantity: request.quantity });
     }
     kept.push(this.capture.subarray(from));

@@ -2,16 +2,16 @@
 // not asked anything its late reply could be taken for until that reply was seen or its guard ran
 // out (late-guard.ts), and a request answered "busy"/"acknowledge" is repeated a bounded number of
 // times after a pause off the line (busy-retries.ts), admitted again like any request. Both are
-// failures for cool-down (bus-outcomes.ts).
+// failures for cool-down (bus-outcomes.ts). The transport watches for a late reply exactly as long
+// as the guard holds what it could be taken for (one deadline: `guarding`).
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { Clock, Timers } from '../../core/time.js';
 import { BusyRetries } from './busy-retries.js';
 import { ModbusExceptionError, ModbusTimeoutError } from './errors.js';
-import { type LateGuardAdmission, LateReplyGuard, type LateUnitView } from './late-guard.js';
+import { configuredGuardMs, type LateGuardAdmission, LateReplyGuard, type LateUnitView } from './late-guard.js';
 import type { ReplyShape } from './transport-types.js';
 
-/** Default late-reply guard on RTU framing, in request timeouts: a reply up to 10x late cannot pass for another. */
-export const LATE_GUARD_TIMEOUTS = 10;
+export { LATE_GUARD_TIMEOUTS } from './late-guard.js';
 const DEFAULT_BUSY_BACKOFF_MS = 50;
 
 export interface SlowJob {
@@ -38,6 +38,11 @@ export interface SlowUnitsContext<J extends SlowJob> {
   onBusyRepeat(): void;
   /** A late reply came: counted, a cool-down failure, a warning the first time for the unit. */
   onLate(unit: number, answeredAfterMs: number, first: boolean): void;
+  /**
+   * A timeout's guard started: what could pass for its late reply (`shape`; undefined: not said)
+   * is held `guardMs` from now; `wholeUnit` when the unit is asked nothing meanwhile.
+   */
+  guarding(unit: number, shape: ReplyShape | undefined, guardMs: number, wholeUnit: boolean): void;
 }
 
 export class SlowUnits<J extends SlowJob> {
@@ -83,8 +88,9 @@ export class SlowUnits<J extends SlowJob> {
       return true;
     }
     if (err instanceof ModbusTimeoutError && this.guard) {
-      const guardMs = this.ctx.config.lateReplyGuardMs ?? LATE_GUARD_TIMEOUTS * job.timeoutMs;
-      this.guard.onTimeout(job.unit, err.request, this.ctx.clock.now(), guardMs);
+      const now = this.ctx.clock.now();
+      const applied = this.guard.onTimeout(job.unit, err.request, now, configuredGuardMs(this.ctx.config, job.timeoutMs));
+      this.ctx.guarding(job.unit, err.request, applied, this.guard.holdsWholeUnit(job.unit, now));
     }
     return false;
   }

@@ -33,6 +33,12 @@ export interface ModbusTransport {
    * no late frame pass for the reply to a new request.
    */
   onLateReply?(listener: LateReplyListener): void;
+  /**
+   * RTU framing: the bus guards the late reply of `unit`'s timed-out request of `request`'s shape
+   * for `guardMs` from now. The transport watches for it exactly as long, then forgets it (a frame
+   * after that is a foreign one, discarded). Until told, it watches for the configured guard.
+   */
+  watchLateReplyFor?(unit: number, request: ReplyShape, guardMs: number): void;
   readCoils(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
   readDiscreteInputs(unit: number, start: number, count: number, timeoutMs: number): Promise<boolean[]>;
   readHoldingRegisters(unit: number, start: number, count: number, timeoutMs: number): Promise<Uint16Array>;

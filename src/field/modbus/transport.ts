@@ -6,12 +6,14 @@ import { describeTarget, type LateReplyListener, type ModbusTransport, type Repl
 import { type Clock, systemClock, systemTimers, type Timers } from '../../core/time.js';
 import { t35Ms } from '../../core/config/buses.js';
 import { InvalidRequestError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
+import { configuredGuardMs } from './late-guard.js';
 import { wireError, wireProblem } from './wire-verdict.js';
 import { openWithin } from './port-open.js';
 import { PendingReplies } from './pending-replies.js';
 import { exchangeRaw, type RawReplyWindow, withoutFrames } from './raw-exchange.js';
 import { type ExpectedReply, type ParsedRead, readReplyMismatch, writeEchoMismatch } from '../../core/modbus/reply-check.js';
 import { RtuLinePort } from './rtu-line-port.js';
+import { requestFrameLength } from '../../core/modbus/rtu-frame.js';
 import { hrClock, untilQuiet } from './line-silence.js';
 import { ModbusTcpPort } from './modbus-tcp-port.js';
 
@@ -56,6 +58,10 @@ class ModbusSerialTransport implements ModbusTransport {
 
   onLateReply(listener: LateReplyListener): void {
     this.lateListeners.push(listener);
+  }
+
+  watchLateReplyFor(unit: number, request: ReplyShape, guardMs: number): void {
+    this.line?.awaitedLate.watchFor(unit, request, guardMs);
   }
 
   private discarded(reason: string): void {
@@ -155,7 +161,9 @@ class ModbusSerialTransport implements ModbusTransport {
     if (line) await this.startOnQuietLine(line, expected);
     const sentAt = this.clock.now();
     client.setID(expected.unit);
-    client.setTimeout(timeoutMs);
+    // The library starts its timer as the request's first byte goes out: the unit's time to answer
+    // starts when the last one has left (a long write at a low baud spends much of it on the wire).
+    client.setTimeout(timeoutMs + (line?.wireMs(requestFrameLength(expected.functionCode, expected.quantity)) ?? 0));
     const transactionId = guard?.expect(expected);
     line?.expect(expected);
     let reply: T;
@@ -168,7 +176,7 @@ class ModbusSerialTransport implements ModbusTransport {
         // RTU has no transaction id: the reply may still come. The bus does not ask this unit a
         // request of the same reply shape until it came (reported by the line port) or its guard
         // ran out, so it cannot pass for another; the error names the shape for the bus's guard.
-        line.awaitLate({ ...expected, sentAt });
+        line.awaitLate({ ...expected, sentAt }, configuredGuardMs(this.config, timeoutMs));
         throw new ModbusTimeoutError(err.unit, err.timeoutMs, { functionCode: expected.functionCode, quantity: expected.quantity });
       }
       throw err;

@@ -69,6 +69,35 @@ describe('late replies on RTU framing', () => {
     expect(bus.stats()).toMatchObject({ lateGuardRejects: 1, lateReplies: 0, lateUnits: [] });
   });
 
+  it('tells the transport how long each guard lasts (one deadline), and logs a whole unit held back', async () => {
+    class Watching extends ShapedTimeouts {
+      readonly watched: Array<{ unit: number; quantity: number; guardMs: number }> = [];
+      watchLateReplyFor(unit: number, request: { functionCode: number; quantity: number }, guardMs: number): void {
+        this.watched.push({ unit, quantity: request.quantity, guardMs });
+      }
+    }
+    const transport = new Watching(clock);
+    const { bus, log } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), transport);
+    const held = () => log.lines().filter((l) => l.msg === 'unit held back by the late-reply guard');
+    transport.behaviour = () => 'timeout';
+    const first = settle(bus.read(2, 'holding', 0, 2));
+    await clock.advanceAsync(200);
+    expect(await first).toBeInstanceOf(ModbusTimeoutError);
+    expect(transport.watched).toEqual([{ unit: 2, quantity: 2, guardMs: 1000 }]);
+    expect(held()).toEqual([]); // never seen late: polled on meanwhile (other shapes, split reads)
+    transport.lateReply(2, 1500);
+    const second = settle(bus.read(2, 'holding', 0, 2));
+    await clock.advanceAsync(200);
+    expect(await second).toBeInstanceOf(ModbusTimeoutError);
+    expect(transport.watched[1]).toEqual({ unit: 2, quantity: 2, guardMs: 3000 }); // learned: twice its slowest answer
+    expect(held()).toMatchObject([{ level: 30, unit: 2, guardMs: 3000 }]);
+    transport.behaviour = () => 'ok';
+    await clock.advanceAsync(3000); // bounded by the guard's own length
+    const again = settle(bus.read(2, 'holding', 0, 2));
+    await clock.advanceAsync(50);
+    expect(await again).toMatchObject({ words: Uint16Array.from([0, 1]) });
+  });
+
   it('lets the unit be asked again once its late reply was seen, counts it, warns once per unit', async () => {
     const { bus, transport, log } = await startedBus(rtuBusConfig({ timeoutMs: 300, lateReplyGuardMs: 60_000, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }));
     for (let round = 0; round < 2; round += 1) {

@@ -130,6 +130,31 @@ describe('RtuReplyFramer', () => {
       expect(framer.verdict().ambiguous).toMatch(/exception reply of unit 1/);
     });
 
+    it('an exception reply that arrives once no late reply of that function is awaited any more is unambiguous', () => {
+      const framer = new RtuReplyFramer();
+      framer.begin(REQ, ASK, false, LATE);
+      framer.stillAwaited([{ unit: 2, functionCode: 3 }, { unit: 1, functionCode: 4 }]); // its guard ran out meanwhile
+      expect(framer.push(encodeRtuFrame(1, Buffer.from([0x83, 6])))).toBeDefined();
+      expect(framer.verdict().ambiguous).toBeUndefined();
+    });
+
+    it('still awaited as the exception arrives: ambiguous', () => {
+      const framer = new RtuReplyFramer();
+      framer.begin(REQ, ASK, false, LATE);
+      framer.stillAwaited([{ unit: 1, functionCode: 3 }]);
+      expect(framer.push(encodeRtuFrame(1, Buffer.from([0x83, 6])))).toBeDefined();
+      expect(framer.verdict().ambiguous).toMatch(/exception reply of unit 1/);
+    });
+
+    it('a late frame that came before the guard ran out is still skipped after it', () => {
+      const framer = new RtuReplyFramer();
+      framer.begin(REQ, ASK, false, LATE);
+      expect(framer.push(lateFrame)).toBeUndefined();
+      framer.stillAwaited([]);
+      expect(framer.push(GOOD)).toEqual(GOOD);
+      expect(framer.verdict()).toEqual({ echo: 'none', skipped: 13, extra: 0 });
+    });
+
     it('a late request of another function changes nothing', () => {
       const framer = new RtuReplyFramer();
       framer.begin(REQ, ASK, false, [{ functionCode: 4, frameLength: 9 }]);

@@ -70,15 +70,18 @@ describe('LineCapture', () => {
     expect(ended).toEqual(['replaced', 'removed']);
   });
 
-  it('the captured transport keeps every optional part of the line\'s transport (late replies, silence, broadcast)', async () => {
+  it('the captured transport keeps every optional part of the line\'s transport (late replies and their guard, silence, broadcast)', async () => {
     const inner = new FakeTransport(systemTime);
     inner.latencyMs = 0;
-    Object.assign(inner, { keepsSilenceAfterReply: true, onLateReply: () => undefined });
+    const watched: unknown[] = [];
+    Object.assign(inner, { keepsSilenceAfterReply: true, onLateReply: () => undefined, watchLateReplyFor: (...args: unknown[]) => watched.push(args) });
     const capture = new LineCapture(KEPT, { now: () => asMono(1000), wallNow: () => asEpoch(1000) });
     const wrapped = capturedTransport(inner, capture);
     await wrapped.open();
     expect(wrapped.keepsSilenceAfterReply).toBe(true);
     expect(wrapped.onLateReply).toBeTypeOf('function');
+    wrapped.watchLateReplyFor?.(2, { functionCode: 3, quantity: 4 }, 30_000); // the guard's length reaches the line's port
+    expect(watched).toEqual([[2, { functionCode: 3, quantity: 4 }, 30_000]]);
     expect(wrapped.broadcast).toBeTypeOf('function');
     const seen: LineFrame[] = [];
     capture.watch((f) => seen.push(f));
