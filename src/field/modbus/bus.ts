@@ -14,7 +14,7 @@ import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import type { BusOptions, Job } from './bus-types.js';
-import { BusDownError, BusStoppedError, InvalidRequestError } from './errors.js';
+import { BusDownError, BusStoppedError, InvalidRequestError, RequestCancelledError } from './errors.js';
 import type { BroadcastWrite } from '../../core/modbus/broadcast-frame.js';
 import type { LateUnitView } from './late-guard.js';
 import { SlowUnits } from './slow-units.js';
@@ -27,6 +27,7 @@ import { BesideLane } from './beside-lane.js';
 import { WakeTimer } from './wake-timer.js';
 import { LineGap } from './line-gap.js';
 import { type SettledListener, SettledListeners } from './settled-listeners.js';
+import { RequestOwners } from './request-owners.js';
 import type { ModbusTransport } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -60,6 +61,8 @@ export class Bus {
   /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
   private readonly wake: WakeTimer;
   private readonly settledListeners: SettledListeners;
+  /** Requests whose owner may cancel them (RequestOptions.signal). */
+  private readonly owners = new RequestOwners<Job>((job) => this.cancelWaiting(job));
 
   constructor(options: BusOptions) {
     this.config = options.config;
@@ -165,7 +168,11 @@ export class Bus {
     await this.submit(0, { kind: 'broadcast', write, turnaroundMs }, options.priority ?? 'high', options);
   }
 
-  /** Every successful read and write from now on (the share's cache keeps reads, drops what writes change). */
+  /**
+   * Every read and write that finishes on the line from now on, failed ones too (the share's cache
+   * keeps good reads, drops what any write may have changed: a write whose reply was lost may
+   * have been applied).
+   */
   onSettled(listener: SettledListener): () => void {
     return this.settledListeners.add(listener);
   }
@@ -209,16 +216,40 @@ export class Bus {
       this.counters.downRejects += 1;
       return Promise.reject(new BusDownError(this.name, this.connection.downReason));
     }
+    const signal = options.signal;
+    if (signal?.aborted === true) {
+      this.counters.cancelled += 1;
+      return Promise.reject(new RequestCancelledError(unit));
+    }
     return new Promise<OperationResult>((resolve, reject) => {
       if (addressesUnit(op)) this.outcomes.seen(unit);
-      const job = newJob(unit, op, priority, options, this.config, this.clock.now(), resolve, reject);
+      const forget = signal ? () => this.owners.settled(signal, job) : () => undefined;
+      const job = newJob(unit, op, priority, options, this.config, this.clock.now(),
+        (result) => { forget(); resolve(result); }, (err) => { forget(); reject(err); });
       if (!this.queue.push(job, priority)) {
         this.outcomes.queueRefused(this.queue.limit);
         reject(new QueueFullError(`bus ${this.name}`, this.queue.limit));
         return;
       }
+      if (signal) this.owners.add(signal, job);
       this.pump();
     });
+  }
+
+  /** Owners with requests on this bus still unsettled (tests: nothing of a gone owner stays). */
+  get ownersWaiting(): number {
+    return this.owners.size;
+  }
+
+  /**
+   * Its owner cancelled `job`: out of the queue (or its pause before a repeat after "busy"), never
+   * on the line. A job on the line finishes its transaction; perform() sends no further one.
+   */
+  private cancelWaiting(job: Job): void {
+    if (!this.queue.remove(job, job.priority) && !this.slow.cancelRepeat(job)) return;
+    this.counters.cancelled += 1;
+    job.reject(new RequestCancelledError(job.unit));
+    this.pump();
   }
 
   /** Starts as many queued requests as the line allows now. */
@@ -253,17 +284,24 @@ export class Bus {
     let silenceKept = false;
     try {
       this.counters.transactions += transactionsOf(job.op, pieceCount);
-      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount);
+      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount, job.signal);
       // The transport already listened through t3.5 after the reply: no second gap needed.
       silenceKept = addressesUnit(job.op) && this.transport.keepsSilenceAfterReply === true;
       if (addressesUnit(job.op)) this.outcomes.answered(job.unit);
       this.beside.answered(job.unit);
-      if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, result, this.clock.now());
+      if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: true, result }, this.clock.now());
       job.resolve(result);
     } catch (err) {
+      if (err instanceof RequestCancelledError) {
+        // Its owner left between two of its transactions: the unit answered, nothing more was sent.
+        this.counters.cancelled += 1;
+        job.reject(err);
+        return;
+      }
       this.beside.failed(job.unit, err, job.lane === 'while-beside');
       if (!this.slow.afterFailure(job, err)) {
         this.outcomes.failed(job.unit, !addressesUnit(job.op), err, isProbe);
+        if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: false, error: err }, this.clock.now());
         job.reject(err);
       }
     } finally {
