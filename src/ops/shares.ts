@@ -93,6 +93,11 @@ export class Shares {
     }));
   }
 
+  /** The running share of `bus` (tests look at what it keeps per client). */
+  service(bus: string): ShareService | undefined {
+    return this.running.get(bus)?.service;
+  }
+
   private unitsOf(bus: string): number[] {
     return [...new Set(this.site.devices.filter((d) => d.bus === bus).map((d) => d.unitId))];
   }
