@@ -27,7 +27,7 @@ import { BesideLane } from './beside-lane.js';
 import { WakeTimer } from './wake-timer.js';
 import { LineGap } from './line-gap.js';
 import { type SettledListener, SettledListeners } from './settled-listeners.js';
-import { RequestOwners } from './request-owners.js';
+import { JobOwners } from './job-owners.js';
 import type { ModbusTransport } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -62,7 +62,7 @@ export class Bus {
   private readonly wake: WakeTimer;
   private readonly settledListeners: SettledListeners;
   /** Requests whose owner may cancel them (RequestOptions.signal). */
-  private readonly owners = new RequestOwners<Job>((job) => this.cancelWaiting(job));
+  private readonly owners: JobOwners;
 
   constructor(options: BusOptions) {
     this.config = options.config;
@@ -109,6 +109,11 @@ export class Bus {
     this.gap = new LineGap(interFrameDelayMs, this.clock, this.timers, () => this.pump());
     this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
     this.settledListeners = new SettledListeners(this.log);
+    this.owners = new JobOwners((job) => {
+      const out = this.queue.remove(job, job.priority) || this.slow.cancelRepeat(job);
+      if (out) this.pump();
+      return out;
+    }, this.counters);
   }
 
   private get state(): BusState {
@@ -168,11 +173,7 @@ export class Bus {
     await this.submit(0, { kind: 'broadcast', write, turnaroundMs }, options.priority ?? 'high', options);
   }
 
-  /**
-   * Every read and write that finishes on the line from now on, failed ones too (the share's cache
-   * keeps good reads, drops what any write may have changed: a write whose reply was lost may
-   * have been applied).
-   */
+  /** Every read and write finished on the line from now on, failed ones too (a lost write reply: maybe applied). */
   onSettled(listener: SettledListener): () => void {
     return this.settledListeners.add(listener);
   }
@@ -216,22 +217,17 @@ export class Bus {
       this.counters.downRejects += 1;
       return Promise.reject(new BusDownError(this.name, this.connection.downReason));
     }
-    const signal = options.signal;
-    if (signal?.aborted === true) {
-      this.counters.cancelled += 1;
-      return Promise.reject(new RequestCancelledError(unit));
-    }
+    const gone = this.owners.gone(options.signal, unit);
+    if (gone) return Promise.reject(gone);
     return new Promise<OperationResult>((resolve, reject) => {
       if (addressesUnit(op)) this.outcomes.seen(unit);
-      const forget = signal ? () => this.owners.settled(signal, job) : () => undefined;
-      const job = newJob(unit, op, priority, options, this.config, this.clock.now(),
-        (result) => { forget(); resolve(result); }, (err) => { forget(); reject(err); });
+      const job: Job = newJob(unit, op, priority, options, this.config, this.clock.now(), ...this.owners.settling(options.signal, () => job, resolve, reject));
       if (!this.queue.push(job, priority)) {
         this.outcomes.queueRefused(this.queue.limit);
         reject(new QueueFullError(`bus ${this.name}`, this.queue.limit));
         return;
       }
-      if (signal) this.owners.add(signal, job);
+      this.owners.watch(job);
       this.pump();
     });
   }
@@ -239,17 +235,6 @@ export class Bus {
   /** Owners with requests on this bus still unsettled (tests: nothing of a gone owner stays). */
   get ownersWaiting(): number {
     return this.owners.size;
-  }
-
-  /**
-   * Its owner cancelled `job`: out of the queue (or its pause before a repeat after "busy"), never
-   * on the line. A job on the line finishes its transaction; perform() sends no further one.
-   */
-  private cancelWaiting(job: Job): void {
-    if (!this.queue.remove(job, job.priority) && !this.slow.cancelRepeat(job)) return;
-    this.counters.cancelled += 1;
-    job.reject(new RequestCancelledError(job.unit));
-    this.pump();
   }
 
   /** Starts as many queued requests as the line allows now. */
@@ -292,12 +277,8 @@ export class Bus {
       if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: true, result }, this.clock.now());
       job.resolve(result);
     } catch (err) {
-      if (err instanceof RequestCancelledError) {
-        // Its owner left between two of its transactions: the unit answered, nothing more was sent.
-        this.counters.cancelled += 1;
-        job.reject(err);
-        return;
-      }
+      // Its owner left between two of its transactions: the unit answered, nothing more was sent.
+      if (err instanceof RequestCancelledError) return this.owners.stoppedBetween(job, err);
       this.beside.failed(job.unit, err, job.lane === 'while-beside');
       if (!this.slow.afterFailure(job, err)) {
         this.outcomes.failed(job.unit, !addressesUnit(job.op), err, isProbe);

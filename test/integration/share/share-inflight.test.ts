@@ -92,6 +92,55 @@ describe('share clients that reconnect', () => {
   }, 180_000);
 });
 
+describe('hostile: a client opening and closing connections without end', () => {
+  it('10,000 connections with 8 requests each: the share stays within maxQueued, the queue drains, nothing of them stays', async () => {
+    const maxQueued = 64;
+    // 32 clients x 8 requests could hold 256 places in the bus queue: the cap keeps it to 64.
+    const { rig, tap } = await tapRig({ maxClients: 32, queueDepth: 8, maxQueued });
+    const poller = startPoller(rig.bus, 1);
+    pollers.push(poller);
+    await waitFor(() => poller.ok >= 4, { what: 'polls running' });
+    const service = rig.shares.service('line')!;
+    let deepest = 0;
+    const sampler = setInterval(() => { deepest = Math.max(deepest, rig.bus.stats().queueDepth); }, 5);
+    const connections = 10_000;
+    let next = 0;
+    const worker = async () => {
+      for (let c = next++; c < connections; c = next++) {
+        const client = await rawClient(rig.port);
+        const requests = Buffer.concat(Array.from({ length: 8 }, (_, k) => mbap(k, 2, [3, 0, k, 0, 1])));
+        // Every other one stays a moment (its requests hold their places in the bus queue meanwhile).
+        if (c % 2 === 0) client.socket.end(requests);
+        else {
+          client.socket.write(requests);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          client.socket.destroy();
+        }
+        await client.closed;
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: 32 }, worker));
+      await waitFor(() => rig.bus.stats().queueDepth === 0 && service.queued === 0 && rig.shares.status()[0]!.clients === 0,
+        { what: 'the queue drained and every client gone', timeoutMs: 120_000 });
+    } finally {
+      clearInterval(sampler);
+    }
+    const status = rig.shares.status()[0]!;
+    expect(poller.errors.filter((e) => e === 'QueueFullError')).toEqual([]);
+    // The share's requests and a poll (RTU: one on the line, the rest waiting).
+    expect(deepest).toBeLessThanOrEqual(maxQueued + 1);
+    expect(status.busy).toBeGreaterThan(0);
+    expect(service.trackedClients).toBe(0);
+    expect(rig.bus.ownersWaiting).toBe(0);
+    expect(status.forwarded).toBeLessThanOrEqual(status.requests);
+    const shareFrames = tap.heard.filter((f) => f.bytes[0] === 2).length;
+    const polls = poller.ok;
+    await waitFor(() => poller.ok >= polls + 4, { what: 'polls after the attack' });
+    console.log(`hostile: ${connections} connections (${status.refusedConnections} refused at once), ${status.requests} requests, ${shareFrames} on the line, ${status.cancelled} cancelled, ${status.busy} busy, deepest queue ${deepest}, cap logged ${rig.log.count('share requests at their cap in the bus queue: further ones answered server busy')}x, polls ${poller.ok} ok`);
+  }, 300_000);
+});
+
 describe('share cache after a write whose reply was lost', () => {
   it('the device applied the write, the client got 0x0B; a read-back is never the old value from memory', async () => {
     const { rig, tap } = await tapRig({ access: 'read-write', cacheMs: 600_000 }, 20);
