@@ -6,6 +6,8 @@ export interface SelfCommand {
   id: number;
   method: string;
   params: Record<string, unknown>;
+  /** The asker's (a page request): aborted when it left, so a read still waiting for the bus leaves its queue. */
+  signal?: AbortSignal;
 }
 
 export type SelfCommandHandler = (command: SelfCommand) => Promise<CommandOutcome>;

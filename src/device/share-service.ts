@@ -1,7 +1,10 @@
 // What a bus share does with each request of a client: the client's rate and queue bounds, the
 // share's policy, an answer from the read cache when allowed, or the request on the bus as its own
-// class ('share'), through the same admission, reply matching, late guard and cool-down as polls.
-// Every request is answered: a reply, or the exception a Modbus gateway gives.
+// class ('share'), through the same admission, reply matching, late guard and cool-down as polls,
+// within the share's cap in the bus (`maxQueued`, all clients together). Every request is
+// answered: a reply, or the exception a Modbus gateway gives. A read that may come from memory
+// waits for the client's earlier requests (a write among them changes what memory may say), and
+// a client that leaves takes its requests still waiting out of the bus queue.
 import type { ShareConfig } from '../core/config/share.js';
 import type { Logger } from '../core/logger.js';
 import type { MbapFrame } from '../core/modbus/mbap-framer.js';
@@ -17,7 +20,9 @@ import { RecentSamples } from '../core/recent-samples.js';
 import type { Clock } from '../core/time.js';
 import type { ReadBlock } from '../core/points/codec.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
-import { InvalidRequestError, keptFromDevice, ModbusExceptionError, ModbusTimeoutError, PortClosedError } from '../field/modbus/errors.js';
+import {
+  InvalidRequestError, keptFromDevice, ModbusExceptionError, ModbusTimeoutError, PortClosedError, RequestCancelledError,
+} from '../field/modbus/errors.js';
 import type { ShareClient, ShareRequestHandler } from '../field/modbus/share-server.js';
 
 /** What the share needs of its bus (Bus has it). */
@@ -33,10 +38,12 @@ export interface ShareCounters {
   forwarded: number;
   fromCache: number;
   refusedByPolicy: number;
-  /** Answered "server busy": over the client's rate or queue depth. */
+  /** Answered "server busy": over the client's rate or queue depth, or the share's `maxQueued`. */
   busy: number;
   /** Forwarded but answered with an exception (timeout, unit cooling down, bus down, device exception). */
   failed: number;
+  /** Forwarded, then taken out of the bus queue before the line: its client had left. */
+  cancelled: number;
 }
 
 export interface ShareServiceOptions {
@@ -54,16 +61,25 @@ export interface ShareServiceOptions {
 interface ClientState {
   tokens: number;
   refilledAt: number;
-  inFlight: number;
+  /** Requests not answered yet: in the bus, or waiting for an earlier one (`queueDepth`). */
+  unanswered: number;
+  /** Settles once every request so far has been answered. */
+  allAnswered: Promise<void>;
+  /** Aborted when the client leaves: its requests still waiting leave the bus queue. */
+  owner: AbortController;
   /** Logged once per connection: a client at its limit would otherwise log at its own rate. */
   busyLogged: boolean;
   refusalLogged: boolean;
 }
 
 export class ShareService implements ShareRequestHandler {
-  readonly counters: ShareCounters = { requests: 0, forwarded: 0, fromCache: 0, refusedByPolicy: 0, busy: 0, failed: 0 };
+  readonly counters: ShareCounters = { requests: 0, forwarded: 0, fromCache: 0, refusedByPolicy: 0, busy: 0, failed: 0, cancelled: 0 };
   private readonly waits = new RecentSamples();
   private readonly clients = new Map<number, ClientState>();
+  /** Requests of every client in the bus now (waiting or on the line), against `maxQueued`. */
+  private inBus = 0;
+  /** The cap was reached: logged once, and once more when the share's requests have all left the bus. */
+  private atCap = false;
 
   private policy: SharePolicy;
 
@@ -81,8 +97,21 @@ export class ShareService implements ShareRequestHandler {
     return { p50: this.waits.percentile(50), p99: this.waits.percentile(99) };
   }
 
+  /** Requests of the share in the bus now (waiting or on the line). */
+  get queued(): number {
+    return this.inBus;
+  }
+
+  /** Clients the share keeps state for (those that sent a request and are still connected). */
+  get trackedClients(): number {
+    return this.clients.size;
+  }
+
+  /** The client left: what it still has waiting in the bus queue leaves it, nothing of it stays. */
   closed(client: ShareClient): void {
+    const state = this.clients.get(client.id);
     this.clients.delete(client.id);
+    state?.owner.abort();
   }
 
   request(client: ShareClient, frame: MbapFrame, answer: (pdu: Buffer) => void): void {
@@ -92,7 +121,7 @@ export class ShareService implements ShareRequestHandler {
     const state = this.stateOf(client.id);
     const parsed = parseRequestPdu(frame.pdu);
     const functionCode = parsed.ok ? parsed.request.functionCode : parsed.functionCode;
-    if (!this.takeToken(state) || state.inFlight >= config.queueDepth) {
+    if (!this.takeToken(state) || state.unanswered >= config.queueDepth) {
       this.counters.busy += 1;
       if (!state.busyLogged) {
         state.busyLogged = true;
@@ -104,26 +133,64 @@ export class ShareService implements ShareRequestHandler {
     const decision = policy.decide(frame.unit, parsed.request);
     if (!decision.ok) return answer(this.refuse(client, state, frame.unit, functionCode, decision.exception, decision.reason));
     const request = parsed.request;
-    if (request.kind === 'read' && this.options.cache && config.cacheMs > 0) {
-      const hit = this.options.cache.lookup(decision.busUnit, request.table, request.start, request.count, clock.now(), config.cacheMs);
+    const earlierUnanswered = state.unanswered > 0;
+    const earlier = state.allAnswered;
+    let answered = (): void => undefined;
+    const mine = new Promise<void>((resolve) => { answered = resolve; });
+    state.allAnswered = earlier.then(() => mine);
+    state.unanswered += 1;
+    const reply = (pdu: Buffer) => {
+      state.unanswered -= 1;
+      answered();
+      answer(pdu);
+    };
+    const serve = () => this.serve(client, state, decision.busUnit, request, decision.broadcast === true, reply);
+    // From memory only once the earlier requests were answered: a write among them may change it.
+    if (earlierUnanswered && this.mayUseCache(request)) void earlier.then(serve);
+    else serve();
+  }
+
+  private mayUseCache(request: ShareRequest): boolean {
+    return request.kind === 'read' && this.options.cache !== undefined && this.options.config.cacheMs > 0;
+  }
+
+  /** Answers `request` from memory, or forwards it to the bus within the share's cap. */
+  private serve(client: ShareClient, state: ClientState, unit: number, request: ShareRequest, broadcast: boolean, reply: (pdu: Buffer) => void): void {
+    const { config, cache, clock } = this.options;
+    if (request.kind === 'read' && cache && config.cacheMs > 0) {
+      const hit = cache.lookup(unit, request.table, request.start, request.count, clock.now(), config.cacheMs);
       if (hit) {
         this.counters.fromCache += 1;
-        return answer(readReplyPdu(request, hit));
+        return reply(readReplyPdu(request, hit));
       }
     }
-    state.inFlight += 1;
-    void this.forward(client, decision.busUnit, request, decision.broadcast === true).then((pdu) => {
-      state.inFlight -= 1;
-      answer(pdu);
+    if (state.owner.signal.aborted) return; // the client left while this waited for its turn: nobody to answer
+    if (this.inBus >= config.maxQueued) {
+      this.counters.busy += 1;
+      if (!this.atCap) {
+        this.atCap = true;
+        this.options.log.warn({ maxQueued: config.maxQueued, client: client.remote }, 'share requests at their cap in the bus queue: further ones answered server busy');
+      }
+      return reply(exceptionPdu(request.functionCode, EXCEPTION.serverBusy));
+    }
+    this.inBus += 1;
+    void this.forward(client, unit, request, broadcast, state.owner.signal).then((pdu) => {
+      this.inBus -= 1;
+      if (this.atCap && this.inBus === 0) {
+        this.atCap = false;
+        this.options.log.info({ maxQueued: config.maxQueued }, 'share requests below their cap again');
+      }
+      reply(pdu);
     });
   }
 
-  private async forward(client: ShareClient, unit: number, request: ShareRequest, broadcast: boolean): Promise<Buffer> {
+  private async forward(client: ShareClient, unit: number, request: ShareRequest, broadcast: boolean, signal: AbortSignal): Promise<Buffer> {
     const { bus, config, clock } = this.options;
     const queuedAt = clock.now();
     let started = false;
     const options: RequestOptions = {
       priority: 'share',
+      signal,
       ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
       onStart: () => {
         if (started) return; // a repeat after "busy"
@@ -147,7 +214,8 @@ export class ShareService implements ShareRequestHandler {
       this.options.written?.(unit, span.table, span.first, span.last);
       return writeReplyPdu(request);
     } catch (err) {
-      this.counters.failed += 1;
+      if (err instanceof RequestCancelledError) this.counters.cancelled += 1;
+      else this.counters.failed += 1;
       return exceptionPdu(request.functionCode, exceptionFor(err));
     }
   }
@@ -164,7 +232,10 @@ export class ShareService implements ShareRequestHandler {
   private stateOf(id: number): ClientState {
     let state = this.clients.get(id);
     if (!state) {
-      state = { tokens: this.burst(), refilledAt: this.options.clock.now(), inFlight: 0, busyLogged: false, refusalLogged: false };
+      state = {
+        tokens: this.burst(), refilledAt: this.options.clock.now(), unanswered: 0, allAnswered: Promise.resolve(),
+        owner: new AbortController(), busyLogged: false, refusalLogged: false,
+      };
       this.clients.set(id, state);
     }
     return state;

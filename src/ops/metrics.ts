@@ -108,9 +108,10 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySam
   gauge('fieldgate_config_last_reload_refused', '1 while the last reload attempt was refused or failed (status config.lastError).', [], (s, set) => s.config && set({}, s.config.lastError === null ? 0 : 1));
 
   gauge('fieldgate_share_clients', 'Clients connected to a bus share.', ['bus'], (s, set) => s.shares?.forEach((x) => set({ bus: x.bus }, x.clients)));
-  counter('fieldgate_share_requests_total', 'Requests of a bus share by outcome (forwarded to the bus, answered from cache, refused by policy, answered busy, forwarded and failed).', ['bus', 'outcome'], (s, set) => s.shares?.forEach((x) => {
-    for (const outcome of ['forwarded', 'fromCache', 'refusedByPolicy', 'busy', 'failed'] as const) set({ bus: x.bus, outcome }, x[outcome]);
+  counter('fieldgate_share_requests_total', 'Requests of a bus share by outcome (forwarded to the bus, answered from cache, refused by policy, answered busy, forwarded and failed, forwarded and cancelled: the client left).', ['bus', 'outcome'], (s, set) => s.shares?.forEach((x) => {
+    for (const outcome of ['forwarded', 'fromCache', 'refusedByPolicy', 'busy', 'failed', 'cancelled'] as const) set({ bus: x.bus, outcome }, x[outcome]);
   }));
+  gauge('fieldgate_share_queued', 'Requests of a bus share in the bus now, waiting or on the line (at most its maxQueued).', ['bus'], (s, set) => s.shares?.forEach((x) => set({ bus: x.bus }, x.queued)));
   counter('fieldgate_share_refused_connections_total', 'Connections a bus share closed at once (maxClients connected).', ['bus'], (s, set) => s.shares?.forEach((x) => set({ bus: x.bus }, x.refusedConnections)));
   gauge('fieldgate_share_queue_wait_seconds', 'Queue wait of forwarded share requests over the last 1024 (p50, p99).', ['bus', 'quantile'], (s, set) => s.shares?.forEach((x) => {
     if (x.queueWaitMs.p50 !== undefined) set({ bus: x.bus, quantile: '0.5' }, x.queueWaitMs.p50 / 1000);

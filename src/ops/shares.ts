@@ -88,9 +88,14 @@ export class Shares {
   status(): ShareStatus[] {
     return [...this.running].map(([bus, share]) => ({
       bus, listen: `${share.config.address}:${share.server.port}`, state: share.state, access: share.config.access,
-      clients: share.server.clients, refusedConnections: share.server.refusedConnections, ...share.service.counters,
+      clients: share.server.clients, refusedConnections: share.server.refusedConnections, ...share.service.counters, queued: share.service.queued,
       queueWaitMs: share.service.queueWait(), ...(share.error ? { error: share.error } : {}),
     }));
+  }
+
+  /** The running share of `bus` (tests look at what it keeps per client). */
+  service(bus: string): ShareService | undefined {
+    return this.running.get(bus)?.service;
   }
 
   private unitsOf(bus: string): number[] {
@@ -103,9 +108,12 @@ export class Shares {
     const log = this.wiring.log.child({ bus: name, share: `${config.address}:${config.port}` });
     bus.setLineShare(config.lineShare);
     const cache = config.cacheMs > 0 ? new ReadCache() : undefined;
-    const stopCache = cache ? bus.onSettled((unit, op, result, at) => {
-      if (op.kind === 'read' && result && !Buffer.isBuffer(result)) cache.record({ unit, ...result, at });
-      else if (op.kind === 'write-registers') cache.forget(unit, 'holding', op.address, op.address + op.values.length - 1);
+    // Every finished write forgets what it may have changed, failed or not: a write whose reply
+    // was lost (a timeout, the usual case on a noisy line) has most likely been applied.
+    const stopCache = cache ? bus.onSettled((unit, op, outcome, at) => {
+      if (op.kind === 'read') {
+        if (outcome.ok && outcome.result && !Buffer.isBuffer(outcome.result)) cache.record({ unit, ...outcome.result, at });
+      } else if (op.kind === 'write-registers') cache.forget(unit, 'holding', op.address, op.address + op.values.length - 1);
       else if (op.kind === 'write-coils') cache.forget(unit, 'coil', op.address, op.address + op.values.length - 1);
       else if (op.kind === 'write-bit') cache.forget(unit, 'holding', op.address, op.address);
       else if (op.kind === 'broadcast') {

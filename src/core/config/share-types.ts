@@ -33,7 +33,10 @@ export interface ShareConfig {
   maxClients: number;
   idleTimeoutMs: number;
   ratePerSecond: number;
+  /** Requests per client waiting or on the line. */
   queueDepth: number;
+  /** Requests of all clients together in the bus (waiting or on the line); beyond it: server busy. */
+  maxQueued: number;
   /** Share of the line's time share requests may take while polls wait, (0, 1]. */
   lineShare: number;
   /** 0: off. */

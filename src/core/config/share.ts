@@ -9,14 +9,14 @@ export { SHARE_FUNCTIONS, SHARE_TABLES, type ShareConfig, type ShareRange, type 
 
 export const SHARE_DEFAULTS = {
   address: '127.0.0.1', access: 'read-only' as const, maxClients: 8, idleTimeoutMs: 60_000,
-  ratePerSecond: 50, queueDepth: 8, lineShare: 0.25, cacheMs: 0, allowBroadcast: false,
+  ratePerSecond: 50, queueDepth: 8, maxQueued: 64, lineShare: 0.25, cacheMs: 0, allowBroadcast: false,
   /** Modbus over serial line V1.02 §2.4.1: the turnaround delay is typically 100 to 200 ms. */
   broadcastTurnaroundMs: 100,
 };
 
 /**
- * Share requests waiting at once (every client's queue full) stay within half the bus queue
- * (DEFAULT_QUEUE_LIMIT 1000 in field/modbus/bus.ts), so polls always find room.
+ * Share requests in the bus at once (all clients together, `maxQueued`) stay within half the bus
+ * queue (DEFAULT_QUEUE_LIMIT 1000 in field/modbus/bus.ts), so polls and writes always find room.
  */
 export const MAX_SHARE_QUEUED = 500;
 
@@ -164,6 +164,7 @@ export function readShare(bus: Fields, kind?: BusKind): ShareConfig | undefined 
   const idleTimeoutMs = f.duration('idleTimeoutMs', { default: d.idleTimeoutMs, min: 100, max: 86_400_000 });
   const ratePerSecond = f.number('ratePerSecond', { default: d.ratePerSecond, min: 0.1, max: 10_000 });
   const queueDepth = f.integer('queueDepth', { default: d.queueDepth, min: 1, max: 256 });
+  const maxQueued = f.integer('maxQueued', { default: d.maxQueued, min: 1, max: MAX_SHARE_QUEUED });
   const lineShare = f.number('lineShare', { default: d.lineShare, min: 0.01, max: 1 });
   const cacheMs = f.duration('cacheMs', { default: d.cacheMs, min: 0, max: 3_600_000 });
   const timeoutMs = f.duration('timeoutMs', { min: 1, max: 60_000, optional: true });
@@ -171,18 +172,14 @@ export function readShare(bus: Fields, kind?: BusKind): ShareConfig | undefined 
   const broadcastTurnaroundMs = f.duration('broadcastTurnaroundMs', { default: d.broadcastTurnaroundMs, min: 1, max: 10_000 });
   f.rejectUnknownKeys();
   const broadcastOk = checkBroadcast(f, kind, allowBroadcast, access, units);
-  if (maxClients !== undefined && queueDepth !== undefined && maxClients * queueDepth > MAX_SHARE_QUEUED) {
-    f.report('queueDepth', `maxClients x queueDepth must be <= ${MAX_SHARE_QUEUED}, so polls keep room in the bus queue (got ${maxClients} x ${queueDepth})`);
-    return null;
-  }
   if (port === undefined || address === undefined || units === null || access === undefined
     || policy === null || maxClients === undefined || idleTimeoutMs === undefined || ratePerSecond === undefined
-    || queueDepth === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)
+    || queueDepth === undefined || maxQueued === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)
     || allowBroadcast === undefined || broadcastTurnaroundMs === undefined || !broadcastOk) {
     return null;
   }
   return {
-    address, port, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, lineShare, cacheMs, allowBroadcast, broadcastTurnaroundMs,
+    address, port, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, maxQueued, lineShare, cacheMs, allowBroadcast, broadcastTurnaroundMs,
     ...(units ? { units } : {}), ...(policy ? { policy } : {}), ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };
 }

@@ -4,7 +4,7 @@ import type { BusConfig } from '../../core/config/site-types.js';
 import { BUS_DEFAULTS } from '../../core/config/buses.js';
 import type { Job } from './bus-types.js';
 import { isBitTable } from '../../core/points/types.js';
-import { InvalidRequestError } from './errors.js';
+import { InvalidRequestError, RequestCancelledError } from './errors.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 import type { ModbusTransport } from './transport.js';
 import type { ReplyShape } from './transport-types.js';
@@ -34,6 +34,12 @@ export interface RequestOptions {
   lengthProbe?: boolean;
   /** Called when the request goes on the line (after its wait in the queue), for queue-wait figures. */
   onStart?: () => void;
+  /**
+   * The request's owner (a share client's connection, a page request): when it aborts, a request
+   * still waiting leaves the queue and rejects with RequestCancelledError; one on the line
+   * finishes its transaction (the line stays in frame sync) but sends no further one.
+   */
+  signal?: AbortSignal;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -126,16 +132,23 @@ export function wireShapes(op: Operation): ReplyShape[] {
   }
 }
 
+/** Between two transactions of one request: its owner gone, nothing more of it goes on the line. */
+function checkOwner(signal: AbortSignal | undefined, unit: number): void {
+  if (signal?.aborted === true) throw new RequestCancelledError(unit);
+}
+
 /**
  * Performs one operation on the transport (one Modbus transaction; a read with `pieceCount` as
- * reads of at most that many registers or bits, one after the other, joined).
+ * reads of at most that many registers or bits, one after the other, joined). `signal`: the
+ * owner's; once aborted, a transaction under way finishes but the next is not sent.
  */
 export async function perform(
-  transport: ModbusTransport, unit: number, op: Operation, timeoutMs: number, pieceCount?: number,
+  transport: ModbusTransport, unit: number, op: Operation, timeoutMs: number, pieceCount?: number, signal?: AbortSignal,
 ): Promise<OperationResult> {
   if (op.kind === 'read' && pieceCount !== undefined && pieceCount < op.count) {
     const pieces: ReadBlock<Uint16Array>[] = [];
     for (let start = op.start; start < op.start + op.count; start += pieceCount) {
+      if (start > op.start) checkOwner(signal, unit);
       const count = Math.min(pieceCount, op.start + op.count - start);
       pieces.push(await performRead(transport, unit, { ...op, start, count }, timeoutMs));
     }
@@ -160,6 +173,7 @@ export async function perform(
       return undefined;
     case 'write-bit': {
       const [current = 0] = await transport.readHoldingRegisters(unit, op.address, 1, timeoutMs);
+      checkOwner(signal, unit);
       const next = op.value ? (current | (1 << op.bit)) & 0xffff : current & ~(1 << op.bit) & 0xffff;
       if (op.forceMulti) await transport.writeRegisters(unit, op.address, [next], timeoutMs);
       else await transport.writeRegister(unit, op.address, next, timeoutMs);
@@ -217,6 +231,7 @@ export function newJob(unit: number, op: Operation, priority: Priority, options:
     unit, op, priority, timeoutMs: options.timeoutMs ?? config.timeoutMs, resolve, reject, busyAttempts: 0,
     ...(options.lengthProbe === true && op.kind === 'read' ? { lengthProbe: true } : {}),
     ...(options.onStart ? { onStart: options.onStart } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   };
   const maxWaitMs = priority === 'high' ? (options.maxWaitMs ?? config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
   if (maxWaitMs > 0 && addressesUnit(op)) {

@@ -18,6 +18,8 @@ export interface BusStats {
   cooldownRejects: number;
   downRejects: number;
   queueRejects: number;
+  /** Requests their owner cancelled before they went on the line (or between their transactions). */
+  cancelled: number;
   /** Sum of transaction durations; utilisation = delta(busyTimeMs) / delta(wall time). */
   busyTimeMs: number;
   reconnects: number;

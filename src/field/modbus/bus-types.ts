@@ -42,5 +42,7 @@ export interface Job {
   /** A read that goes whole or not at all (RequestOptions.lengthProbe). */
   lengthProbe?: boolean;
   onStart?: () => void;
+  /** Its owner's (RequestOptions.signal). */
+  signal?: AbortSignal;
 }
 

@@ -14,7 +14,7 @@ import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import type { BusOptions, Job } from './bus-types.js';
-import { BusDownError, BusStoppedError, InvalidRequestError } from './errors.js';
+import { BusDownError, BusStoppedError, InvalidRequestError, RequestCancelledError } from './errors.js';
 import type { BroadcastWrite } from '../../core/modbus/broadcast-frame.js';
 import type { LateUnitView } from './late-guard.js';
 import { SlowUnits } from './slow-units.js';
@@ -27,6 +27,7 @@ import { BesideLane } from './beside-lane.js';
 import { WakeTimer } from './wake-timer.js';
 import { LineGap } from './line-gap.js';
 import { type SettledListener, SettledListeners } from './settled-listeners.js';
+import { JobOwners } from './job-owners.js';
 import type { ModbusTransport } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -60,6 +61,8 @@ export class Bus {
   /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
   private readonly wake: WakeTimer;
   private readonly settledListeners: SettledListeners;
+  /** Requests whose owner may cancel them (RequestOptions.signal). */
+  private readonly owners: JobOwners;
 
   constructor(options: BusOptions) {
     this.config = options.config;
@@ -110,6 +113,11 @@ export class Bus {
     this.gap = new LineGap(interFrameDelayMs, this.clock, this.timers, () => this.pump());
     this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
     this.settledListeners = new SettledListeners(this.log);
+    this.owners = new JobOwners((job) => {
+      const out = this.queue.remove(job, job.priority) || this.slow.cancelRepeat(job);
+      if (out) this.pump();
+      return out;
+    }, this.counters);
   }
 
   private get state(): BusState {
@@ -169,7 +177,7 @@ export class Bus {
     await this.submit(0, { kind: 'broadcast', write, turnaroundMs }, options.priority ?? 'high', options);
   }
 
-  /** Every successful read and write from now on (the share's cache keeps reads, drops what writes change). */
+  /** Every read and write finished on the line from now on, failed ones too (a lost write reply: maybe applied). */
   onSettled(listener: SettledListener): () => void {
     return this.settledListeners.add(listener);
   }
@@ -213,16 +221,24 @@ export class Bus {
       this.counters.downRejects += 1;
       return Promise.reject(new BusDownError(this.name, this.connection.downReason));
     }
+    const gone = this.owners.gone(options.signal, unit);
+    if (gone) return Promise.reject(gone);
     return new Promise<OperationResult>((resolve, reject) => {
       if (addressesUnit(op)) this.outcomes.seen(unit);
-      const job = newJob(unit, op, priority, options, this.config, this.clock.now(), resolve, reject);
+      const job: Job = newJob(unit, op, priority, options, this.config, this.clock.now(), ...this.owners.settling(options.signal, () => job, resolve, reject));
       if (!this.queue.push(job, priority)) {
         this.outcomes.queueRefused(this.queue.limit);
         reject(new QueueFullError(`bus ${this.name}`, this.queue.limit));
         return;
       }
+      this.owners.watch(job);
       this.pump();
     });
+  }
+
+  /** Owners with requests on this bus still unsettled (tests: nothing of a gone owner stays). */
+  get ownersWaiting(): number {
+    return this.owners.size;
   }
 
   /** Starts as many queued requests as the line allows now. */
@@ -257,17 +273,20 @@ export class Bus {
     let silenceKept = false;
     try {
       this.counters.transactions += transactionsOf(job.op, pieceCount);
-      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount);
+      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount, job.signal);
       // The transport already listened through t3.5 after the reply: no second gap needed.
       silenceKept = addressesUnit(job.op) && this.transport.keepsSilenceAfterReply === true;
       if (addressesUnit(job.op)) this.outcomes.answered(job.unit);
       this.beside.answered(job.unit);
-      if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, result, this.clock.now());
+      if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: true, result }, this.clock.now());
       job.resolve(result);
     } catch (err) {
+      // Its owner left between two of its transactions: the unit answered, nothing more was sent.
+      if (err instanceof RequestCancelledError) return this.owners.stoppedBetween(job, err);
       this.beside.failed(job.unit, err, job.lane === 'while-beside');
       if (!this.slow.afterFailure(job, err)) {
         this.outcomes.failed(job.unit, !addressesUnit(job.op), err, isProbe);
+        if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: false, error: err }, this.clock.now());
         job.reject(err);
       }
     } finally {

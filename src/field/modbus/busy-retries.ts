@@ -31,6 +31,15 @@ export class BusyRetries<J> {
     return this.waiting.size;
   }
 
+  /** Its owner cancelled `job` while it paused: no repeat; false when it is not pausing. */
+  cancel(job: J): boolean {
+    const cancel = this.waiting.get(job);
+    if (!cancel) return false;
+    cancel();
+    this.waiting.delete(job);
+    return true;
+  }
+
   /** The bus stops or goes down: every waiting job is handed back to be failed. */
   cancelAll(): J[] {
     const jobs = [...this.waiting.keys()];

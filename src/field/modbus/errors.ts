@@ -145,6 +145,17 @@ export class BusStoppedError extends ModbusEngineError {
   }
 }
 
+/**
+ * The request's owner cancelled it (its AbortSignal aborted: a share client that left, a page
+ * request closed) before it went on the line, or between the transactions of a request that takes
+ * several: nothing more of it was sent. Counted by the bus, never logged per request.
+ */
+export class RequestCancelledError extends ModbusEngineError {
+  constructor(readonly unit: number) {
+    super(`request to unit ${unit} cancelled by its owner before it went on the line`);
+  }
+}
+
 /** A request had invalid arguments (unit, address, count out of the Modbus ranges). */
 export class InvalidRequestError extends ModbusEngineError {}
 

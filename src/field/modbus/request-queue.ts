@@ -135,6 +135,15 @@ export class RequestQueue<T> {
     else this.normalHead = head;
   }
 
+  /** Takes `item` out wherever it waits (its owner cancelled it); false when it is not queued. */
+  remove(item: T, priority: Priority): boolean {
+    const list = this.listOf(priority);
+    const index = list.indexOf(item, this.headOf(priority));
+    if (index < 0) return false;
+    list.splice(index, 1);
+    return true;
+  }
+
   /** Removes and returns everything (bus down or stopped). */
   drain(): T[] {
     const all = [...this.high.slice(this.highHead), ...this.shared.slice(this.sharedHead), ...this.normal.slice(this.normalHead)];

@@ -1,12 +1,14 @@
 // The Modbus TCP server of a bus share, on node:net: accepts up to `maxClients` connections
-// (more are closed at once), cuts each stream into MBAP frames, and writes the answers. A stream
-// that cannot be trusted (a length Modbus does not allow, a foreign protocol id), a client idle
-// for `idleTimeoutMs`, or one that does not read its answers (more than `maxUnreadBytes` waiting
-// to be sent) is closed, logged once per client. What a request means is the handler's business.
+// (more are closed at once), cuts each stream into MBAP frames, and writes the answers in the
+// order the requests came. A stream that cannot be trusted (a length Modbus does not allow, a
+// foreign protocol id), a client idle for `idleTimeoutMs`, or one that does not read its answers
+// (more than `maxUnreadBytes` waiting to be sent or held for an earlier answer) is closed, logged
+// once per client. What a request means is the handler's business.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../core/logger.js';
 import { type MbapFrame, MbapFramer } from '../../core/modbus/mbap-framer.js';
 import { mbapFrame } from '../../core/modbus/mbap-request.js';
+import { OrderedAnswers } from './ordered-answers.js';
 
 export interface ShareClient {
   readonly id: number;
@@ -15,7 +17,10 @@ export interface ShareClient {
 }
 
 export interface ShareRequestHandler {
-  /** One request frame (protocol id 0); `answer` sends a PDU back framed with its transaction and unit. */
+  /**
+   * One request frame (protocol id 0); `answer` sends a PDU back framed with its transaction and
+   * unit, after the answers of the client's earlier requests.
+   */
   request(client: ShareClient, frame: MbapFrame, answer: (pdu: Buffer) => void): void;
   closed(client: ShareClient): void;
 }
@@ -26,7 +31,7 @@ export interface ShareServerOptions {
   port: number;
   maxClients: number;
   idleTimeoutMs: number;
-  /** Answers waiting for a client that does not read: beyond this it is closed. */
+  /** Answers waiting for a client that does not read (or held for an earlier answer): beyond this it is closed. */
   maxUnreadBytes?: number;
   handler: ShareRequestHandler;
   log: Logger;
@@ -100,6 +105,11 @@ export class ShareServer {
       socket.destroy();
     };
     const maxUnread = this.options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES;
+    const answers = new OrderedAnswers((bytes) => {
+      if (socket.destroyed || closedWhy) return;
+      socket.write(bytes);
+      if (socket.writableLength > maxUnread) closeFor('does not read its answers', { unreadBytes: socket.writableLength });
+    });
     socket.setNoDelay(true);
     socket.setTimeout(this.options.idleTimeoutMs, () => closeFor('idle', { idleTimeoutMs: this.options.idleTimeoutMs }));
     socket.on('data', (chunk: Buffer) => {
@@ -108,10 +118,12 @@ export class ShareServer {
         if (event.kind === 'desync') return closeFor('unframeable stream', { detail: event.reason });
         const { frame } = event;
         if (frame.protocolId !== 0) return closeFor('not Modbus', { protocolId: frame.protocolId });
+        const answer = answers.slot();
         this.options.handler.request(client, frame, (pdu) => {
           if (socket.destroyed || closedWhy) return;
-          socket.write(mbapFrame(frame.transactionId, frame.unit, pdu));
-          if (socket.writableLength > maxUnread) closeFor('does not read its answers', { unreadBytes: socket.writableLength });
+          answer(mbapFrame(frame.transactionId, frame.unit, pdu));
+          // A client pipelining without end behind one slow request: its answers would pile up here.
+          if (answers.heldBytes > maxUnread) closeFor('too many answers held behind an earlier one', { heldBytes: answers.heldBytes });
         });
       }
     });

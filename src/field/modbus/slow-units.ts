@@ -105,6 +105,11 @@ export class SlowUnits<J extends SlowJob> {
     return this.guard?.list(this.ctx.clock.now()) ?? [];
   }
 
+  /** Its owner cancelled `job`: true when it was pausing before a repeat after "busy" (now dropped). */
+  cancelRepeat(job: J): boolean {
+    return this.busy.cancel(job);
+  }
+
   /** The bus stops or goes down: jobs waiting to repeat are handed back to be failed. */
   cancelAll(): J[] {
     return this.busy.cancelAll();

@@ -19,7 +19,7 @@ import { parseReadParams, type ReadableBus, type RemoteRead } from './read-param
 
 /** A bus as a remote read needs it: a read taken in the bus's turn at the given priority. */
 export interface RemoteReadBus extends ReadableBus {
-  read(unit: number, table: Table, start: number, count: number, options: { priority: 'high' }): Promise<ReadBlock>;
+  read(unit: number, table: Table, start: number, count: number, options: { priority: 'high'; signal?: AbortSignal }): Promise<ReadBlock>;
 }
 
 export interface SelfCommandDeps {
@@ -84,7 +84,7 @@ export class SelfCommands {
         return extra ? fail(COMMAND_ERRORS.badParams, extra) : { ok: true, result: statusCommandResult(this.deps.sample()) };
       }
       case 'read':
-        return this.read(params);
+        return this.read(params, command.signal);
       case 'poll':
         return this.poll(params);
       case 'log_level':
@@ -102,7 +102,7 @@ export class SelfCommands {
     return fail(COMMAND_ERRORS.busy, `rate limited: at most ${perMinute} reads and polls per minute; retry in ${Math.ceil(waitMs / 1000)} s`);
   }
 
-  private async read(params: Record<string, unknown>): Promise<CommandOutcome> {
+  private async read(params: Record<string, unknown>, signal: AbortSignal | undefined): Promise<CommandOutcome> {
     const parsed = parseReadParams(params, this.deps.buses, this.deps.limits);
     if (!parsed.ok) return fail(COMMAND_ERRORS.badParams, parsed.message);
     const limited = this.rateLimited();
@@ -113,7 +113,7 @@ export class SelfCommands {
     let block: ReadBlock;
     try {
       // 'high' is the cloud's priority: ahead of polls within the bus's cloud share.
-      block = await bus.read(read.unit, read.table, read.address, read.count, { priority: 'high' });
+      block = await bus.read(read.unit, read.table, read.address, read.count, { priority: 'high', ...(signal ? { signal } : {}) });
     } catch (err) {
       return fail(err instanceof QueueFullError ? COMMAND_ERRORS.busy : COMMAND_ERRORS.deviceFailed, describeError(err));
     }

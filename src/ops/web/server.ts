@@ -217,7 +217,10 @@ class WebHandler {
     const form = path === '/api/write' ? commands?.write : path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
     if (!form || !commands) return sendJson(res, 404, { error: 'not found' });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendJson(res, 400, { error: 'body must be a JSON object' });
-    const outcome = await form.call(commands, body as Record<string, unknown>);
+    // A read or scan whose page went away stops, and leaves the bus queue (writes and polls finish).
+    const asker = new AbortController();
+    res.once('close', () => { if (!res.writableFinished) asker.abort(); });
+    const outcome = await form.call(commands, body as Record<string, unknown>, asker.signal);
     return outcome.ok ? sendJson(res, 200, outcome.result) : sendJson(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
   }
 

@@ -1,12 +1,13 @@
 // The page's read, poll and scan forms. Read and poll are the own device's commands (ops/self),
 // same checks, same rate limit shape, through the running buses' scheduler at the cloud's
 // priority, so polls keep their share. A scan asks each unit of a range for one holding register,
-// one unit at a time, one scan at a time.
+// one unit at a time, one scan at a time. A read or scan whose page request closed (`signal`)
+// stops: what it still had waiting leaves the bus queue.
 import { describeValue } from '../../core/config/issues.js';
 import type { SelfCommandLimits } from '../../core/config/self-identity.js';
 import { COMMAND_ERRORS, describeError, type CommandOutcome } from '../../core/device-write-types.js';
 import type { TimeWithWall } from '../../core/time.js';
-import { ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError } from '../../field/modbus/errors.js';
+import { ModbusExceptionError, ModbusTimeoutError, RequestCancelledError, UnitCoolingDownError } from '../../field/modbus/errors.js';
 import type { Logger } from '../log.js';
 import { SelfCommands } from '../self/commands.js';
 import { TemporaryLogLevel, type LevelControl } from '../self/log-level.js';
@@ -37,8 +38,8 @@ export class WebCommands {
     });
   }
 
-  read(params: Record<string, unknown>): Promise<CommandOutcome> {
-    return this.commands.handle({ id: this.nextId++, method: 'read', params });
+  read(params: Record<string, unknown>, signal?: AbortSignal): Promise<CommandOutcome> {
+    return this.commands.handle({ id: this.nextId++, method: 'read', params, ...(signal ? { signal } : {}) });
   }
 
   poll(params: Record<string, unknown>): Promise<CommandOutcome> {
@@ -62,7 +63,7 @@ export class WebCommands {
     return { ok: true, result: { device, ...result } };
   }
 
-  async scan(params: Record<string, unknown>): Promise<CommandOutcome> {
+  async scan(params: Record<string, unknown>, signal?: AbortSignal): Promise<CommandOutcome> {
     const { bus: name, from, to } = params;
     const bus = typeof name === 'string' ? this.parts.buses.get(name) : undefined;
     if (!bus) return { ok: false, error: { code: COMMAND_ERRORS.badParams, message: `bus must be one of ${[...this.parts.buses.keys()].join(', ')} (got ${describeValue(name)})` } };
@@ -75,13 +76,15 @@ export class WebCommands {
     const found: ScanFinding[] = [];
     try {
       for (let unit = from as number; unit <= (to as number); unit++) {
+        if (signal?.aborted === true) return pageClosed(unit);
         const started = this.time.now();
         try {
-          const block = await bus.read(unit, 'holding', 0, 1, { priority: 'high' });
+          const block = await bus.read(unit, 'holding', 0, 1, { priority: 'high', ...(signal ? { signal } : {}) });
           found.push({ unit, answer: 'value', detail: `holding 0 = ${block.words?.[0] ?? '?'}`, answerMs: this.time.now() - started });
         } catch (err) {
           // Silent, or resting after earlier silences: nobody at this id now.
           if (err instanceof ModbusTimeoutError || err instanceof UnitCoolingDownError) continue;
+          if (err instanceof RequestCancelledError) return pageClosed(unit);
           if (!(err instanceof ModbusExceptionError)) return { ok: false, error: { code: COMMAND_ERRORS.deviceFailed, message: `scan stopped at unit ${unit}: ${describeError(err)}` } };
           found.push({ unit, answer: 'exception', detail: err.message, answerMs: this.time.now() - started });
         }
@@ -92,4 +95,9 @@ export class WebCommands {
     this.log.info({ bus: name, from, to, found: found.length }, 'page scan done');
     return { ok: true, result: { bus: name, from, to, found } };
   }
+}
+
+/** The page request of a scan closed: nobody reads the answer, the scan asks no further unit. */
+function pageClosed(unit: number): CommandOutcome {
+  return { ok: false, error: { code: COMMAND_ERRORS.deviceFailed, message: `scan stopped at unit ${unit}: the page request closed` } };
 }

@@ -2,7 +2,8 @@
 // arrival time), holding registers per unit that writes change (a broadcast, unit 0, changes every
 // unit's and is never answered), reads of its units answered with what they hold, other frames
 // (a CRC that does not check) kept as heard and left unanswered. A misbehaving line can be made to
-// answer broadcasts too (`settings.answersBroadcast`).
+// answer broadcasts too (`settings.answersBroadcast`), or to lose replies on their way back
+// (`settings.loseReplies`: the request is served, a write applied, its reply never arrives).
 import { createServer, type Server, type Socket } from 'node:net';
 import { crc16, encodeRtuFrame } from '../../../src/core/modbus/rtu-frame.js';
 import { openSerialLine, type SerialLine } from '../../../packages/simulator/src/serial-line.js';
@@ -19,8 +20,8 @@ export interface LineTap {
   readonly heard: HeardFrame[];
   /** Frames the tap sent back (never one for unit 0). */
   readonly answered: Buffer[];
-  /** A misbehaving line: some unit answers a broadcast (with the echo of a write, as unit 0). */
-  readonly settings: { answersBroadcast: boolean };
+  /** A misbehaving line: some unit answers a broadcast (with the echo of a write, as unit 0); the next `loseReplies` replies are lost. */
+  readonly settings: { answersBroadcast: boolean; loseReplies: number };
   /** Written registers ("unit:address" -> value); the others hold their truth(). */
   readonly memory: Map<string, number>;
   holding(unit: number, address: number): number;
@@ -76,7 +77,7 @@ function lineTap(units: readonly number[], send: (bytes: Buffer) => void, shared
   const heard: HeardFrame[] = shared?.heard ?? [];
   const answered: Buffer[] = shared?.answered ?? [];
   const memory: Map<string, number> = shared?.memory ?? new Map<string, number>();
-  const settings = shared?.settings ?? { answersBroadcast: false };
+  const settings = shared?.settings ?? { answersBroadcast: false, loseReplies: 0 };
   const holding = (unit: number, address: number) => memory.get(`${unit}:${address}`) ?? truth(unit, address);
   const write = (unit: number, address: number, value: number) => {
     for (const u of unit === 0 ? units : [unit]) memory.set(`${u}:${address}`, value);
@@ -84,6 +85,10 @@ function lineTap(units: readonly number[], send: (bytes: Buffer) => void, shared
   let pending = Buffer.alloc(0);
   const reply = (unit: number, pdu: Buffer) => {
     if (unit === 0 ? !settings.answersBroadcast : !units.includes(unit)) return;
+    if (settings.loseReplies > 0) {
+      settings.loseReplies -= 1;
+      return;
+    }
     const frame = encodeRtuFrame(unit, pdu);
     answered.push(frame);
     send(frame);

@@ -95,4 +95,16 @@ describe('Bus: the share class (other masters through a bus share)', () => {
     await later;
     expect(heard).toEqual(['1:read', '2:write-registers']);
   });
+
+  it('tells them of a write that failed too (its reply lost: the device may hold the value), with the error', async () => {
+    const { bus, transport } = await startedBus(1);
+    transport.behaviour = (unit) => (unit === 2 ? 'timeout' : 'ok');
+    const heard: string[] = [];
+    bus.onSettled((unit, op, outcome) => heard.push(`${unit}:${op.kind}:${outcome.ok ? 'ok' : (outcome.error as Error).name}`));
+    const write = bus.writeRegisters(2, 5, [7]).catch((err: unknown) => err);
+    const read = bus.read(2, 'holding', 0, 1).catch((err: unknown) => err);
+    await clock.advanceAsync(5000);
+    await Promise.all([write, read]);
+    expect(heard).toEqual(['2:write-registers:ModbusTimeoutError', '2:read:ModbusTimeoutError']);
+  });
 });

@@ -12,9 +12,10 @@ import { QueueFullError } from '../../../src/core/queue-full-error.js';
 import { exceptionFor, ShareService, type ShareBus } from '../../../src/device/share-service.js';
 import type { RequestOptions } from '../../../src/field/modbus/bus-request.js';
 import {
-  BusDownError, LineEchoError, ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError, UnitLateReplyPendingError,
+  BusDownError, LineEchoError, ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, RequestCancelledError, UnitCoolingDownError, UnitLateReplyPendingError,
 } from '../../../src/field/modbus/errors.js';
 import { silentLogger } from '../../../src/ops/log.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 const T0 = 1_700_000_000_000;
@@ -162,5 +163,73 @@ describe('ShareService', () => {
       expect(answers.map((a) => a.toString('hex'))).toEqual(['8401', '860a']);
       expect(s.counters).toMatchObject({ refusedByPolicy: 1, failed: 1 });
     });
+  });
+});
+
+describe('ShareService: the share\'s requests in the bus', () => {
+  function shared(overrides: Partial<ShareConfig> = {}, cache?: ReadCache) {
+    const clock = new ManualClock(T0);
+    const bus = fakeBus();
+    const log = captureLogger();
+    const config: ShareConfig = { ...SHARE_DEFAULTS, port: 1502, ...overrides };
+    const s = new ShareService({ bus, config, policy: sharePolicy(config, [1]), clock, log: log.logger, ...(cache ? { cache } : {}) });
+    const answers: Array<[number, string]> = [];
+    const ask = (id: number, pdu: number[]) => s.request({ id, remote: `127.0.0.1:${40000 + id}` }, frame(1, pdu), (a) => answers.push([id, a.toString('hex')]));
+    return { s, bus, log, answers, ask, settle: () => new Promise((resolve) => setImmediate(resolve)) };
+  }
+
+  it('holds at most maxQueued of all clients together; beyond it server busy at once, logged once per spell', async () => {
+    const { s, bus, log, answers, ask, settle } = shared({ maxQueued: 3, queueDepth: 2 });
+    ask(1, [3, 0, 0, 0, 1]);
+    ask(1, [3, 0, 1, 0, 1]);
+    ask(2, [3, 0, 2, 0, 1]);
+    ask(2, [3, 0, 3, 0, 1]);
+    ask(3, [3, 0, 4, 0, 1]);
+    expect(bus.calls).toHaveLength(3);
+    expect(answers).toEqual([[2, '8306'], [3, '8306']]);
+    expect(s.queued).toBe(3);
+    bus.calls[0]!.resolve();
+    await settle();
+    ask(3, [3, 0, 5, 0, 1]);
+    expect(bus.calls).toHaveLength(4);
+    for (const call of bus.calls.slice(1)) call.resolve();
+    await settle();
+    expect(s.queued).toBe(0);
+    expect(s.counters).toMatchObject({ busy: 2, forwarded: 4 });
+    expect(log.count('share requests at their cap in the bus queue: further ones answered server busy')).toBe(1);
+    expect(log.count('share requests below their cap again')).toBe(1);
+  });
+
+  it('a client that leaves cancels what it has in the bus, and nothing of it stays', async () => {
+    const { s, bus, settle } = shared();
+    for (let i = 0; i < 3; i += 1) s.request({ id: 7, remote: 'x' }, frame(1, [3, 0, i, 0, 1]), () => undefined);
+    const signals = bus.calls.map((c) => c.options?.signal);
+    expect(signals.every((signal) => signal?.aborted === false)).toBe(true);
+    expect(s.trackedClients).toBe(1);
+    s.closed({ id: 7, remote: 'x' });
+    expect(signals.every((signal) => signal?.aborted === true)).toBe(true);
+    expect(s.trackedClients).toBe(0);
+    for (const call of bus.calls) call.reject(new RequestCancelledError(1));
+    await settle();
+    expect(s.counters).toMatchObject({ cancelled: 3, failed: 0 });
+    expect(s.queued).toBe(0);
+  });
+
+  it('a read that memory could answer waits for the client\'s earlier requests, and looks only then', async () => {
+    const cache = new ReadCache();
+    cache.record({ unit: 1, table: 'holding', start: 0, words: Uint16Array.of(7, 8, 9), at: T0 });
+    const { bus, answers, ask, settle } = shared({ cacheMs: 60_000, access: 'read-write' }, cache);
+    ask(1, [6, 0, 1, 0, 5]); // a write of register 1
+    ask(1, [3, 0, 0, 0, 2]); // registers 0..1: in memory, but the write may change it
+    ask(2, [3, 0, 0, 0, 1]); // another client: nothing of its own before it
+    expect(answers).toEqual([[2, '03020007']]);
+    expect(bus.calls).toHaveLength(1);
+    cache.forget(1, 'holding', 1, 1); // what ops/shares.ts does once the write finished
+    bus.calls[0]!.resolve();
+    await settle();
+    expect(bus.calls).toHaveLength(2); // memory forgot it: the read goes to the device
+    bus.calls[1]!.resolve();
+    await settle();
+    expect(answers).toEqual([[2, '03020007'], [1, '0600010005'], [1, '030400000001']]);
   });
 });

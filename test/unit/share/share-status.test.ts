@@ -8,7 +8,7 @@ const STATUS: GatewayStatus = {
   version: 't', startedAt: '', uptimeS: 0, buses: [], devices: [], links: [], outbox: null, rateQueue: null,
   shares: [{
     bus: 'meters', listen: '127.0.0.1:1502', state: 'listening', access: 'read-only', clients: 2, refusedConnections: 3,
-    requests: 40, forwarded: 20, fromCache: 12, refusedByPolicy: 4, busy: 3, failed: 1, queueWaitMs: { p50: 12, p99: 85 },
+    requests: 40, forwarded: 20, fromCache: 12, refusedByPolicy: 4, busy: 3, failed: 1, cancelled: 2, queued: 5, queueWaitMs: { p50: 12, p99: 85 },
   }],
 };
 
