@@ -6,7 +6,7 @@ import type { EpochMs, MonoMs } from '../core/time.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
   BusDownError, BusStoppedError, isRefusal, ModbusExceptionError, ModbusTimeoutError, UnitCoolingDownError,
-  UnitLateReplyPendingError,
+  RequestCancelledError, UnitLateReplyPendingError,
 } from '../field/modbus/errors.js';
 import { pointWidth, splitRequest, type ReadRequest } from '../core/modbus/plan.js';
 import type { PointCodec, ReadBlock } from '../core/points/codec.js';
@@ -66,13 +66,15 @@ export interface CycleContext {
   codecs: ReadonlyMap<string, PointCodec>;
   learner: ReadPlanLearner;
   now: () => MonoMs;
+  /** The cycle's owner: aborted when a reload removes or replaces the device, so its queued reads leave the queue. */
+  signal?: AbortSignal;
 }
 
 /**
  * Errors after which the rest of the cycle's requests would only fail too (or cost line time). Not
  * the late-reply guard: it holds back only requests of one reply shape (its other reads may go).
  */
-const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError];
+const ABORTS_CYCLE = [ModbusTimeoutError, UnitCoolingDownError, BusDownError, BusStoppedError, QueueFullError, RequestCancelledError];
 
 /** One cycle in progress: where its values, errors and lessons go. */
 interface CycleRun {
@@ -134,7 +136,7 @@ async function runRequest(run: CycleRun, request: ReadRequest, timeoutSplit = fa
   }
   let block: ReadBlock;
   try {
-    block = await ctx.bus.read(ctx.unitId, request.table, request.start, request.count);
+    block = await ctx.bus.read(ctx.unitId, request.table, request.start, request.count, ctx.signal ? { signal: ctx.signal } : undefined);
   } catch (err) {
     return refused(run, request, err, timeoutSplit);
   }
@@ -198,7 +200,7 @@ async function confirmTooLong(ctx: CycleContext, { request, cut, halfCount }: Cy
   for (const count of ctx.learner.confirmLengths(request)) {
     if (count <= halfCount) return;
     try {
-      await ctx.bus.read(ctx.unitId, request.table, request.start, count, { lengthProbe: true });
+      await ctx.bus.read(ctx.unitId, request.table, request.start, count, { lengthProbe: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     } catch (err) {
       if (err instanceof UnitLateReplyPendingError) continue;
       if (noAnswer(err)) ctx.learner.learnMaxCount(request, cut, reasonOf(err), ctx.now());

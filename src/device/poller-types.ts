@@ -80,6 +80,8 @@ export interface DeviceRun {
   lastCycleRead: boolean;
   /** Start of the last cycle that read a value (monotonic; 0: none yet). */
   lastReadCycleAt: MonoMs | 0;
+  /** Aborted when a reload takes the device off: its reads still queued leave the bus queue. */
+  owner: AbortController;
   /** Taken off the schedule by a reload: a cycle still running sets no new timer. */
   removed: boolean;
   /** The model check of a device whose profile declares identification. */

@@ -45,7 +45,7 @@ export class Poller {
     const learner = new ReadPlanLearner(config.points, config.limits, log, plan);
     return {
       config, learner, codecs, log, health: new PointHealth(log),
-      startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false, lastReadCycleAt: 0, removed: false,
+      startAt: 0, k: 0, running: undefined, outOfTurn: undefined, cancelTimer: undefined, consecutiveFailures: 0, overrun: undefined, lastCycleRead: false, lastReadCycleAt: 0, removed: false, owner: new AbortController(),
       identity: config.identification ? new IdentityCheck(config.identification, log) : undefined,
       stats: { device: config.name, state: 'unknown', cycles: 0, failedCycles: 0, cyclesWithValues: 0, skippedCycles: 0, lastCycleMs: 0 },
     };
@@ -73,8 +73,9 @@ export class Poller {
   }
 
   /**
-   * A device leaves the schedule (a reload): its timer is cancelled and its cycle in progress
-   * awaited; the other devices' schedules are not touched. False when it was not polled here.
+   * A device leaves the schedule (a reload): its timer is cancelled, its reads still queued leave
+   * the bus queue (the one on the line finishes) and its cycle in progress is awaited; the other
+   * devices' schedules are not touched. False when it was not polled here.
    */
   async removeDevice(name: string): Promise<boolean> {
     const index = this.runs.findIndex((r) => r.config.name === name);
@@ -83,6 +84,7 @@ export class Poller {
     run.cancelTimer?.();
     run.cancelTimer = undefined;
     run.removed = true;
+    run.owner.abort(new Error(`device "${name}" removed from the schedule`));
     await Promise.all([run.running, run.outOfTurn]);
     return true;
   }
@@ -221,8 +223,10 @@ export class Poller {
     const otherModel = await run.identity?.beforeCycle(this.options.bus, run.config.unitId);
     if (otherModel) return this.notPolled(run, sample, otherModel);
     const outcome = await runCycle({
-      bus: this.options.bus, unitId: run.config.unitId, codecs: run.codecs, learner: run.learner, now: () => this.clock.now(),
+      bus: this.options.bus, unitId: run.config.unitId, codecs: run.codecs, learner: run.learner, now: () => this.clock.now(), signal: run.owner.signal,
     }, sample);
+    // Taken off mid-cycle: what it read is handed back, but nothing is learned of its state.
+    if (run.removed) return sample;
     const read = Object.keys(sample.values);
     run.identity?.afterCycle(read.length > 0);
     run.health.update(read, outcome.failures, this.clock.now(), this.wall.wallNow());
