@@ -210,7 +210,7 @@ export class Poller {
     try {
       const sample = await this.readDevice(run);
       run.lastCycleRead = Object.keys(sample.values).length > 0;
-      if (run.lastCycleRead) this.options.sink.onSample(sample);
+      if (run.lastCycleRead && !run.removed) this.options.sink.onSample(sample);
     } catch (err) {
       run.log.error({ err }, 'poll cycle failed');
     }
