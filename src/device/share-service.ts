@@ -21,7 +21,7 @@ import type { Clock } from '../core/time.js';
 import type { ReadBlock } from '../core/points/codec.js';
 import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
-  InvalidRequestError, keptFromDevice, ModbusExceptionError, ModbusTimeoutError, PortClosedError, RequestCancelledError,
+  InvalidRequestError, keptFromDevice, ModbusExceptionError, ModbusTimeoutError, PortClosedError, RequestCancelledError, RequestExpiredError,
 } from '../field/modbus/errors.js';
 import type { ShareClient, ShareRequestHandler } from '../field/modbus/share-server.js';
 
@@ -191,6 +191,8 @@ export class ShareService implements ShareRequestHandler {
     const options: RequestOptions = {
       priority: 'share',
       signal,
+      // Its master has given up by then: the line's time goes to a request still awaited.
+      queueDeadlineMs: config.maxQueueWaitMs,
       ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
       onStart: () => {
         if (started) return; // a repeat after "busy"
@@ -267,7 +269,7 @@ function broadcastWrite(request: Exclude<ShareRequest, { kind: 'read' }>, forceM
 export function exceptionFor(err: unknown): number {
   if (err instanceof ModbusExceptionError) return err.code;
   if (err instanceof ModbusTimeoutError) return EXCEPTION.gatewayTargetNoResponse;
-  if (err instanceof QueueFullError) return EXCEPTION.serverBusy;
+  if (err instanceof QueueFullError || err instanceof RequestExpiredError) return EXCEPTION.serverBusy;
   if (keptFromDevice(err) || err instanceof PortClosedError) return EXCEPTION.gatewayPathUnavailable;
   if (err instanceof InvalidRequestError) return EXCEPTION.illegalDataValue;
   // A garbled or mismatched reply (CRC, length, echo): nothing usable came back from the target.

@@ -37,6 +37,8 @@ export interface ShareConfig {
   queueDepth: number;
   /** Requests of all clients together in the bus (waiting or on the line); beyond it: server busy. */
   maxQueued: number;
+  /** Monotonic ms a forwarded request may wait in the bus queue before it goes out; past it: server busy, unsent. */
+  maxQueueWaitMs: number;
   /** Share of the line's time share requests may take while polls wait, (0, 1]. */
   lineShare: number;
   /** 0: off. */

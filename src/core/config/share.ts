@@ -9,7 +9,7 @@ export { SHARE_FUNCTIONS, SHARE_TABLES, type ShareConfig, type ShareRange, type 
 
 export const SHARE_DEFAULTS = {
   address: '127.0.0.1', access: 'read-only' as const, maxClients: 8, idleTimeoutMs: 60_000,
-  ratePerSecond: 50, queueDepth: 8, maxQueued: 64, lineShare: 0.25, cacheMs: 0, allowBroadcast: false,
+  ratePerSecond: 50, queueDepth: 8, maxQueued: 64, maxQueueWaitMs: 5000, lineShare: 0.25, cacheMs: 0, allowBroadcast: false,
   /** Modbus over serial line V1.02 §2.4.1: the turnaround delay is typically 100 to 200 ms. */
   broadcastTurnaroundMs: 100,
 };
@@ -165,6 +165,7 @@ export function readShare(bus: Fields, kind?: BusKind): ShareConfig | undefined 
   const ratePerSecond = f.number('ratePerSecond', { default: d.ratePerSecond, min: 0.1, max: 10_000 });
   const queueDepth = f.integer('queueDepth', { default: d.queueDepth, min: 1, max: 256 });
   const maxQueued = f.integer('maxQueued', { default: d.maxQueued, min: 1, max: MAX_SHARE_QUEUED });
+  const maxQueueWaitMs = f.duration('maxQueueWaitMs', { default: d.maxQueueWaitMs, min: 10, max: 600_000 });
   const lineShare = f.number('lineShare', { default: d.lineShare, min: 0.01, max: 1 });
   const cacheMs = f.duration('cacheMs', { default: d.cacheMs, min: 0, max: 3_600_000 });
   const timeoutMs = f.duration('timeoutMs', { min: 1, max: 60_000, optional: true });
@@ -174,12 +175,12 @@ export function readShare(bus: Fields, kind?: BusKind): ShareConfig | undefined 
   const broadcastOk = checkBroadcast(f, kind, allowBroadcast, access, units);
   if (port === undefined || address === undefined || units === null || access === undefined
     || policy === null || maxClients === undefined || idleTimeoutMs === undefined || ratePerSecond === undefined
-    || queueDepth === undefined || maxQueued === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)
+    || queueDepth === undefined || maxQueued === undefined || maxQueueWaitMs === undefined || lineShare === undefined || cacheMs === undefined || (f.has('timeoutMs') && timeoutMs === undefined)
     || allowBroadcast === undefined || broadcastTurnaroundMs === undefined || !broadcastOk) {
     return null;
   }
   return {
-    address, port, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, maxQueued, lineShare, cacheMs, allowBroadcast, broadcastTurnaroundMs,
+    address, port, access, maxClients, idleTimeoutMs, ratePerSecond, queueDepth, maxQueued, maxQueueWaitMs, lineShare, cacheMs, allowBroadcast, broadcastTurnaroundMs,
     ...(units ? { units } : {}), ...(policy ? { policy } : {}), ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };
 }

@@ -9,12 +9,12 @@ import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
 import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
 
 export type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
-  | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies' | 'lateReplies' | 'lateGuardRejects' | 'cancelled';
+  | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies' | 'lateReplies' | 'lateGuardRejects' | 'cancelled' | 'expired';
 
 export function zeroCounters(): Record<Counter, number> {
   return {
     transactions: 0, timeouts: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
-    cooldownRejects: 0, downRejects: 0, queueRejects: 0, discardedReplies: 0, lateReplies: 0, lateGuardRejects: 0, cancelled: 0,
+    cooldownRejects: 0, downRejects: 0, queueRejects: 0, discardedReplies: 0, lateReplies: 0, lateGuardRejects: 0, cancelled: 0, expired: 0,
   };
 }
 

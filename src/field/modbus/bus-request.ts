@@ -40,6 +40,11 @@ export interface RequestOptions {
    * finishes its transaction (the line stays in frame sync) but sends no further one.
    */
   signal?: AbortSignal;
+  /**
+   * Monotonic ms the request may wait in the queue before it goes on the line; past it, it leaves
+   * unsent with RequestExpiredError (counted as `expired`). None: it waits its turn.
+   */
+  queueDeadlineMs?: number;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -232,6 +237,7 @@ export function newJob(unit: number, op: Operation, priority: Priority, options:
     ...(options.lengthProbe === true && op.kind === 'read' ? { lengthProbe: true } : {}),
     ...(options.onStart ? { onStart: options.onStart } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.queueDeadlineMs !== undefined ? { expiresAt: now + options.queueDeadlineMs, queueDeadlineMs: options.queueDeadlineMs } : {}),
   };
   const maxWaitMs = priority === 'high' ? (options.maxWaitMs ?? config.writes?.maxWaitMs ?? BUS_DEFAULTS.writes.maxWaitMs) : 0;
   if (maxWaitMs > 0 && addressesUnit(op)) {

@@ -20,6 +20,8 @@ export interface BusStats {
   queueRejects: number;
   /** Requests their owner cancelled before they went on the line (or between their transactions). */
   cancelled: number;
+  /** Requests that had not reached the line by their queue deadline (RequestOptions.queueDeadlineMs). */
+  expired: number;
   /** Sum of transaction durations; utilisation = delta(busyTimeMs) / delta(wall time). */
   busyTimeMs: number;
   reconnects: number;

@@ -35,6 +35,9 @@ export interface Job {
   admitted?: 'go' | 'probe';
   /** Epoch ms until which the job may wait in the queue while its unit is guarded or cooling down. */
   waitUntil?: number;
+  /** Monotonic: past it the request leaves the queue unsent (RequestOptions.queueDeadlineMs). */
+  expiresAt?: number;
+  queueDeadlineMs?: number;
   /** Epoch ms when it was queued (for the refusal's reason). */
   queuedAt?: number;
   /** Modbus TCP (beside-lane.ts): sent beside the slots (its unit timed out), or while such a request was in flight. */

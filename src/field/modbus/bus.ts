@@ -14,7 +14,7 @@ import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import type { BusOptions, Job } from './bus-types.js';
-import { BusDownError, BusStoppedError, InvalidRequestError, RequestCancelledError } from './errors.js';
+import { BusDownError, BusStoppedError, InvalidRequestError, RequestCancelledError, RequestExpiredError } from './errors.js';
 import type { BroadcastWrite } from '../../core/modbus/broadcast-frame.js';
 import type { LateUnitView } from './late-guard.js';
 import { SlowUnits } from './slow-units.js';
@@ -252,6 +252,11 @@ export class Bus {
       if (this.gap.holds()) return;
       const job = this.queue.shift((j) => this.admission.mayStart(j) && (this.beside.takes(j.unit) ? this.beside.free : slotFree));
       if (!job) break; // every waiting request is for a unit busy, guarded or cooling down (or no slot is free)
+      if (job.expiresAt !== undefined && this.clock.now() >= job.expiresAt) {
+        this.counters.expired += 1;
+        job.reject(new RequestExpiredError(job.unit, this.clock.now() - job.expiresAt + (job.queueDeadlineMs ?? 0)));
+        continue;
+      }
       const admission = this.admission.admit(job);
       if (admission.kind === 'refuse') {
         job.reject(admission.error);

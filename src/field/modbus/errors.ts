@@ -156,6 +156,16 @@ export class RequestCancelledError extends ModbusEngineError {
   }
 }
 
+/**
+ * A request waited in the queue past its deadline (RequestOptions.queueDeadlineMs: its requester
+ * has given up by then, a share client's master for one) and left it without being sent.
+ */
+export class RequestExpiredError extends ModbusEngineError {
+  constructor(readonly unit: number, readonly waitedMs: number) {
+    super(`request to unit ${unit} left the queue unsent after ${Math.round(waitedMs)} ms (its queue deadline)`);
+  }
+}
+
 /** A request had invalid arguments (unit, address, count out of the Modbus ranges). */
 export class InvalidRequestError extends ModbusEngineError {}
 
@@ -165,7 +175,7 @@ export class InvalidRequestError extends ModbusEngineError {}
  */
 export function keptFromDevice(err: unknown): boolean {
   return err instanceof UnitLateReplyPendingError || err instanceof UnitCoolingDownError || err instanceof BusDownError
-    || err instanceof BusStoppedError || err instanceof QueueFullError;
+    || err instanceof BusStoppedError || err instanceof QueueFullError || err instanceof RequestExpiredError;
 }
 
 /** Exception 2 (illegal data address) and 3 (illegal data value): the request, not the device, is wrong. */

@@ -18,7 +18,7 @@ describe('share config', () => {
   it('fills the defaults around a bare port: loopback, read-only, cache off', () => {
     expect(shareOf({ port: 1502 })).toEqual({
       address: '127.0.0.1', port: 1502, access: 'read-only', maxClients: 8, idleTimeoutMs: 60_000,
-      ratePerSecond: 50, queueDepth: 8, maxQueued: 64, lineShare: 0.25, cacheMs: 0, allowBroadcast: false, broadcastTurnaroundMs: 100,
+      ratePerSecond: 50, queueDepth: 8, maxQueued: 64, maxQueueWaitMs: 5000, lineShare: 0.25, cacheMs: 0, allowBroadcast: false, broadcastTurnaroundMs: 100,
     });
   });
 
