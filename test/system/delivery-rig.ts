@@ -34,6 +34,8 @@ export interface RigOptions {
   /** Outbox byte cap (16 MiB by default). */
   maxBytes?: number;
   logLevel?: string;
+  /** The bus's share on this port, answering from memory for `cacheMs` (no share by default). */
+  share?: { port: number; cacheMs: number };
 }
 
 function siteFile(stateDir: string, brokerUrl: string, simPort: number, options: RigOptions): string {
@@ -50,7 +52,7 @@ gateway:
     reconnect: { initialMs: 100, maxMs: 500, jitter: 0.1 }
     outbox: { maxBytes: ${options.maxBytes ?? 16777216}, commitIntervalMs: 20${extra ? `, ${extra}` : ''} }
 buses:
-  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 500 }
+  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${simPort}, timeoutMs: 500${options.share ? `, share: { port: ${options.share.port}, cacheMs: ${options.share.cacheMs} }` : ''} }
 devices:
   - name: counter
     bus: plant

@@ -7,6 +7,8 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WallClockControl } from '../helpers/faketime.js';
+import { freePort } from '../helpers/mosquitto.js';
+import { mbpollHolding } from '../helpers/share-clients.js';
 import { DeliveryRig, outOfOrder, settle } from './delivery-rig.js';
 
 const POLL_MS = 50;
@@ -31,7 +33,8 @@ describe('wall clock steps (libfaketime, monotonic clock untouched)', () => {
   it('keeps polling through -1 h, +1 day, +10 years and a minute of steps back and forth, replays an outage stepped -2 h, and stops on SIGTERM', async () => {
     wall = new WallClockControl();
     const clock = wall;
-    rig = await DeliveryRig.start({ mode: 'memory-first', durableAfterMs: 1000, logLevel: 'info' });
+    const sharePort = await freePort();
+    rig = await DeliveryRig.start({ mode: 'memory-first', durableAfterMs: 1000, logLevel: 'info', share: { port: sharePort, cacheMs: 2000 } });
     const r = rig;
     const logPath = join(r.dir, 'gateway.log');
     const log = openSync(logPath, 'w');
@@ -58,6 +61,18 @@ describe('wall clock steps (libfaketime, monotonic clock untouched)', () => {
     };
     let previousOffset = 0;
     await stepAndKeepPolling('-1h', -3_600_000);
+    // The share's cache ages blocks on the monotonic clock: after the step back, a block read
+    // before it is not the youngest, and the counter (100 counts/s) read through the share moves on.
+    const counterViaShare = async (): Promise<number> => {
+      const { values, output } = await mbpollHolding(sharePort, 1, 5, 2);
+      expect(values, output).toHaveLength(2);
+      return ((values[0]! & 0xffff) * 65536) + (values[1]! & 0xffff);
+    };
+    const first = await counterViaShare();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const second = await counterViaShare();
+    rates.push(`share after the step back: ${first} then ${second} 3 s later`);
+    expect(second - first, 'the share answers the device\'s new values').toBeGreaterThanOrEqual(150);
     await stepAndKeepPolling('+1d', 86_400_000);
     // libfaketime's year is 365 days.
     await stepAndKeepPolling('+10y', 3650 * 86_400_000);
