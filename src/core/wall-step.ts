@@ -1,7 +1,7 @@
 // Notices a step of the wall clock (NTP setting a Pi's clock at boot, or correcting it later) by
 // comparing it with the monotonic clock (pure: both readings passed in). Nothing waits on the wall
 // clock, so a step changes no schedule; it is only worth one log line, with its size.
-import type { EpochMs, MonoMs } from './time.js';
+import { asEpoch, type EpochMs, type MonoMs } from './time.js';
 
 /** Changes of (wall - monotonic) at least this large are steps; NTP's slewing moves it by 0.5 ms/s at most. */
 export const WALL_STEP_THRESHOLD_MS = 2000;
@@ -27,7 +27,7 @@ export class WallStepWatch {
     this.offset = offset;
     if (previous === undefined || Math.abs(offset - previous) < this.thresholdMs) return undefined;
     this.steps += 1;
-    return { stepMs: Math.round(offset - previous), expectedWall: (mono + previous) as EpochMs, wall };
+    return { stepMs: Math.round(offset - previous), expectedWall: asEpoch(mono + previous), wall };
   }
 
   /** Steps seen since start. */
