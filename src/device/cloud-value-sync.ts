@@ -13,7 +13,7 @@ export interface CloudValueSyncOptions {
   deviceApi: Pick<DeviceApiClient, 'readAttributes'>;
   /** Ids of the device's writable points: the only keys asked for and applied. */
   writable: readonly string[];
-  values: Pick<CloudValues, 'apply' | 'held'>;
+  values: Pick<CloudValues, 'apply' | 'held'> & Partial<Pick<CloudValues, 'stamp'>>;
   /** Period of the periodic sync; 0 turns it off (syncs still run when asked). */
   periodMs: number;
   timers: Timers;
@@ -42,6 +42,9 @@ export class CloudValueSync {
   async sync(reason: string): Promise<void> {
     const { writable: keys, values: target } = this.options;
     if (keys.length === 0) return;
+    // Stamped before the read: a push that arrives while it is answered is newer than the value
+    // read, and wins over it (write-sequencer.ts).
+    const stamp = target.stamp?.();
     try {
       const credential = await this.options.credentials.resolve(this.options.identity);
       const access = { accessToken: credential.accessToken, projectKey: credential.projectKey };
@@ -51,7 +54,7 @@ export class CloudValueSync {
       const held = target.held();
       const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => keys.includes(k) && held[k] !== v));
       if (Object.keys(changed).length === 0) return;
-      await target.apply(changed, `sync:${reason}`);
+      await target.apply(changed, `sync:${reason}`, stamp, true);
     } catch (err) {
       this.counters.syncFailures += 1;
       this.options.log.warn({ reason, err }, 'cloud attribute read failed');
