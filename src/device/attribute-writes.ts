@@ -34,10 +34,10 @@ export async function applyAttributes(parts: AttributeWriterParts, values: Recor
       continue;
     }
     try {
-      // A write dropped for a later one of its point is read back like a written one: the cloud
-      // hears what the device holds.
-      await (parts.write ? parts.write(id, checked.write) : io.write(checked.write));
-      written.push(id);
+      // A write dropped for a later one of its point is not read back: the later write's read-back
+      // tells the cloud what the device holds (and a backlog of dropped writes costs no bus time).
+      const outcome = await (parts.write ? parts.write(id, checked.write) : io.write(checked.write).then(() => 'written' as const));
+      if (outcome === 'written') written.push(id);
     } catch (err) {
       result.failed[id] = describeError(err);
     }

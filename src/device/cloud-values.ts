@@ -8,6 +8,8 @@ import type { Reporter } from './reporter.js';
 
 export class CloudValues {
   private retired = false;
+  /** Applies between their first write and the report of what the device confirmed. */
+  private confirming = 0;
 
   constructor(
     readonly device: string,
@@ -36,11 +38,21 @@ export class CloudValues {
    */
   async apply(values: Record<string, unknown>, source: string, stamp?: number, synced = false): Promise<void> {
     if (this.retired) return;
-    const result = await this.commands.applyAttributes(values, source, stamp, synced);
-    if (this.retired) return;
-    // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
-    const confirmed = { ...result.applied, ...result.corrected };
-    if (Object.keys(confirmed).length > 0) this.reporter.onConfirmedValues(this.device, confirmed);
+    this.confirming += 1;
+    try {
+      const result = await this.commands.applyAttributes(values, source, stamp, synced);
+      if (this.retired) return;
+      // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
+      const confirmed = { ...result.applied, ...result.corrected };
+      if (Object.keys(confirmed).length > 0) this.reporter.onConfirmedValues(this.device, confirmed);
+    } finally {
+      this.confirming -= 1;
+    }
+  }
+
+  /** Whether a write is under way whose confirmed values are not reported yet. */
+  get unconfirmed(): boolean {
+    return this.confirming > 0;
   }
 
   /**

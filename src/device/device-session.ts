@@ -129,6 +129,8 @@ export class DeviceSession {
     return deviceApi
       ? new CloudValueSync({
         identity, credentials: resolver, deviceApi, values, periodMs: settings.syncPeriodMs,
+        // The cloud's stored values are current only once it acknowledged the device's reports.
+        settled: () => !values.unconfirmed && !this.options.outbox.devicesWithBacklog().includes(device.name),
         writable: device.points.filter((p) => p.writable).map((p) => p.id), timers: this.time, log: this.log,
       })
       : undefined;
@@ -210,10 +212,11 @@ export class DeviceSession {
     if (newlyWritable) void this.sync('reload');
   }
 
-  async stop(): Promise<void> {
+  /** `drainMs`: the link is drained first (a replaced session: what it still receives joins the handed-over messages). */
+  async stop(drainMs = 0): Promise<void> {
     this.currentSync?.stop();
     this.forwarder.stop();
-    await this.link.stop();
+    await this.link.stop(drainMs);
   }
 
   get reconnectCount(): number {

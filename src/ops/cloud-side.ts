@@ -180,7 +180,8 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
       if (subDevices.delete(name)) gateway?.removeSubDevice(name, !replacing);
       else if (session) await session.forwarder.quiesce(settleMs);
       if (session && handingOver) handovers.set(name, { dispatch: await handingOver, from: session });
-      await session?.stop();
+      // Drained again at the close: the link may have come up while the device was handed over.
+      await session?.stop(handingOver ? settleMs : 0);
       await Promise.all(relays.map((r) => r.stop()));
     },
     async suspendDevice(name, settleMs) {

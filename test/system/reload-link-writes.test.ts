@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/core/config/config.js';
 import type { DeviceConfig } from '../../src/core/config/site-types.js';
 import { startGateway } from '../../src/main.js';
+import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { captureLog } from '../helpers/capture-log.js';
 import { meterDevice, PROJECT_KEY, startSite, waitFor, type Site } from './harness.js';
 import { perTestSite } from './per-test-site.js';
@@ -63,6 +64,14 @@ function increasingPushes(site: Site) {
       await site.emulator.link.pushAttributes(DEVICE_ID, { setpoint: raw / 10 });
       return raw;
     },
+    /** The next value as a `write` command instead (interface A's command send). */
+    async command(): Promise<number> {
+      const raw = next;
+      next += 1;
+      pushed.push(raw);
+      await site.emulator.link.sendCommand(DEVICE_ID, { method: 'write', params: { setpoint: raw / 10 }, id: raw });
+      return raw;
+    },
   };
 }
 
@@ -92,6 +101,34 @@ async function slowAttributeReads(site: Site, delayMs: number): Promise<{ url: s
   return { url: `http://127.0.0.1:${port}`, server };
 }
 
+/** Setpoints (raw words) of the pushes and `write` commands the broker wrote to the device's connections. */
+function recordForwarded(into: number[]): (deviceId: string, topic: string, payload: Buffer) => void {
+  return (deviceId, topic, payload) => {
+    if (deviceId !== DEVICE_ID) return;
+    const body = JSON.parse(payload.toString()) as { setpoint?: number; params?: { setpoint?: number } };
+    const value = topic === 'attributes/push' ? body.setpoint : topic.startsWith('command/send/') ? body.params?.setpoint : undefined;
+    if (value !== undefined) into.push(Math.round(value * 10));
+  };
+}
+
+/** What a run saw, checked: every forwarded value written or counted as dropped for a later one; no older value after a newer; the device ends on the last. */
+function checkWrites(g: GatewayHandle, s: Site, forwarded: readonly number[], writes: readonly number[], sent: number, last: number): void {
+  const written = new Set(writes);
+  const unwritten = [...new Set(forwarded)].filter((raw) => !written.has(raw));
+  const reversed = outOfOrder(writes);
+  // A value the gateway dropped for a later write of the setpoint (held messages run together, a
+  // push queued behind the next one) is delivered, and counted; any other unwritten one is lost.
+  const order = g.status().devices[0]?.writes ?? { written: 0, superseded: 0, coalesced: 0, yielded: 0 };
+  const lost = Math.max(0, unwritten.length - order.superseded - order.coalesced);
+  // What the run saw, on one line: values sent, those that reached a connection, writes, drops, and the two faults.
+  console.log(JSON.stringify({ sent, forwarded: forwarded.length, writes: writes.length, unwritten: unwritten.length, ...order, lost, outOfOrder: reversed.length }));
+  expect(lost).toBe(0);
+  // Whatever was dropped, the device went on to a later value.
+  for (const raw of unwritten) expect(writes.some((w) => w > raw)).toBe(true);
+  expect(reversed.map((i) => writes.slice(i - 1, i + 1))).toEqual([]);
+  expect(s.sim.simulator.getRegister(UNIT, 'holding', SETPOINT_ADDRESS)).toBe(last);
+}
+
 describe('writes across link replacement', () => {
   const held = perTestSite();
   let proxy: Server | undefined;
@@ -104,11 +141,7 @@ describe('writes across link replacement', () => {
     // Raw setpoint words (scale 0.1) of the pushes the broker wrote to a connection of the device.
     const forwarded: number[] = [];
     const s = await startSite({
-      onForward: (deviceId, topic, payload) => {
-        if (deviceId !== DEVICE_ID || topic !== 'attributes/push') return;
-        const value = (JSON.parse(payload.toString()) as { setpoint?: number }).setpoint;
-        if (value !== undefined) forwarded.push(Math.round(value * 10));
-      },
+      onForward: recordForwarded(forwarded),
     });
     held.site = s;
     const writes = recordSetpointWrites(s);
@@ -124,13 +157,13 @@ describe('writes across link replacement', () => {
     const pushes = increasingPushes(s);
     // The adversary: a push published while interface B reads the device's values (the sync of
     // a new link), so the read's older value and the newer push race to the device.
+    let pushing = true;
     const state = s.emulator.state;
     const attributeValues = state.attributeValues.bind(state);
     state.attributeValues = (device, keys) => {
-      if (device.id === DEVICE_ID) void pushes.push();
+      if (device.id === DEVICE_ID && pushing) void pushes.push();
       return attributeValues(device, keys);
     };
-    let pushing = true;
     const pusher = (async () => {
       while (pushing) {
         await pushes.push();
@@ -153,19 +186,52 @@ describe('writes across link replacement', () => {
     const last = await pushes.push();
     await waitFor(() => (writes.at(-1) === last ? true : undefined), 30_000);
 
-    const written = new Set(writes);
-    const unwritten = [...new Set(forwarded)].filter((raw) => !written.has(raw));
-    const reversed = outOfOrder(writes);
-    // A push the gateway dropped for a later write of the setpoint (held pushes run together, a
-    // push queued behind the next one) is delivered, and counted; any other unwritten one is lost.
-    const order = g.status().devices[0]?.writes ?? { written: 0, superseded: 0, coalesced: 0 };
-    const lost = Math.max(0, unwritten.length - order.superseded - order.coalesced);
-    // What the run saw, on one line: pushes sent, those that reached a connection, writes, drops, and the two faults.
-    console.log(JSON.stringify({ pushes: pushes.pushed.length, forwarded: forwarded.length, writes: writes.length, unwritten: unwritten.length, ...order, lost, outOfOrder: reversed.length }));
-    expect(lost).toBe(0);
-    // Whatever was dropped, the device went on to a later value.
-    for (const raw of unwritten) expect(writes.some((w) => w > raw)).toBe(true);
-    expect(reversed.map((i) => writes.slice(i - 1, i + 1))).toEqual([]);
-    expect(s.sim.simulator.getRegister(UNIT, 'holding', SETPOINT_ADDRESS)).toBe(last);
+    checkWrites(g, s, forwarded, writes, pushes.pushed.length, last);
+  }, 300_000);
+
+  it('hostile: a reload storm while a slow device holds pushes and write commands in the queue', async () => {
+    const forwarded: number[] = [];
+    const s = await startSite({ onForward: recordForwarded(forwarded) });
+    held.site = s;
+    const writes = recordSetpointWrites(s);
+    // Every reply 40 ms late: writes wait behind each other and behind the read-backs (within
+    // cloud.inbound.maxPending: beyond it pushes are refused busy by design).
+    s.sim.simulator.setFault(UNIT, { slowMs: 40 });
+    const slow = await slowAttributeReads(s, 40);
+    proxy = slow.server;
+    const configOf = (byKey: boolean): Config => s.config([meter(byKey)], { drainMs: 2000, apiBaseUrl: slow.url });
+    const g = await startGateway(configOf(false), { logger: captureLog().log, env: {} });
+    held.gateway = g;
+    const linkUp = () => (g.status().links.every((l) => l.state === 'up') && s.emulator.state.isOnline(DEVICE_ID) ? true : undefined);
+    await waitFor(linkUp, 30_000);
+
+    const values = increasingPushes(s);
+    let sending = true;
+    const state = s.emulator.state;
+    const attributeValues = state.attributeValues.bind(state);
+    state.attributeValues = (device, keys) => {
+      if (device.id === DEVICE_ID && sending) void values.push();
+      return attributeValues(device, keys);
+    };
+    const sender = (async () => {
+      for (let n = 0; sending; n += 1) {
+        await (n % 3 === 2 ? values.command() : values.push());
+        await sleep(100);
+      }
+    })();
+    // Back to back: the next reload starts as soon as the link the one before gave the device is up
+    // (every other one at once, before that link has come up).
+    for (let i = 1; i <= 40; i += 1) {
+      void values.push();
+      const result = await g.reload(() => ({ config: configOf(i % 2 === 1), sha256: `storm${i}`, issues: [] }));
+      expect(result.outcome).toBe('applied');
+      if (i % 2 === 0) await waitFor(linkUp, 30_000);
+    }
+    sending = false;
+    await sender;
+    await waitFor(linkUp, 30_000);
+    const last = await values.push();
+    await waitFor(() => (writes.at(-1) === last ? true : undefined), 30_000);
+    checkWrites(g, s, forwarded, writes, values.pushed.length, last);
   }, 300_000);
 });

@@ -62,7 +62,9 @@ export class MqttLink {
     void this.connect();
   }
 
-  async stop(): Promise<void> {
+  /** `drainMs`: first drain (see drain), so nothing the broker sends dies unread with the socket. */
+  async stop(drainMs = 0): Promise<void> {
+    if (drainMs > 0) await this.drain(drainMs);
     this.stopped = true;
     this.cancelWait();
     const client = this.client;
@@ -76,11 +78,13 @@ export class MqttLink {
    * Before the link is discarded (its device replaced by one on another link): asks the broker to
    * send nothing more (UNSUBSCRIBE) and waits for its answer, up to `timeoutMs`. mqtt.js hands a
    * connection's packets over in order, so every message the broker sent before has reached the
-   * handlers by then, instead of dying unread with the socket. False when not drained (down, refused, too slow).
+   * handlers by then, instead of dying unread with the socket. A connection still subscribing
+   * (connected, not up yet) is drained too: the broker may already forward to it. False when not
+   * drained (not connected, refused, too slow).
    */
   async drain(timeoutMs: number): Promise<boolean> {
     const client = this.client;
-    if (!client || !this.up || this.stopped) return false;
+    if (!client || !client.connected || this.stopped) return false;
     const topics = [...(this.options.subscriptions ?? subscriptionTopics(this.options.streams))];
     const abort = new AbortController();
     const drained = await Promise.race([

@@ -190,8 +190,9 @@ describe('write order through the command service', () => {
     const [n, o] = await Promise.all([newer, older]);
     expect(bus.writes).toEqual([20]);
     expect(n.applied).toEqual({ setpoint: 20 });
-    // The dropped write is read back like a written one: the cloud hears what the device holds.
-    expect(o.applied).toEqual({ setpoint: 20 });
+    // The dropped write is not read back: the newer write's read-back reports what the device holds.
+    expect(o.applied).toEqual({});
+    expect(o.failed).toEqual({});
   });
 
   it('a write without a stamp (the page, a command run directly) is stamped when asked', async () => {
@@ -200,7 +201,7 @@ describe('write order through the command service', () => {
     const service = new CommandService(compiled(), [], bus.io, silentLogger(), undefined, order.of('meter'));
     const early = service.stampWrite();
     await service.applyAttributes({ setpoint: 7 }, 'web');
-    expect((await service.applyAttributes({ setpoint: 3 }, 'push', early)).applied).toEqual({ setpoint: 7 });
+    expect((await service.applyAttributes({ setpoint: 3 }, 'push', early)).applied).toEqual({});
     expect((await service.runCommand('write', { setpoint: 9 })).ok).toBe(true);
     expect(bus.writes).toEqual([7, 9]);
   });
