@@ -30,7 +30,7 @@ export interface CloudValueSyncOptions {
 export const SETTLE_RETRY_MS = 250;
 
 export class CloudValueSync {
-  readonly counters = { syncs: 0, syncFailures: 0, deferred: 0 };
+  readonly counters = { syncs: 0, syncFailures: 0 };
   private cancelPeriodic: (() => void) | undefined;
   private cancelRetry: (() => void) | undefined;
   private stopped = false;
@@ -82,7 +82,6 @@ export class CloudValueSync {
    * waits for its acknowledgement): what it stored could undo that push. Read once it has.
    */
   private deferred(reason: string): void {
-    this.counters.deferred += 1;
     if (this.cancelRetry) return;
     this.options.log.debug({ reason }, 'cloud attribute read waits for the device reports to be acknowledged');
     this.cancelRetry = this.options.timers.setTimer(() => {

@@ -11,6 +11,8 @@ import type { WriteOp } from '../../../src/core/points/codec.js';
 import { CommandService } from '../../../src/device/commands.js';
 import { DeviceReplacedError } from '../../../src/device/device-io.js';
 import { InboundDispatch } from '../../../src/device/inbound-dispatch.js';
+import { CloudValueSync, SETTLE_RETRY_MS } from '../../../src/device/cloud-value-sync.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 import { WriteSequencer, WriteSequencers } from '../../../src/device/write-sequencer.js';
 import { silentLogger } from '../../../src/ops/log.js';
 
@@ -232,5 +234,45 @@ describe('write order through the inbound dispatch', () => {
     await new Promise((r) => setImmediate(r));
     expect(applied).toHaveLength(1);
     expect(applied[0]!.stamp).toBeLessThan(syncStamp);
+  });
+});
+
+describe('interface-B sync and the write order', () => {
+  it('waits while the cloud has not heard the device (a report unacknowledged, a write being confirmed), then reads, stamped at the read', async () => {
+    const clock = new ManualClock();
+    let settled = false;
+    let stamps = 0;
+    const reads: number[] = [];
+    const applied: Array<{ stamp: number | undefined; synced: boolean | undefined }> = [];
+    const sync = new CloudValueSync({
+      identity: { name: 'meter' } as never,
+      credentials: { resolve: async () => ({ accessToken: 't', projectKey: 'p' }) as never },
+      deviceApi: { readAttributes: async () => { reads.push(clock.now()); return { setpoint: 5 }; } },
+      writable: ['setpoint'],
+      values: {
+        apply: async (_v: Record<string, unknown>, _s: string, stamp?: number, synced?: boolean) => void applied.push({ stamp, synced }),
+        held: () => ({}),
+        stamp: () => { stamps += 1; return stamps; },
+      },
+      periodMs: 0, timers: clock, log: silentLogger(), settled: () => settled,
+    });
+    sync.start();
+    await sync.sync('start');
+    expect(reads).toEqual([]);
+    clock.advance(SETTLE_RETRY_MS);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toEqual([]);
+    settled = true;
+    clock.advance(SETTLE_RETRY_MS);
+    for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r));
+    expect(reads).toHaveLength(1);
+    expect(applied).toEqual([{ stamp: 1, synced: true }]);
+    // Stopped: a waiting sync is not tried again.
+    settled = false;
+    await sync.sync('period');
+    sync.stop();
+    clock.advance(SETTLE_RETRY_MS * 4);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toHaveLength(1);
   });
 });
