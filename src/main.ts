@@ -97,6 +97,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     config: () => configState.status(),
     subDevice: (device) => identitySession?.subDeviceStatus(device),
     shares: () => shares.status(),
+    writes: (device) => southbound.writeOrder.counters(device),
   }, time.now());
 
   const reloadListeners: Array<(next: Config) => void> = [];

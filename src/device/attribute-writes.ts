@@ -7,6 +7,7 @@ import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
 import { readPoints } from './point-reads.js';
 import type { PointCodec, WriteOp } from '../core/points/codec.js';
+import type { WriteOutcome } from './write-sequencer.js';
 
 export type CheckResult = { ok: true; codec: PointCodec; write: WriteOp } | { ok: false; reason: string };
 
@@ -18,6 +19,8 @@ export interface AttributeWriterParts {
   /** The poller's learned limits for this device, so the read-back plans like a poll. */
   learned(): LearnedReadLimits;
   check(id: string, value: unknown): CheckResult;
+  /** One point's write through the device's write path (write-sequencer.ts); `io.write` when absent. */
+  write?(id: string, op: WriteOp): Promise<WriteOutcome>;
 }
 
 export async function applyAttributes(parts: AttributeWriterParts, values: Record<string, unknown>, source: string): Promise<ApplyResult> {
@@ -31,8 +34,10 @@ export async function applyAttributes(parts: AttributeWriterParts, values: Recor
       continue;
     }
     try {
-      await io.write(checked.write);
-      written.push(id);
+      // A write dropped for a later one of its point is not read back: the later write's read-back
+      // tells the cloud what the device holds (and a backlog of dropped writes costs no bus time).
+      const outcome = await (parts.write ? parts.write(id, checked.write) : io.write(checked.write).then(() => 'written' as const));
+      if (outcome === 'written') written.push(id);
     } catch (err) {
       result.failed[id] = describeError(err);
     }

@@ -8,10 +8,12 @@ import type { Reporter } from './reporter.js';
 
 export class CloudValues {
   private retired = false;
+  /** Applies between their first write and the report of what the device confirmed. */
+  private confirming = 0;
 
   constructor(
     readonly device: string,
-    private readonly commands: Pick<CommandService, 'applyAttributes' | 'readBack' | 'knows'>,
+    private readonly commands: Pick<CommandService, 'applyAttributes' | 'readBack' | 'knows' | 'stampWrite'>,
     private readonly reporter: Pick<Reporter, 'onConfirmedValues' | 'latest'>,
     private readonly log: Logger,
   ) {}
@@ -24,14 +26,33 @@ export class CloudValues {
     this.retired = true;
   }
 
-  /** Writes the values (checked against the point map) and reports what the device confirmed. */
-  async apply(values: Record<string, unknown>, source: string): Promise<void> {
+  /** A stamp for values decided now (write-sequencer.ts): a write stamped later wins over them. */
+  stamp(): number {
+    return this.commands.stampWrite();
+  }
+
+  /**
+   * Writes the values (checked against the point map) and reports what the device confirmed.
+   * `stamp`: when they were decided (a push received, a sync's read sent); now when not given.
+   * `synced`: the cloud's stored values (they give way to writes of their points under way).
+   */
+  async apply(values: Record<string, unknown>, source: string, stamp?: number, synced = false): Promise<void> {
     if (this.retired) return;
-    const result = await this.commands.applyAttributes(values, source);
-    if (this.retired) return;
-    // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
-    const confirmed = { ...result.applied, ...result.corrected };
-    if (Object.keys(confirmed).length > 0) this.reporter.onConfirmedValues(this.device, confirmed);
+    this.confirming += 1;
+    try {
+      const result = await this.commands.applyAttributes(values, source, stamp, synced);
+      if (this.retired) return;
+      // Corrected values bypass the change filter: the cloud holds the pushed value, not the old one.
+      const confirmed = { ...result.applied, ...result.corrected };
+      if (Object.keys(confirmed).length > 0) this.reporter.onConfirmedValues(this.device, confirmed);
+    } finally {
+      this.confirming -= 1;
+    }
+  }
+
+  /** Whether a write is under way whose confirmed values are not reported yet. */
+  get unconfirmed(): boolean {
+    return this.confirming > 0;
   }
 
   /**

@@ -11,7 +11,8 @@ import type { Logger } from '../core/logger.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
 import { RetirableIo } from './device-io.js';
 import { type PointReadResult, readPoints } from './point-reads.js';
-import type { PointCodec } from '../core/points/codec.js';
+import type { PointCodec, WriteOp } from '../core/points/codec.js';
+import { WriteSequencer, type WriteOutcome } from './write-sequencer.js';
 
 export type { ApplyResult, CommandError, CommandOutcome, DeviceIo } from '../core/device-write-types.js';
 export { ABSENT_KEY, COMMAND_ERRORS } from '../core/device-write-types.js';
@@ -29,6 +30,8 @@ export class CommandService {
     private readonly logger: Logger,
     /** The poller's learned limits for this device, now (read-plan-learner.ts), so commands plan like polls. */
     private readonly learned: () => LearnedReadLimits = () => ({}),
+    /** The device's one write path, shared by every command path the device has had (write-sequencer.ts). */
+    private readonly sequencer: WriteSequencer = new WriteSequencer(compiled.config.name, logger),
   ) {
     this.device = compiled.config;
     this.codecs = compiled.codecs;
@@ -41,6 +44,16 @@ export class CommandService {
     this.io.retire();
   }
 
+  /** A stamp for writes decided now (a message received, a sync's read sent): later ones win over it. */
+  stampWrite(): number {
+    return this.sequencer.stamp();
+  }
+
+  /** One point's write through the device's write path: dropped when a later write of the point came first. */
+  private writePoint(id: string, op: WriteOp, stamp: number, synced = false): Promise<WriteOutcome> {
+    return this.sequencer.write(id, stamp, () => this.io.write(op), { yields: synced });
+  }
+
   /** Checks one key/value against the point map without touching the bus (pure). */
   check(id: string, value: unknown): CheckResult {
     const codec = this.codecs.get(id);
@@ -50,10 +63,17 @@ export class CommandService {
     return encoded.ok ? { ok: true, codec, write: encoded.write } : { ok: false, reason: encoded.error };
   }
 
-  /** Writes every valid key (in the order given), then reads back written and refused points. */
-  applyAttributes(values: Record<string, unknown>, source: string): Promise<ApplyResult> {
+  /**
+   * Writes every valid key (in the order given), then reads back written and refused points.
+   * `stamp`: when the values were decided (stampWrite); now when not given. `synced`: the cloud's
+   * stored values (interface B), which give way to writes of their points already under way.
+   */
+  applyAttributes(values: Record<string, unknown>, source: string, stamp = this.stampWrite(), synced = false): Promise<ApplyResult> {
     return applyAttributes(
-      { device: this.device, codecs: this.codecs, io: this.io, logger: this.logger, learned: this.learned, check: (id, v) => this.check(id, v) },
+      {
+        device: this.device, codecs: this.codecs, io: this.io, logger: this.logger, learned: this.learned, check: (id, v) => this.check(id, v),
+        write: (id, op) => this.writePoint(id, op, stamp, synced),
+      },
       values, source,
     );
   }
@@ -67,17 +87,17 @@ export class CommandService {
     return this.codecs.has(id);
   }
 
-  /** Runs `read`, `write` or a site-file command; never throws. */
-  async runCommand(method: string, params: unknown): Promise<CommandOutcome> {
+  /** Runs `read`, `write` or a site-file command; never throws. `stamp`: when it was received (stampWrite); now when not given. */
+  async runCommand(method: string, params: unknown, stamp = this.stampWrite()): Promise<CommandOutcome> {
     try {
       if (method === 'read') return await this.builtinRead(params);
-      if (method === 'write') return await this.builtinWrite(params);
+      if (method === 'write') return await this.builtinWrite(params, stamp);
       const command = this.commands.get(method);
       if (!command) {
         const known = ['read', 'write', ...this.commands.keys()].join(', ');
         return fail(COMMAND_ERRORS.unknownMethod, `unknown method "${method}" (known: ${known})`);
       }
-      return await this.runSteps(command, params);
+      return await this.runSteps(command, params, stamp);
     } catch (err) {
       this.logger.error({ device: this.device.name, method, err }, 'command failed unexpectedly');
       return fail(COMMAND_ERRORS.internal, describeError(err));
@@ -101,7 +121,7 @@ export class CommandService {
     return { ok: true, result };
   }
 
-  private async builtinWrite(params: unknown): Promise<CommandOutcome> {
+  private async builtinWrite(params: unknown, stamp: number): Promise<CommandOutcome> {
     if (!isObject(params) || Object.keys(params).length === 0) {
       return fail(COMMAND_ERRORS.badParams, 'write needs params {"<attribute>": value, ...}');
     }
@@ -115,7 +135,7 @@ export class CommandService {
       const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
       return fail(COMMAND_ERRORS.invalidValue, problems.slice(0, 5).join('; ') + more);
     }
-    const applied = await this.applyAttributes(params, 'command');
+    const applied = await this.applyAttributes(params, 'command', stamp);
     if (Object.keys(applied.failed).length > 0) return fail(COMMAND_ERRORS.deviceFailed, describeFailures(applied.failed));
     return { ok: true, result: applied.applied };
   }
@@ -124,7 +144,7 @@ export class CommandService {
     return 'param' in step ? params[step.param] : step.value;
   }
 
-  private async runSteps(command: CommandConfig, rawParams: unknown): Promise<CommandOutcome> {
+  private async runSteps(command: CommandConfig, rawParams: unknown, stamp: number): Promise<CommandOutcome> {
     const params = isObject(rawParams) ? rawParams : {};
     const missing = command.requiredParams.filter((p) => !(p in params));
     if (missing.length > 0) return fail(COMMAND_ERRORS.badParams, `missing params: ${missing.join(', ')}`);
@@ -140,25 +160,26 @@ export class CommandService {
     }
     const result: Record<string, unknown> = {};
     try {
-      for (const step of command.steps) await this.runStep(step, params, result);
+      for (const step of command.steps) await this.runStep(step, params, result, stamp);
     } catch (err) {
       return fail(COMMAND_ERRORS.deviceFailed, describeError(err));
     }
     return { ok: true, result };
   }
 
-  private async runStep(step: CommandStep, params: Record<string, unknown>, result: Record<string, unknown>): Promise<void> {
+  /** A write step dropped for a later write of its point is skipped: the device holds the later value. */
+  private async runStep(step: CommandStep, params: Record<string, unknown>, result: Record<string, unknown>, stamp: number): Promise<void> {
     switch (step.kind) {
       case 'write':
       case 'pulse': {
         const checked = this.check(step.point, this.resolveValue(step, params));
         if (!checked.ok) throw new Error(checked.reason);
-        await this.io.write(checked.write);
+        await this.writePoint(step.point, checked.write, stamp);
         if (step.kind === 'pulse') {
           await this.io.sleep(step.ms);
           const restore = this.check(step.point, step.restore);
           if (!restore.ok) throw new Error(restore.reason);
-          await this.io.write(restore.write);
+          await this.writePoint(step.point, restore.write, stamp);
         }
         return;
       }

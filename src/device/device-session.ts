@@ -2,7 +2,9 @@
 // draining its outbox, inbound messages handed to the inbound dispatch, and the interface-B sync.
 // A reload that replaces the device but not its cloud identity keeps the session (link, forwarder)
 // and swaps the device's parts: `suspend` holds its inbound messages and fences the old parts,
-// `resume` hands the held messages to the new ones.
+// `resume` hands the held messages to the new ones. One that replaces its identity too gets a new
+// session: `handOver` drains the old link into the held messages, which the new session takes
+// over (its `handover` option) and runs before its own link connects.
 import type { CommandService } from './commands.js';
 import { CloudValues } from './cloud-values.js';
 import { CloudValueSync } from './cloud-value-sync.js';
@@ -39,6 +41,8 @@ export interface DeviceSessionOptions {
   dispatch?: InboundDispatch;
   /** Clock and timers of the link, forwarder and periodic sync; the system's by default. */
   time?: Time;
+  /** The replaced session's held messages (its `handOver`): run on this session's parts at once. */
+  handover?: InboundDispatch;
 }
 
 /** The parts of a session that belong to one definition of the device (swapped by a reload). */
@@ -63,6 +67,8 @@ export class DeviceSession {
   private readonly log: Logger;
   /** The link's stream subscriptions: a replacement with other identifiers gets a new session. */
   private readonly streamIds: Set<string>;
+  /** The session command replies go out on: this one, or its successor once it handed over. */
+  private replyVia: DeviceSession = this;
 
   constructor(private readonly options: DeviceSessionOptions) {
     const { device, settings, resolver, identity } = options;
@@ -91,8 +97,14 @@ export class DeviceSession {
     });
     this.parts = { device, commands: options.commands, streams: options.streams };
     this.values = new CloudValues(device.name, options.commands, options.reporter, this.log);
-    this.dispatch = options.dispatch ?? new InboundDispatch({ maxPendingPerDevice: settings.inbound.maxPending, log: options.logger });
-    this.dispatch.addDevice(device.name, { values: this.values, commands: options.commands, streams: options.streams, log: this.log });
+    this.dispatch = options.handover ?? options.dispatch ?? new InboundDispatch({ maxPendingPerDevice: settings.inbound.maxPending, log: options.logger });
+    const target = { values: this.values, commands: options.commands, streams: options.streams, log: this.log };
+    if (options.handover) {
+      const again = this.dispatch.resume(device.name, target);
+      if (again > 0) this.log.info({ again }, 'inbound messages unfinished on the replaced device run again');
+    } else {
+      this.dispatch.addDevice(device.name, target);
+    }
     this.currentSync = this.buildSync(device, this.values);
     this.link.onMessage((topic, payload) => this.receive(topic, payload));
     this.link.onEvent((event) => {
@@ -117,6 +129,8 @@ export class DeviceSession {
     return deviceApi
       ? new CloudValueSync({
         identity, credentials: resolver, deviceApi, values, periodMs: settings.syncPeriodMs,
+        // The cloud's stored values are current only once it acknowledged the device's reports.
+        settled: () => !values.unconfirmed && !this.options.outbox.devicesWithBacklog().includes(device.name),
         writable: device.points.filter((p) => p.writable).map((p) => p.id), timers: this.time, log: this.log,
       })
       : undefined;
@@ -144,6 +158,34 @@ export class DeviceSession {
     this.dispatch.hold(this.parts.device.name);
     this.log.debug({ settleMs }, 'inbound messages held while the device is replaced');
     this.currentSync?.stop();
+    await this.fence(settleMs);
+  }
+
+  /**
+   * A reload replaces the device and its link (another identity): its inbound messages are held,
+   * the link drained (every message the broker sent it joins them), what runs on the old parts
+   * gets what is left of `settleMs`, then they are fenced. Returns the held messages for the
+   * replacing session (its `handover` option); `successor` then sends this one's command replies.
+   */
+  async handOver(settleMs: number): Promise<InboundDispatch> {
+    const until = this.time.now() + settleMs;
+    if (!this.suspended) {
+      this.suspended = true;
+      this.dispatch.hold(this.parts.device.name);
+      this.currentSync?.stop();
+      await this.link.drain(settleMs);
+      await this.fence(Math.max(0, until - this.time.now()));
+    }
+    return this.dispatch;
+  }
+
+  /** Command replies of messages this session received go out on `session`'s link (it took them over). */
+  replyThrough(session: DeviceSession): void {
+    this.replyVia = session;
+  }
+
+  /** Up to `settleMs` for what runs on the old parts, then no bus operation or report through them. */
+  private async fence(settleMs: number): Promise<void> {
     const abort = new AbortController();
     await Promise.race([this.dispatch.idle(this.parts.device.name), sleep(this.time, settleMs, abort.signal).catch(() => undefined)]);
     abort.abort();
@@ -170,10 +212,11 @@ export class DeviceSession {
     if (newlyWritable) void this.sync('reload');
   }
 
-  async stop(): Promise<void> {
+  /** `drainMs`: the link is drained first (a replaced session: what it still receives joins the handed-over messages). */
+  async stop(drainMs = 0): Promise<void> {
     this.currentSync?.stop();
     this.forwarder.stop();
-    await this.link.stop();
+    await this.link.stop(drainMs);
   }
 
   get reconnectCount(): number {
@@ -202,6 +245,7 @@ export class DeviceSession {
   }
 
   private readonly reply: CommandReplier = (command, result) => {
+    if (this.replyVia !== this) return this.replyVia.reply(command, result);
     const message = commandReply(command, result);
     this.link.publish(message.topic, message.payload).catch((err: unknown) => this.log.warn({ id: command.id, err }, 'command reply not delivered'));
   };

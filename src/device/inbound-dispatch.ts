@@ -15,7 +15,8 @@ export type CommandReplier = (command: { id: number; method: string }, result: {
 
 /** What a device offers to its inbound messages. */
 export interface InboundTarget {
-  values: Pick<CloudValues, 'apply' | 'correct' | 'knows'>;
+  /** `stamp`: the device's write order (write-sequencer.ts); a message's writes carry the stamp taken when it arrived. */
+  values: Pick<CloudValues, 'apply' | 'correct' | 'knows'> & Partial<Pick<CloudValues, 'stamp'>>;
   commands: Pick<CommandService, 'runCommand'>;
   streams: ReadonlyMap<string, Pick<StreamRelay, 'send'>>;
   log: Logger;
@@ -56,7 +57,9 @@ class DeviceInbound {
   accept(message: Inbound, reply: CommandReplier): void {
     if (this.pending >= this.maxPending) return this.refuseBusy(message, reply);
     this.count(message);
-    const job: Job = { kind: message.kind === 'invalid' ? message.topic : message.kind, exec: (target, live) => this.handle(target, message, (c, r) => { if (live()) reply(c, r); }) };
+    // Stamped on arrival, before any hold: held or run again later, it still yields to what came after it.
+    const stamp = this.target.values.stamp?.();
+    const job: Job = { kind: message.kind === 'invalid' ? message.topic : message.kind, exec: (target, live) => this.handle(target, message, stamp, (c, r) => { if (live()) reply(c, r); }) };
     if (this.held) this.held.push(job);
     else this.run(job);
   }
@@ -136,14 +139,14 @@ class DeviceInbound {
       .finally(() => { if (this.running.delete(entry)) this.settle(); });
   }
 
-  private async handle(target: InboundTarget, message: Inbound, reply: CommandReplier): Promise<void> {
+  private async handle(target: InboundTarget, message: Inbound, stamp: number | undefined, reply: CommandReplier): Promise<void> {
     const { values, commands, streams, log } = target;
     switch (message.kind) {
       case 'attributes-push':
-        await values.apply(message.attributes, 'push');
+        await values.apply(message.attributes, 'push', stamp);
         return;
       case 'command': {
-        const outcome = await commands.runCommand(message.method, message.params);
+        const outcome = await commands.runCommand(message.method, message.params, stamp);
         reply(message, outcome.ok ? { params: outcome.result } : { error: outcome.error });
         return;
       }

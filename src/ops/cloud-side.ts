@@ -15,6 +15,7 @@ import type { ReportOutbox } from '../core/outbox-types.js';
 import type { SecretValues } from '../core/redact.js';
 import type { CommandService } from '../device/commands.js';
 import { DeviceSession } from '../device/device-session.js';
+import type { InboundDispatch } from '../device/inbound-dispatch.js';
 import type { GatewaySession } from '../device/gateway-session.js';
 import { createGatewaySession, IDENTITY_NAME } from '../device/gateway-wiring.js';
 import type { Reporter } from '../device/reporter.js';
@@ -92,6 +93,8 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
   const sessions = new Map<string, DeviceSession>();
   const relaysOf = new Map<string, StreamRelay[]>();
   const subDevices = new Set<string>();
+  /** A replaced session's held inbound messages, until its replacement (same name) takes them over. */
+  const handovers = new Map<string, { dispatch: InboundDispatch; from: DeviceSession }>();
   let started = false;
 
   /** A device's relays, not started; they publish through its session of the moment. */
@@ -113,11 +116,15 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
   /** Relays and session of one device, not started. */
   const build = (device: DeviceConfig, commands: CommandService | undefined): void => {
     const streams = buildRelays(device);
+    // Taken over now or never: messages held for a device that comes back without a cloud side are dropped.
+    const handover = handovers.get(device.name);
+    handovers.delete(device.name);
     if (!device.cloud || !commands || !cloud.mqttUrl) return;
     const session = new DeviceSession({
       device, identity: deviceIdentity(device, cloud), settings: { ...cloud, mqttUrl: cloud.mqttUrl }, resolver, outbox: options.outbox,
-      reporter: options.reporter, commands, streams, deviceApi, pacer, ca, logger: log,
+      reporter: options.reporter, commands, streams, deviceApi, pacer, ca, logger: log, ...(handover ? { handover: handover.dispatch } : {}),
     });
+    handover?.from.replyThrough(session);
     sessions.set(device.name, session);
   };
 
@@ -168,9 +175,13 @@ export async function createCloudSide(options: CloudSideOptions): Promise<CloudS
       sessions.delete(name);
       const relays = relaysOf.get(name) ?? [];
       relaysOf.delete(name);
+      // A replacement on another link takes over what this one received (drained before it closes).
+      const handingOver = session && replacing ? session.handOver(settleMs) : undefined;
       if (subDevices.delete(name)) gateway?.removeSubDevice(name, !replacing);
       else if (session) await session.forwarder.quiesce(settleMs);
-      await session?.stop();
+      if (session && handingOver) handovers.set(name, { dispatch: await handingOver, from: session });
+      // Drained again at the close: the link may have come up while the device was handed over.
+      await session?.stop(handingOver ? settleMs : 0);
       await Promise.all(relays.map((r) => r.stop()));
     },
     async suspendDevice(name, settleMs) {

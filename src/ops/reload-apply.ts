@@ -56,6 +56,8 @@ export async function applyReloadPlan(plan: ReloadPlan, running: Config, next: C
   await allOf(gone.flatMap((d) => [southbound.removeDevice(d.name, d.bus), ...(d.keepsLink ? [cloudSide.suspendDevice(d.name, parts.settleMs)] : [])]));
   await allOf(gone.map((d) => retireDevice(d.name, d.replaced, parts.retiring, async () => {
     if (!d.keepsLink) await cloudSide.removeDevice(d.name, parts.settleMs, d.replaced);
+    // A replacement keeps the device's write order; a device that leaves the site drops it.
+    if (!d.replaced) southbound.writeOrder.forget(d.name);
     commands.delete(d.name);
     reporter.removeDevice(d.name);
   })));

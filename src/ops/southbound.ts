@@ -7,6 +7,7 @@ import type { BusConfig, SiteConfig } from '../core/config/site-types.js';
 import { systemTimers } from '../core/time.js';
 import { CommandService } from '../device/commands.js';
 import { BusDeviceIo } from '../device/device-io.js';
+import { WriteSequencers } from '../device/write-sequencer.js';
 import { Poller, type SampleSink } from '../device/poller.js';
 import { Bus } from '../field/modbus/bus.js';
 import { capturedTransport, type LineCaptures } from '../field/modbus/line-capture.js';
@@ -19,6 +20,8 @@ export interface Southbound {
   readonly pollers: ReadonlyMap<string, Poller>;
   /** Bus kinds by name, for status. */
   readonly kinds: ReadonlyMap<string, BusConfig['kind']>;
+  /** Each device's write order, kept across reloads that replace it (write-sequencer.ts). */
+  readonly writeOrder: WriteSequencers;
   start(): void;
   /** Pollers first, then the buses they use. */
   stop(): Promise<void>;
@@ -49,10 +52,11 @@ export function createSouthbound(
   const buses = new Map<string, Bus>();
   const pollers = new Map<string, Poller>();
   const kinds = new Map<string, BusConfig['kind']>();
+  const writeOrder = new WriteSequencers(componentLogger(logger, 'commands', levels));
   let running = false;
 
   const southbound: Southbound = {
-    buses, pollers, kinds,
+    buses, pollers, kinds, writeOrder,
     start() {
       running = true;
       for (const bus of buses.values()) bus.start();
@@ -110,7 +114,7 @@ export function createCommandService(device: CompiledDevice, southbound: Southbo
   const bus = southbound.buses.get(config.bus);
   if (!bus) return undefined;
   const learned = () => southbound.pollers.get(config.bus)?.readLimits(config.name) ?? {};
-  return new CommandService(device, config.commands, new BusDeviceIo(bus, config, systemTimers), logger, learned);
+  return new CommandService(device, config.commands, new BusDeviceIo(bus, config, systemTimers), logger, learned, southbound.writeOrder.of(config.name));
 }
 
 /** Per device: the command path of that device. */

@@ -6,7 +6,7 @@ import { FIELDGATE_VERSION } from '../core/version.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusStats } from '../field/modbus/bus-stats.js';
 import type { ShareStatus } from './share-status.js';
-import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus, SubDeviceStatus } from './status.js';
+import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus, SubDeviceStatus, WriteOrderStatus } from './status.js';
 
 export interface StatusSources {
   /** Monotonic: uptime and ages. */
@@ -28,6 +28,8 @@ export interface StatusSources {
   subDevice?(device: string): SubDeviceStatus | undefined;
   /** Bus shares; none: no `shares` key. */
   shares?(): ShareStatus[];
+  /** A device's write order counters (shown once it has written); undefined without a write path. */
+  writes?(device: string): WriteOrderStatus | undefined;
   pid?: number;
 }
 
@@ -44,12 +46,14 @@ export function assembleStatus(sources: StatusSources, now: MonoMs): GatewayStat
       const last = sources.lastSampleAt(d.name);
       const poll = pollStats.get(d.name);
       const subDevice = sources.subDevice?.(d.name);
+      const writes = sources.writes?.(d.name);
       return {
         name: d.name, bus: d.bus, online: sources.isOnline(d.name), points: d.points.length,
         lastPollAgeMs: last === undefined ? null : Math.max(0, now - last), skippedCycles: poll?.skippedCycles ?? 0,
         ...(poll ? { cyclesWithValues: poll.cyclesWithValues, overrunning: poll.overrunning, failingPoints: poll.failingPoints, pointFailures: poll.pointFailures, learned: poll.learned } : {}),
         ...(poll?.identification ? { identification: poll.identification } : {}),
         ...(subDevice ? { subDevice } : {}),
+        ...(writes && writes.written + writes.superseded + writes.coalesced + writes.yielded > 0 ? { writes: { ...writes } } : {}),
       };
     }),
     links: sources.links(),

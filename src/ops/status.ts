@@ -67,6 +67,18 @@ export interface DeviceStatus {
   subDevice?: SubDeviceStatus;
   /** Whether it identifies as its profile's model (a profile declaring identification; not with identify: false). */
   identification?: IdentityStatus;
+  /** Cloud and page writes since start: taken to the bus, and dropped for a later write of the same point (docs/northbound.md). */
+  writes?: WriteOrderStatus;
+}
+
+export interface WriteOrderStatus {
+  written: number;
+  /** Dropped: a later-stamped write of the point had already been taken to the bus. */
+  superseded: number;
+  /** Dropped: a later-stamped write of the point waited behind it. */
+  coalesced: number;
+  /** Synced values (interface B) dropped: a write of the point was queued or on the bus. */
+  yielded: number;
 }
 
 export interface SubDeviceStatus {

@@ -90,4 +90,6 @@ export interface DeviceChannelOptions {
   maxPacketBytes?: number;
   /** Gateway scoping; without it every `gateway/*` publish is refused as "not a gateway". */
   gateways?: GatewayEvents;
+  /** Sees every message just before the broker writes it to a device's connection. */
+  onForward?: (deviceId: string, topic: string, payload: Buffer) => void;
 }

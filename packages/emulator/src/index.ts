@@ -44,6 +44,8 @@ export interface EmulatorOptions {
   appSide?: AppSideOptions;
   /** Tests may pass a fake channel; default is the real broker + TCP stream server. */
   startChannel?: StartDeviceChannel;
+  /** Sees every message just before the broker writes it to a device's connection (what reached the device, for test peers). */
+  onForward?: (deviceId: string, topic: string, payload: Buffer) => void;
 }
 
 export interface Emulator {
@@ -74,6 +76,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const channel = await (options.startChannel ?? startDeviceChannel)({
     mqttPort: options.mqttPort, tcpPort: options.tcpPort, host, directory: link, events: link, gateways: link,
     tcpRegisterTimeoutS: options.tcpRegisterTimeoutS ?? 10, jsonLimits, maxPacketBytes: mqttMaxPacketBytes,
+    ...(options.onForward ? { onForward: options.onForward } : {}),
   }, log.child({ part: 'channel' }));
   link.attach(channel);
 

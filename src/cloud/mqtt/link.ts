@@ -7,7 +7,7 @@ import { backoffDelay } from '../../core/backoff.js';
 import { subscriptionTopics } from './topics.js';
 import { probeTargetOf, sharedProbes } from './broker-probe.js';
 import { brokerUrlOptions } from './broker-url.js';
-import { systemTime, type Time } from '../../core/time.js';
+import { sleep, systemTime, type Time } from '../../core/time.js';
 import { InboundPacer } from './inbound-pacer.js';
 import { LinkDownError, type LinkCredentials, type LinkEvent, type MessageHandler, type MqttLinkOptions } from './link-types.js';
 
@@ -62,7 +62,9 @@ export class MqttLink {
     void this.connect();
   }
 
-  async stop(): Promise<void> {
+  /** `drainMs`: first drain (see drain), so nothing the broker sends dies unread with the socket. */
+  async stop(drainMs = 0): Promise<void> {
+    if (drainMs > 0) await this.drain(drainMs);
     this.stopped = true;
     this.cancelWait();
     const client = this.client;
@@ -70,6 +72,28 @@ export class MqttLink {
     this.up = false;
     this.failInFlight('link stopped');
     if (client) await client.endAsync(true).catch(() => undefined);
+  }
+
+  /**
+   * Before the link is discarded (its device replaced by one on another link): asks the broker to
+   * send nothing more (UNSUBSCRIBE) and waits for its answer, up to `timeoutMs`. mqtt.js hands a
+   * connection's packets over in order, so every message the broker sent before has reached the
+   * handlers by then, instead of dying unread with the socket. A connection still subscribing
+   * (connected, not up yet) is drained too: the broker may already forward to it. False when not
+   * drained (not connected, refused, too slow).
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    const client = this.client;
+    if (!client || !client.connected || this.stopped) return false;
+    const topics = [...(this.options.subscriptions ?? subscriptionTopics(this.options.streams))];
+    const abort = new AbortController();
+    const drained = await Promise.race([
+      client.unsubscribeAsync(topics).then(() => true, () => false),
+      sleep(this.time, timeoutMs, abort.signal).then(() => false, () => false),
+    ]);
+    abort.abort();
+    if (!drained) this.options.log.warn({ device: this.options.name, timeoutMs }, 'cloud link not drained before it closes');
+    return drained;
   }
 
   onMessage(handler: MessageHandler): () => void {

@@ -15,6 +15,7 @@ import type { ReloadCandidate } from '../../../src/ops/gateway-handle.js';
 import { createReloader } from '../../../src/ops/reload.js';
 import { checkConfig } from '../../../src/ops/site-file.js';
 import type { Southbound } from '../../../src/ops/southbound.js';
+import { WriteSequencers } from '../../../src/device/write-sequencer.js';
 import type { Notifier } from '../../../src/ops/systemd.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 
@@ -58,7 +59,7 @@ function rig(initial: Config, failing: readonly string[] = []) {
     reloading: (_s, usec) => calls.push(`RELOADING ${typeof usec}`),
   };
   const southbound = {
-    buses: new Map(), pollers: new Map(), kinds: new Map(),
+    buses: new Map(), pollers: new Map(), kinds: new Map(), writeOrder: new WriteSequencers(),
     removeDevice: async (name: string) => void calls.push(`poll- ${name}`),
     addDevice: (d: { config: { name: string } }) => void calls.push(`poll+ ${d.config.name}`),
     removeBus: async (name: string) => void calls.push(`bus- ${name}`),

@@ -42,7 +42,12 @@ export interface ScopedBrokerDeps {
   /** Largest MQTT packet body a device may send (aedes has no bound of its own). */
   maxPacketBytes: number;
   log: Logger;
+  /** Sees every message just before it is written to a device's connection (test peers count what reached a device). */
+  onForward?: DownlinkObserver;
 }
+
+/** A message the broker is about to write to the connection of `deviceId`, with its un-prefixed topic. */
+export type DownlinkObserver = (deviceId: string, topic: string, payload: Buffer) => void;
 
 interface ParsedPacket {
   cmd: string;
@@ -262,8 +267,9 @@ export class ScopedBroker {
   private authorizeForward(client: Client, packet: AedesPublishPacket): AedesPublishPacket | null {
     const deviceId = this.identities.get(client);
     const topic = deviceId === undefined ? undefined : unscopeForDevice(deviceId, packet.topic);
-    if (topic === undefined) return null;
+    if (topic === undefined || deviceId === undefined) return null;
     packet.topic = topic;
+    this.deps.onForward?.(deviceId, topic, packet.payload as Buffer);
     return packet;
   }
 }

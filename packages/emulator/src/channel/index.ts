@@ -64,6 +64,7 @@ export async function startDeviceChannel(options: DeviceChannelOptions, logger: 
     onUplink: (deviceId, uplink, payload) => uplinks.handle(deviceId, uplink, payload),
     maxPacketBytes: options.maxPacketBytes ?? defaultDevicePacketBound(options.jsonLimits ?? DEFAULT_JSON_LIMITS),
     log,
+    ...(options.onForward ? { onForward: options.onForward } : {}),
   });
   broker = scoped;
   const streams = new TcpStreams({
