@@ -6,6 +6,7 @@ import { startPymodbus } from '../../helpers/pymodbus.js';
 import { mbap, pymodbusRequests, rawClient } from '../../helpers/share-clients.js';
 import { waitFor } from '../../helpers/wait.js';
 import { startShareRig, type ShareRig } from './share-rig.js';
+import { splitAnswers } from './share-traffic.js';
 import { connect, createServer, type Socket } from 'node:net';
 
 const rigs: ShareRig[] = [];
@@ -54,7 +55,7 @@ describe('hostile share clients', () => {
     for (const frame of frames.slice(3)) client.socket.write(frame);
     // 2 units answer 13 bytes (two registers), the other 254 an exception of 9 bytes.
     await waitFor(() => client.received().length >= 2 * 13 + 254 * 9, { what: 'all answers', timeoutMs: 30_000 });
-    const answers = splitFrames(client.received());
+    const answers = splitAnswers(client.received());
     expect(answers).toHaveLength(256);
     for (const answer of answers) {
       const unit = answer[6] as number;
@@ -151,8 +152,8 @@ describe('hostile share clients', () => {
     const client = await rawClient(r.port);
     const count = 500;
     client.socket.write(Buffer.concat(Array.from({ length: count }, (_, i) => mbap(i, 2, [6, 0, 5, (i >> 8) & 0xff, i & 0xff]))));
-    await waitFor(() => splitFrames(client.received()).length === count, { what: 'every write answered', timeoutMs: 60_000 });
-    const answers = splitFrames(client.received());
+    await waitFor(() => splitAnswers(client.received()).length === count, { what: 'every write answered', timeoutMs: 60_000 });
+    const answers = splitAnswers(client.received());
     const echoed = answers.filter((a) => a[7] === 6).length;
     const busy = answers.filter((a) => a[7] === 0x86 && a[8] === 6).length;
     expect(echoed + busy).toBe(count);
@@ -164,15 +165,3 @@ describe('hostile share clients', () => {
     client.socket.end();
   });
 });
-
-function splitFrames(bytes: Buffer): Buffer[] {
-  const frames: Buffer[] = [];
-  let at = 0;
-  while (at + 6 <= bytes.length) {
-    const end = at + 6 + bytes.readUInt16BE(at + 4);
-    if (end > bytes.length) break;
-    frames.push(bytes.subarray(at, end));
-    at = end;
-  }
-  return frames;
-}
