@@ -58,15 +58,19 @@ function headerNumber(headers: Headers, name: string): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
-/** X-RateLimit-Reset is a Unix timestamp; accept seconds or milliseconds. */
-export function parseRateInfo(headers: Headers): RateInfo {
+/**
+ * X-RateLimit-Reset is a Unix timestamp (seconds or milliseconds): a time of day, turned into how
+ * long the window still runs by the wall clock of the answer's arrival, so the queue waits on its
+ * own monotonic clock.
+ */
+export function parseRateInfo(headers: Headers, wallNow: number): RateInfo {
   const info: RateInfo = {};
   const limit = headerNumber(headers, 'x-ratelimit-limit');
   const remaining = headerNumber(headers, 'x-ratelimit-remaining');
   const reset = headerNumber(headers, 'x-ratelimit-reset');
   if (limit !== undefined) info.limit = limit;
   if (remaining !== undefined) info.remaining = remaining;
-  if (reset !== undefined) info.resetAtMs = reset < 1e12 ? reset * 1000 : reset;
+  if (reset !== undefined) info.resetInMs = (reset < 1e12 ? reset * 1000 : reset) - wallNow;
   return info;
 }
 
@@ -105,7 +109,7 @@ export class HttpClient implements JsonRequester {
     } catch (err) {
       throw this.networkError(request, err, timeout);
     }
-    const rate = parseRateInfo(response.headers);
+    const rate = parseRateInfo(response.headers, this.clock.wallNow());
     this.options.onRateInfo?.(rate);
     if (response.status === 429) {
       await response.body?.cancel().catch(() => undefined);

@@ -7,11 +7,17 @@ import { QueueClosedError, RateLimitedError, isRetryable } from './errors.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
 import { sleep, systemTime, type Time } from '../../core/time.js';
 
+/**
+ * A window reset further away than this is a wall clock that is off (a Pi not yet set by NTP, or
+ * the cloud's), not a window: the queue waits at most this long for it.
+ */
+export const MAX_RESET_WAIT_MS = 3_600_000;
+
 export interface RateInfo {
   limit?: number;
   remaining?: number;
-  /** End of the current rate window, Unix ms. */
-  resetAtMs?: number;
+  /** How long the current rate window still runs (ms, from the answer; 0 or less: over). */
+  resetInMs?: number;
 }
 
 export interface RateQueueOptions {
@@ -113,7 +119,7 @@ export class RateQueue {
       this.spacingMs = 0;
       return;
     }
-    const resetAt = info.resetAtMs !== undefined && info.resetAtMs > now ? info.resetAtMs : now + this.options.intervalMs;
+    const resetAt = info.resetInMs !== undefined && info.resetInMs > 0 ? now + Math.min(info.resetInMs, MAX_RESET_WAIT_MS) : now + this.options.intervalMs;
     if (remaining <= 0) {
       this.notBefore = Math.max(this.notBefore, resetAt);
       this.spacingMs = 0;

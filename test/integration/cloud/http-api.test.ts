@@ -6,7 +6,7 @@ import { CloudApiError, CloudHttpError, NetworkError } from '../../../src/cloud/
 import { HttpClient, type HttpClientOptions } from '../../../src/cloud/http/http-client.js';
 import { RateQueue, type RateInfo } from '../../../src/cloud/http/rate-queue.js';
 import { silentLogger } from '../../../src/ops/log.js';
-import { asMono } from '../../../src/core/time.js';
+import { asEpoch, asMono } from '../../../src/core/time.js';
 import { FakeHttpServer, type SeenRequest } from './fake-http.js';
 
 let server: FakeHttpServer;
@@ -268,7 +268,9 @@ describe('HTTP failures', () => {
       headers: { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '7', 'x-ratelimit-reset': '2000000000' },
       body: { result: 1, attributes: {} },
     });
-    await new DeviceApiClient({ baseUrl, http: makeHttp(), queue }).readAttributes(access);
-    expect(rateInfos).toEqual([{ limit: 10, remaining: 7, resetAtMs: 2_000_000_000_000 }]);
+    // The reset, a time of day, becomes how long the window still runs by the wall clock at the answer.
+    const http = makeHttp({ clock: { wallNow: () => asEpoch(1_999_999_990_000) } });
+    await new DeviceApiClient({ baseUrl, http, queue }).readAttributes(access);
+    expect(rateInfos).toEqual([{ limit: 10, remaining: 7, resetInMs: 10_000 }]);
   });
 });

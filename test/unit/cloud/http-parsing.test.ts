@@ -18,11 +18,12 @@ describe('parseRetryAfter', () => {
 describe('parseRateInfo', () => {
   it.each<[Record<string, string>, object]>([
     [{}, {}],
-    [{ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '1735689600' }, { limit: 100, remaining: 3, resetAtMs: 1_735_689_600_000 }],
-    [{ 'x-ratelimit-reset': '1735689600123' }, { resetAtMs: 1_735_689_600_123 }],
+    [{ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '1735689600' }, { limit: 100, remaining: 3, resetInMs: 60_000 }],
+    [{ 'x-ratelimit-reset': '1735689600123' }, { resetInMs: 60_123 }],
     [{ 'x-ratelimit-remaining': 'lots' }, {}],
   ])('%j -> %j', (headers, expected) => {
-    expect(parseRateInfo(new Headers(headers))).toEqual(expected);
+    // Read at 2025-01-01T00:00:00Z minus one minute, on the wall clock.
+    expect(parseRateInfo(new Headers(headers), 1_735_689_540_000)).toEqual(expected);
   });
 });
 

@@ -3,7 +3,7 @@ import {
   CloudHttpError, NetworkError, QueueClosedError, RateLimitedError,
 } from '../../../src/cloud/http/errors.js';
 import { QueueFullError } from '../../../src/core/queue-full-error.js';
-import { RateQueue, type RateQueueOptions } from '../../../src/cloud/http/rate-queue.js';
+import { MAX_RESET_WAIT_MS, RateQueue, type RateQueueOptions } from '../../../src/cloud/http/rate-queue.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
 
 function deferred<T>() {
@@ -162,7 +162,7 @@ describe('RateQueue', () => {
   it('spaces requests over the rest of the window when few remain', async () => {
     const clock = new ManualClock();
     const queue = makeQueue(clock, { lowRemaining: 2 });
-    queue.observe({ remaining: 2, resetAtMs: clock.now() + 10_000 });
+    queue.observe({ remaining: 2, resetInMs: 10_000 });
     const starts: number[] = [];
     const tasks = [0, 1, 2].map(() => queue.run({ run: async () => { starts.push(clock.now()); } }));
     await eventLoopTurns();
@@ -178,10 +178,25 @@ describe('RateQueue', () => {
     expect(starts[2] - starts[1]).toBeGreaterThanOrEqual(5000);
   });
 
+  it('waits at most an hour for a reset a wrong wall clock puts days away', async () => {
+    const clock = new ManualClock();
+    const queue = makeQueue(clock);
+    queue.observe({ remaining: 0, resetInMs: 86_400_000 });
+    let started = false;
+    const task = queue.run({ run: async () => { started = true; } });
+    await eventLoopTurns();
+    clock.advance(MAX_RESET_WAIT_MS - 1);
+    await eventLoopTurns();
+    expect(started).toBe(false);
+    clock.advance(1);
+    await task;
+    expect(started).toBe(true);
+  });
+
   it('waits for the window reset when nothing remains, and relaxes when plenty remain', async () => {
     const clock = new ManualClock();
     const queue = makeQueue(clock);
-    queue.observe({ remaining: 0, resetAtMs: clock.now() + 3000 });
+    queue.observe({ remaining: 0, resetInMs: 3000 });
     let started = false;
     const task = queue.run({ run: async () => { started = true; } });
     await eventLoopTurns();
