@@ -90,7 +90,7 @@ interface CycleRun {
 export async function runCycle(ctx: CycleContext, sample: Sample): Promise<CycleOutcome> {
   const outcome: CycleOutcome = { abort: undefined, failures: [] };
   const run: CycleRun = { ctx, out: outcome, sample, confirms: [], answersAtStart: ctx.learner.answers() };
-  const { requests, waiting } = ctx.learner.planAt(sample.ts);
+  const { requests, waiting } = ctx.learner.planAt(sample.at);
   for (const request of requests) await runRequest(run, request);
   // After the values: on RTU the confirming timeout guards its length (a unit seen late: the whole unit).
   if (outcome.abort === undefined) for (const confirm of run.confirms) await confirmTooLong(ctx, confirm);

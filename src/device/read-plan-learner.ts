@@ -3,6 +3,7 @@
 // Time is passed in; the poller owns one learner per device.
 import type { DeviceLimits, PointConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
+import type { MonoMs } from '../core/time.js';
 import { planReads, pointWidth, type LearnedReadLimits, type ReadRequest } from '../core/modbus/plan.js';
 import { isBitTable, type Table } from '../core/points/types.js';
 
@@ -83,7 +84,7 @@ export class ReadPlanLearner {
     return this.limits.reprobeFailedMs ?? DEFAULT_REPROBE_FAILED_MS;
   }
 
-  planAt(now: number): CyclePlan {
+  planAt(now: MonoMs): CyclePlan {
     const requests = [...this.plan];
     const waiting: CyclePlan['waiting'] = [];
     for (const entry of this.state.isolated.values()) {
@@ -107,7 +108,7 @@ export class ReadPlanLearner {
    * the device is away (a split found it silent, tried again every `reprobeFailedMs`), so a dead
    * device costs one timeout per cycle.
    */
-  timedOut(request: ReadRequest, now: number): void {
+  timedOut(request: ReadRequest, now: MonoMs): void {
     if (now < this.timeoutSplitsPausedUntil) return;
     this.timedOutRequests.add(requestKey(request));
   }
@@ -167,7 +168,7 @@ export class ReadPlanLearner {
   }
 
   /** A timed-out request split down to one point got no answer either: forget the splits, pause them until it answers. */
-  deviceSilent(now: number): void {
+  deviceSilent(now: MonoMs): void {
     this.timedOutRequests.clear();
     this.shorterServed.clear();
     this.timeoutSplitsPausedUntil = now + this.reprobeMs;
@@ -196,7 +197,7 @@ export class ReadPlanLearner {
    * long as it is (the device served as long a read elsewhere), the length is not the trouble and
    * `request` is cut.
    */
-  learnMaxCount(request: ReadRequest, cut: number, reason: string, now: number): void {
+  learnMaxCount(request: ReadRequest, cut: number, reason: string, now: MonoMs): void {
     const served = this.longestServed.get(request.table) ?? 0;
     const count = Math.max(served, Math.ceil(request.count / 2), this.widestPoint(request.table));
     if (count >= request.count) {
@@ -221,7 +222,7 @@ export class ReadPlanLearner {
   }
 
   /** The point's own read was refused: it leaves the plan and is re-probed every `reprobeFailedMs`. */
-  isolate(point: PointConfig, reason: string, now: number): void {
+  isolate(point: PointConfig, reason: string, now: MonoMs): void {
     if (this.state.isolated.has(point.id)) return;
     const isolated = new Map(this.state.isolated).set(point.id, { point, reason, nextProbeAt: now + this.reprobeMs });
     if (!this.replan({ ...this.state, isolated })) return;

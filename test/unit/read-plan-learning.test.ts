@@ -380,10 +380,10 @@ describe('learned limits never break the plan', () => {
     const points = wideAndNarrow();
     const learner = new ReadPlanLearner(points, LIMITS, silentLogger());
     const narrow = planReads(points, LIMITS)[0]!;
-    expect(() => learner.learnMaxCount(narrow, 5, 'timeout', 0)).not.toThrow();
+    expect(() => learner.learnMaxCount(narrow, 5, 'timeout', asMono(0))).not.toThrow();
     expect(learner.limitsLearned().filter((l) => l.kind === 'max-count')).toEqual([]);
-    expect(() => learner.isolate(points[0]!, 'exception 2', 0)).not.toThrow();
-    expect(learner.planAt(60_000).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['5+1', '100+20', '0+1']);
+    expect(() => learner.isolate(points[0]!, 'exception 2', asMono(0))).not.toThrow();
+    expect(learner.planAt(asMono(60_000)).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['5+1', '100+20', '0+1']);
   });
 
   it('a plan that cannot be built leaves the old state and plan, logged once, and never throws', () => {
@@ -392,11 +392,11 @@ describe('learned limits never break the plan', () => {
     const log = { ...silentLogger(), error: (obj: unknown) => { errors.push(obj); } } as unknown as ReturnType<typeof silentLogger>;
     // The compiled plan was made with wider limits than the learner replans with.
     const learner = new ReadPlanLearner(points, { ...LIMITS, maxRegistersPerRead: 4 }, log, planReads(points, LIMITS));
-    learner.isolate(points[0]!, 'exception 2', 0);
+    learner.isolate(points[0]!, 'exception 2', asMono(0));
     learner.learnCut(planReads(points, LIMITS)[0]!, 5, 'exception 2');
     expect(learner.limitsLearned()).toEqual([]);
     expect(learner.isIsolated('h0')).toBe(false);
-    expect(learner.planAt(0).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['0+6', '100+20']);
+    expect(learner.planAt(asMono(0)).requests.map((r) => `${r.start}+${r.count}`)).toEqual(['0+6', '100+20']);
     expect(errors).toHaveLength(1);
   });
 });

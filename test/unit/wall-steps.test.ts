@@ -5,6 +5,7 @@ import { asEpoch, asMono } from '../../src/core/time.js';
 import { WallStepWatch } from '../../src/core/wall-step.js';
 import { compileDevice } from '../../src/core/config/compile.js';
 import { Poller, type PollBus, type Sample, type SampleSink } from '../../src/device/poller.js';
+import { ModbusExceptionError } from '../../src/field/modbus/errors.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { deviceConfig, pointConfig } from '../helpers/device-configs.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -71,4 +72,35 @@ describe('the poller across wall-clock steps', () => {
       expect(poller.stats()[0]!.skippedCycles).toBe(0);
     });
   }
+});
+
+describe('read-plan lessons across the two clocks', () => {
+  it('re-probes an isolated point every reprobeFailedMs of monotonic time through a step back of the wall clock', async () => {
+    const clock = new ManualClock(5_000_000);
+    clock.stepWall(1_700_000_000_000);
+    const reads: number[] = [];
+    const bus: PollBus = {
+      async read(_unit, table, start, count) {
+        reads.push(start);
+        if (start <= 11 && start + count > 11) throw new ModbusExceptionError(1, 2);
+        return { table, start, words: Uint16Array.from({ length: count }, (_, i) => start + i) };
+      },
+    };
+    const device = deviceConfig({
+      name: 'meter', pollIntervalMs: 1000, limits: { maxRegistersPerRead: 125, maxBitsPerRead: 2000, maxGap: 10, forceMultiWrite: false, reprobeFailedMs: 10_000 },
+      points: [pointConfig({ id: 'a', address: 10 }), pointConfig({ id: 'b', address: 11 }), pointConfig({ id: 'c', address: 12 })],
+    });
+    const poller = new Poller({ bus, devices: [compileDevice(device)], sink: { onSample: () => undefined, onDeviceState: () => undefined }, logger: silentLogger(), random: () => 0, clock, wall: clock, timers: clock });
+    poller.start();
+    await clock.advanceAsync(15_500);
+    const before = reads.length;
+    // NTP sets the clock back an hour: the re-probes keep their 10 s period.
+    clock.stepWall(-HOUR);
+    await clock.advanceAsync(30_000);
+    await poller.stop();
+    // b learned isolated in the first cycle, then asked alone once per 10 s: 3 times in these 30 s, not 30, not 0.
+    const aloneB = reads.slice(before).filter((start) => start === 11).length;
+    expect(aloneB).toBeGreaterThanOrEqual(2);
+    expect(aloneB).toBeLessThanOrEqual(4);
+  });
 });
