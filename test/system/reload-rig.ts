@@ -72,6 +72,8 @@ export interface SiteOptions {
   garbage?: string;
   /** Reply timeout of bus b (a change of that bus's definition). */
   busBTimeoutMs?: number;
+  /** Reply timeout of bus a (a change restarts the bus, its pollers and its share). */
+  busATimeoutMs?: number;
   /** Bus a's `share:` block (a YAML flow mapping); no share without it. */
   shareA?: string;
   /** `gateway.web` (a YAML flow mapping); the page is off without it. */
@@ -144,7 +146,7 @@ export class ReloadRig {
     points:
       - { id: seq, table: holding, address: 5, type: uint32, report: { mode: always } }${extra}`;
     }).join('');
-    const timeout = (bus: string) => (bus === 'b' ? options.busBTimeoutMs ?? 1000 : 1000);
+    const timeout = (bus: string) => (bus === 'b' ? options.busBTimeoutMs ?? 1000 : options.busATimeoutMs ?? 1000);
     const share = (bus: string) => (bus === 'a' && options.shareA ? `, share: ${options.shareA}` : '');
     const buses = BUSES.map((bus, i) => `\n  - { name: ${bus}, kind: tcp, host: 127.0.0.1, port: ${this.sims[i].tcp?.port ?? 0}, timeoutMs: ${timeout(bus)}${share(bus)} }`).join('');
     const commands = options.identityCommands ? `, commands: ${options.identityCommands}` : '';

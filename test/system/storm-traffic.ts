@@ -198,26 +198,35 @@ export interface PageFigures {
   sent: number;
   /** 200 with the registers. */
   values: number;
-  /** Closed by the reader before the answer came. */
+  /** Closed by the reader before the answer came (all of them reads of the abandoned unit). */
   abandoned: number;
+  /** Reads of the abandoned unit answered before the reader closed them. */
+  abandonedUnitValues: number;
   /** Any other answer, by HTTP status (429 busy or rate limited, 502 the device failed...). */
   refused: Record<number, number>;
 }
 
 export class PageReaders {
-  readonly figures: PageFigures = { sent: 0, values: 0, abandoned: 0, refused: {} };
+  readonly figures: PageFigures = { sent: 0, values: 0, abandoned: 0, abandonedUnitValues: 0, refused: {} };
   readonly wrong: string[] = [];
+  /** The first refusal of each HTTP status, as the page gave it. */
+  readonly refusals = new Map<number, string>();
   private running = true;
   private readonly loops: Promise<void>[] = [];
 
-  constructor(private readonly port: number, private readonly session: { cookie: string; csrf: string }, private readonly counter: Counter, private readonly units: readonly number[]) {}
+  /**
+   * `abandonedUnit`: the unit of every read that is cut off, read by nobody else, so what reached
+   * its line tells how many cut-off reads left the queue unsent.
+   */
+  constructor(private readonly port: number, private readonly session: { cookie: string; csrf: string }, private readonly counter: Counter,
+    private readonly units: readonly number[], readonly abandonedUnit: number) {}
 
-  /** `readers` loops of reads; every `abandonEvery`-th read is cut off 0..`abandonAfterMs` ms after it was sent. */
+  /** `readers` loops of reads; every `abandonEvery`-th read is of the abandoned unit, cut off 0..`abandonAfterMs` ms after it was sent. */
   start(readers: number, abandonEvery: number, abandonAfterMs: number): void {
     for (let r = 0; r < readers; r += 1) this.loops.push((async () => {
       for (let i = r; this.running; i += 1) {
-        const unit = this.units[i % this.units.length]!;
-        await this.read(unit, i % abandonEvery === 0 ? Math.random() * abandonAfterMs : undefined);
+        if (i % abandonEvery === 0) await this.read(this.abandonedUnit, Math.random() * abandonAfterMs);
+        else await this.read(this.units[i % this.units.length]!, undefined);
       }
     })());
   }
@@ -283,6 +292,7 @@ export class PageReaders {
   private answered(unit: number, status: number, text: string): void {
     if (status !== 200) {
       this.figures.refused[status] = (this.figures.refused[status] ?? 0) + 1;
+      if (!this.refusals.has(status)) this.refusals.set(status, text.slice(0, 200));
       return;
     }
     const raw = (JSON.parse(text) as { raw?: number[] }).raw ?? [];
@@ -290,6 +300,7 @@ export class PageReaders {
     const deviceNow = this.counter.now(unit);
     if (raw.length !== 2 || value < this.counter.start(unit) || value > deviceNow) this.wrong.push(`page read of unit ${unit}: ${JSON.stringify(raw)}, the device counts ${deviceNow}`);
     this.figures.values += 1;
+    if (unit === this.abandonedUnit) this.figures.abandonedUnitValues += 1;
   }
 }
 
