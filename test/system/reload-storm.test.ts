@@ -168,9 +168,12 @@ describe('hostile: a reload storm while share clients and the page hold requests
     expect(reloads.applied + reloads.unchanged + reloads.refused + reloads.failed).toBe(hangups);
     expect(reloads.failed, 'reloads that failed while applying').toBe(0);
     expect(answered.outcome).not.toBe('refused');
-    const logLines = r.output.split('\n').flatMap((l) => { try { return [JSON.parse(l) as { msg?: string }]; } catch { return []; } });
-    const outcomeLines = logLines.filter((l) => ['site file reloaded', 'site file reload: nothing changed', 'site file reload refused: nothing changed'].includes(l.msg ?? ''));
-    expect(outcomeLines).toHaveLength(hangups);
+    // Each on its one log line too (the pipe may bring the last ones a moment after the file).
+    const logLines = () => r.output.split('\n').flatMap((l) => { try { return [JSON.parse(l) as { msg?: string }]; } catch { return []; } });
+    const outcomes = ['site file reloaded', 'site file reload: nothing changed', 'site file reload refused: nothing changed'];
+    const outcomeLines = () => logLines().filter((l) => outcomes.includes(l.msg ?? ''));
+    await waitFor(() => outcomeLines().length >= hangups, { timeoutMs: DEADLINE_MS, what: `${hangups} reload outcomes logged` });
+    expect(outcomeLines()).toHaveLength(hangups);
 
     // The bus queue drains; the share's requests have all left it.
     const drained = await waitFor(async () => {
@@ -203,7 +206,7 @@ describe('hostile: a reload storm while share clients and the page hold requests
 
     // Polls never found the queue full; nothing was ever refused by the bus queue.
     expect(r.output).not.toContain('queue is full');
-    expect(logLines.filter((l) => l.msg === 'bus queue full')).toEqual([]);
+    expect(logLines().filter((l) => l.msg === 'bus queue full')).toEqual([]);
     sampling = false;
     await sampler;
     count(final);
