@@ -16,7 +16,8 @@ import type { GatewayStatus } from '../../src/ops/status.js';
 import { waitFor } from '../helpers/wait.js';
 import { freePort, ReloadRig, type RigDevice, type SiteOptions } from './reload-rig.js';
 import { PageClient } from './web-rig.js';
-import { PageReaders, ShareTraffic, sleep, type Counter } from './storm-traffic.js';
+import { PageReaders } from './storm-page-readers.js';
+import { ShareTraffic, sleep, type Counter } from './storm-traffic.js';
 
 const STORM_MS = 30_000;
 const RELOAD_EVERY_MS = 300;
