@@ -74,6 +74,7 @@ export function busStatusOf(stats: BusStats, kind: string, uptimeMs: number): Bu
   return {
     name: stats.bus, kind, up: stats.state === 'up',
     transactions: stats.transactions, timeouts: stats.timeouts, exceptions: stats.exceptions, queueDepth: stats.queueDepth,
+    queueRejects: stats.queueRejects, cancelled: stats.cancelled, expired: stats.expired,
     failures: stats.timeouts + stats.exceptions + stats.frameErrors + stats.otherErrors,
     discardedReplies: stats.discardedReplies, silenceReopens: stats.silenceReopens,
     lateReplies: stats.lateReplies,

@@ -30,6 +30,12 @@ export interface BusStatus {
   /** Those units: when the next probe may go, how many periods in a row, and why. */
   coolingDownUnits?: CoolingUnitStatus[];
   queueDepth: number;
+  /** Requests refused at once because the bus queue was full (absent in older statuses). */
+  queueRejects?: number;
+  /** Requests their owner cancelled before they went on the line: a share client or page request gone, a device removed (absent in older statuses). */
+  cancelled?: number;
+  /** Requests past their queue deadline, taken out unsent (a share's maxQueueWaitMs; absent in older statuses). */
+  expired?: number;
   /** Fraction of wall time the line was busy with transactions since start (0..1). */
   utilisation: number;
   /** The line's echo does not match the bus's `echo` setting: what to set. */

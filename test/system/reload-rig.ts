@@ -4,13 +4,13 @@
 // independent peer). What arrived is read from the emulator's stored history; connects are
 // counted where the cloud registers them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '../../packages/emulator/src/index.js';
 import { parseSeed } from '../../packages/emulator/src/state/seed.js';
-import { parseSimMap, startSimulation, type Simulation } from '../../packages/simulator/src/index.js';
+import { parseSimMap, startSimulation, type Simulation, type Simulator } from '../../packages/simulator/src/index.js';
 import { silentLogger } from '../../src/ops/log.js';
 import type { GatewayStatus } from '../../src/ops/status.js';
 import { TSX_FROM_SOURCE } from '../helpers/child.js';
@@ -56,7 +56,7 @@ function simMap(units: number): string {
   return `units:\n${Array.from({ length: units }, (_, i) => `  ${i + 1}:\n    size: { holding: 100 }\n    dynamic:\n      - { table: holding, address: 5, type: uint32, counter: { perSecond: 100 } }\n`).join('')}`;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -72,6 +72,14 @@ export interface SiteOptions {
   garbage?: string;
   /** Reply timeout of bus b (a change of that bus's definition). */
   busBTimeoutMs?: number;
+  /** Reply timeout of bus a (a change restarts the bus, its pollers and its share). */
+  busATimeoutMs?: number;
+  /** Bus a's `share:` block (a YAML flow mapping); no share without it. */
+  shareA?: string;
+  /** `gateway.web` (a YAML flow mapping); the page is off without it. */
+  web?: string;
+  /** `gateway.cloud.identity.commands` (a YAML flow mapping): the page's read limits too. */
+  identityCommands?: string;
 }
 
 export interface Report {
@@ -114,6 +122,11 @@ export class ReloadRig {
     return rig;
   }
 
+  /** The simulator behind a bus (faults, registers, counters). */
+  simulator(bus: (typeof BUSES)[number]): Simulator {
+    return this.sims[BUSES.indexOf(bus)].simulator;
+  }
+
   get sitePath(): string {
     return join(this.dir, 'site.yaml');
   }
@@ -133,15 +146,19 @@ export class ReloadRig {
     points:
       - { id: seq, table: holding, address: 5, type: uint32, report: { mode: always } }${extra}`;
     }).join('');
-    const timeout = (bus: string) => (bus === 'b' ? options.busBTimeoutMs ?? 1000 : 1000);
-    const buses = BUSES.map((bus, i) => `\n  - { name: ${bus}, kind: tcp, host: 127.0.0.1, port: ${this.sims[i].tcp?.port ?? 0}, timeoutMs: ${timeout(bus)} }`).join('');
-    writeFileSync(this.sitePath, `
+    const timeout = (bus: string) => (bus === 'b' ? options.busBTimeoutMs ?? 1000 : options.busATimeoutMs ?? 1000);
+    const share = (bus: string) => (bus === 'a' && options.shareA ? `, share: ${options.shareA}` : '');
+    const buses = BUSES.map((bus, i) => `\n  - { name: ${bus}, kind: tcp, host: 127.0.0.1, port: ${this.sims[i].tcp?.port ?? 0}, timeoutMs: ${timeout(bus)}${share(bus)} }`).join('');
+    const commands = options.identityCommands ? `, commands: ${options.identityCommands}` : '';
+    // Written whole, then renamed into place: a reload never reads a file half written.
+    const temporary = `${this.sitePath}.tmp`;
+    writeFileSync(temporary, `
 gateway:
   stateDir: ${options.stateDir ?? join(this.dir, 'state')}
   logLevel: info
-  health: { enabled: true, port: ${this.healthPort} }
+  health: { enabled: true, port: ${this.healthPort} }${options.web ? `\n  web: ${options.web}` : ''}
   cloud:
-    identity: { accessToken: gw-token }
+    identity: { accessToken: gw-token${commands} }
     mqttUrl: mqtt://127.0.0.1:${this.emulator.mqttPort}
     apiBaseUrl: http://127.0.0.1:${this.emulator.httpPort}
     projectKey: pk-reload
@@ -152,6 +169,7 @@ gateway:
 buses:${buses}
 devices:${devices}
 ${options.garbage ?? ''}`);
+    renameSync(temporary, this.sitePath);
   }
 
   /** `fieldgate run` from source, as the service runs it (its node flags, NOTIFY_SOCKET set). */
@@ -217,6 +235,16 @@ ${options.garbage ?? ''}`);
     const rssKb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1]);
     const fds = readdirSync(`/proc/${pid}/fd`).length;
     return { rssKb, fds };
+  }
+
+  /** SIGTERM, and the exit code once the daemon has exited. */
+  async stop(): Promise<number | null> {
+    const child = this.child;
+    if (!child) throw new Error('no gateway running');
+    if (!this.running) return child.exitCode;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return exited;
   }
 
   get pid(): number {
