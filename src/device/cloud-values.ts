@@ -13,7 +13,7 @@ export class CloudValues {
 
   constructor(
     readonly device: string,
-    private readonly commands: Pick<CommandService, 'applyAttributes' | 'readBack' | 'knows' | 'stampWrite'>,
+    private readonly commands: Pick<CommandService, 'applyAttributes' | 'readBack' | 'knows' | 'stampWrite' | 'writesNotSynced'>,
     private readonly reporter: Pick<Reporter, 'onConfirmedValues' | 'latest'>,
     private readonly log: Logger,
   ) {}
@@ -48,6 +48,11 @@ export class CloudValues {
     } finally {
       this.confirming -= 1;
     }
+  }
+
+  /** Writes of the device that were not a sync's, since start. */
+  get writesNotSynced(): number {
+    return this.commands.writesNotSynced();
   }
 
   /** Whether a write is under way whose confirmed values are not reported yet. */

@@ -49,6 +49,11 @@ export class CommandService {
     return this.sequencer.stamp();
   }
 
+  /** Writes of the device that were not a sync's, since start (the cloud's stored values lack them until reported). */
+  writesNotSynced(): number {
+    return this.sequencer.counters.notSynced;
+  }
+
   /** One point's write through the device's write path: dropped when a later write of the point came first. */
   private writePoint(id: string, op: WriteOp, stamp: number, synced = false): Promise<WriteOutcome> {
     return this.sequencer.write(id, stamp, () => this.io.write(op), { yields: synced });

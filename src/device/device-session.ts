@@ -57,6 +57,8 @@ export class DeviceSession {
   readonly forwarder: Forwarder;
   /** The interface-B sync of the device's current definition (rebuilt by `resume`); absent without interface B. */
   private currentSync: CloudValueSync | undefined;
+  /** Writes not from a sync that the cloud has heard of (their reports acknowledged): see cloudHeard. */
+  private writesHeard = 0;
   private values: CloudValues;
   private parts: DeviceParts;
   private suspended = false;
@@ -129,11 +131,25 @@ export class DeviceSession {
     return deviceApi
       ? new CloudValueSync({
         identity, credentials: resolver, deviceApi, values, periodMs: settings.syncPeriodMs,
-        // The cloud's stored values are current only once it acknowledged the device's reports.
-        settled: () => !values.unconfirmed && !this.options.outbox.devicesWithBacklog().includes(device.name),
+        settled: () => this.cloudHeard(device.name, values),
         writable: device.points.filter((p) => p.writable).map((p) => p.id), timers: this.time, log: this.log,
       })
       : undefined;
+  }
+
+  /**
+   * Whether the cloud's stored values can be applied: no write is being confirmed, and every write
+   * not from a sync has been reported and acknowledged (its report is no longer in the outbox).
+   * Reports of polls alone do not hold a sync back: with MQTT unreachable it still applies the
+   * cloud's values.
+   */
+  private cloudHeard(device: string, values: CloudValues): boolean {
+    if (values.unconfirmed) return false;
+    const written = values.writesNotSynced;
+    if (written === this.writesHeard) return true;
+    if (this.options.outbox.devicesWithBacklog().includes(device)) return false;
+    this.writesHeard = written;
+    return true;
   }
 
   start(): void {

@@ -19,6 +19,8 @@ export interface WriteSequencerCounters {
   coalesced: number;
   /** Synced values dropped because a write of the point was queued or on the bus. */
   yielded: number;
+  /** Writes that reached the bus and were not a sync's (pushes, commands, the page): news the cloud's stored values lack until reported. */
+  notSynced: number;
 }
 
 interface Queued {
@@ -36,7 +38,7 @@ export interface WriteOptions {
 }
 
 export class WriteSequencer {
-  readonly counters: WriteSequencerCounters = { written: 0, superseded: 0, coalesced: 0, yielded: 0 };
+  readonly counters: WriteSequencerCounters = { written: 0, superseded: 0, coalesced: 0, yielded: 0, notSynced: 0 };
   private lastStamp = 0;
   /** Point id -> stamp of the latest write taken to the bus. */
   private readonly landed = new Map<string, number>();
@@ -78,12 +80,12 @@ export class WriteSequencer {
         await run();
       } catch (err) {
         // A fenced path (its device replaced) never reached the bus: its run again will.
-        if (!(err instanceof DeviceReplacedError)) this.took(point, stamp);
+        if (!(err instanceof DeviceReplacedError)) this.took(point, stamp, yields);
         throw err;
       } finally {
         this.writing = undefined;
       }
-      this.took(point, stamp);
+      this.took(point, stamp, yields);
       return 'written';
     });
     this.tail = turn.catch(() => undefined);
@@ -106,8 +108,9 @@ export class WriteSequencer {
     return true;
   }
 
-  private took(point: string, stamp: number): void {
+  private took(point: string, stamp: number, synced: boolean): void {
     this.counters.written += 1;
+    if (!synced) this.counters.notSynced += 1;
     this.landed.set(point, Math.max(this.landed.get(point) ?? 0, stamp));
   }
 }

@@ -66,7 +66,7 @@ describe('write sequencer', () => {
     await bus.finishAll();
     expect([await other, await same]).toEqual(['written', 'written']);
     expect(bus.reached).toEqual(['new', 'speed-old', 'new-again']);
-    expect(seq.counters).toEqual({ written: 3, superseded: 1, coalesced: 0, yielded: 0 });
+    expect(seq.counters).toEqual({ written: 3, superseded: 1, coalesced: 0, yielded: 0, notSynced: 3 });
   });
 
   it('an older write queued behind a newer one of the same point is dropped at its turn', async () => {
@@ -108,6 +108,8 @@ describe('write sequencer', () => {
     expect(await Promise.all([push, synced, syncedOther])).toEqual(['written', 'superseded', 'written']);
     expect(bus.reached).toEqual(['push', 'synced-speed']);
     expect(seq.counters.yielded).toBe(1);
+    // The push is news to the cloud's stored values; the synced value written is not.
+    expect(seq.counters).toMatchObject({ written: 2, notSynced: 1 });
     // A push queued behind a synced value is not coalesced into it.
     const blocker = seq.write('x', seq.stamp(), bus.run('x'));
     const p1 = seq.write('setpoint', seq.stamp(), bus.run('p1'));
