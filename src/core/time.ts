@@ -68,11 +68,13 @@ export function afterPendingIo(cb: () => void): () => void {
  * The monotonic origin: performance.now() (CLOCK_MONOTONIC on Linux, like libuv's timers) counts
  * from the process start, so it is shifted by a fixed 10^9 ms. A value of 0 used as "never" then
  * still lies far in the past, and a monotonic value taken for the epoch by mistake reads as
- * January 1970, which no test or person mistakes for now.
+ * January 1970, which no test or person mistakes for now. Whole milliseconds, as Date.now() gave
+ * them: every duration logged or shown stays an integer (the line silence and the event-loop
+ * sampler read their own sub-millisecond clocks).
  */
 const MONOTONIC_OFFSET_MS = 1e9;
 
-export const systemClock: Clock = { now: () => (performance.now() + MONOTONIC_OFFSET_MS) as MonoMs };
+export const systemClock: Clock = { now: () => (Math.floor(performance.now()) + MONOTONIC_OFFSET_MS) as MonoMs };
 
 export const systemWallClock: WallClock = { wallNow: () => Date.now() as EpochMs };
 

@@ -3,7 +3,7 @@
 // it); a shorter block is seen when it covers a due instant. Node's monitorEventLoopDelay records
 // the whole interval (period + delay) instead, which reads ~1 s on an idle box at a 1 s period.
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
-import { repeatEvery, systemClock, type Time } from '../core/time.js';
+import { asMono, repeatEvery, type Time } from '../core/time.js';
 
 export interface LoopDelaySummary {
   /** Samples since the last reset. */
@@ -53,7 +53,7 @@ export class LoopDelaySampler {
   }
 }
 
-/** Monotonic milliseconds with sub-millisecond resolution (the system clock is), on real timers. */
+/** Monotonic milliseconds with sub-millisecond resolution (its own origin: only differences count), on real timers. */
 export function monotonicTime(setTimer: Time['setTimer']): Time {
-  return { now: systemClock.now, setTimer };
+  return { now: () => asMono(performance.now()), setTimer };
 }

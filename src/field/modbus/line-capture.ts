@@ -71,13 +71,13 @@ export class LineCapture {
     this.record({ at: this.time.wallNow(), direction: 'request', unit, fn, hex: pdu(request), verdict: 'sent' });
     try {
       const result = await call();
-      this.record({ at: this.time.wallNow(), direction: 'reply', unit, fn, hex: pdu(reply(result)), answerMs: this.time.now() - sent, verdict: 'ok' });
+      this.record({ at: this.time.wallNow(), direction: 'reply', unit, fn, hex: pdu(reply(result)), answerMs: Math.round(this.time.now() - sent), verdict: 'ok' });
       return result;
     } catch (err) {
       const at = this.time.wallNow();
       const code = (err as { code?: unknown }).code;
       const exception = typeof code === 'number' && (err as Error).name === 'ModbusExceptionError' ? hex([fn | 0x80, code]) : '';
-      this.record({ at, direction: 'reply', unit, fn, hex: exception, answerMs: this.time.now() - sent, verdict: (err as Error).name || 'Error' });
+      this.record({ at, direction: 'reply', unit, fn, hex: exception, answerMs: Math.round(this.time.now() - sent), verdict: (err as Error).name || 'Error' });
       throw err;
     }
   }
