@@ -14,13 +14,10 @@ function workerGuard(): ChildGuard {
   const guard = new ChildGuard();
   guard.install();
   global[KEY] = guard;
+  // The exit hook only: no signal handlers, since tests signal their own worker (an in-process
+  // daemon's SIGHUP reload, its SIGTERM stop). A worker killed by a signal leaves its children to
+  // the end-of-run check, which finds them by the run's marker.
   process.once('exit', () => guard.killAllNow());
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      guard.killAllNow();
-      process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const)[signal]);
-    });
-  }
   return guard;
 }
 
