@@ -12,6 +12,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // The Debian test peers before any test runs (installed as root, else one message naming
+    // them), and at the end a check that no process the run started is left.
+    globalSetup: ['./test/helpers/peers-setup.ts'],
+    // Every child a test starts in its own process group, ended with the test (child-guard.ts).
+    setupFiles: ['./test/helpers/worker-setup.ts'],
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

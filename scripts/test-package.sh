@@ -10,13 +10,15 @@
 # release's files) and an accepted upgrade with
 # `apt-get -y install </dev/null`, the outbox replayed, remove, purge, every daemon line JSON),
 # then the arm64 package's own runtime and daemon under qemu-aarch64 (test/arm64/e2e.ts, a 30 s
-# smoke) and its start-up time. Installs lintian, qemu-user, the arm64 libraries, strace, mbpoll and openssl only when
-# missing. Prints a summary; exit 0 only if every check passed.
+# smoke) and its start-up time. Installs lintian, qemu-user, the arm64 libraries, socat, strace, mbpoll,
+# openssl and python3 only when missing. Prints a summary; exit 0 only if every check passed.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$REPO"
 MAX_DEB_BYTES=$((45 * 1024 * 1024))
-APT_PACKAGES="lintian qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross socat strace mbpoll openssl"
+# Everything it runs beyond Node and dpkg, on its own (it runs before `npm test`, which installs the
+# suite's peers): python3 for test/helpers/notify_listener.py, socat for the arm64 smoke's pty pair.
+APT_PACKAGES="lintian qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross socat strace mbpoll openssl python3"
 SYSROOT=/usr/aarch64-linux-gnu
 # The last commit whose package shipped /etc/fieldgate/site.yaml and fieldgate.env as conffiles
 # (0.1.0): built here with its own packaging (and this checkout's dist/) for the upgrade from it.

@@ -1,5 +1,7 @@
-// Starts a helper process and stops it for sure (SIGTERM, then SIGKILL), collecting its output.
+// Starts a helper process in its own process group and stops it for sure (SIGTERM, then SIGKILL,
+// to the group: nothing it started stays behind), collecting its output.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { endGroup } from './process-groups.js';
 
 /**
  * Node arguments for a TypeScript child process run from source: tsx, and the "fieldgate-source"
@@ -15,7 +17,7 @@ export interface Child {
 }
 
 export function startChild(command: string, args: string[]): Child {
-  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   let exited = false;
   proc.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
@@ -29,11 +31,8 @@ export function startChild(command: string, args: string[]): Child {
     output: () => output,
     exited: () => exited,
     async stop() {
-      if (exited) return;
-      proc.kill('SIGTERM');
-      const killer = setTimeout(() => proc.kill('SIGKILL'), 3000);
+      await endGroup(proc, 3000);
       await done;
-      clearTimeout(killer);
     },
   };
 }

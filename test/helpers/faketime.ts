@@ -4,13 +4,11 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MissingPeerError } from './peers.js';
-
-const CANDIDATES = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/faketime/libfaketime.so.1'];
+import { LIBFAKETIME_PATHS, MissingPeerError } from './peers.js';
 
 /** Where libfaketime is, or a MissingPeerError naming Debian's package. */
 export function requireLibfaketime(): string {
-  const found = CANDIDATES.find((path) => existsSync(path));
+  const found = LIBFAKETIME_PATHS.find((path) => existsSync(path));
   if (found === undefined) throw new MissingPeerError('libfaketime.so.1 not found', 'faketime');
   return found;
 }

@@ -6,6 +6,7 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireProgram } from './peers.js';
+import { endGroup, signalGroup } from './process-groups.js';
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -125,13 +126,7 @@ export class Mosquitto {
     const child = this.child;
     if (!child) return;
     this.child = undefined;
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await endGroup(child, 5000);
     await waitFor(async () => !(await canConnect(this.port)), 10_000, `port ${this.port} to close`);
   }
 
@@ -156,7 +151,7 @@ export class Mosquitto {
   }
 
   private async spawnOnce(): Promise<void> {
-    const child = spawn('mosquitto', ['-c', this.configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('mosquitto', ['-c', this.configPath], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     this.child = child;
     const collect = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString()).slice(-20_000);
@@ -173,7 +168,7 @@ export class Mosquitto {
         return canConnect(this.port);
       }, 15_000, `mosquitto on port ${this.port}`);
     } catch (err) {
-      if (!exited) child.kill('SIGKILL');
+      if (!exited) signalGroup(child, 'SIGKILL');
       throw err;
     }
   }

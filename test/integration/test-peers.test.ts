@@ -25,7 +25,7 @@ describe('a missing test peer', () => {
   });
   afterEach(() => vi.unstubAllEnvs());
 
-  const install = (pkg: string) => `install the Debian package ${pkg} (sudo apt-get install ${pkg}; .ci/run installs every test peer)`;
+  const install = (pkg: string) => `install the Debian package ${pkg} (sudo apt-get install ${pkg}; \`npm test\` as root installs every test peer)`;
 
   it.each<[string, () => Promise<unknown>, string]>([
     ['the mosquitto broker', async () => Mosquitto.start(), `mosquitto not found on PATH: this test needs it as an independent peer; ${install('mosquitto')}`],

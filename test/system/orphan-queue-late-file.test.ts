@@ -16,9 +16,9 @@ import { startGateway, type GatewayHandle } from '../../src/main.js';
 import { captureLog } from '../helpers/capture-log.js';
 import { meterDevice, startSite, waitFor, type Site } from './harness.js';
 import { canMount } from './storage-rig.js';
+import { skipUnless } from '../helpers/skips.js';
 
 const mountable = canMount();
-if (!mountable) console.log('orphan-queue-late-file: skipped, a read-only bind mount needs root (CAP_SYS_ADMIN)');
 
 const TOKEN = 'demo-meter-1-token';
 const KEPT_OLD = [901, 902, 903, 904, 905];
@@ -34,7 +34,7 @@ function previousRun(dir: string): void {
   outbox.close();
 }
 
-describe.skipIf(!mountable)('a start without its outbox file, then the file taken up', () => {
+describe('a start without its outbox file, then the file taken up', skipUnless(mountable, 'a read-only bind mount needs root (CAP_SYS_ADMIN)'), () => {
   let site: Site;
   let gateway: GatewayHandle | undefined;
   let view: string | undefined;

@@ -10,9 +10,9 @@ import { freePort } from '../helpers/mosquitto.js';
 import { integrityOf } from '../helpers/outbox-file.js';
 import { DeliveryRig, settle, sleep, type GatewayProcess } from './delivery-rig.js';
 import { canMount, fillUp, GatewayLog, getJson, getText, mountExt4, mountTmpfs, silenceDevice, statusAt as status, statusWhen, turnReadOnly, type SmallFs } from './storage-rig.js';
+import { skipUnless } from '../helpers/skips.js';
 
 const mountable = canMount();
-if (!mountable) console.log('storage-faults: skipped, mounting a tmpfs or loop device needs root (CAP_SYS_ADMIN)');
 
 interface Accounting {
   cycles: number;
@@ -62,7 +62,7 @@ async function stop(gateway: GatewayProcess): Promise<number | null> {
   return gateway.exited;
 }
 
-describe.skipIf(!mountable)('state directory on a failing filesystem', () => {
+describe('state directory on a failing filesystem', skipUnless(mountable, 'mounting a tmpfs or loop device needs root (CAP_SYS_ADMIN)'), () => {
   let rig: DeliveryRig | undefined;
   let fs: SmallFs | undefined;
   let log: GatewayLog | undefined;

@@ -14,13 +14,13 @@ import { EXIT_STATE_LOCKED, LOCK_FILE } from '../../src/ops/state-lock.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { DeliveryRig, settle } from './delivery-rig.js';
 import { canMount, fillUp, GatewayLog, getJson, mountTmpfs, silenceDevice, statusWhen, type SmallFs } from './storage-rig.js';
+import { skipUnless } from '../helpers/skips.js';
 
 const mountable = canMount();
-if (!mountable) console.log('storage-start: skipped, mounting a tmpfs needs root (CAP_SYS_ADMIN)');
 
 const storageLines = (log: GatewayLog) => log.lines().flatMap((l) => (l.msg === 'outbox storage failing' ? ['failing'] : l.msg === 'outbox storage back' ? ['back'] : []));
 
-describe.skipIf(!mountable)('start on a state directory that takes no writes', () => {
+describe('start on a state directory that takes no writes', skipUnless(mountable, 'mounting a tmpfs needs root (CAP_SYS_ADMIN)'), () => {
   let rig: DeliveryRig | undefined;
   let fs: SmallFs | undefined;
   const logs: GatewayLog[] = [];

@@ -5,15 +5,16 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
 import type { Config } from '../../src/core/config/config.js';
 import { defaultMaxConnections, type WebSettings } from '../../src/core/config/web-settings.js';
+import { CHROMIUM, MissingPeerError } from '../helpers/peers.js';
 import { PROJECT_KEY, type Site } from './harness.js';
 
-export const CHROMIUM = process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium';
+export { CHROMIUM };
 /** Generous: the box runs several suites at once; the page is checked for what it shows, not how fast. */
 export const PAGE_DEADLINE_MS = 20_000;
 
 /** Headless, without the sandbox (the tests run as root). */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} missing: apt-get install chromium (.ci/run does), or set FIELDGATE_CHROMIUM`);
+  if (!existsSync(CHROMIUM)) throw new MissingPeerError(`${CHROMIUM} not found (or set FIELDGATE_CHROMIUM)`, 'chromium');
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 }
 

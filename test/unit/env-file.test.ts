@@ -4,11 +4,13 @@
 // itself (load_env_file of libsystemd-shared, then the variable-name check the service manager
 // applies, env_assignment_is_valid), so a case written wrong fails too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEnvFile, withEnvAssignment } from '../../src/core/env-file.js';
+import { findFileIn, LIBSYSTEMD_SHARED_DIRS, LIBSYSTEMD_SHARED_NAME, MissingPeerError, requireProgram } from '../helpers/peers.js';
+import { skipWithoutPeer } from '../helpers/skips.js';
 
 const CASES: Array<{ what: string; text: string; want: Record<string, string> }> = [
   { what: 'plain assignments', text: 'A=1\nB=two\n', want: { A: '1', B: 'two' } },
@@ -36,14 +38,15 @@ const CASES: Array<{ what: string; text: string; want: Record<string, string> }>
   { what: 'the packaged example file', text: '# env\nLOG_LEVEL=info\n# FIELDGATE_PROJECT_KEY=...\n', want: { LOG_LEVEL: 'info' } },
 ];
 
-/** systemd's own reading of a file, or undefined where its library is not on this box. */
-const SYSTEMD_LIB = (() => {
-  for (const dir of ['/usr/lib/x86_64-linux-gnu/systemd', '/usr/lib/aarch64-linux-gnu/systemd']) {
-    const lib = existsSync(dir) ? readdirSync(dir).find((f) => /^libsystemd-shared-\d+\.so$/.test(f)) : undefined;
-    if (lib && existsSync('/usr/bin/python3')) return join(dir, lib);
-  }
-  return undefined;
-})();
+/** systemd's own library for reading a file (Debian's libsystemd-shared), or a MissingPeerError naming it. */
+function requireSystemdLib(): string {
+  requireProgram('/usr/bin/python3');
+  const lib = findFileIn(LIBSYSTEMD_SHARED_DIRS, LIBSYSTEMD_SHARED_NAME);
+  if (lib === undefined) throw new MissingPeerError('libsystemd-shared-*.so not found', 'libsystemd-shared');
+  return lib;
+}
+/** Skipped, naming the package, where the library is not on this box (under CI=true: failed). */
+const WITH_SYSTEMD = skipWithoutPeer(requireSystemdLib);
 const ORACLE = `
 import ctypes, sys, json
 lib = ctypes.CDLL(sys.argv[1])
@@ -65,7 +68,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 function systemdReads(text: string): Record<string, string> {
   const file = join(work, 'case.env');
   writeFileSync(file, text);
-  const r = spawnSync('/usr/bin/python3', ['-c', ORACLE, SYSTEMD_LIB ?? '', file], { encoding: 'utf8' });
+  const r = spawnSync('/usr/bin/python3', ['-c', ORACLE, requireSystemdLib(), file], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`systemd's load_env_file failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as Record<string, string>;
 }
@@ -75,7 +78,7 @@ describe('parseEnvFile follows systemd EnvironmentFile= rules', () => {
     expect({ ...parseEnvFile(text) }).toEqual(want);
   });
 
-  it.skipIf(SYSTEMD_LIB === undefined).each(CASES)('systemd itself reads the same: $what', ({ text, want }) => {
+  it.each(CASES)('systemd itself reads the same: $what', WITH_SYSTEMD, ({ text, want }) => {
     expect(systemdReads(text)).toEqual(want);
   });
 });
@@ -103,7 +106,7 @@ describe('withEnvAssignment replaces one variable by systemd\'s rules', () => {
     expect({ ...parseEnvFile(want) }).toEqual({ ...others, [H]: NEW });
   });
 
-  it.skipIf(SYSTEMD_LIB === undefined).each(REWRITES)('systemd itself reads the rewritten file the same: $what', ({ text, want }) => {
+  it.each(REWRITES)('systemd itself reads the rewritten file the same: $what', WITH_SYSTEMD, ({ text, want }) => {
     const { [H]: _old, ...others } = systemdReads(text);
     expect(systemdReads(want)).toEqual({ ...others, [H]: NEW });
   });

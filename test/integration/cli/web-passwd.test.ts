@@ -10,6 +10,7 @@ import { parseEnvFile } from '../../../src/core/env-file.js';
 import { validateGateway } from '../../../src/core/config/schema.js';
 import { verifyPassword } from '../../../src/ops/web/password.js';
 import { capturedIo } from '../../helpers/run-cli.js';
+import { skipUnless } from '../../helpers/skips.js';
 
 async function passwd(args: string[], input: string, env: NodeJS.ProcessEnv = {}) {
   const captured = capturedIo(env);
@@ -67,7 +68,7 @@ describe('fieldgate web passwd', () => {
     expect(readFileSync(file, 'utf8')).toBe('A=1\n');
   });
 
-  it.skipIf(process.getuid?.() !== 0)('keeps the file\'s owner and group (the package\'s root:root, or an admin\'s), makes it 0600, and writes through a symbolic link', async () => {
+  it('keeps the file\'s owner and group (the package\'s root:root, or an admin\'s), makes it 0600, and writes through a symbolic link', skipUnless(process.getuid?.() === 0, 'needs root to give the file another owner'), async () => {
     const file = envFile('A=1\n');
     chownSync(file, 65534, 65534);
     chmodSync(file, 0o644);

@@ -15,7 +15,8 @@ const APP_PORTS = ['--app-mqtt-port', '0', '--app-ws-port', '0', '--app-wss-port
 const CLI = new URL('./fixtures/run-emulator-cli.ts', import.meta.url).pathname;
 
 function startCli(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [...TSX_FROM_SOURCE, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // stdin a pipe: the fixture exits when it ends, should this worker die before afterAll.
+  const child = spawn(process.execPath, [...TSX_FROM_SOURCE, CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
   child.stderr?.on('data', (c: Buffer) => { out += c.toString(); });

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LOCK_FILE, StateDirLock } from '../../../src/ops/state-lock.js';
 import { captureLogger, type CapturedLog } from '../../helpers/capture-logger.js';
 import { canMount, fillUp, mountTmpfs, type SmallFs } from '../../system/storage-rig.js';
+import { skipUnless } from '../../helpers/skips.js';
 
 let dir: string;
 let log: CapturedLog;
@@ -92,9 +93,8 @@ describe('StateDirLock', () => {
 });
 
 const mountable = canMount();
-if (!mountable) console.log('state-lock: read-only and full filesystem cases skipped, mounting a tmpfs needs root (CAP_SYS_ADMIN)');
 
-describe.skipIf(!mountable)('StateDirLock on a failing filesystem (real tmpfs)', () => {
+describe('StateDirLock on a failing filesystem (real tmpfs)', skipUnless(mountable, 'mounting a tmpfs needs root (CAP_SYS_ADMIN)'), () => {
   let fs: SmallFs | undefined;
   afterEach(() => {
     fs?.dispose();

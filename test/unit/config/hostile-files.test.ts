@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from '../../../src/ops/site-file.js';
 import { decodeSiteBytes, estimateDepth, SITE_TEXT_DEFAULTS } from '../../../src/core/config/text-guards.js';
 import { makeTestCertificates } from '../../helpers/tls-certs.js';
 import { canMount, mountTmpfs } from '../../system/storage-rig.js';
+import { skipUnless } from '../../helpers/skips.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fg-hostile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -142,7 +143,7 @@ describe('host checks', () => {
     expect(stateDirProblem(join(dir, 'sub', 'a', 'b'))).toBeUndefined();
   });
 
-  it.skipIf(!canMount())('a read-only filesystem is no config error: run starts and holds reports in memory (root: a real tmpfs)', () => {
+  it('a read-only filesystem is no config error: run starts and holds reports in memory (root: a real tmpfs)', skipUnless(canMount(), 'mounting a tmpfs needs root (CAP_SYS_ADMIN)'), () => {
     const fs = mountTmpfs(64);
     try {
       mkdirSync(join(fs.path, 'state'));
