@@ -8,7 +8,7 @@ import type { Clock } from '../../core/time.js';
 import type { Counter } from './bus-outcomes.js';
 import type { Job } from './bus-types.js';
 import type { UnitHealthTracker } from './cooldown.js';
-import { UnitCoolingDownError, UnitLateReplyPendingError } from './errors.js';
+import { RequestExpiredError, UnitCoolingDownError, UnitLateReplyPendingError } from './errors.js';
 import type { SlowUnits } from './slow-units.js';
 import { addressesUnit, wireShapes } from './bus-request.js';
 
@@ -61,10 +61,17 @@ export class BusAdmission {
     return at;
   }
 
-  /** Raw stream bytes address no unit: neither guard nor cool-down applies. */
+  /**
+   * A request past its queue deadline (RequestOptions.queueDeadlineMs) is refused unsent. Raw
+   * stream bytes address no unit: neither guard nor cool-down applies.
+   */
   admit(job: Job): JobAdmission {
-    if (!addressesUnit(job.op)) return { kind: 'go' };
     const now = this.clock.now();
+    if (job.expiresAt !== undefined && now >= job.expiresAt) {
+      this.counters.expired += 1;
+      return { kind: 'refuse', error: new RequestExpiredError(job.unit, now - job.expiresAt + (job.queueDeadlineMs ?? 0)) };
+    }
+    if (!addressesUnit(job.op)) return { kind: 'go' };
     const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true);
     const guardWaitMs = guard.kind === 'wait' ? guard.retryInMs : undefined;
     const cooling = this.health.view(job.unit);

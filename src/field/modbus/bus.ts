@@ -14,10 +14,11 @@ import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import type { BusOptions, Job } from './bus-types.js';
-import { BusDownError, BusStoppedError, InvalidRequestError, RequestCancelledError, RequestExpiredError } from './errors.js';
+import { BusDownError, BusStoppedError, InvalidRequestError, RequestCancelledError } from './errors.js';
 import type { BroadcastWrite } from '../../core/modbus/broadcast-frame.js';
 import type { LateUnitView } from './late-guard.js';
-import { SlowUnits } from './slow-units.js';
+import type { SlowUnits } from './slow-units.js';
+import { wireSlowUnits } from './bus-slow-wiring.js';
 import type { BusProgress, BusStats } from './bus-stats.js';
 import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
 import type { RawReplyWindow } from './raw-exchange.js';
@@ -86,28 +87,16 @@ export class Bus {
       lost: (reason) => this.connection.lost(reason), reopen: (reason) => void this.connection.reopen(reason),
     });
     this.transport.onDiscard((reason) => this.outcomes.discarded(reason));
-    this.slow = new SlowUnits<Job>({
-      config: options.config, clock: this.clock, timers: this.timers, interFrameDelayMs,
-      busyBackoffMs: options.busyBackoffMs,
-      watchesLateReplies: options.config.kind !== 'tcp' && this.transport.onLateReply !== undefined,
-      isUp: () => this.state === 'up',
+    this.slow = wireSlowUnits({
+      config: options.config, clock: this.clock, timers: this.timers, interFrameDelayMs, busyBackoffMs: options.busyBackoffMs,
+      transport: this.transport, outcomes: this.outcomes, counters: this.counters, isUp: () => this.state === 'up',
       requeue: (job) => {
         if (!this.queue.push(job, job.priority)) return false;
         this.pump();
         return true;
       },
-      downError: () => new BusDownError(this.name, this.connection.downReason),
-      onBusyRepeat: () => { this.counters.busyRetries += 1; },
-      onLate: (unit, answeredAfterMs, first) => {
-        this.outcomes.late(unit, answeredAfterMs, this.config.timeoutMs, first);
-        this.pump();
-      },
-      guarding: (unit, shape, guardMs, wholeUnit) => {
-        if (shape) this.transport.watchLateReplyFor?.(unit, shape, guardMs);
-        if (wholeUnit) this.outcomes.heldBack(unit, guardMs);
-      },
+      downError: () => new BusDownError(this.name, this.connection.downReason), pump: () => this.pump(),
     });
-    this.transport.onLateReply?.((unit, answeredAfterMs, request) => this.slow.lateReply(unit, answeredAfterMs, request));
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
     this.wake = new WakeTimer(this.clock, this.timers, () => this.pump());
     this.gap = new LineGap(interFrameDelayMs, this.clock, this.timers, () => this.pump());
@@ -252,11 +241,6 @@ export class Bus {
       if (this.gap.holds()) return;
       const job = this.queue.shift((j) => this.admission.mayStart(j) && (this.beside.takes(j.unit) ? this.beside.free : slotFree));
       if (!job) break; // every waiting request is for a unit busy, guarded or cooling down (or no slot is free)
-      if (job.expiresAt !== undefined && this.clock.now() >= job.expiresAt) {
-        this.counters.expired += 1;
-        job.reject(new RequestExpiredError(job.unit, this.clock.now() - job.expiresAt + (job.queueDeadlineMs ?? 0)));
-        continue;
-      }
       const admission = this.admission.admit(job);
       if (admission.kind === 'refuse') {
         job.reject(admission.error);
