@@ -6,33 +6,17 @@ import type { Logger } from '../core/logger.js';
 import type { MonoMs } from '../core/time.js';
 import { planReads, pointWidth, type LearnedReadLimits, type ReadRequest } from '../core/modbus/plan.js';
 import { isBitTable, type Table } from '../core/points/types.js';
+import type { CyclePlan, LearnedLimit, SplitReason } from './read-plan-types.js';
+
+export type { CyclePlan, LearnedLimit, SplitReason } from './read-plan-types.js';
 
 /** Default pause before an isolated point's read is tried again. */
 export const DEFAULT_REPROBE_FAILED_MS = 60_000;
 
-export interface LearnedLimit {
-  table: Table;
-  /**
-   * `split`: no request crosses `address`; `isolated`: the point at `address` is refused alone;
-   * `max-count`: requests in this table are at most `count` registers (or bits) long.
-   */
-  kind: 'split' | 'isolated' | 'max-count';
-  address?: number;
-  count?: number;
-  point?: string;
-  reason: string;
-}
-
-export interface CyclePlan {
-  /** Requests to run now: the regular plan, then the isolated points whose probe is due. */
-  requests: ReadRequest[];
-  /** Isolated points not probed this cycle, with why they were isolated. */
-  waiting: Array<{ point: PointConfig; reason: string }>;
-}
-
 interface Isolated {
   point: PointConfig;
   reason: string;
+  /** Monotonic. */
   nextProbeAt: number;
 }
 
@@ -43,8 +27,6 @@ interface LearnedState {
   isolated: ReadonlyMap<string, Isolated>;
 }
 
-/** Why a request is sent as its two halves instead of whole. */
-export type SplitReason = 'timed-out' | 'too-long';
 
 export class ReadPlanLearner {
   private state: LearnedState = { cuts: new Map(), maxCount: new Map(), isolated: new Map() };

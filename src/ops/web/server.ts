@@ -16,8 +16,8 @@ import { EventStreams } from './event-streams.js';
 import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
 import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
-import { verifyPassword } from './password.js';
-import { LoginLimiter, SessionStore, type Session } from './sessions.js';
+import { SessionStore, type Session } from './sessions.js';
+import { PageLogin } from './page-login.js';
 import type { SiteAnswer, SiteFileView } from './site-view.js';
 import type { WebCommands } from './web-commands.js';
 import { systemTime, type Clock, type WallClock } from '../../core/time.js';
@@ -46,19 +46,18 @@ export interface WebServer {
 
 class WebHandler {
   readonly sessions: SessionStore;
-  private readonly limiter: LoginLimiter;
+  private readonly logins: PageLogin;
   readonly streams: EventStreams;
   private readonly https: boolean;
   private readonly foreignHostsLogged = new Set<string>();
   /** The event-stream bound was reached and logged; cleared when a stream opens again. */
   private streamsFull = false;
-  private loginCapLoggedAt = -Infinity;
 
   constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly time: Clock & WallClock) {
     this.sessions = new SessionStore(settings.sessionIdleMs, settings.maxSessions);
-    this.limiter = new LoginLimiter(settings.loginFailuresPerMinute, settings.loginFailuresPerMinuteTotal);
     this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => sources.status(), log, settings.statusPeriodMs, settings.maxBufferedBytes);
     this.https = settings.cert !== undefined;
+    this.logins = new PageLogin(settings, this.sessions, log, time, this.https);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -205,7 +204,7 @@ class WebHandler {
       }
       return sendJson(res, 400, { error: 'body is not JSON' });
     }
-    if (path === '/api/login') return this.login(req, res, session, body);
+    if (path === '/api/login') return this.logins.login(req, res, session, body);
     if (path === '/api/logout') {
       this.sessions.end(session.id);
       return sendJson(res, 200, { authenticated: false }, { 'Set-Cookie': clearedSessionCookie(this.https) });
@@ -236,35 +235,6 @@ class WebHandler {
     if (path === '/api/site/check') return this.answer(res, await site.check(session.id, text));
     if (!this.settings.allowReload) return sendJson(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
     return this.answer(res, await site.apply(session.id, text));
-  }
-
-  /** Once per minute at most when the cap over all addresses refuses logins (a spread guess must not fill the log). */
-  private logLoginCap(remote: string, now: number): void {
-    if (!this.limiter.globalCapReached(now) || now - this.loginCapLoggedAt < 60_000) return;
-    this.loginCapLoggedAt = now;
-    this.log.warn({ remote, limit: this.settings.loginFailuresPerMinuteTotal }, 'page logins refused: failed logins from all addresses reached the limit');
-  }
-
-  private async login(req: IncomingMessage, res: ServerResponse, session: Session, body: unknown): Promise<void> {
-    const hash = this.settings.passwordHash;
-    if (hash === undefined) return sendJson(res, 200, { authenticated: true, csrf: session.csrf });
-    const remote = req.socket.remoteAddress ?? 'unknown';
-    const now = this.time.now();
-    if (!this.limiter.allowed(remote, now)) {
-      this.logLoginCap(remote, now);
-      return sendJson(res, 429, { error: 'too many failed logins; try again later' }, { 'Retry-After': String(this.limiter.retryAfterS(remote, now)) });
-    }
-    const password = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).password : undefined;
-    if (typeof password !== 'string' || password.length > 1024 || !(await verifyPassword(password, hash))) {
-      this.limiter.failed(remote, this.time.now());
-      this.log.warn({ remote }, 'page login failed');
-      return sendJson(res, 401, { error: 'wrong password' });
-    }
-    // A new session id at login: an id known before it (fixation) is worth nothing after.
-    this.sessions.end(session.id);
-    const fresh = this.sessions.create(true, this.time.now());
-    this.log.info({ remote }, 'page login');
-    sendJson(res, 200, { authenticated: true, csrf: fresh.csrf }, { 'Set-Cookie': sessionCookie(fresh.id, this.https) });
   }
 }
 
