@@ -5,7 +5,6 @@
 // counted where the cloud registers them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '../../packages/emulator/src/index.js';
@@ -17,6 +16,7 @@ import { TSX_FROM_SOURCE } from '../helpers/child.js';
 import { pythonListener, type Datagram } from '../helpers/notify-listener.js';
 import { serviceNodeFlags } from '../bench/northbound.js';
 import { killChildren } from './delivery-rig.js';
+import { freePort } from '../helpers/mosquitto.js';
 
 export const BUSES = ['a', 'b'] as const;
 export const IDENTITY_ID = 'dev-fieldgate';
@@ -54,14 +54,6 @@ devices:
 // Every unit counts 100/s at holding 5 (uint32): each report carries a new value.
 function simMap(units: number): string {
   return `units:\n${Array.from({ length: units }, (_, i) => `  ${i + 1}:\n    size: { holding: 100 }\n    dynamic:\n      - { table: holding, address: 5, type: uint32, counter: { perSecond: 100 } }\n`).join('')}`;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface SiteOptions {
