@@ -21,6 +21,10 @@ describe('parseRateInfo', () => {
     [{ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '1735689600' }, { limit: 100, remaining: 3, resetInMs: 60_000 }],
     [{ 'x-ratelimit-reset': '1735689600123' }, { resetInMs: 60_123 }],
     [{ 'x-ratelimit-remaining': 'lots' }, {}],
+    // Hostile or skewed: a reset already past (the queue then paces by its own interval), one a day away (waited at most an hour, rate-queue.test.ts).
+    [{ 'x-ratelimit-reset': '1735689000' }, { resetInMs: -540_000 }],
+    [{ 'x-ratelimit-reset': '1735776000' }, { resetInMs: 86_460_000 }],
+    [{ 'x-ratelimit-reset': 'soon' }, {}],
   ])('%j -> %j', (headers, expected) => {
     // Read at 2025-01-01T00:00:00Z minus one minute, on the wall clock.
     expect(parseRateInfo(new Headers(headers), 1_735_689_540_000)).toEqual(expected);
