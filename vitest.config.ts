@@ -1,14 +1,25 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Workspace packages and `fieldgate/shared` resolve to their TypeScript sources (the
 // "fieldgate-source" export condition), so tests never run a stale dist/.
 const conditions = ['fieldgate-source', 'module', 'node', 'development|production'];
 
+// Most files wait on sockets, timers and child processes rather than on the CPU, so vitest's
+// default (CPUs - 1: one worker on a 2-core box) leaves the machine idle for most of a run.
+// FIELDGATE_TEST_WORKERS=1 runs the files one at a time (to rule out interference).
+function testWorkers(): number {
+  const asked = Number(process.env['FIELDGATE_TEST_WORKERS']);
+  if (Number.isInteger(asked) && asked > 0) return asked;
+  return Math.max(2, availableParallelism() * 2);
+}
+
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['fieldgate-source'] } },
   test: {
     pool: 'forks',
+    maxWorkers: testWorkers(),
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -112,7 +112,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
 
   const progress = new ProgressWatch(siteProgress(() => current().site, {
     pollers: southbound.pollers, buses: { [Symbol.iterator]: () => southbound.buses.values() }, links, outbox, keepaliveS: gateway.cloud.keepaliveS,
-    subDevices: cloudSide.subDevices,
+    slackMs: gateway.health.watchdogSlackMs, subDevices: cloudSide.subDevices,
   }));
   let health: HealthServer | undefined;
   if (gateway.health.enabled) {

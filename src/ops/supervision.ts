@@ -14,7 +14,7 @@ import { DEFAULT_REOPEN_AFTER_SILENCE_MS } from '../field/modbus/bus-supervision
 import { droppedByDevice, type GatewayOutbox } from './gateway-outbox.js';
 import type { LinkStatus } from './status.js';
 import type { Notifier } from './systemd.js';
-import { busProgress, linkProgress, type LoopProgress } from './watchdog.js';
+import { busProgress, DEFAULT_WATCHDOG_SLACK_MS, linkProgress, type LoopProgress } from './watchdog.js';
 
 export interface ProgressSources {
   pollers: ReadonlyMap<string, { stats(): DevicePollStats[] }>;
@@ -22,6 +22,8 @@ export interface ProgressSources {
   links(): LinkStatus[];
   outbox: ReportOutbox;
   keepaliveS: number;
+  /** Added to every loop's expected time (gateway.health.watchdogSlackMs); absent: 30 s. */
+  slackMs?: number;
   /** The devices fieldgate's identity link carries (gateway mode; live across reloads). */
   subDevices: ReadonlySet<string>;
 }
@@ -36,9 +38,10 @@ export function devicesCarried(link: string, subDevices: ReadonlySet<string>): s
 
 /** The loops the watchdog watches, each with how long it may go without progress; `current`: the site running now (reloads change it). */
 export function siteProgress(current: () => SiteConfig, sources: ProgressSources): () => LoopProgress[] {
+  const slackMs = sources.slackMs ?? DEFAULT_WATCHDOG_SLACK_MS;
   return () => {
     const site = current();
-    // A poller is stalled when no cycle of any of its devices ended within 3 periods (+ slack for timeouts).
+    // A poller is stalled when no cycle of any of its devices ended within 3 periods (+ the slack, for timeouts).
     const slowestPeriod = new Map(site.buses.map((b) => [b.name, Math.max(0, ...site.devices.filter((d) => d.bus === b.name).map((d) => d.pollIntervalMs))]));
     const reopenAfter = new Map(site.buses.map((b) => [b.name, b.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS]));
     const backlog = sources.outbox.stats().devices;
@@ -50,11 +53,11 @@ export function siteProgress(current: () => SiteConfig, sources: ProgressSources
       ...[...sources.pollers.entries()].map(([bus, p]) => ({
         name: `poller ${bus}`,
         counter: p.stats().reduce((sum, s) => sum + s.cycles + s.failedCycles + s.skippedCycles, 0),
-        expectedWithinMs: 3 * (slowestPeriod.get(bus) ?? 0) + 30_000,
+        expectedWithinMs: 3 * (slowestPeriod.get(bus) ?? 0) + slackMs,
       })),
       // Timed-out cycles keep the poller loop alive but are no progress of the bus: see busProgress.
-      ...busProgress([...sources.buses].map((b) => ({ bus: b.name, ...b.progress() })), (bus) => reopenAfter.get(bus) ?? DEFAULT_REOPEN_AFTER_SILENCE_MS),
-      ...linkProgress(links, sources.keepaliveS),
+      ...busProgress([...sources.buses].map((b) => ({ bus: b.name, ...b.progress() })), (bus) => reopenAfter.get(bus) ?? DEFAULT_REOPEN_AFTER_SILENCE_MS, slackMs),
+      ...linkProgress(links, sources.keepaliveS, slackMs),
     ];
   };
 }

@@ -1,5 +1,8 @@
 // Which loops stopped making progress (pure but for the counters it reads): feeds the systemd
 // watchdog and /healthz. A loop is stalled when its counter has not moved for longer than expected.
+/** What every loop gets beyond its own expected time before it counts as stalled (the site's gateway.health.watchdogSlackMs). */
+export const DEFAULT_WATCHDOG_SLACK_MS = 30_000;
+
 export interface LoopProgress {
   name: string;
   counter: number;
@@ -43,8 +46,8 @@ export interface LinkActivity {
  * keepalive within 1.5 keepalives (the link goes down, which is not a stall); a link that stays
  * up with a backlog and no PUBACK for longer is wedged, and a restart is what helps.
  */
-export function linkProgress(links: readonly LinkActivity[], keepaliveS: number): LoopProgress[] {
-  const expectedWithinMs = 2 * keepaliveS * 1000 + 30_000;
+export function linkProgress(links: readonly LinkActivity[], keepaliveS: number, slackMs = DEFAULT_WATCHDOG_SLACK_MS): LoopProgress[] {
+  const expectedWithinMs = 2 * keepaliveS * 1000 + slackMs;
   return links.filter((l) => l.up && l.backlog > 0).map((l) => ({ name: `link ${l.device}`, counter: l.acked, expectedWithinMs }));
 }
 
@@ -62,8 +65,8 @@ export interface BusActivity {
  * every unit on it is legitimately in cool-down. One that stays unlisted-worthy for longer than
  * twice its own reopen-after-silence plus slack is wedged beyond what a reopen cures.
  */
-export function busProgress(buses: readonly BusActivity[], reopenAfterSilenceMs: (bus: string) => number): LoopProgress[] {
+export function busProgress(buses: readonly BusActivity[], reopenAfterSilenceMs: (bus: string) => number, slackMs = DEFAULT_WATCHDOG_SLACK_MS): LoopProgress[] {
   return buses.filter((b) => b.expected).map((b) => ({
-    name: `bus ${b.bus}`, counter: b.goodReplies, expectedWithinMs: 2 * reopenAfterSilenceMs(b.bus) + 30_000,
+    name: `bus ${b.bus}`, counter: b.goodReplies, expectedWithinMs: 2 * reopenAfterSilenceMs(b.bus) + slackMs,
   }));
 }

@@ -44,6 +44,8 @@ export interface GatewayRigOptions {
   /** Serve /healthz and /status on this port (off by default). */
   healthPort?: number;
   keepaliveS?: number;
+  /** gateway.health.watchdogSlackMs (only with healthPort). */
+  watchdogSlackMs?: number;
   logLevel?: string;
   /** Extra `cloud:` settings, e.g. `{ replayRatePerS: 20, drainMs: 2000 }` (YAML flow entries without braces). */
   cloudExtra?: string;
@@ -64,7 +66,7 @@ function siteFile(dir: string, emulator: Emulator, pipe: BrokerPipe, simPort: nu
 gateway:
   stateDir: ${join(dir, 'state')}
   logLevel: ${options.logLevel ?? 'warn'}
-  health: ${options.healthPort === undefined ? '{ enabled: false }' : `{ enabled: true, port: ${options.healthPort} }`}
+  health: ${options.healthPort === undefined ? '{ enabled: false }' : `{ enabled: true, port: ${options.healthPort}${options.watchdogSlackMs === undefined ? '' : `, watchdogSlackMs: ${options.watchdogSlackMs}`} }`}
   cloud:
     mode: gateway${options.keepaliveS === undefined ? '' : `\n    keepaliveS: ${options.keepaliveS}`}
     identity: { accessToken: gw-token }

@@ -1,7 +1,7 @@
 // The watchdog watches the gateway-mode link: the daemon (real CLI, emulator as the cloud) behind a
 // proxy that passes the identity's PUBLISHes to the broker and drops every PUBACK coming back
 // (PINGRESP passes, so the link stays up). With sub-device reports waiting and nothing
-// acknowledged for 2 keepalives + 30 s, the link is reported stalled (/healthz 503, and no
+// acknowledged for 2 keepalives + the watchdog's slack (30 s by default, 3 s here), the link is reported stalled (/healthz 503, and no
 // watchdog ping for systemd to restart on); after the restart systemd would make, every committed
 // report arrives.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,8 +12,9 @@ import { GatewayRig } from './gateway-rig.js';
 import { getJson } from './storage-rig.js';
 
 const KEEPALIVE_S = 10;
-/** linkProgress: 2 keepalives + 30 s without an acknowledgement. */
-const STALL_MS = 2 * KEEPALIVE_S * 1000 + 30_000;
+const WATCHDOG_SLACK_MS = 3000;
+/** linkProgress: 2 keepalives + the slack without an acknowledgement. */
+const STALL_MS = 2 * KEEPALIVE_S * 1000 + WATCHDOG_SLACK_MS;
 
 async function health(port: number): Promise<{ status: number; reasons: string[] } | undefined> {
   try {
@@ -33,7 +34,7 @@ describe('watchdog in gateway mode', () => {
 
   it('an identity link that stays up and acknowledges nothing is reported stalled; after a restart every committed report arrives', async () => {
     const port = await freePort();
-    rig = await GatewayRig.start({ subs: 2, healthPort: port, keepaliveS: KEEPALIVE_S });
+    rig = await GatewayRig.start({ subs: 2, healthPort: port, keepaliveS: KEEPALIVE_S, watchdogSlackMs: WATCHDOG_SLACK_MS });
     const r = rig;
     const first = r.startGateway();
     await settle(() => r.units.every((u) => r.received(u).length >= 10), 30_000);

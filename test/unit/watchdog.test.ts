@@ -35,10 +35,12 @@ describe('linkProgress', () => {
     { device: 'down-with-backlog', up: false, backlog: 500, acked: 4 },
   ];
   it.each([
-    { keepaliveS: 60, expectedWithinMs: 150_000 },
-    { keepaliveS: 120, expectedWithinMs: 270_000 },
-  ])('expects only up links with a backlog to move (keepalive $keepaliveS s)', ({ keepaliveS, expectedWithinMs }) => {
-    expect(linkProgress(links, keepaliveS)).toEqual([{ name: 'link up-with-backlog', counter: 10, expectedWithinMs }]);
+    { keepaliveS: 60, slackMs: undefined, expectedWithinMs: 150_000 },
+    { keepaliveS: 120, slackMs: undefined, expectedWithinMs: 270_000 },
+    { keepaliveS: 10, slackMs: 3000, expectedWithinMs: 23_000 },
+    { keepaliveS: 60, slackMs: 600_000, expectedWithinMs: 720_000 },
+  ])('expects only up links with a backlog to move (keepalive $keepaliveS s, slack $slackMs ms)', ({ keepaliveS, slackMs, expectedWithinMs }) => {
+    expect(linkProgress(links, keepaliveS, slackMs)).toEqual([{ name: 'link up-with-backlog', counter: 10, expectedWithinMs }]);
   });
 });
 
@@ -49,6 +51,7 @@ describe('busProgress', () => {
       { bus: 'healthy-or-idle', goodReplies: 900, expected: false },
     ];
     expect(busProgress(buses, () => 30_000)).toEqual([{ name: 'bus failing', counter: 5, expectedWithinMs: 90_000 }]);
+    expect(busProgress(buses, () => 30_000, 5000)).toEqual([{ name: 'bus failing', counter: 5, expectedWithinMs: 65_000 }]);
   });
 
   it('lets timed-out cycles stall the watchdog: only a good reply moves the counter', () => {

@@ -6,7 +6,7 @@ export type RawGateway = {
   stateDir: string;
   logLevel: LogLevel;
   profileDirs: string[];
-  health: { enabled: boolean; host: string; port: number; eventLoopSampleMs: number };
+  health: { enabled: boolean; host: string; port: number; eventLoopSampleMs: number; watchdogSlackMs: number };
   web: RawWeb;
   cloud: CloudSettings;
 };
@@ -32,7 +32,7 @@ export function gatewayFrom(raw: RawGateway): GatewaySettings {
   return {
     stateDir: raw.stateDir,
     logLevel: raw.logLevel,
-    health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port, eventLoopSampleMs: raw.health.eventLoopSampleMs },
+    health: { enabled: raw.health.enabled, host: '127.0.0.1', port: raw.health.port, eventLoopSampleMs: raw.health.eventLoopSampleMs, watchdogSlackMs: raw.health.watchdogSlackMs },
     cloud: cloud as unknown as CloudSettings,
     profileDirs: [...raw.profileDirs],
     ...(web ? { web } : {}),

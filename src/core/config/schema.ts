@@ -22,6 +22,7 @@ export const GATEWAY_SCHEMA = {
     host: { doc: 'Listen address; fixed to loopback.', default: '127.0.0.1', format: formats.loopback },
     port: { doc: 'Listen port of the health endpoint.', default: 9180, format: formats.port, env: 'FIELDGATE_HEALTH_PORT' },
     eventLoopSampleMs: cloudNumber('Event-loop delay sampling period of /metrics (ms); each sample wakes the process.', 1000, 10, 60_000),
+    watchdogSlackMs: cloudNumber('Time every loop (poller, bus, cloud link) gets beyond its own expected time before the systemd watchdog and /healthz call it stalled (ms).', 30_000, 1000, 3_600_000),
   },
   web: {
     port: { doc: 'Port of the commissioning page; 0 = off.', default: 0, format: formats.portOrOff },
@@ -104,7 +105,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.health.eventLoopSampleMs', 'gateway.web.sessionIdleMs', 'gateway.web.statusPeriodMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
+  'gateway.health.eventLoopSampleMs', 'gateway.health.watchdogSlackMs', 'gateway.web.sessionIdleMs', 'gateway.web.statusPeriodMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
   ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';

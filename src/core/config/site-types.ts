@@ -175,6 +175,8 @@ export interface HealthSettings {
   port: number;
   /** Event-loop delay sampling period of /metrics (ms); absent: 1000. */
   eventLoopSampleMs?: number;
+  /** Beyond each loop's expected time before the watchdog calls it stalled (ms); absent: 30 s. */
+  watchdogSlackMs?: number;
 }
 
 /** Device-cloud connection. Optional fields are absent when not configured. */

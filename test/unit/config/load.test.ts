@@ -57,7 +57,7 @@ describe('loadConfig', () => {
   it('loads JSON with every key set', () => {
     const config = loadConfig(fixture('valid/full.json'), {});
     expect(config.gateway).toEqual({
-      stateDir: '/var/lib/fieldgate', logLevel: 'debug', health: { enabled: false, host: '127.0.0.1', port: 9999, eventLoopSampleMs: 2000 },
+      stateDir: '/var/lib/fieldgate', logLevel: 'debug', health: { enabled: false, host: '127.0.0.1', port: 9999, eventLoopSampleMs: 2000, watchdogSlackMs: 45_000 },
       cloud: { mqttUrl: 'mqtt://127.0.0.1:1883', apiBaseUrl: 'http://127.0.0.1:8080', appId: 'app-1', caFile: '/etc/fieldgate/ca.pem', ...CLOUD_DEFAULTS },
       profileDirs: ['/etc/fieldgate/profiles'],
     });

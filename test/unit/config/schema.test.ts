@@ -10,7 +10,7 @@ describe('validateGateway', () => {
 
   it('fills every default when the section is absent', () => {
     expect(validateGateway(undefined, {})).toEqual({
-      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180, eventLoopSampleMs: 1000 }, cloud: CLOUD_DEFAULTS, profileDirs: ['/etc/fieldgate/profiles'] },
+      gateway: { stateDir: './state', logLevel: 'info', health: { enabled: true, host: '127.0.0.1', port: 9180, eventLoopSampleMs: 1000, watchdogSlackMs: 30_000 }, cloud: CLOUD_DEFAULTS, profileDirs: ['/etc/fieldgate/profiles'] },
       issues: [],
     });
   });
@@ -66,6 +66,18 @@ describe('validateGateway', () => {
     const result = validateGateway({ health: { eventLoopSampleMs: value } }, {});
     expect(result.issues.map(formatIssue)).toEqual(issues);
     if (ms !== undefined) expect(result.gateway?.health.eventLoopSampleMs).toBe(ms);
+  });
+
+  it.each([
+    ['a duration', '3s', 3000, []],
+    ['the longest', '1h', 3_600_000, []],
+    ['below the floor', 999, undefined, ['gateway.health.watchdogSlackMs: must be a number 1000..3600000 (got 999)']],
+    ['above the ceiling', '2h', undefined, ['gateway.health.watchdogSlackMs: must be a number 1000..3600000 (got 7200000)']],
+    ['not a duration', 'soon', undefined, ['gateway.health.watchdogSlackMs: must be a duration in ms or like "500ms", "2s", "10m", "1h" (got "soon")']],
+  ])('health.watchdogSlackMs as %s', (_name, value, ms, issues) => {
+    const result = validateGateway({ health: { watchdogSlackMs: value } }, {});
+    expect(result.issues.map(formatIssue)).toEqual(issues);
+    if (ms !== undefined) expect(result.gateway?.health.watchdogSlackMs).toBe(ms);
   });
 
   it('never prints a sensitive value', () => {
