@@ -21,8 +21,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: testWorkers(),
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Deadlines, not measurements: generous, since files share the CPUs (testWorkers above).
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // The Debian test peers before any test runs (installed as root, else one message naming
     // them), and at the end a check that no process the run started is left.
     globalSetup: ['./test/helpers/peers-setup.ts'],

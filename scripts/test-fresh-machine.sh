@@ -7,10 +7,14 @@
 # before the suite starts). Root on Debian amd64. Prints a transcript with the wall time of
 # each step; exit status is npm test's.
 #
-#   sudo bash scripts/test-fresh-machine.sh [ROOT_DIR]      # default /srv/fieldgate-fresh-bookworm
+#   sudo bash scripts/test-fresh-machine.sh [ROOT_DIR [TEST_FILE...]]
+#   ROOT_DIR: default /srv/fieldgate-fresh-bookworm (kept: a second run skips debootstrap);
+#   TEST_FILE: only these files (`npm test -- FILE...`), else the whole suite.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 ROOT="${1:-/srv/fieldgate-fresh-bookworm}"
+shift || true
+TEST_FILES="$*"
 MIRROR="${FIELDGATE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
 say() { printf 'fresh-machine: %s\n' "$*"; }
@@ -46,6 +50,12 @@ cp -a "$(readlink -f "$npm_dir")" "$ROOT/usr/local/lib/node_modules/npm"
 ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
 ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$ROOT/usr/local/bin/npx"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# The machine's own certificate authorities (a network that inspects TLS has one of its own):
+# what any new machine here starts with, so npm reaches its registry from the chroot too.
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+  chroot "$ROOT" update-ca-certificates >/dev/null 2>&1
+fi
 took
 
 bind proc /proc -t proc
@@ -60,7 +70,7 @@ rm -rf "$ROOT/root/fieldgate"
 git clone -q "$REPO" "$ROOT/root/fieldgate"
 took
 
-run() { chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin CI="${CI:-}" bash -lc "cd /root/fieldgate && $1"; }
+run() { chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin CI="${CI:-}" NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt bash -lc "cd /root/fieldgate && $1"; }
 say "in the chroot: $(run 'node --version; npm --version; git --version' | tr '\n' ' ')"
 say "in the chroot, absent: $(run 'for p in socat mosquitto mbpoll faketime chromium python3; do command -v $p >/dev/null || printf "%s " $p; done')"
 
@@ -68,9 +78,9 @@ step "npm ci"
 run 'npm ci --no-audit --no-fund' | tail -3
 took
 
-step "npm test"
+step "npm test${TEST_FILES:+ -- $TEST_FILES}"
 set +e
-run 'npm test' 2>&1 | tee "$ROOT/root/npm-test.log" | grep -E '^installing the missing|^vitest: |^ (❯|×) |leftover|skipped [0-9]'
+run "npm test${TEST_FILES:+ -- $TEST_FILES}" 2>&1 | tee "$ROOT/root/npm-test.log" | grep -E '^installing the missing|^vitest: |^ (❯|×) |leftover|skipped [0-9]'
 status=${PIPESTATUS[0]}
 set -e
 took
