@@ -8,12 +8,12 @@ import type { Clock } from '../../core/time.js';
 import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
 import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
 
-export type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
+export type Counter = 'transactions' | 'timeouts' | 'timeoutRepeats' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
   | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies' | 'lateReplies' | 'lateGuardRejects' | 'cancelled' | 'expired';
 
 export function zeroCounters(): Record<Counter, number> {
   return {
-    transactions: 0, timeouts: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
+    transactions: 0, timeouts: 0, timeoutRepeats: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
     cooldownRejects: 0, downRejects: 0, queueRejects: 0, discardedReplies: 0, lateReplies: 0, lateGuardRejects: 0, cancelled: 0, expired: 0,
   };
 }
@@ -139,6 +139,11 @@ export class BusOutcomes {
    * A unit seen answering late timed out again: it is asked nothing until its late reply came or
    * `guardMs` passed. Logged, so a unit not polled for that long is never a silent one.
    */
+  /** The unit answered in time long enough: no longer treated as answering late (late-guard.ts). */
+  lateForgotten(unit: number): void {
+    this.ctx.log.info({ unit }, 'unit answers in time again, its late replies forgotten');
+  }
+
   heldBack(unit: number, guardMs: number): void {
     this.ctx.log.info({ unit, guardMs }, 'unit held back by the late-reply guard');
   }

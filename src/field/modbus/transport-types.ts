@@ -7,6 +7,8 @@ import type { RawReplyWindow } from './raw-exchange.js';
 export interface ReplyShape {
   functionCode: number;
   quantity: number;
+  /** The request's start address, when known: a request of the same shape and address is identical (its late reply is a true reading). */
+  address?: number;
 }
 
 /** `request`: the shape of the request it answers (undefined: the transport does not say; all of the unit is released). */
