@@ -7,9 +7,13 @@ import type { BusProgress, BusStats } from './bus-stats.js';
 import type { Clock } from '../../core/time.js';
 import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
 import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
+import { FOREIGN_TRANSACTION_ID } from './transport-types.js';
 
 export type Counter = 'transactions' | 'timeouts' | 'timeoutRepeats' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
   | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies' | 'lateReplies' | 'lateGuardRejects' | 'cancelled' | 'expired';
+
+/** Good replies in a row that end a spell of replies with foreign transaction ids (one warning a spell). */
+const MATCHED_TO_END_FOREIGN_SPELL = 10;
 
 export function zeroCounters(): Record<Counter, number> {
   return {
@@ -38,6 +42,8 @@ export class BusOutcomes {
   /** Units this bus has been asked about: all in cool-down means the bus may legitimately be idle. */
   private readonly unitsSeen = new Set<number>();
   private queueFullLogged = false;
+  /** Good replies since the last reply discarded for its transaction id (undefined: none in this spell). */
+  private goodSinceForeignId: number | undefined;
 
   constructor(private readonly ctx: OutcomeContext) {
     this.limitMs = ctx.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS;
@@ -162,6 +168,11 @@ export class BusOutcomes {
 
   discarded(reason: string): void {
     this.ctx.counters.discardedReplies += 1;
+    // A TCP device answering with ids it was not asked (always 0, say) only shows as timeouts: say why, once a spell.
+    if (reason.startsWith(FOREIGN_TRANSACTION_ID)) {
+      if (this.goodSinceForeignId === undefined) this.ctx.log.warn({ reason }, 'bus replies discarded: transaction id not awaited');
+      this.goodSinceForeignId = 0;
+    }
     if (this.discardLog.take(this.ctx.clock.now())) {
       this.ctx.log.debug({ reason, discarded: this.ctx.counters.discardedReplies }, 'reply discarded');
     }
@@ -169,6 +180,10 @@ export class BusOutcomes {
 
   private good(): void {
     if (this.silence.onGood(this.ctx.clock.now())) this.ctx.log.info('bus answering again');
+    if (this.goodSinceForeignId !== undefined && ++this.goodSinceForeignId >= MATCHED_TO_END_FOREIGN_SPELL) {
+      this.goodSinceForeignId = undefined;
+      this.ctx.log.info('bus transaction ids match again');
+    }
   }
 
   /** A failed exchange: after too long without any good reply, reopen the port. */

@@ -11,6 +11,9 @@ export interface ReplyShape {
   address?: number;
 }
 
+/** How a discarded Modbus TCP reply's reason starts when its transaction id was not awaited (bus-outcomes.ts warns of it). */
+export const FOREIGN_TRANSACTION_ID = 'transaction id';
+
 /** `request`: the shape of the request it answers (undefined: the transport does not say; all of the unit is released). */
 export type LateReplyListener = (unit: number, answeredAfterMs: number, request?: ReplyShape) => void;
 
