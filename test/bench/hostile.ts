@@ -7,7 +7,7 @@
 import { RTU_ATTACKS, TCP_ATTACKS, type PeerMode } from '../helpers/hostile-modbus.js';
 import { runHostileScenario, type ScenarioOptions } from '../helpers/hostile-scenario.js';
 import { p99Period, runSlow } from './hostile-slow.js';
-import { runLostFrameCases } from './lost-frames.js';
+import { runLostFrameCases, runRandomLossCases } from './lost-frames.js';
 import { runNeighbours } from './hostile-neighbours.js';
 
 const POLL_MS = 500;
@@ -36,5 +36,6 @@ export async function run(log: (line: string) => void, attackMs = 6_000): Promis
   log('');
   await runSlow(log);
   await runLostFrameCases(log);
+  await runRandomLossCases(log);
   await runNeighbours(log);
 }

@@ -65,6 +65,9 @@ function busConfig(options: ScenarioOptions, endpoint: string | number): BusConf
     reconnect: { initialMs: 50, maxMs: 500, jitter: 0 },
     cooldown: options.cooldown ?? { afterTimeouts: 2, initialMs: 300, maxMs: 600 },
     reopenAfterSilenceMs: 1_000,
+    // Its late replies carry marker values, not the registers: the repeat after a timeout (the
+    // identical request, issue 41) would take one as the true, older reading a real device sends.
+    timeoutRepeats: 0,
   };
   switch (options.transport) {
     case 'tcp': return tcpBusConfig({ ...shared, port: Number(endpoint), maxInFlight: options.maxInFlight ?? 1 });

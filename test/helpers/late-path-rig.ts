@@ -28,13 +28,16 @@ export interface LateRig {
  * bus's config for the master's pty path (default: an RTU bus with `timeoutMs`).
  */
 export async function startLateRig(cleanups: Array<() => Promise<void>>, timeoutMs: number, peerOptions: TrapPeerOptions,
-  config?: (path: string) => BusConfig): Promise<LateRig> {
+  config?: (path: string) => BusConfig, repeats = 0): Promise<LateRig> {
   const pair = await startPtyPair();
   cleanups.push(() => pair.stop());
   const peer = await startTrapPeer(pair.b, peerOptions);
   cleanups.push(() => peer.stop());
   const bus = new Bus({
-    config: config?.(pair.a) ?? rtuBusConfig({ path: pair.a, timeoutMs, interFrameDelayMs: 2, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }),
+    // No repeat after a timeout unless asked (timeoutRepeats): Y's late reply is then due while X is on the line.
+    config: config?.(pair.a) ?? rtuBusConfig({
+      path: pair.a, timeoutMs, interFrameDelayMs: 2, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 }, timeoutRepeats: repeats,
+    }),
     transportFactory: createModbusTransport, logger: silentLogger(), busyBackoffMs: 200,
   });
   cleanups.push(() => bus.stop());

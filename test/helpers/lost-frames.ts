@@ -14,6 +14,8 @@ import { deviceConfig, pointConfig } from './device-configs.js';
 import { startPtyPair } from './socat.js';
 import { startTrapPeer, type TrapAnswer, type TrapRequest, truthOf } from './trap-peer.js';
 import { waitFor } from './wait.js';
+import type { Table } from '../../src/core/points/types.js';
+import type { RtuBusConfig } from '../../src/core/config/site-types.js';
 
 /** Answers one request knowing the bus under test ('silent' counts as a lost frame). */
 export type LossScript = (request: TrapRequest, index: number, bus: Bus) => TrapAnswer;
@@ -31,6 +33,10 @@ export interface LostFrameOptions {
   minLost?: number;
   pollIntervalMs?: number;
   timeoutMs?: number;
+  /** Bus settings beside the defaults (timeoutRepeats, lateSeenForgetAfterAnswers ...). */
+  bus?: Partial<RtuBusConfig>;
+  /** The device's points (default: holding registers 0-3, one read). */
+  points?: readonly { table: Table; address: number }[];
 }
 
 export interface LostFrameResult {
@@ -49,7 +55,7 @@ const UNIT = 1;
 const POINTS = [0, 1, 2, 3];
 
 /** A small deterministic generator, so a run's losses repeat. */
-function seeded(seed: number): () => number {
+export function seeded(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
@@ -84,7 +90,7 @@ export async function runLostFrames(options: LostFrameOptions): Promise<LostFram
     bus = new Bus({
       config: rtuBusConfig({
         path: pair.a, timeoutMs: options.timeoutMs ?? BUS_DEFAULTS.rtu.timeoutMs, interFrameDelayMs: 2,
-        cooldown: BUS_DEFAULTS.cooldown, reopenAfterSilenceMs: BUS_DEFAULTS.reopenAfterSilenceMs,
+        cooldown: BUS_DEFAULTS.cooldown, reopenAfterSilenceMs: BUS_DEFAULTS.reopenAfterSilenceMs, ...options.bus,
       }),
       transportFactory: createModbusTransport, logger: silentLogger(),
     });
@@ -96,7 +102,10 @@ export async function runLostFrames(options: LostFrameOptions): Promise<LostFram
     let wrongValues = 0;
     const poller = new Poller({
       bus: started,
-      devices: [compileDevice(deviceConfig({ name: 'meter', unitId: UNIT, pollIntervalMs, points: POINTS.map((address) => pointConfig({ id: `r${address}`, address })) }))],
+      devices: [compileDevice(deviceConfig({
+        name: 'meter', unitId: UNIT, pollIntervalMs,
+        points: (options.points ?? POINTS.map((address) => ({ table: 'holding' as const, address }))).map(({ table, address }) => pointConfig({ id: `r${address}`, table, address })),
+      }))],
       sink: {
         onSample: (sample) => {
           for (const [id, value] of Object.entries(sample.values)) if (value !== truthOf(UNIT, Number(id.slice(1)))) wrongValues += 1;

@@ -18,8 +18,12 @@ export interface TrapRequest {
   at: number;
 }
 
-/** What the device does with one request: the normal reply (or an exception) after `afterMs`, or nothing. */
-export type TrapAnswer = { afterMs: number; exception?: number } | 'silent';
+/**
+ * What the device does with one request: the normal reply (or an exception) after `afterMs`, or
+ * nothing. `valuesOf`: the reply carries the registers from that address on instead (a replayed
+ * reply of an earlier read of the same function and length: CRC-valid, the values of another read).
+ */
+export type TrapAnswer = { afterMs: number; exception?: number; valuesOf?: number } | 'silent';
 
 export interface TrapPeerOptions {
   /** Decides the answer per request; default: the truth at once. */
@@ -120,7 +124,8 @@ export async function startTrapPeer(path: string, options: TrapPeerOptions = {})
       const index = peer.requests.push(request) - 1;
       const answer = peer.answer(request, index);
       if (answer === 'silent') continue;
-      const bytes = answer.exception === undefined ? reply(frame, request) : encodeRtuFrame(request.unit, Buffer.from([code | 0x80, answer.exception]));
+      const replied = answer.valuesOf === undefined ? request : { ...request, address: answer.valuesOf };
+      const bytes = answer.exception === undefined ? reply(frame, replied) : encodeRtuFrame(request.unit, Buffer.from([code | 0x80, answer.exception]));
       sendAfter(bytes, answer.afterMs);
     }
   };

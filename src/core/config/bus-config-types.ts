@@ -10,6 +10,12 @@ interface BusBasics {
   reconnect: BackoffConfig;
   cooldown: CooldownConfig;
   busyRetries: number;
+  /** RTU framing: repeats of a read that timed out, the identical request (absent: once). */
+  timeoutRepeats?: number;
+  /** RTU framing: a unit seen answering late is treated so until this many answers in time (absent: 20)... */
+  lateSeenForgetAfterAnswers?: number;
+  /** ...or this long without a late reply (absent: 120 s). */
+  lateSeenForgetAfterMs?: number;
 }
 
 export interface RtuBusConfig extends BusBasics {

@@ -160,6 +160,8 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   const reopenAfterSilenceMs = f.duration('reopenAfterSilenceMs', { default: BUS_DEFAULTS.reopenAfterSilenceMs, min: 1000, max: 86_400_000 });
   // Absent = 10 x the bus timeout (the bus applies it, so a per-request timeout scales it too).
   const lateReplyGuardMs = f.duration('lateReplyGuardMs', { min: 1, max: 3_600_000, optional: true });
+  // Absent = the defaults of the bus (timeout-repeats.ts, late-guard.ts), like lateReplyGuardMs.
+  const lossOptions = readLossOptions(f);
   const writes = readWrites(f);
   const share = readShare(f, kind);
   // Keys of the other kinds are not "unknown" when the kind itself is wrong: one issue is enough.
@@ -170,7 +172,22 @@ function readBus(raw: unknown, path: string, issues: ConfigIssue[]): BusConfig |
   if (!specific || name === undefined || !reconnect || !cooldown || busyRetries === undefined || reopenAfterSilenceMs === undefined || !writes || share === null) {
     return undefined;
   }
-  return { ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs, writes, ...(lateReplyGuardMs === undefined ? {} : { lateReplyGuardMs }), ...(share ? { share } : {}) };
+  return {
+    ...specific, reconnect, cooldown, busyRetries, reopenAfterSilenceMs, writes, ...(lateReplyGuardMs === undefined ? {} : { lateReplyGuardMs }),
+    ...lossOptions, ...(share ? { share } : {}),
+  };
+}
+
+/** The optional bounds of a lossy line: repeats after a timeout, when "answers late" is forgotten. */
+function readLossOptions(f: Fields): Partial<Pick<BusConfig, 'timeoutRepeats' | 'lateSeenForgetAfterAnswers' | 'lateSeenForgetAfterMs'>> {
+  const timeoutRepeats = f.integer('timeoutRepeats', { min: 0, max: 5, optional: true });
+  const afterAnswers = f.integer('lateSeenForgetAfterAnswers', { min: 1, max: 1_000_000, optional: true });
+  const afterMs = f.duration('lateSeenForgetAfterMs', { min: 1000, max: 86_400_000, optional: true });
+  return {
+    ...(timeoutRepeats === undefined ? {} : { timeoutRepeats }),
+    ...(afterAnswers === undefined ? {} : { lateSeenForgetAfterAnswers: afterAnswers }),
+    ...(afterMs === undefined ? {} : { lateSeenForgetAfterMs: afterMs }),
+  };
 }
 
 export interface ReadBuses {

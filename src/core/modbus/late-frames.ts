@@ -15,6 +15,8 @@ export interface AwaitedLateReply {
   quantity: number;
   /** When the request went out (ms). */
   sentAt: number;
+  /** Its start address (a request of the same shape and address is identical). */
+  address?: number;
 }
 
 export interface LateFrame {

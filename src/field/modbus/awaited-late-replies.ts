@@ -15,6 +15,8 @@ export interface WatchedLateReply extends AwaitedLateReply {
 
 export class AwaitedLateReplies {
   private entries: WatchedLateReply[] = [];
+  /** Set aside while the identical request is on the line (beginExchange). */
+  private aside: WatchedLateReply[] = [];
 
   constructor(private readonly clock: Clock) {}
 
@@ -39,9 +41,27 @@ export class AwaitedLateReplies {
     if (entry) entry.until = this.clock.now() + guardMs;
   }
 
-  /** A request of this shape goes out: its reply is no late one (the bus sends it only once that guard has passed). */
-  dropShape(request: Omit<AwaitedLateReply, 'sentAt'>): void {
+  /**
+   * A request of this shape goes out: a frame of its shape is its reply. An awaited reply of
+   * another address is given up (the bus sends such a request only once that guard has passed and
+   * the timed-out request was answered again). One of the same address (the identical request
+   * repeated: whichever copy's answer comes is a true reading) is set aside for the exchange and
+   * watched for again after it (`restore`): the other copy's answer may still come.
+   */
+  beginExchange(request: Omit<AwaitedLateReply, 'sentAt'>): void {
+    this.restore();
+    const identical = (e: WatchedLateReply) => e.address !== undefined && e.address === request.address;
+    this.aside = this.entries.filter((e) => sameReplyShape(e, request) && identical(e));
     this.entries = this.entries.filter((e) => !sameReplyShape(e, request));
+  }
+
+  /** The exchange ended: an awaited reply set aside for it is watched for again until its deadline. */
+  restore(): void {
+    const now = this.clock.now();
+    for (const entry of this.aside) {
+      if (entry.until > now && !this.entries.some((e) => sameReplyShape(e, entry))) this.entries.push(entry);
+    }
+    this.aside = [];
   }
 
   /** Its late reply came: nothing more of it is awaited. */

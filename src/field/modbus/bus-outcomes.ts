@@ -7,13 +7,17 @@ import type { BusProgress, BusStats } from './bus-stats.js';
 import type { Clock } from '../../core/time.js';
 import type { HealthTransition, UnitHealthTracker } from './cooldown.js';
 import { LineEchoError, ModbusExceptionError, ModbusFrameError, ModbusTimeoutError, PortClosedError } from './errors.js';
+import { FOREIGN_TRANSACTION_ID } from './transport-types.js';
 
-export type Counter = 'transactions' | 'timeouts' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
+export type Counter = 'transactions' | 'timeouts' | 'timeoutRepeats' | 'exceptions' | 'busyRetries' | 'frameErrors' | 'otherErrors'
   | 'cooldownRejects' | 'downRejects' | 'queueRejects' | 'discardedReplies' | 'lateReplies' | 'lateGuardRejects' | 'cancelled' | 'expired';
+
+/** Good replies in a row that end a spell of replies with foreign transaction ids (one warning a spell). */
+const MATCHED_TO_END_FOREIGN_SPELL = 10;
 
 export function zeroCounters(): Record<Counter, number> {
   return {
-    transactions: 0, timeouts: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
+    transactions: 0, timeouts: 0, timeoutRepeats: 0, exceptions: 0, busyRetries: 0, frameErrors: 0, otherErrors: 0,
     cooldownRejects: 0, downRejects: 0, queueRejects: 0, discardedReplies: 0, lateReplies: 0, lateGuardRejects: 0, cancelled: 0, expired: 0,
   };
 }
@@ -38,6 +42,8 @@ export class BusOutcomes {
   /** Units this bus has been asked about: all in cool-down means the bus may legitimately be idle. */
   private readonly unitsSeen = new Set<number>();
   private queueFullLogged = false;
+  /** Good replies since the last reply discarded for its transaction id (undefined: none in this spell). */
+  private goodSinceForeignId: number | undefined;
 
   constructor(private readonly ctx: OutcomeContext) {
     this.limitMs = ctx.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS;
@@ -139,6 +145,11 @@ export class BusOutcomes {
    * A unit seen answering late timed out again: it is asked nothing until its late reply came or
    * `guardMs` passed. Logged, so a unit not polled for that long is never a silent one.
    */
+  /** The unit answered in time long enough: no longer treated as answering late (late-guard.ts). */
+  lateForgotten(unit: number): void {
+    this.ctx.log.info({ unit }, 'unit answers in time again, its late replies forgotten');
+  }
+
   heldBack(unit: number, guardMs: number): void {
     this.ctx.log.info({ unit, guardMs }, 'unit held back by the late-reply guard');
   }
@@ -157,6 +168,11 @@ export class BusOutcomes {
 
   discarded(reason: string): void {
     this.ctx.counters.discardedReplies += 1;
+    // A TCP device answering with ids it was not asked (always 0, say) only shows as timeouts: say why, once a spell.
+    if (reason.startsWith(FOREIGN_TRANSACTION_ID)) {
+      if (this.goodSinceForeignId === undefined) this.ctx.log.warn({ reason }, 'bus replies discarded: transaction id not awaited');
+      this.goodSinceForeignId = 0;
+    }
     if (this.discardLog.take(this.ctx.clock.now())) {
       this.ctx.log.debug({ reason, discarded: this.ctx.counters.discardedReplies }, 'reply discarded');
     }
@@ -164,6 +180,10 @@ export class BusOutcomes {
 
   private good(): void {
     if (this.silence.onGood(this.ctx.clock.now())) this.ctx.log.info('bus answering again');
+    if (this.goodSinceForeignId !== undefined && ++this.goodSinceForeignId >= MATCHED_TO_END_FOREIGN_SPELL) {
+      this.goodSinceForeignId = undefined;
+      this.ctx.log.info('bus transaction ids match again');
+    }
   }
 
   /** A failed exchange: after too long without any good reply, reopen the port. */

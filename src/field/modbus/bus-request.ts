@@ -128,7 +128,7 @@ const READ_FUNCTION: Record<Table, number> = { coil: 1, discrete: 2, holding: 3,
 /** What the operation puts on the wire (function and quantity of each request); none for raw bytes. */
 export function wireShapes(op: Operation): ReplyShape[] {
   switch (op.kind) {
-    case 'read': return [{ functionCode: READ_FUNCTION[op.table], quantity: op.count }];
+    case 'read': return [{ functionCode: READ_FUNCTION[op.table], quantity: op.count, address: op.start }];
     case 'write-registers': return [{ functionCode: op.values.length === 1 && !op.forceMulti ? 6 : 16, quantity: op.values.length }];
     case 'write-coils': return [{ functionCode: op.values.length === 1 && !op.forceMulti ? 5 : 15, quantity: op.values.length }];
     case 'write-bit': return [{ functionCode: 3, quantity: 1 }, { functionCode: op.forceMulti ? 16 : 6, quantity: 1 }];
@@ -233,7 +233,8 @@ export function transactionsOf(op: Operation, pieceCount: number | undefined): n
 export function newJob(unit: number, op: Operation, priority: Priority, options: RequestOptions, config: BusConfig, now: number,
   resolve: Job['resolve'], reject: Job['reject']): Job {
   const job: Job = {
-    unit, op, priority, timeoutMs: options.timeoutMs ?? config.timeoutMs, resolve, reject, busyAttempts: 0,
+    unit, op, priority, timeoutMs: options.timeoutMs ?? config.timeoutMs, resolve, reject, busyAttempts: 0, timeoutRepeats: 0,
+    ...(op.kind === 'read' ? { repeatShape: { functionCode: READ_FUNCTION[op.table], quantity: op.count, address: op.start } } : {}),
     ...(options.lengthProbe === true && op.kind === 'read' ? { lengthProbe: true } : {}),
     ...(options.onStart ? { onStart: options.onStart } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

@@ -1,10 +1,13 @@
-// How a Bus wires its slow units (slow-units.ts: the late-reply guard and the busy repeats) to its
-// queue, its outcomes and its transport: a repeat is queued again, a late reply counted and the
-// queue looked at again, a guard's length told to the port that awaits the late reply.
+// How a Bus wires its slow units (slow-units.ts: the late-reply guard, the busy repeats and the
+// repeats after a timeout) to its queue, its outcomes and its transport: a repeat is queued again
+// (after a timeout first in line), a late reply counted and the queue looked at again, a guard's
+// length told to the port that awaits the late reply.
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { Clock, Timers } from '../../core/time.js';
 import type { BusOutcomes, Counter } from './bus-outcomes.js';
 import type { Job } from './bus-types.js';
+import type { UnitHealthTracker } from './cooldown.js';
+import type { RequestQueue } from './request-queue.js';
 import { SlowUnits } from './slow-units.js';
 import type { ModbusTransport } from './transport.js';
 
@@ -17,9 +20,9 @@ export interface SlowWiring {
   transport: ModbusTransport;
   outcomes: BusOutcomes;
   counters: Record<Counter, number>;
+  health: UnitHealthTracker;
+  queue: RequestQueue<Job>;
   isUp(): boolean;
-  /** Puts a repeat back in the queue (and pumps); false when the queue is full. */
-  requeue(job: Job): boolean;
   downError(): Error;
   pump(): void;
 }
@@ -30,9 +33,16 @@ export function wireSlowUnits(w: SlowWiring): SlowUnits<Job> {
     busyBackoffMs: w.busyBackoffMs,
     watchesLateReplies: w.config.kind !== 'tcp' && w.transport.onLateReply !== undefined,
     isUp: w.isUp,
-    requeue: w.requeue,
+    requeue: (job) => requeue(w, job, false),
+    requeueFirst: (job) => requeue(w, job, true),
+    timeoutsInRow: (unit) => w.health.view(unit).consecutiveTimeouts,
     downError: w.downError,
     onBusyRepeat: () => { w.counters.busyRetries += 1; },
+    onTimeoutRepeat: () => {
+      w.counters.timeouts += 1;
+      w.counters.timeoutRepeats += 1;
+    },
+    onLateForgotten: (unit) => w.outcomes.lateForgotten(unit),
     onLate: (unit, answeredAfterMs, first) => {
       w.outcomes.late(unit, answeredAfterMs, w.config.timeoutMs, first);
       w.pump();
@@ -44,4 +54,11 @@ export function wireSlowUnits(w: SlowWiring): SlowUnits<Job> {
   });
   w.transport.onLateReply?.((unit, answeredAfterMs, request) => slow.lateReply(unit, answeredAfterMs, request));
   return slow;
+}
+
+/** Puts a repeat back in the queue (first in line: a repeat after a timeout) and pumps; false when full. */
+function requeue(w: SlowWiring, job: Job, first: boolean): boolean {
+  if (!(first ? w.queue.pushFirst(job, job.priority) : w.queue.push(job, job.priority))) return false;
+  w.pump();
+  return true;
 }

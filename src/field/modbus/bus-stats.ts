@@ -13,6 +13,8 @@ export interface BusStats {
   timeouts: number;
   exceptions: number;
   busyRetries: number;
+  /** Reads repeated after a timeout (each repeat's timeout is counted in `timeouts` too). */
+  timeoutRepeats: number;
   frameErrors: number;
   otherErrors: number;
   cooldownRejects: number;

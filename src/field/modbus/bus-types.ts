@@ -4,6 +4,7 @@ import type { Logger } from '../../core/logger.js';
 import type { Clock, Timers } from '../../core/time.js';
 import type { Operation, OperationResult, Priority } from './bus-request.js';
 import type { TransportFactory } from './transport.js';
+import type { ReplyShape } from './transport-types.js';
 
 export interface BusOptions {
   config: BusConfig;
@@ -31,6 +32,10 @@ export interface Job {
   reject: (err: unknown) => void;
   /** Repeats after "busy" so far. */
   busyAttempts: number;
+  /** Repeats after a timeout so far (timeout-repeats.ts). */
+  timeoutRepeats: number;
+  /** A read's request as it goes on the wire whole: repeated identically after a timeout. */
+  repeatShape?: ReplyShape;
   /** How the job was last let onto the line: a repeat after "busy" of a probe stays the probe. */
   admitted?: 'go' | 'probe';
   /** Epoch ms until which the job may wait in the queue while its unit is guarded or cooling down. */

@@ -90,12 +90,7 @@ export class Bus {
     this.slow = wireSlowUnits({
       config: options.config, clock: this.clock, timers: this.timers, interFrameDelayMs, busyBackoffMs: options.busyBackoffMs,
       transport: this.transport, outcomes: this.outcomes, counters: this.counters, isUp: () => this.state === 'up',
-      requeue: (job) => {
-        if (!this.queue.push(job, job.priority)) return false;
-        this.pump();
-        return true;
-      },
-      downError: () => new BusDownError(this.name, this.connection.downReason), pump: () => this.pump(),
+      health: this.health, queue: this.queue, downError: () => new BusDownError(this.name, this.connection.downReason), pump: () => this.pump(),
     });
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
     this.wake = new WakeTimer(this.clock, this.timers, () => this.pump());
@@ -266,6 +261,7 @@ export class Bus {
       // The transport already listened through t3.5 after the reply: no second gap needed.
       silenceKept = addressesUnit(job.op) && this.transport.keepsSilenceAfterReply === true;
       if (addressesUnit(job.op)) this.outcomes.answered(job.unit);
+      if (addressesUnit(job.op)) this.slow.answered(job.unit, pieceCount === undefined ? job.repeatShape : undefined);
       this.beside.answered(job.unit);
       if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: true, result }, this.clock.now());
       job.resolve(result);

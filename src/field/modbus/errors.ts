@@ -33,7 +33,7 @@ export class ModbusTimeoutError extends ModbusEngineError {
    * `request`: what was on the wire (RTU framing), whose late reply is now watched for; undefined
    * when the transport does not say (the whole unit is then guarded).
    */
-  constructor(readonly unit: number, readonly timeoutMs: number, readonly request?: { functionCode: number; quantity: number }) {
+  constructor(readonly unit: number, readonly timeoutMs: number, readonly request?: { functionCode: number; quantity: number; address?: number }) {
     super(`unit ${unit} did not answer within ${timeoutMs} ms`);
   }
 }

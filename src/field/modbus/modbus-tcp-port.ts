@@ -13,6 +13,7 @@ import { Socket } from 'node:net';
 import { encodeRtuFrame } from '../../core/modbus/rtu-frame.js';
 import { type MbapFrame, MbapFramer } from '../../core/modbus/mbap-framer.js';
 import { type ExpectedReply, pduMismatch } from '../../core/modbus/reply-check.js';
+import { FOREIGN_TRANSACTION_ID } from './transport-types.js';
 
 export interface TcpPortEvents {
   /** A frame was dropped; the request it might have answered keeps waiting. */
@@ -154,7 +155,7 @@ export class ModbusTcpPort extends EventEmitter {
   private mismatch(frame: MbapFrame): string | undefined {
     if (frame.protocolId !== 0) return `protocol id ${frame.protocolId}`;
     const awaited = this.awaited.get(frame.transactionId);
-    if (!awaited) return `transaction id ${frame.transactionId} not awaited (late, duplicate or foreign)`;
+    if (!awaited) return `${FOREIGN_TRANSACTION_ID} ${frame.transactionId} not awaited (late, duplicate or foreign)`;
     if (frame.unit !== awaited.reply.unit) return `unit ${frame.unit} (expected ${awaited.reply.unit})`;
     return pduMismatch(awaited.reply, frame.pdu);
   }

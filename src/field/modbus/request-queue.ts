@@ -54,6 +54,13 @@ export class RequestQueue<T> {
     return true;
   }
 
+  /** First in its class (a read repeated after a timeout goes next); false when full. */
+  pushFirst(item: T, priority: Priority): boolean {
+    if (this.size >= this.limit) return false;
+    this.listOf(priority).splice(this.headOf(priority), 0, item);
+    return true;
+  }
+
   /**
    * The next item to start: the oldest `eligible` one ('high' before 'normal' within the share),
    * removed; items passed over (a unit already busy) keep their places.

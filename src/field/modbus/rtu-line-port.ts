@@ -178,12 +178,12 @@ export class RtuLinePort extends EventEmitter {
    * Starts an exchange (`request` undefined: raw bytes): drops what is buffered and returns the
    * stray bytes since the last exchange ended (between exchanges, or left unframed by the last
    * one), late replies found among them not included. From now on a frame of the request's unit
-   * and shape is its reply: a late reply still awaited of that shape is given up (the bus sends
-   * such a request only once its guard has passed); those of other shapes are still watched.
+   * and shape is its reply: a late reply awaited of that shape is set aside for the exchange if
+   * it is the identical request's, else given up (awaited-late-replies.ts); others stay watched.
    */
   begin(request?: ExpectedReply): number {
     const strays = Math.max(0, this.takeUnmatched() - this.lateBetween);
-    if (request) this.awaitedLate.dropShape(request);
+    if (request) this.awaitedLate.beginExchange(request);
     this.capture = Buffer.alloc(0);
     this.lateDuring = 0;
     this.lateBetween = 0;
@@ -229,6 +229,7 @@ export class RtuLinePort extends EventEmitter {
   end(): void {
     this.framer.end();
     this.clearSilenceTimer();
+    this.awaitedLate.restore();
   }
 
   /** Bytes received but not handed over as a frame since the last call; forgets them. */

@@ -8,13 +8,14 @@ import type { BusConfig } from '../../core/config/site-types.js';
 import type { Clock, Timers } from '../../core/time.js';
 import { BusyRetries } from './busy-retries.js';
 import { ModbusExceptionError, ModbusTimeoutError } from './errors.js';
-import { configuredGuardMs, type LateGuardAdmission, LateReplyGuard, type LateUnitView } from './late-guard.js';
+import { configuredGuardMs, DEFAULT_LATE_DECAY, type LateGuardAdmission, LateReplyGuard, type LateUnitView } from './late-guard.js';
 import type { ReplyShape } from './transport-types.js';
+import { type RepeatableJob, repeatsAfterTimeout } from './timeout-repeats.js';
 
 export { LATE_GUARD_TIMEOUTS } from './late-guard.js';
 const DEFAULT_BUSY_BACKOFF_MS = 50;
 
-export interface SlowJob {
+export interface SlowJob extends RepeatableJob {
   unit: number;
   timeoutMs: number;
   /** Repeats after "busy" so far. */
@@ -33,6 +34,14 @@ export interface SlowUnitsContext<J extends SlowJob> {
   isUp(): boolean;
   /** Puts a job back into the queue and pumps; false when the queue is full. */
   requeue(job: J): boolean;
+  /** Puts a job back first in line (a repeat after a timeout) and pumps; false when the queue is full. */
+  requeueFirst(job: J): boolean;
+  /** Timeouts in a row of the unit so far (cool-down). */
+  timeoutsInRow(unit: number): number;
+  /** A read that timed out is repeated (counted). */
+  onTimeoutRepeat(): void;
+  /** The unit is no longer treated as answering late (its lesson decayed). */
+  onLateForgotten(unit: number): void;
   downError(): Error;
   /** A repeat after "busy" was scheduled (counted). */
   onBusyRepeat(): void;
@@ -51,21 +60,25 @@ export class SlowUnits<J extends SlowJob> {
 
   constructor(private readonly ctx: SlowUnitsContext<J>) {
     this.busy = new BusyRetries<J>(ctx.timers, ctx.busyBackoffMs ?? DEFAULT_BUSY_BACKOFF_MS, ctx.interFrameDelayMs);
-    this.guard = ctx.watchesLateReplies ? new LateReplyGuard() : undefined;
+    const decay = {
+      afterAnswers: ctx.config.lateSeenForgetAfterAnswers ?? DEFAULT_LATE_DECAY.afterAnswers,
+      afterMs: ctx.config.lateSeenForgetAfterMs ?? DEFAULT_LATE_DECAY.afterMs,
+    };
+    this.guard = ctx.watchesLateReplies ? new LateReplyGuard(decay) : undefined;
   }
 
   /**
    * Whether a request to `unit` putting `shapes` on the wire may go now (`splittable`: a single
    * read that may go as shorter reads), given the late replies of the unit still awaited.
    */
-  guardAdmission(unit: number, shapes: readonly ReplyShape[], splittable: boolean): LateGuardAdmission {
+  guardAdmission(unit: number, shapes: readonly ReplyShape[], splittable: boolean, repeat = false): LateGuardAdmission {
     const guard = this.guard;
     if (!guard) return { kind: 'go' };
     const now = this.ctx.clock.now();
     if (shapes.length === 0) return guard.admit(unit, undefined, now);
     let result: LateGuardAdmission = { kind: 'go' };
     for (const shape of shapes) {
-      const admission = guard.admit(unit, { ...shape, splittable: splittable && shapes.length === 1 }, now);
+      const admission = guard.admit(unit, { ...shape, splittable: splittable && shapes.length === 1, repeat }, now);
       if (admission.kind === 'wait') return admission;
       if (admission.kind === 'split') result = admission;
     }
@@ -91,14 +104,24 @@ export class SlowUnits<J extends SlowJob> {
       const now = this.ctx.clock.now();
       const applied = this.guard.onTimeout(job.unit, err.request, now, configuredGuardMs(this.ctx.config, job.timeoutMs));
       this.ctx.guarding(job.unit, err.request, applied, this.guard.holdsWholeUnit(job.unit, now));
+      const mayGoNow = (unit: number, shape: ReplyShape) => this.guardAdmission(unit, [shape], true, true).kind !== 'wait';
+      if (this.ctx.isUp() && repeatsAfterTimeout(job, err, { config: this.ctx.config, timeoutsInRow: this.ctx.timeoutsInRow, mayGoNow })) {
+        this.ctx.onTimeoutRepeat();
+        if (this.ctx.requeueFirst(job)) return true;
+      }
     }
     return false;
+  }
+
+  /** `unit` answered in time (`shape`: the request whole, undefined when read as pieces). */
+  answered(unit: number, shape: ReplyShape | undefined): void {
+    if (this.guard?.onAnswered(unit, shape, this.ctx.clock.now())) this.ctx.onLateForgotten(unit);
   }
 
   /** The reply of a timed-out request (`request`: its shape) came after all: what it held back may go. */
   lateReply(unit: number, answeredAfterMs: number, request?: ReplyShape): void {
     if (!this.guard) return;
-    this.ctx.onLate(unit, Math.round(answeredAfterMs), this.guard.onLateReply(unit, request, answeredAfterMs));
+    this.ctx.onLate(unit, Math.round(answeredAfterMs), this.guard.onLateReply(unit, request, answeredAfterMs, this.ctx.clock.now()));
   }
 
   lateUnits(): LateUnitView[] {

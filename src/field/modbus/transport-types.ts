@@ -7,7 +7,12 @@ import type { RawReplyWindow } from './raw-exchange.js';
 export interface ReplyShape {
   functionCode: number;
   quantity: number;
+  /** The request's start address, when known: a request of the same shape and address is identical (its late reply is a true reading). */
+  address?: number;
 }
+
+/** How a discarded Modbus TCP reply's reason starts when its transaction id was not awaited (bus-outcomes.ts warns of it). */
+export const FOREIGN_TRANSACTION_ID = 'transaction id';
 
 /** `request`: the shape of the request it answers (undefined: the transport does not say; all of the unit is released). */
 export type LateReplyListener = (unit: number, answeredAfterMs: number, request?: ReplyShape) => void;

@@ -177,7 +177,7 @@ class ModbusSerialTransport implements ModbusTransport {
         // request of the same reply shape until it came (reported by the line port) or its guard
         // ran out, so it cannot pass for another; the error names the shape for the bus's guard.
         line.awaitLate({ ...expected, sentAt }, configuredGuardMs(this.config, timeoutMs));
-        throw new ModbusTimeoutError(err.unit, err.timeoutMs, { functionCode: expected.functionCode, quantity: expected.quantity });
+        throw new ModbusTimeoutError(err.unit, err.timeoutMs, { functionCode: expected.functionCode, quantity: expected.quantity, address: expected.address });
       }
       throw err;
     } finally {

@@ -39,7 +39,7 @@ function shareSite(path: string, port: number): SiteConfig {
   const result = validateSite({
     buses: [{
       name: 'line', kind: 'rtu', path, baudRate: 19200, timeoutMs: TIMEOUT_MS, interFrameDelayMs: 3,
-      cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 }, share: { port, cacheMs: 60_000 },
+      cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 }, timeoutRepeats: 0, share: { port, cacheMs: 60_000 },
     }],
     devices: [{ name: 'meter', bus: 'line', unitId: UNIT, points: [{ id: 'v', table: 'holding', address: 0, type: 'uint16' }] }],
   });

@@ -77,7 +77,8 @@ describe('late replies on RTU framing', () => {
       }
     }
     const transport = new Watching(clock);
-    const { bus, log } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), transport);
+    // No repeat after a timeout here (timeout-repeats.ts): one transaction per timed-out read.
+    const { bus, log } = await startedBus(rtuBusConfig({ timeoutMs: 100, timeoutRepeats: 0, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), transport);
     const held = () => log.lines().filter((l) => l.msg === 'unit held back by the late-reply guard');
     transport.behaviour = () => 'timeout';
     const first = settle(bus.read(2, 'holding', 0, 2));
@@ -186,7 +187,7 @@ describe('busy units', () => {
 describe('the late-reply guard learns', () => {
   it('a read-length probe goes whole or not at all: refused while its shape is held, where a poll goes as pieces', async () => {
     const transport = new ShapedTimeouts(clock);
-    const { bus } = await startedBus(rtuBusConfig({ timeoutMs: 100, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), transport);
+    const { bus } = await startedBus(rtuBusConfig({ timeoutMs: 100, timeoutRepeats: 0, cooldown: { afterTimeouts: 5, initialMs: 1000, maxMs: 1000 } }), transport);
     transport.behaviour = () => 'timeout';
     const first = settle(bus.read(2, 'holding', 0, 8));
     await clock.advanceAsync(150);
@@ -202,7 +203,9 @@ describe('the late-reply guard learns', () => {
     await clock.advanceAsync(100);
     expect(await poll).toMatchObject({ start: 0 });
     expect(reads()).toEqual(['0', '0', '4']); // the 7-register probe whole, the poll as halves
-    await clock.advanceAsync(1000); // the guard ran out
+    // The guard ran out, and so did its second length: no timeout here names its address, so no
+    // answer of the identical request could settle it sooner (late-guard.ts).
+    await clock.advanceAsync(2000);
     const whole = settle(bus.read(2, 'holding', 0, 8, { lengthProbe: true }));
     await clock.advanceAsync(100);
     expect(await whole).toMatchObject({ start: 0 });

@@ -7,7 +7,7 @@ import { busStatusOf } from '../../../src/ops/status-assembly.js';
 import type { BusStats } from '../../../src/field/modbus/bus-stats.js';
 
 const stats: BusStats = {
-  bus: 'line1', state: 'up', queueDepth: 3, inFlight: 1, transactions: 40, timeouts: 0, exceptions: 0, busyRetries: 0,
+  bus: 'line1', state: 'up', queueDepth: 3, inFlight: 1, transactions: 40, timeouts: 0, timeoutRepeats: 0, exceptions: 0, busyRetries: 0,
   frameErrors: 0, otherErrors: 0, cooldownRejects: 0, downRejects: 0, queueRejects: 2, cancelled: 17, expired: 5, busyTimeMs: 100, reconnects: 0,
   unitsCoolingDown: 0, goodReplies: 40, discardedReplies: 0, silenceReopens: 0, lateReplies: 0, lateGuardRejects: 0, lateUnits: [],
 };

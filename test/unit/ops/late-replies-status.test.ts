@@ -6,7 +6,7 @@ import type { GatewayStatus } from '../../../src/ops/status.js';
 import type { BusStats } from '../../../src/field/modbus/bus-stats.js';
 
 const stats: BusStats = {
-  bus: 'line1', state: 'up', queueDepth: 0, inFlight: 0, transactions: 40, timeouts: 5, exceptions: 0, busyRetries: 0,
+  bus: 'line1', state: 'up', queueDepth: 0, inFlight: 0, transactions: 40, timeouts: 5, timeoutRepeats: 0, exceptions: 0, busyRetries: 0,
   frameErrors: 0, otherErrors: 0, cooldownRejects: 0, downRejects: 0, queueRejects: 0, cancelled: 0, expired: 0, busyTimeMs: 100, reconnects: 0,
   unitsCoolingDown: 0, goodReplies: 35, discardedReplies: 4, silenceReopens: 0, lateReplies: 4, lateGuardRejects: 3,
   lateUnits: [{ unit: 2, lateReplies: 3, slowestAnswerMs: 1012, guardedUntil: 5 }, { unit: 7, lateReplies: 1, slowestAnswerMs: 480 }],
