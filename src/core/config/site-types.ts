@@ -70,6 +70,8 @@ export interface DeviceConfig {
   streams: StreamConfig[];
   /** The model its profile(s) say it is, checked before polling; absent = nothing to check or `identify: false`. */
   identification?: DeviceIdentification;
+  /** Former ids of profile points the site file still names, taken as the current ones for one release (logged at start). */
+  renamedPoints?: { profile: string; formerly: string; now: string; path: string }[];
 }
 
 /**
