@@ -78,7 +78,9 @@ describe('former point ids (renamed by the vocabulary)', () => {
   });
 
   it.each(renamedProfiles)('%s: a site file naming former ids in exclude and points still validates, and says which', (name) => {
-    const [[excludedFormerly, excludedNow], [overriddenFormerly, overriddenNow] = [excludedFormerly, excludedNow]] = Object.entries(library.get(name)!.renamed!);
+    const entries: [string, string][] = Object.entries(library.get(name)!.renamed!);
+    const [excludedFormerly, excludedNow] = entries[0];
+    const [overriddenFormerly, overriddenNow] = entries[1] ?? entries[0];
     const overrides = overriddenFormerly === excludedFormerly ? [] : [{ id: overriddenFormerly, report: { deadband: 5 } }];
     const raw = {
       buses: [{ name: 'b', kind: 'tcp', host: '127.0.0.1', port: 1502 }],
