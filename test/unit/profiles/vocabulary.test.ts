@@ -6,7 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadProfiles } from '../../../src/ops/profile-library.js';
 import { VOCABULARY, VOCABULARY_ALIASES, checkVocabulary, vocabularyQuantity } from '../../../src/core/config/point-vocabulary.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { validateSite } from '../../../src/core/config/site.js';
+import { loadConfig } from '../../../src/ops/site-file.js';
+import { logRenamedPoints } from '../../../src/cli/site-loading.js';
+import { runCli } from '../../helpers/run-cli.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
 
 const library = loadProfiles([]).library;
 const shipped = library.names();
@@ -113,5 +120,33 @@ describe('former point ids (renamed by the vocabulary)', () => {
     const { issues, site } = validateSite(raw, library);
     expect(site).toBeUndefined();
     expect(issues.map((i) => i.path)).toEqual(['devices[1].exclude[0]']);
+  });
+
+  it('a site file written for the former ids: validate warns with the path, run logs it once per use at start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fieldgate-renamed-'));
+    try {
+      const site = join(dir, 'site.yaml');
+      writeFileSync(site, [
+        'gateway:', `  stateDir: ${join(dir, 'state')}`,
+        'buses:', '  - { name: b, kind: tcp, host: 127.0.0.1, port: 1502 }',
+        'devices:',
+        '  - { name: e1, bus: b, unitId: 1, profile: carlogavazzi-em24-e1, exclude: [power_factor], points: [{ id: power, report: { deadband: 50 } }] }',
+      ].join('\n') + '\n');
+      const validated = await runCli(['validate', site]);
+      expect(validated.code).toBe(0);
+      expect(validated.out).toContain('warning: devices[0].exclude[0]: profile carlogavazzi-em24-e1 renamed "power_factor" to "power_factor_total"');
+      expect(validated.out).toContain('warning: devices[0].points[0].id: profile carlogavazzi-em24-e1 renamed "power" to "power_total"');
+      const config = loadConfig(site, {});
+      expect(config.site.devices[0].points.find((p) => p.id === 'power_total')?.report.deadband).toBe(50);
+      const log = captureLogger();
+      logRenamedPoints(config, log.logger);
+      const warned = log.lines().filter((line) => line.msg === 'site file names a renamed profile point: read as its new id for this release');
+      expect(warned.map((line) => [line.device, line.profile, line.formerly, line.now, line.level])).toEqual([
+        ['e1', 'carlogavazzi-em24-e1', 'power_factor', 'power_factor_total', 40],
+        ['e1', 'carlogavazzi-em24-e1', 'power', 'power_total', 40],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
