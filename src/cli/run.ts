@@ -12,7 +12,7 @@ import { FIELDGATE_VERSION } from '../core/version.js';
 import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
-import { logAddressNotes, readSiteForRun, reportIssues } from './site-loading.js';
+import { logAddressNotes, logRenamedPoints, readSiteForRun, reportIssues } from './site-loading.js';
 import { EXIT_STATE_LOCKED, StateDirLock } from '../ops/state-lock.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
@@ -88,6 +88,7 @@ export const runRun: CliCommand = async (args, io) => {
     // Checked with the site file above: every entry is valid here.
     const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
     for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
+    logRenamedPoints(config, logger);
     try {
       gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets, siteFile: file, ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}) });
     } catch (err) {

@@ -15,6 +15,15 @@ export interface AddressNotes {
   changed: Array<{ device: string; from: string; to: string }>;
 }
 
+/** Former profile point ids the site file still names (the point vocabulary renamed them): one warning each, at start. */
+export function logRenamedPoints(config: Config, logger: Logger): void {
+  for (const device of config.site.devices) {
+    for (const { profile, formerly, now, path } of device.renamedPoints ?? []) {
+      logger.warn({ device: device.name, profile, formerly, now, path }, 'site file names a renamed profile point: read as its new id for this release');
+    }
+  }
+}
+
 export function logAddressNotes(notes: AddressNotes | undefined, logger: Logger): void {
   if (notes?.source === 'previous-version') logger.info({ devices: notes.taken }, 'sub-device addresses taken over from the previous version');
   for (const change of notes?.changed ?? []) logger.info(change, 'sub-device address changed by the site file');

@@ -20,6 +20,9 @@ function describeSite(config: Config): string[] {
     lines.push(`${device.name}: ${formatPlanSummary(summarisePlan(plan))}`);
   }
   for (const { name, file, shipped } of config.profileOverrides ?? []) lines.push(`profile ${name}: ${file} replaces the shipped ${shipped}`);
+  for (const device of config.site.devices) {
+    for (const { profile, formerly, now, path } of device.renamedPoints ?? []) lines.push(`warning: ${path}: profile ${profile} renamed "${formerly}" to "${now}" (the point vocabulary); the old id is read as the new one for this release only`);
+  }
   const subs = subDevicesOf(config.site, config.gateway.cloud);
   const kept = Object.keys(config.site.announcedAddresses ?? {}).length;
   if (subs.length > 0) lines.push(`sub-devices: ${subs.length}, ${kept} keeping the address announced from ${config.gateway.stateDir}`);

@@ -11,6 +11,8 @@ export interface InitialValues {
   address: number;
   /** Registers, or 0/1 for bit tables. */
   words: number[];
+  /** Held only for a read of one register alone (what a longer read there returns is the table's). */
+  alone?: boolean;
 }
 
 export interface SimUnitSpec {

@@ -8,6 +8,8 @@ export const FULL_ADDRESS_SPACE = 65536;
 /** One table: addresses 0..size-1, 16-bit values (bit tables hold 0/1). Unwritten addresses read 0. */
 export class RegisterBank {
   private readonly pages = new Map<number, Uint16Array>();
+  /** Values a register holds only for a read of that register alone (a device's identification code sharing a measurement's register). */
+  private readonly alone = new Map<number, number>();
 
   constructor(readonly size: number = FULL_ADDRESS_SPACE) {
     if (!Number.isInteger(size) || size < 1 || size > FULL_ADDRESS_SPACE) {
@@ -23,6 +25,16 @@ export class RegisterBank {
   get(address: number): number {
     const page = this.pages.get(address >>> PAGE_BITS);
     return page === undefined ? 0 : page[address & (PAGE_SIZE - 1)];
+  }
+
+  /** What a read of `address` alone returns. */
+  getAlone(address: number): number {
+    return this.alone.get(address) ?? this.get(address);
+  }
+
+  setAlone(address: number, value: number): void {
+    if (!this.covers(address, 1)) throw new RangeError(`address ${address} outside 0..${this.size - 1}`);
+    this.alone.set(address, value);
   }
 
   set(address: number, value: number): void {

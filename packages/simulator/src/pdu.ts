@@ -104,7 +104,8 @@ export function handlePdu(memory: UnitMemory, pdu: Buffer, injected?: InjectedEx
       const out = Buffer.allocUnsafe(2 + count * 2);
       out[0] = scope.fc;
       out[1] = count * 2;
-      for (let i = 0; i < count; i += 1) out.writeUInt16BE(bank.get(address + i), 2 + i * 2);
+      if (count === 1) out.writeUInt16BE(bank.getAlone(address), 2);
+      else for (let i = 0; i < count; i += 1) out.writeUInt16BE(bank.get(address + i), 2 + i * 2);
       return ok(out);
     }
     case 5: {

@@ -102,7 +102,7 @@ function identificationValues(placements: readonly Placement[]): InitialValues[]
       ...(point.type === 'string' ? { registers: point.length } : {}),
     });
     if (!encoded.ok) throw new Error(`profile "${profile.name}" identification "${register.label}": ${encoded.error}`);
-    return { table: point.table, address: point.address, words: encoded.words };
+    return { table: point.table, address: point.address, words: encoded.words, ...(register.readAlone ? { alone: true } : {}) };
   }));
 }
 

@@ -88,7 +88,9 @@ export function plausibleValues(points: readonly ProfilePoint[]): HeldValue[] {
     if (INTEGER.has(point.type)) {
       // Counts, states and bit fields without a unit: small distinct integers, never the sentinel 0.
       let engineering = typical ?? (point.unit === '' ? 0.95 : 1);
-      const rawOf = (reading: number) => Math.round(reading / point.scale / 10 ** factor) + index + 1;
+      // A negative scale (a register the profile reads negated, or a divisor the document gives as
+      // negative) holds the reading's magnitude: an unsigned register cannot hold less than 0.
+      const rawOf = (reading: number) => Math.round(reading / Math.abs(point.scale) / 10 ** factor) + index + 1;
       // A typical reading too large for a 16-bit register at this scale (a daily kWh counter in
       // 0.1 kWh) is taken a decade lower: the value must be one the device could hold.
       while (rawOf(engineering) > INTEGER_MAX[point.type] && Math.abs(engineering) >= 1) engineering /= 10;

@@ -65,7 +65,7 @@ export class Simulator {
     this.startedAt = this.clock();
     for (const spec of map.units) {
       const memory = new UnitMemory(spec.sizes);
-      for (const v of spec.values) v.words.forEach((w, i) => memory.table(v.table).set(v.address + i, w));
+      for (const v of spec.values) v.words.forEach((w, i) => (v.alone ? memory.table(v.table).setAlone(v.address + i, w) : memory.table(v.table).set(v.address + i, w)));
       const unit: SimUnit = {
         spec, memory, dynamic: [...spec.dynamic], present: true,
         counters: { requests: 0, replies: 0, exceptions: 0, dropped: 0, garbled: 0 },

@@ -124,6 +124,7 @@ export function readDevice(
   if (expansion.unresolved) dropIssuesAt(issues, before, joinPath(path, 'points'));
   if (issues.length > before || !device) return undefined;
   if (expansion.identification) device.config.identification = expansion.identification;
+  if (expansion.renamedPoints) device.config.renamedPoints = expansion.renamedPoints;
   return device;
 }
 

@@ -60,6 +60,27 @@ function checkIdentificationInsideModel(identification: ProfileIdentification, s
   });
 }
 
+/**
+ * `renamed: { OLD: NEW }`: ids the profile's points had before (the point vocabulary renamed them),
+ * so a site file naming an old id keeps working for one release. OLD is no point of the profile, NEW is one.
+ */
+function readRenamed(f: Fields, points: readonly unknown[]): Record<string, string> | undefined {
+  if (!f.has('renamed')) return undefined;
+  const raw = f.take('renamed');
+  if (!isMapping(raw)) {
+    f.report('renamed', 'must be a mapping of former point ids to current ones');
+    return undefined;
+  }
+  const ids = new Set(points.map((point) => (isMapping(point) ? point.id : undefined)));
+  const renamed: Record<string, string> = {};
+  for (const [formerly, now] of Object.entries(raw)) {
+    if (ids.has(formerly)) f.report('renamed', `"${formerly}" is still a point of this profile: a former id cannot be a current one`);
+    else if (typeof now !== 'string' || !ids.has(now)) f.report('renamed', `"${formerly}" must name a point of this profile (got ${JSON.stringify(now)})`);
+    else renamed[formerly] = now;
+  }
+  return renamed;
+}
+
 /** `expectedName`: the file's name without .yaml; a profile is found by it, so they must agree. */
 export function readProfileDoc(raw: unknown, expectedName: string, file: string, issues: ConfigIssue[]): DeviceProfile | undefined {
   const path = `profile ${expectedName}`;
@@ -81,6 +102,7 @@ export function readProfileDoc(raw: unknown, expectedName: string, file: string,
     deviceFields.rejectUnknownKeys();
   }
   const points = f.list('points', { required: true }) ?? [];
+  const renamed = readRenamed(f, points);
   f.rejectUnknownKeys();
   if (sunspec) checkInsideModel(points, sunspec, f);
   if (sunspec && identification) checkIdentificationInsideModel(identification, sunspec, f);
@@ -91,6 +113,6 @@ export function readProfileDoc(raw: unknown, expectedName: string, file: string,
   if (issues.length > before) return undefined;
   return {
     name: name!, vendor: vendor!, model: model!, ...(firmware !== undefined ? { firmware } : {}), source: source!,
-    ...(sunspec ? { sunspec } : {}), ...(identification ? { identification } : {}), device, points: points as Record<string, unknown>[], file,
+    ...(sunspec ? { sunspec } : {}), ...(identification ? { identification } : {}), device, points: points as Record<string, unknown>[], ...(renamed ? { renamed } : {}), file,
   };
 }

@@ -14,6 +14,16 @@ export interface Expansion {
   unresolved?: boolean;
   /** Per expanded point index: where an issue about it should point (site points keep their own path). */
   labels: (string | undefined)[];
+  /** Former point ids the site still names (in `exclude` or `points`), taken as the current ones for one release. */
+  renamedPoints?: RenamedPointUse[];
+}
+
+export interface RenamedPointUse {
+  profile: string;
+  formerly: string;
+  now: string;
+  /** Where the site names it. */
+  path: string;
 }
 
 interface Placed {
@@ -81,11 +91,28 @@ function readProfileRefs(value: unknown, at: string, library: ProfileLibrary, is
   return ok ? placed : undefined;
 }
 
-function readExcludes(device: Fields, known: ReadonlyMap<string, string>): Set<string> {
+/** A site id that names a renamed profile point -> the current id, the use recorded; any other id unchanged. */
+type Renamer = (id: unknown, path: string) => unknown;
+
+function renamerOf(placed: readonly Placed[], uses: RenamedPointUse[]): Renamer {
+  const current = new Map<string, { profile: string; now: string }>();
+  for (const { profile, prefix } of placed) {
+    for (const [formerly, now] of Object.entries(profile.renamed ?? {})) current.set(`${prefix}${formerly}`, { profile: profile.name, now: `${prefix}${now}` });
+  }
+  return (id, path) => {
+    const renamed = typeof id === 'string' ? current.get(id) : undefined;
+    if (!renamed || typeof id !== 'string') return id;
+    uses.push({ profile: renamed.profile, formerly: id, now: renamed.now, path });
+    return renamed.now;
+  };
+}
+
+function readExcludes(device: Fields, known: ReadonlyMap<string, string>, rename: Renamer): Set<string> {
   const list = device.list('exclude') ?? [];
   const excluded = new Set<string>();
-  list.forEach((id, index) => {
+  list.forEach((listed, index) => {
     const path = joinPath(device.at('exclude'), index);
+    const id = rename(listed, path);
     if (typeof id !== 'string' || !known.has(id)) {
       const guess = typeof id === 'string' ? suggestKey(id, known.keys()) : undefined;
       device.issues.push({ path, message: `unknown point ${describeValue(id)}: no profile of this device has it${guess ? ` (did you mean "${guess}"?)` : ''}` });
@@ -136,12 +163,16 @@ export function expandProfiles(raw: unknown, path: string, issues: ConfigIssue[]
       fromProfiles.set(id, { ...point, id, address: (point.address as number) + base, ...scaleFactor });
     }
   }
+  const renamedPoints: RenamedPointUse[] = [];
+  const rename = renamerOf(placed, renamedPoints);
   const excludes = Fields.of({ exclude }, path, issues)!;
-  const excluded = readExcludes(excludes, owner);
+  const excluded = readExcludes(excludes, owner, rename);
   const sitePoints = Array.isArray(rest.points) ? rest.points : [];
   if (rest.points !== undefined && !Array.isArray(rest.points)) issues.push({ path: joinPath(path, 'points'), message: `must be a list (got ${describeValue(rest.points)})` });
   const overridden = new Set<string>();
-  const points: unknown[] = sitePoints.map((point, index) => {
+  const points: unknown[] = sitePoints.map((written, index) => {
+    const renamedId = isMapping(written) ? rename(written.id, joinPath(joinPath(joinPath(path, 'points'), index), 'id')) : undefined;
+    const point = isMapping(written) && renamedId !== written.id ? { ...written, id: renamedId } : written;
     const id = isMapping(point) ? point.id : undefined;
     if (typeof id !== 'string' || !fromProfiles.has(id)) return point;
     if (excluded.has(id)) issues.push({ path: joinPath(joinPath(path, 'points'), index), message: `point "${id}" is both overridden here and excluded` });
@@ -155,7 +186,7 @@ export function expandProfiles(raw: unknown, path: string, issues: ConfigIssue[]
     labels.push(`${path}.profile(${owner.get(id)}).${id}`);
   }
   const identification = identify === false ? undefined : identificationOf(placed, library);
-  return { raw: { ...deviceDefaults(rest, placed), points }, labels, ...(identification ? { identification } : {}) };
+  return { raw: { ...deviceDefaults(rest, placed), points }, labels, ...(identification ? { identification } : {}), ...(renamedPoints.length > 0 ? { renamedPoints } : {}) };
 }
 
 /** The placed profiles' identification registers together, and the library's profiles read at the same registers. */

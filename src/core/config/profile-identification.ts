@@ -42,6 +42,8 @@ function readRegister(raw: unknown, path: string, index: number, issues: ConfigI
   if (type !== undefined && (VALUE_TYPES as readonly string[]).includes(type) && !IDENTIFYING_TYPES.includes(type)) f.report('type', `must be one of ${IDENTIFYING_TYPES.join(', ')} (got ${describeValue(type)}): identification compares exact values`);
   if (isMapping(raw) && (raw.table === 'coil' || raw.table === 'discrete')) f.report('table', `must be holding or input (got ${describeValue(raw.table)})`);
   const values = readValues(f, type);
+  const readAlone = f.has('readAlone') ? f.take('readAlone') : undefined;
+  if (readAlone !== undefined && typeof readAlone !== 'boolean') f.report('readAlone', `must be true or false (got ${describeValue(readAlone)})`);
   const where: Record<string, unknown> = {};
   for (const key of REGISTER_KEYS) if (f.has(key)) where[key] = f.take(key);
   f.rejectUnknownKeys();
@@ -49,7 +51,7 @@ function readRegister(raw: unknown, path: string, index: number, issues: ConfigI
   // The register itself is checked as a point would be (table, address, type, length, orders).
   const point = readPoint({ ...where, id: `identification_${index}` }, path, issues, { wordOrder: 'big', byteOrder: 'big', report: REPORT_DEFAULTS });
   if (issues.length > before || !point || !values || label === undefined) return undefined;
-  return { point, values, label };
+  return { point, values, label, ...(readAlone === true ? { readAlone } : {}) };
 }
 
 /** Absent block: undefined, no issue. Otherwise every problem is reported with its path. */

@@ -49,6 +49,8 @@ export interface DeviceProfile {
   device: Readonly<Record<string, unknown>>;
   /** Point mappings as the site file spells them (addresses relative to the model for SunSpec). */
   points: readonly Readonly<Record<string, unknown>>[];
+  /** Former point ids -> current ones (the point vocabulary renamed them): a site naming a former one is warned, for one release. */
+  renamed?: Readonly<Record<string, string>>;
   /** The file it was read from. */
   file: string;
 }

@@ -70,6 +70,8 @@ export interface DeviceConfig {
   streams: StreamConfig[];
   /** The model its profile(s) say it is, checked before polling; absent = nothing to check or `identify: false`. */
   identification?: DeviceIdentification;
+  /** Former ids of profile points the site file still names, taken as the current ones for one release (logged at start). */
+  renamedPoints?: { profile: string; formerly: string; now: string; path: string }[];
 }
 
 /**
@@ -84,6 +86,12 @@ export interface IdentificationRegister {
   values: readonly (number | string)[];
   /** What the document calls the register and where it says so ("Meter code (FC02h), section 1.3.1, page 29"). */
   label: string;
+  /**
+   * The device answers it only to a read of this register alone; a longer read there returns a
+   * measurement's words (the EM24_E1's code at 000Bh shares its register with V L3-L1). Every
+   * identification read is of one register alone, so this only tells a simulator what to serve.
+   */
+  readAlone?: boolean;
 }
 
 /** How a device named by profile must identify itself (profile-expand.ts), and which other models it could be. */

@@ -24,7 +24,7 @@ beforeAll(async () => {
   // absent; 8: a SunSpec inverter (its models' ID registers identify them).
   const inverter = profileUnit(8, placeProfiles(['sunspec-inverter-3ph', 'sunspec-mppt'], library).placements).spec;
   // 5: an SDM120 (meter code 0x0020 at holding FC02), 6: an EM24-DIN (code 71 at input 000Bh), 7: the
-  // EM24-DIN's map with an EM24_E1's code there (1650, EM24_E1 protocol 2.4.1): not an EM24-DIN.
+  // EM24-DIN's map with an EM24_E1's code there (1650, EM24_E1 protocol 2.4.1): not an EM24-DIN, an E1.
   const em24 = unit(7, 'carlogavazzi-em24');
   const e1Code = { ...em24, values: [...em24.values, { table: 'input' as const, address: 0x000b, words: [1650] }] };
   sim = await startSimulation({ map: { units: [unit(1, 'acme-pm1'), unit(2, 'acme-pm2'), unit(4, 'eastron-sdm630'), unit(5, 'eastron-sdm120'), unit(6, 'carlogavazzi-em24'), e1Code, inverter] }, logger: silentLogger(), tcp: { host: '127.0.0.1', port: 0 } });
@@ -50,7 +50,7 @@ describe('fieldgate scan --identify', () => {
     expect(lines[3]).toMatch(/^unit 4: no profile's identification matches \(read: holding 256 = 0, input 300 = "", /);
     expect(lines[4]).toMatch(/^unit 5: eastron-sdm120 \(read: .*holding 64514 = 32[,)]/);
     expect(lines[5]).toMatch(/^unit 6: carlogavazzi-em24 \(read: .*input 11 = 71[,)]/);
-    expect(lines[6]).toMatch(/^unit 7: no profile's identification matches \(read: .*input 11 = 1650[,)]/);
+    expect(lines[6]).toMatch(/^unit 7: carlogavazzi-em24-e1 \(read: .*input 11 = 1650[,)]/);
     expect(lines[7]).toMatch(/^unit 8: sunspec-common or sunspec-inverter-3ph or sunspec-mppt \(read: .*holding 40002 = 1, holding 40070 = 103, holding 40122 = 160/);
     expect(lines[8]).toBe('');
   });

@@ -86,7 +86,7 @@ describe('profile expansion', () => {
       'devices[3].profile(sunspec-inverter-3ph).AphB.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
       'devices[3].profile(sunspec-inverter-3ph).AphC.scaleFactor: "A_SF" is not a point of this device (excluded, or misspelt?)',
       'devices[4].exclude: only with a profile: list the points you want instead',
-      ...['voltage', 'current', 'power', 'apparent_power', 'reactive_power', 'power_factor', 'frequency', 'import_energy', 'export_energy', 'import_reactive_energy', 'export_reactive_energy',
+      ...['voltage', 'current', 'power_total', 'apparent_power_total', 'reactive_power_total', 'power_factor_total', 'frequency', 'import_energy', 'export_energy', 'import_reactive_energy', 'export_reactive_energy',
         'power_demand', 'power_demand_max', 'import_power_demand', 'import_power_demand_max', 'export_power_demand', 'export_power_demand_max', 'current_demand', 'current_demand_max', 'total_energy', 'total_reactive_energy']
         .map((id) => `devices[5].profile(eastron-sdm120).${id}.type: float32 of 2 registers does not fit limits.maxRegistersPerRead (1)`),
       'devices[5].profile(eastron-sdm120).serial_number.type: uint32 of 2 registers does not fit limits.maxRegistersPerRead (1)',

@@ -4,11 +4,37 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadProfiles } from '../../../src/ops/profile-library.js';
+import { vocabularyQuantity } from '../../../src/core/config/point-vocabulary.js';
 
 const MANUAL = fileURLToPath(new URL('../../fixtures/profiles/manual/', import.meta.url));
 const library = loadProfiles([]).library;
 
-interface Row { id: string; table: string; address: number; type: string; length?: number; scale?: number; scaleFactor?: string; notImplemented?: number | string }
+interface Row { id: string; table: string; address: number; type: string; length?: number; scale?: number; scaleFactor?: string; notImplemented?: number | string; unit?: string; positive?: 'export' }
+
+/** The document's unit (a row's `unit`) -> the vocabulary's, by which the profile multiplies the document's resolution. */
+const TO_VOCABULARY_UNIT: Record<string, { unit: string; factor: number }> = {
+  kW: { unit: 'W', factor: 1000 }, kvar: { unit: 'var', factor: 1000 }, kVA: { unit: 'VA', factor: 1000 }, Wh: { unit: 'kWh', factor: 0.001 }, varh: { unit: 'kvarh', factor: 0.001 },
+};
+
+/**
+ * The scale a profile point must have for a row: the document's resolution, times the unit change
+ * to the vocabulary's unit, negated where the document's sign is the vocabulary's opposite (a
+ * meter's power export positive; the vocabulary's is import positive).
+ */
+function expectedScale(row: Row, point: Record<string, unknown>): number | undefined {
+  let scale = row.scale ?? 1;
+  if (row.unit !== undefined) {
+    const change = TO_VOCABULARY_UNIT[row.unit];
+    expect(change, `${row.id}: no unit change from ${row.unit}`).toBeDefined();
+    expect(point.unit, `${row.id} unit`).toBe(change.unit);
+    scale *= change.factor;
+  }
+  if (row.positive === 'export') {
+    expect(vocabularyQuantity(row.id)?.sign, `${row.id}: only a quantity with the vocabulary's import-positive sign is negated`).toMatch(/^import positive/);
+    scale = -scale;
+  }
+  return scale === 1 ? undefined : Number(scale.toPrecision(12));
+}
 
 /**
  * "Not implemented" value of each SunSpec type, as the SunSpec Alliance's reference implementation
@@ -29,7 +55,7 @@ const SUNSPEC_TYPES: Record<string, string> = {
 const SUNSPEC_SIZES: Record<string, number> = { uint32: 2, int32: 2, acc32: 2, bitfield32: 2, enum32: 2 };
 
 interface SunSpecTable { model: number; length: number; points: { name: string; offset: number; type: string; size: number; sf?: string }[] }
-interface MeterTable { manual: string; registers: { id: string; table: string; hex: string; format: string; resolution?: number }[] }
+interface MeterTable { manual: string; registers: { id: string; table: string; hex: string; format: string; resolution?: number; unit?: string; positive?: 'export' }[] }
 
 function manualRows(name: string): { rows: Row[]; model?: { id: number; length: number } } {
   const data = JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8')) as SunSpecTable | MeterTable;
@@ -41,7 +67,7 @@ function manualRows(name: string): { rows: Row[]; model?: { id: number; length: 
     });
     return { rows, model: { id: data.model, length: data.length } };
   }
-  return { rows: data.registers.map((r) => ({ id: r.id, table: r.table, address: Number.parseInt(r.hex, 16), type: r.format, ...(r.resolution ? { scale: r.resolution } : {}) })) };
+  return { rows: data.registers.map((r) => ({ id: r.id, table: r.table, address: Number.parseInt(r.hex, 16), type: r.format, ...(r.resolution ? { scale: r.resolution } : {}), ...(r.unit ? { unit: r.unit } : {}), ...(r.positive ? { positive: r.positive } : {}) })) };
 }
 
 const shipped = library.names();
@@ -79,7 +105,7 @@ describe('shipped profiles match the manuals\' tables', () => {
       expect(row, `${name}: point ${String(point.id)} is not in the manual's table`).toBeDefined();
       expect({ table: point.table, address: point.address, type: point.type }, `${name} ${row!.id}`).toEqual({ table: row!.table, address: row!.address, type: row!.type });
       if (row!.length !== undefined) expect(point.length, `${name} ${row!.id} length`).toBe(row!.length);
-      expect(point.scale ?? undefined, `${name} ${row!.id} scale`).toBe(row!.scale);
+      expect(point.scale ?? undefined, `${name} ${row!.id} scale`).toBe(expectedScale(row!, point));
       expect(point.scaleFactor ?? undefined, `${name} ${row!.id} scale factor`).toBe(row!.scaleFactor);
       // SunSpec: every point is absent when it holds its type's "not implemented" value.
       if (model) expect(point.notImplemented, `${name} ${row!.id} not-implemented value`).toBe(row!.notImplemented);
@@ -89,9 +115,10 @@ describe('shipped profiles match the manuals\' tables', () => {
   });
 
   it.each(shipped.filter((name) => 'identification' in JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8'))))('%s: its identification registers are the manual\'s, with the manual\'s values', (name) => {
-    const data = JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8')) as { identification: { table: string; hex: string; format: string; values: (number | string)[] }[] };
+    const data = JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8')) as { identification: { table: string; hex: string; format: string; values: (number | string)[]; readAlone?: boolean }[] };
     const registers = library.get(name)!.identification?.registers ?? [];
-    expect(registers.map((r) => ({ table: r.point.table, address: r.point.address, type: r.point.type, values: [...r.values].sort() })))
-      .toEqual(data.identification.map((r) => ({ table: r.table, address: Number.parseInt(r.hex, 16), type: r.format, values: [...r.values].sort() })));
+    // readAlone: the document says the register answers only a read of itself (a longer read returns other words).
+    expect(registers.map((r) => ({ table: r.point.table, address: r.point.address, type: r.point.type, values: [...r.values].sort(), readAlone: r.readAlone ?? false })))
+      .toEqual(data.identification.map((r) => ({ table: r.table, address: Number.parseInt(r.hex, 16), type: r.format, values: [...r.values].sort(), readAlone: r.readAlone ?? false })));
   });
 });

@@ -14,6 +14,20 @@ function memory(): UnitMemory {
   return m;
 }
 
+describe('a register answered differently to a read of it alone (the EM24_E1\'s code at 000Bh)', () => {
+  const m = new UnitMemory({ input: 100 });
+  [0x0960, 0x0001].forEach((v, i) => m.input.set(0x0a + i, v));
+  m.input.setAlone(0x0b, 1648);
+  it.each([
+    ['read alone: the code', '04 000B 0001', '04 02 0670'],
+    ['read with the word before: the measurement', '04 000A 0002', '04 04 0960 0001'],
+    ['read from it onwards: the measurement', '04 000B 0002', '04 04 0001 0000'],
+    ['the word before alone: unchanged', '04 000A 0001', '04 02 0960'],
+  ])('%s', (_name, request, response) => {
+    expect(handlePdu(m, hex(request)).response.toString('hex')).toBe(hex(response).toString('hex'));
+  });
+});
+
 describe('handlePdu reads', () => {
   it.each([
     ['FC1 9 coils', '01 0000 0009', '01 02 0D 01'],
