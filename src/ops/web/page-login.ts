@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSettings } from '../../core/config/web-settings.js';
 import type { Clock } from '../../core/time.js';
 import type { Logger } from '../log.js';
-import { sendJson, sessionCookie } from './http-guard.js';
+import { sessionCookie } from './http-guard.js';
 import { verifyPassword } from './password.js';
 import { LoginLimiter, type Session, type SessionStore } from './sessions.js';
 
@@ -12,7 +12,7 @@ export class PageLogin {
   private readonly limiter: LoginLimiter;
   private loginCapLoggedAt = -Infinity;
 
-  constructor(private readonly settings: WebSettings, private readonly sessions: SessionStore, private readonly log: Logger, private readonly time: Clock, private readonly https: boolean) {
+  constructor(private readonly settings: WebSettings, private readonly sessions: SessionStore, private readonly log: Logger, private readonly time: Clock, private readonly https: boolean, private readonly send: (res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>) => void) {
     this.limiter = new LoginLimiter(settings.loginFailuresPerMinute, settings.loginFailuresPerMinuteTotal);
   }
 
@@ -25,23 +25,23 @@ export class PageLogin {
 
   async login(req: IncomingMessage, res: ServerResponse, session: Session, body: unknown): Promise<void> {
     const hash = this.settings.passwordHash;
-    if (hash === undefined) return sendJson(res, 200, { authenticated: true, csrf: session.csrf });
+    if (hash === undefined) return this.send(res, 200, { authenticated: true, csrf: session.csrf });
     const remote = req.socket.remoteAddress ?? 'unknown';
     const now = this.time.now();
     if (!this.limiter.allowed(remote, now)) {
       this.logLoginCap(remote, now);
-      return sendJson(res, 429, { error: 'too many failed logins; try again later' }, { 'Retry-After': String(this.limiter.retryAfterS(remote, now)) });
+      return this.send(res, 429, { error: 'too many failed logins; try again later' }, { 'Retry-After': String(this.limiter.retryAfterS(remote, now)) });
     }
     const password = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).password : undefined;
     if (typeof password !== 'string' || password.length > 1024 || !(await verifyPassword(password, hash))) {
       this.limiter.failed(remote, this.time.now());
       this.log.warn({ remote }, 'page login failed');
-      return sendJson(res, 401, { error: 'wrong password' });
+      return this.send(res, 401, { error: 'wrong password' });
     }
     // A new session id at login: an id known before it (fixation) is worth nothing after.
     this.sessions.end(session.id);
     const fresh = this.sessions.create(true, this.time.now());
     this.log.info({ remote }, 'page login');
-    sendJson(res, 200, { authenticated: true, csrf: fresh.csrf }, { 'Set-Cookie': sessionCookie(fresh.id, this.https) });
+    this.send(res, 200, { authenticated: true, csrf: fresh.csrf }, { 'Set-Cookie': sessionCookie(fresh.id, this.https) });
   }
 }
