@@ -89,7 +89,8 @@ describe('site-file page: placeholders moved everywhere', () => {
   it('shows no secret, and Check and Apply answer none with any placeholder in any scalar position', async () => {
     const shown = view.show('session');
     expect(shown.ok).toBe(true);
-    const text = String((shown as { body: { text: string } }).body.text);
+    if (!shown.ok) throw new Error(shown.error);
+    const text = String(shown.body.text);
     expect(leaks(JSON.stringify(shown))).toEqual([]);
     const placeholders = [...new Set(text.match(/\{\{secret-\d+\}\}/g) ?? [])];
     expect(placeholders.length, text).toBeGreaterThanOrEqual(Object.keys(SECRETS).length);
