@@ -19,6 +19,7 @@ import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
 import { SessionStore, type Session } from './sessions.js';
 import { PageLogin } from './page-login.js';
+import { ConnectionGuard, connectionsPerAddress } from './connection-guard.js';
 import type { SiteAnswer, SiteFileView } from './site-view.js';
 import type { WebCommands } from './web-commands.js';
 import { systemTime, type Clock, type WallClock } from '../../core/time.js';
@@ -257,12 +258,17 @@ export async function startWebServer(settings: WebSettings, sources: WebSources,
       else res.destroy();
     });
   };
-  const server: Server = settings.cert !== undefined && settings.key !== undefined
-    ? createHttpsServer({ cert: readFileSync(settings.cert), key: readFileSync(settings.key) }, listener)
-    : createHttpServer(listener);
-  server.maxConnections = settings.maxConnections;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  // Half-open connections: headers must arrive within 10 s (checked every 5 s, where Node checks every
+  // 30 s), a TLS handshake too, and the guard bounds them per address and evicts idle ones first.
+  const options = { connectionsCheckingInterval: 5_000, headersTimeout: 10_000, requestTimeout: 30_000 };
+  const tls = settings.cert !== undefined && settings.key !== undefined;
+  const server: Server = tls
+    ? createHttpsServer({ ...options, handshakeTimeout: 10_000, cert: readFileSync(settings.cert ?? ''), key: readFileSync(settings.key ?? '') }, listener)
+    : createHttpServer(options, listener);
+  const guard = new ConnectionGuard(settings.maxConnections, connectionsPerAddress(settings.maxConnections, settings.maxEventClients));
+  guard.attach(server, tls ? 'secureConnection' : 'connection');
+  // Node's own bound only as a backstop (raw sockets still in their TLS handshake, a flood faster than closes).
+  server.maxConnections = settings.maxConnections * 2;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.port, settings.address, () => {
