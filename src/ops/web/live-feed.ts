@@ -20,6 +20,8 @@ export class LiveFeed implements SampleSink {
   private readonly listeners = new Set<(event: DeviceEvent) => void>();
   /** When each point last had a value (epoch ms), for its age on the page. */
   private readonly lastValueAt = new Map<string, Map<string, number>>();
+  /** Each device's last state change and why (a page opened while a device is down says why). */
+  private readonly states = new Map<string, { state: DeviceState; reason: string; at: number }>();
 
   constructor(private readonly next: SampleSink, historySamples: number) {
     this.history = new PointHistory(historySamples);
@@ -38,7 +40,13 @@ export class LiveFeed implements SampleSink {
 
   onDeviceState(device: string, state: DeviceState, reason: string): void {
     this.next.onDeviceState(device, state, reason);
+    this.states.set(device, { state, reason, at: Date.now() });
     if (this.listeners.size > 0) this.emit({ device, ts: Date.now(), state, reason });
+  }
+
+  /** The device's last state change (epoch ms), if any since start. */
+  stateOf(device: string): { state: DeviceState; reason: string; at: number } | undefined {
+    return this.states.get(device);
   }
 
   valueTimes(device: string): Record<string, number> {
@@ -47,6 +55,7 @@ export class LiveFeed implements SampleSink {
 
   /** After a reload: the rings and times of devices no longer in the site go. */
   retain(devices: ReadonlySet<string>): void {
+    for (const device of [...this.states.keys()]) if (!devices.has(device)) this.states.delete(device);
     for (const device of [...this.lastValueAt.keys()]) {
       if (devices.has(device)) continue;
       this.history.forget(device);

@@ -11,7 +11,7 @@ import type { PointValue } from '../../core/points/types.js';
 import type { Logger } from '../log.js';
 import type { GatewayStatus } from '../status.js';
 import { ASSETS, SHELL_HTML } from './assets.js';
-import { deviceView } from './device-view.js';
+import { deviceView, overviewValues, type OverviewValue } from './device-view.js';
 import { EventStreams } from './event-streams.js';
 import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
 import { SiteRedaction } from '../../core/config/site-redaction.js';
@@ -61,15 +61,24 @@ class WebHandler {
 
   constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly time: Clock & WallClock) {
     this.sessions = new SessionStore(settings.sessionIdleMs, settings.maxSessions);
-    this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => sources.status(), log, settings.statusPeriodMs, settings.maxBufferedBytes);
+    this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => this.redaction().json(this.overview()), log, settings.statusPeriodMs, settings.maxBufferedBytes);
     this.https = settings.cert !== undefined;
     this.logins = new PageLogin(settings, this.sessions, log, time, this.https, this.send);
   }
 
+  private redaction(): SiteRedaction {
+    return this.sources.redaction?.() ?? URL_CREDENTIALS_ONLY;
+  }
+
   /** Every JSON answer: through the running config's redaction (site answers were redacted with more already). */
   readonly send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
-    sendJson(res, status, (this.sources.redaction?.() ?? URL_CREDENTIALS_ONLY).json(body), headers);
+    sendJson(res, status, this.redaction().json(body), headers);
   };
+
+  /** The status as /status has it, with each device's latest values for the overview. */
+  private overview(): GatewayStatus & { values: Record<string, OverviewValue[]> } {
+    return { ...this.sources.status(), values: overviewValues(this.sources.devices(), this.sources.latest) };
+  }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     securityHeaders(res, this.https);
@@ -99,7 +108,7 @@ class WebHandler {
     if (!path.startsWith('/api/')) return this.send(res, 404, { error: 'not found' });
     const session = this.session(req);
     if (!session?.authenticated) return this.send(res, 401, { error: 'login required' });
-    if (path === '/api/status') return this.send(res, 200, this.sources.status());
+    if (path === '/api/status') return this.send(res, 200, this.overview());
     const deviceName = /^\/api\/device\/([^/]+)$/.exec(path)?.[1];
     if (deviceName !== undefined) return this.device(res, deviceName);
     const cloudOf = /^\/api\/device\/([^/]+)\/cloud$/.exec(path)?.[1];
