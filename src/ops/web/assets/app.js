@@ -108,7 +108,8 @@
     if (status.links.length) {
       parts.push(el('h2', {}, ['Cloud links']), table(['device', 'state', 'reconnects', 'publishes'], status.links.map(function (l) { return row([l.device, l.state, String(l.reconnects), String(l.publishes)], { class: l.state === 'up' ? '' : 'bad' }); }), 'links'));
     }
-    if (o) parts.push(el('h2', {}, ['Outbox']), el('p', { id: 'outbox' }, [outbox]));
+    // The outbox only feeds cloud links: shown with them, or while it still holds reports.
+    if (o && (status.links.length || o.depth > 0)) parts.push(el('h2', {}, ['Outbox']), el('p', { id: 'outbox' }, [outbox]));
     parts.push(el('h2', {}, ['Site file']), el('p', { id: 'config' }, [config]));
     app.replaceChildren.apply(app, parts);
   }
