@@ -136,6 +136,8 @@ describe('commissioning page in Chromium', () => {
       await page.goto(`${base}/device/meter-2`);
       await page.waitForSelector('#points tr[data-point="setpoint"]');
       expect(await page.textContent('#device-state')).toMatch(/^OFFLINE \(.+\)/);
+      // The last value read stays in view, marked stale.
+      expect(await page.textContent('#points tr[data-point="setpoint"] td.value')).toMatch(/^-?\d/);
       const rows = await page.$$eval('#points tbody tr', (trs) => trs.map((tr) => ({ cls: tr.className, quality: tr.querySelector('.quality')?.textContent, health: tr.querySelector('.health')?.textContent })));
       expect(rows.length).toBeGreaterThan(0);
       for (const r of rows) {

@@ -18,8 +18,9 @@ export interface DeviceEvent {
 export class LiveFeed implements SampleSink {
   readonly history: PointHistory;
   private readonly listeners = new Set<(event: DeviceEvent) => void>();
-  /** When each point last had a value (epoch ms), for its age on the page. */
+  /** When each point last had a value (epoch ms) and which, for its age on the page and its stale value while the device is down. */
   private readonly lastValueAt = new Map<string, Map<string, number>>();
+  private readonly lastValue = new Map<string, Map<string, Sample['values'][string]>>();
   /** Each device's last state change and why (a page opened while a device is down says why). */
   private readonly states = new Map<string, { state: DeviceState; reason: string; at: number }>();
 
@@ -32,7 +33,12 @@ export class LiveFeed implements SampleSink {
     this.history.record(sample.device, sample.ts, sample.values);
     let times = this.lastValueAt.get(sample.device);
     if (!times) this.lastValueAt.set(sample.device, (times = new Map()));
-    for (const id of Object.keys(sample.values)) times.set(id, sample.ts);
+    let values = this.lastValue.get(sample.device);
+    if (!values) this.lastValue.set(sample.device, (values = new Map()));
+    for (const [id, value] of Object.entries(sample.values)) {
+      times.set(id, sample.ts);
+      values.set(id, value);
+    }
     if (this.listeners.size === 0) return;
     const errors = sample.errors.map((e) => ({ points: e.points, kind: e.kind, message: e.message }));
     this.emit({ device: sample.device, ts: sample.ts, values: sample.values, errors });
@@ -49,6 +55,11 @@ export class LiveFeed implements SampleSink {
     return this.states.get(device);
   }
 
+  /** Each point's last value read, kept while the device is offline (the reporter forgets them then). */
+  lastValues(device: string): Record<string, Sample['values'][string]> {
+    return Object.fromEntries(this.lastValue.get(device) ?? []);
+  }
+
   valueTimes(device: string): Record<string, number> {
     return Object.fromEntries(this.lastValueAt.get(device) ?? []);
   }
@@ -60,6 +71,7 @@ export class LiveFeed implements SampleSink {
       if (devices.has(device)) continue;
       this.history.forget(device);
       this.lastValueAt.delete(device);
+      this.lastValue.delete(device);
     }
   }
 

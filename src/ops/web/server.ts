@@ -77,7 +77,12 @@ class WebHandler {
 
   /** The status as /status has it, with each device's latest values for the overview. */
   private overview(): GatewayStatus & { values: Record<string, OverviewValue[]> } {
-    return { ...this.sources.status(), values: overviewValues(this.sources.devices(), this.sources.latest) };
+    return { ...this.sources.status(), values: overviewValues(this.sources.devices(), (device) => this.lastRead(device)) };
+  }
+
+  /** The reporter's latest values, and while a device is offline the last ones read (shown as stale). */
+  private lastRead(device: string): Readonly<Record<string, PointValue>> {
+    return { ...this.sources.feed?.lastValues(device), ...this.sources.latest(device) };
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -160,7 +165,7 @@ class WebHandler {
     const device = this.findDevice(encoded);
     if (!device) return this.send(res, 404, { error: 'no such device' });
     const status = this.sources.status().devices.find((d) => d.name === device.name);
-    this.send(res, 200, deviceView(device, status, this.sources.latest(device.name), this.sources.feed, this.time.wallNow()));
+    this.send(res, 200, deviceView(device, status, this.lastRead(device.name), this.sources.feed, this.time.wallNow()));
   }
 
   /** Only the error's kind goes to the browser: a cloud error's text may carry the device's token (it is in the URL). */

@@ -206,6 +206,7 @@
         app.replaceChildren.apply(app, parts);
         // Opened while the device is down: every value shown is the last one read, not the device's now.
         if (!view.online) markOffline(view.offline.reason);
+        ages();
         var events = new EventSource('/api/events?device=' + encodeURIComponent(name));
         events.addEventListener('device', function (e) { onEvent(JSON.parse(e.data)); });
         setInterval(ages, 1000);
