@@ -36,4 +36,11 @@ describe('SiteRedaction', () => {
     expect(writtenSecrets(text)).toEqual(expect.arrayContaining(['pk 1', 'pw-99', 't0k']));
     expect(siteRedaction({ texts: [text] }).text('pk 1 / pw-99 / t0k')).toBe('[redacted] / [redacted] / [redacted]');
   });
+
+  it('leaves a name of the site alone where it shares 12 characters with a long secret (they are public already)', () => {
+    const r = new SiteRedaction(['boiler-house-1-token-9f8e7d6c'], undefined, ['boiler-house-1']);
+    expect(r.text('device boiler-house-1 offline')).toBe('device boiler-house-1 offline');
+    expect(r.text('got "boiler-house-1-token-9f8e7d6c"')).toBe('got "[redacted]"');
+    expect(r.text('got "use-house-1-token-9f8e"')).not.toContain('token-9f8e');
+  });
 });

@@ -62,7 +62,8 @@ export class SiteRedaction {
   private readonly fragments = new Set<string>();
   private readonly exact: ReadonlySet<string>;
 
-  constructor(secrets: Iterable<string>, private readonly also?: TextRedactor) {
+  /** `names`: texts already public (device, bus and point names): a fragment found in one is no secret and stays. */
+  constructor(secrets: Iterable<string>, private readonly also?: TextRedactor, names: readonly string[] = []) {
     const values = [...new Set([...secrets].filter((s) => s.length >= MIN_SEARCHED).flatMap(renderings))].sort((a, b) => b.length - a.length);
     this.exact = new Set(values);
     // Longest first, so a secret containing another is replaced whole.
@@ -70,6 +71,9 @@ export class SiteRedaction {
     for (const value of values) {
       if (value.length < STANDALONE_BELOW) continue;
       for (let i = 0; i + FRAGMENT <= value.length; i++) this.fragments.add(value.slice(i, i + FRAGMENT));
+    }
+    for (const name of names) {
+      for (let i = 0; i + FRAGMENT <= name.length; i++) this.fragments.delete(name.slice(i, i + FRAGMENT));
     }
   }
 
@@ -118,8 +122,10 @@ export class SiteRedaction {
 }
 
 export interface RedactionSources {
-  /** Configs whose secrets are known: the running one, a submitted one that compiled. */
-  configs?: readonly Config[];
+  /** The running config: its secrets are known, and its names are public (fragments found in them stay). */
+  running?: Config;
+  /** A submitted config that compiled: its secrets are known too (its names are not trusted as public). */
+  submitted?: Config;
   /** Site-file texts whose written secrets are known, valid or not (a submitted edit). */
   texts?: readonly string[];
   /** Secrets known otherwise (the values behind a session's placeholders). */
@@ -130,9 +136,11 @@ export interface RedactionSources {
 /** The redaction that knows every secret of the given configs, texts and values. */
 export function siteRedaction(sources: RedactionSources): SiteRedaction {
   const secrets = [
-    ...(sources.configs ?? []).flatMap(siteConfigSecrets),
+    ...[sources.running, sources.submitted].flatMap((c) => (c ? siteConfigSecrets(c) : [])),
     ...(sources.texts ?? []).flatMap(writtenSecrets),
     ...(sources.secrets ?? []),
   ];
-  return new SiteRedaction(secrets, sources.also);
+  const site = sources.running?.site;
+  const names = site ? [...site.buses.map((b) => b.name), ...site.devices.flatMap((d) => [d.name, ...d.points.map((p) => p.id)])] : [];
+  return new SiteRedaction(secrets, sources.also, names);
 }

@@ -89,7 +89,7 @@ export class SiteFileView {
    */
   private redaction(texts: readonly string[], placeholders: readonly string[] = [], submitted?: Config): SiteRedaction {
     return siteRedaction({
-      configs: submitted ? [this.deps.current(), submitted] : [this.deps.current()], texts, secrets: placeholders,
+      running: this.deps.current(), ...(submitted ? { submitted } : {}), texts, secrets: placeholders,
       ...(this.deps.knownSecrets ? { also: this.deps.knownSecrets } : {}),
     });
   }

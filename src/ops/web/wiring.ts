@@ -52,7 +52,7 @@ function runningRedaction(current: () => Config, also: TextRedactor | undefined)
     const now = current();
     if (now !== config || !redaction) {
       config = now;
-      redaction = siteRedaction({ configs: [now], ...(also ? { also } : {}) });
+      redaction = siteRedaction({ running: now, ...(also ? { also } : {}) });
     }
     return redaction;
   };
