@@ -129,7 +129,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     settings: gateway.web, feed, gateway: { ...southbound, status }, config, current: () => current(), latest: (device) => reporter.latest(device),
     onReload: (listener) => reloadListeners.push(listener), logger, ...(levels ? { levels } : {}), time,
     env: deps.env, ...(deps.siteFile !== undefined ? { siteFile: deps.siteFile } : {}), reload: (load) => handle.reload(load), writers: commands, captures: captures ?? new Map(),
-    cloudAttributes: (device, keys) => cloudSide.cloudAttributes(device, keys),
+    cloudAttributes: (device, keys) => cloudSide.cloudAttributes(device, keys), ...(deps.secrets ? { secrets: deps.secrets } : {}),
   }) : undefined;
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
   logger.info({ devices: site.devices.length, buses: site.buses.length, links: sessions.size, healthPort: health?.port, webPort: web?.port }, 'gateway started');

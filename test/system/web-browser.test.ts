@@ -127,6 +127,37 @@ describe('commissioning page in Chromium', () => {
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
   });
 
+  it('a device page opened while its unit is down shows every point stale with the cause, none ok', async () => {
+    site.sim.simulator.setFault(2, { timeout: true });
+    try {
+      await expect.poll(() => gateway.status().devices.find((d) => d.name === 'meter-2')?.online, { timeout: PAGE_DEADLINE_MS }).toBe(false);
+      const page = await newPage();
+      await logIn(page);
+      await page.goto(`${base}/device/meter-2`);
+      await page.waitForSelector('#points tr[data-point="setpoint"]');
+      expect(await page.textContent('#device-state')).toMatch(/^OFFLINE \(.+\)/);
+      // The last value read stays in view, marked stale.
+      expect(await page.textContent('#points tr[data-point="setpoint"] td.value')).toMatch(/^-?\d/);
+      const rows = await page.$$eval('#points tbody tr', (trs) => trs.map((tr) => ({ cls: tr.className, quality: tr.querySelector('.quality')?.textContent, health: tr.querySelector('.health')?.textContent })));
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) {
+        expect(r).toMatchObject({ cls: 'bad', quality: 'stale' });
+        expect(r.health).toMatch(/^device offline: ./);
+      }
+      await page.close();
+    } finally {
+      site.sim.simulator.clearFault(2);
+    }
+    expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
+  });
+
+  it('the overview shows each device\'s values with their units', async () => {
+    const page = await newPage();
+    await logIn(page);
+    await expect.poll(() => page.textContent('#devices tr[data-device="meter-1"] .values'), { timeout: PAGE_DEADLINE_MS }).toMatch(/voltage \d+(\.\d+)? V/);
+    await page.close();
+  });
+
   it('the scan form finds the simulated units and the read form reads a register, through the running bus', async () => {
     const page = await newPage();
     await logIn(page);
@@ -135,15 +166,18 @@ describe('commissioning page in Chromium', () => {
     await page.fill('#scan-from', '1');
     await page.fill('#scan-to', '4');
     await page.click('form#scan button[type=submit]');
-    await expect.poll(() => page.textContent('#scan-result'), { timeout: PAGE_DEADLINE_MS }).toContain('"found"');
-    const scan = JSON.parse((await page.textContent('#scan-result')) ?? '{}') as { found: Array<{ unit: number }> };
-    expect(scan.found.map((f) => f.unit)).toEqual([1, 2]);
+    // Results are tables: a scan's units with their answer and time, a read's registers raw and in hex.
+    await page.waitForSelector('#scan-table');
+    expect(await page.$$eval('#scan-table tbody tr', (trs) => trs.map((tr) => tr.children[0].textContent))).toEqual(['1', '2']);
+    expect(await page.textContent('#scan-table tbody tr:first-child')).toMatch(/value.*holding 0 = \d+.*\d+ ms/);
     await page.fill('#read-unit', '1');
     await page.fill('#read-address', '0');
     await page.fill('#read-count', '2');
     await page.click('form#read button[type=submit]');
-    await expect.poll(() => page.textContent('#read-result'), { timeout: PAGE_DEADLINE_MS }).toContain('"raw"');
-    expect(JSON.parse((await page.textContent('#read-result')) ?? '{}')).toMatchObject({ bus: 'plant', unit: 1, raw: [215, 1450] });
+    await page.waitForSelector('#read-table');
+    expect(await page.$$eval('#read-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)))).toEqual([
+      ['holding 0', '215', '0x00D7', ''], ['holding 1', '1450', '0x05AA', ''],
+    ]);
     // A bad request is answered with its problem, nothing read.
     await page.fill('#read-unit', '300');
     await page.click('form#read button[type=submit]');

@@ -58,10 +58,45 @@ describe('failed logins over all addresses', () => {
     expect(right.headers['set-cookie']).toBeUndefined();
     expect(log.count('page logins refused: failed logins from all addresses reached the limit')).toBe(1);
     expect(log.count('page login failed')).toBe(4);
+    // The engineer's tunnel (127.0.0.1) is not held by the strangers' total.
+    const tunnel = await login('127.0.0.1', PASSWORD);
+    expect(tunnel.status).toBe(200);
     // A minute after the guesses the right password is let in.
     now += 60_000;
     const later = await login('127.0.0.7', PASSWORD);
     expect(later.status).toBe(200);
     expect(String(later.headers['set-cookie'])).toMatch(/^fg_session=/);
   });
+});
+
+describe('logins sent at once from one address', () => {
+  let server: WebServer;
+  const log = captureLogger();
+
+  function call(from: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+    return answerOf((onAnswer) => request({ host: '127.0.0.1', port: server.port, localAddress: from, method, path, headers, agent: false }, onAnswer), body);
+  }
+
+  beforeAll(async () => {
+    server = await startWebServer({ ...WEB_DEFAULTS, port: 0, passwordHash: await hashPassword(PASSWORD) }, { status: () => STATUS, devices: () => [], latest: () => ({}) }, log.logger);
+  });
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('checks at most loginFailuresPerMinute (5) of 40, the rest refused unchecked, the right password among them included', async () => {
+    const sessions: Array<{ cookie: string; csrf: string }> = [];
+    for (let i = 0; i < 40; i++) {
+      const session = await call('127.0.0.9', 'GET', '/api/session');
+      sessions.push({ cookie: String(session.headers['set-cookie']).split(';')[0], csrf: (JSON.parse(session.body) as { csrf: string }).csrf });
+    }
+    const answers = await Promise.all(sessions.map(({ cookie, csrf }, i) => call('127.0.0.9', 'POST', '/api/login',
+      { Cookie: cookie, 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' }, JSON.stringify({ password: i === 20 ? PASSWORD : `wrong-${i}` }))));
+    const statuses = answers.map((a) => a.status);
+    const checked = statuses.filter((s) => s === 401 || s === 200).length;
+    expect(checked).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(35);
+    expect(log.count('page login failed')).toBeLessThanOrEqual(5);
+  }, 60_000);
 });

@@ -8,6 +8,7 @@ import { startGateway } from '../../src/main.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { freePort } from '../helpers/mosquitto.js';
+import { pymodbusRequests } from '../helpers/share-clients.js';
 import { PROJECT_KEY, startSite } from './harness.js';
 
 const OUT = new URL('../../docs/img/', import.meta.url);
@@ -15,11 +16,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const site = await startSite();
 const port = await freePort();
+const sharePort = await freePort();
 const file = join(site.stateDir, 'site.yaml');
 writeFileSync(file, [
   'gateway:', `  stateDir: ${site.stateDir}`, '  logLevel: silent', '  health: { enabled: false }', `  web: { port: ${port}, allowReload: true }`,
   '  cloud:', `    mqttUrl: mqtt://127.0.0.1:${site.emulator.mqttPort}`, `    apiBaseUrl: http://127.0.0.1:${site.emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
-  'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${site.sim.tcp?.port ?? 0}, timeoutMs: 500 }`,
+  'buses:', `  - { name: plant, kind: tcp, host: 127.0.0.1, port: ${site.sim.tcp?.port ?? 0}, timeoutMs: 500, share: { port: ${sharePort}, cacheMs: 2000 } }`,
   'devices:',
   '  - name: meter-1', '    bus: plant', '    unitId: 1', '    pollIntervalMs: 1s', '    cloud: { accessToken: demo-meter-1-token }', '    points:',
   '      - { id: setpoint, table: holding, address: 0, type: int16, scale: 0.1, unit: "°C", writable: true }',
@@ -34,7 +36,8 @@ const { config, sha256 } = loadConfigWithDigest(file, {});
 const gateway = await startGateway(config, { logger: silentLogger(), env: {}, siteFile: file, configSha256: sha256 });
 const browser = await chromium.launch({ executablePath: process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
+  // The narrowest window the page is laid out for (test/system/web-layout.test.ts).
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
   const base = `http://127.0.0.1:${gateway.webPort}`;
   // A minute of a moving value for the sparklines.
   for (let i = 0; i < 40; i++) {
@@ -42,6 +45,8 @@ try {
     site.sim.simulator.setRegister(1, 'holding', 1, 1400 + i * 3);
     await sleep(1100);
   }
+  // A client of the share, for its row on the overview.
+  await pymodbusRequests(sharePort, [{ fc: 3, unit: 1, address: 0, count: 2 }, { fc: 3, unit: 1, address: 0, count: 2 }, { fc: 3, unit: 2, address: 0, count: 1 }]);
   await page.goto(`${base}/`);
   await page.waitForSelector('#devices tr[data-device="meter-2"]');
   await sleep(2500);
@@ -54,8 +59,19 @@ try {
   await page.waitForSelector('form#scan');
   await page.fill('#scan-to', '4');
   await page.click('form#scan button[type=submit]');
-  await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('scan-result').textContent.includes('found'));
+  await page.waitForSelector('#scan-table');
+  await page.fill('#read-count', '4');
+  await page.selectOption('#read-type', 'uint16');
+  await page.click('form#read button[type=submit]');
+  await page.waitForSelector('#read-table');
   await page.screenshot({ path: new URL('web-tools.png', OUT).pathname, fullPage: true });
+  // meter-2's unit goes silent: its page opened while it is down.
+  site.sim.simulator.setFault(2, { timeout: true });
+  while (gateway.status().devices.find((d) => d.name === 'meter-2')?.online !== false) await sleep(200);
+  await page.goto(`${base}/device/meter-2`);
+  await page.waitForSelector('#points tr[data-point="level"].bad');
+  await page.screenshot({ path: new URL('web-device-offline.png', OUT).pathname });
+  site.sim.simulator.clearFault(2);
   await page.goto(`${base}/line?bus=plant`);
   await page.waitForSelector('#frames tbody tr');
   await sleep(3000);

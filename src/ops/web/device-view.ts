@@ -12,7 +12,11 @@ export interface DeviceView {
   unitId: number;
   pollIntervalMs: number;
   online: boolean;
+  /** While offline: why (the poller's reason, or that no poll has succeeded yet) and since when. */
+  offline?: { reason: string; sinceMs?: number };
   lastPollAgeMs: number | null;
+  /** Whether the device has a cloud identity (the page offers the cloud's values only then). */
+  cloud: boolean;
   points: Array<{
     id: string; table: string; address: number; type: string; unit?: string; writable: boolean;
     value?: PointValue; ageMs?: number; failing?: { error: string; message: string; sinceMs: number };
@@ -25,9 +29,14 @@ export interface DeviceView {
 export function deviceView(device: DeviceConfig, status: DeviceStatus | undefined, latest: Readonly<Record<string, PointValue>>, feed: LiveFeed | undefined, now: EpochMs): DeviceView {
   const times = feed?.valueTimes(device.name) ?? {};
   const failing = new Map((status?.failingPoints ?? []).map((f) => [f.point, f]));
+  const online = status?.online ?? false;
+  const change = feed?.stateOf(device.name);
+  const offline = online ? undefined : change?.state === 'offline'
+    ? { reason: change.reason, sinceMs: now - change.at }
+    : { reason: status?.lastPollAgeMs === null || status === undefined ? 'no successful poll yet' : 'device offline' };
   return {
     name: device.name, bus: device.bus, unitId: device.unitId, pollIntervalMs: device.pollIntervalMs,
-    online: status?.online ?? false, lastPollAgeMs: status?.lastPollAgeMs ?? null,
+    online, ...(offline ? { offline } : {}), lastPollAgeMs: status?.lastPollAgeMs ?? null, cloud: device.cloud !== undefined,
     points: device.points.map((p) => {
       const f = failing.get(p.id);
       return {
@@ -41,4 +50,19 @@ export function deviceView(device: DeviceConfig, status: DeviceStatus | undefine
     history: feed?.history.of(device.name, now) ?? {},
     now,
   };
+}
+
+/** A point's latest value on the overview: id, value, unit. */
+export type OverviewValue = [string, PointValue, string];
+
+/** Values shown per device on the overview: its first few points that have one. */
+const OVERVIEW_POINTS = 4;
+
+export function overviewValues(devices: readonly DeviceConfig[], latest: (device: string) => Readonly<Record<string, PointValue>>): Record<string, OverviewValue[]> {
+  const shown: Record<string, OverviewValue[]> = {};
+  for (const device of devices) {
+    const values = latest(device.name);
+    shown[device.name] = device.points.filter((p) => values[p.id] !== undefined).slice(0, OVERVIEW_POINTS).map((p) => [p.id, values[p.id], p.unit ?? '']);
+  }
+  return shown;
 }

@@ -1,6 +1,7 @@
 // What every answer of the page carries and every request must pass: security headers (a CSP
 // without inline scripts), bounded bodies, same-origin POSTs, the session cookie's shape.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Redacted } from '../../core/config/site-redaction.js';
 
 export const CSP = [
   "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
@@ -94,7 +95,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
   });
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** The page's only way to answer with JSON: the body passed the site redaction (names, messages and values may quote the site file). */
+export function sendJson(res: ServerResponse, status: number, body: Redacted<unknown>, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);

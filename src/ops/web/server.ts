@@ -11,13 +11,15 @@ import type { PointValue } from '../../core/points/types.js';
 import type { Logger } from '../log.js';
 import type { GatewayStatus } from '../status.js';
 import { ASSETS, SHELL_HTML } from './assets.js';
-import { deviceView } from './device-view.js';
+import { deviceView, overviewValues, type OverviewValue } from './device-view.js';
 import { EventStreams } from './event-streams.js';
 import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
+import { SiteRedaction } from '../../core/config/site-redaction.js';
 import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
 import { SessionStore, type Session } from './sessions.js';
 import { PageLogin } from './page-login.js';
+import { ConnectionGuard, connectionsPerAddress } from './connection-guard.js';
 import type { SiteAnswer, SiteFileView } from './site-view.js';
 import type { WebCommands } from './web-commands.js';
 import { systemTime, type Clock, type WallClock } from '../../core/time.js';
@@ -35,7 +37,11 @@ export interface WebSources {
   cloudAttributes?(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
   /** Per bus: its transactions, captured while the line page watches. */
   captures?: ReadonlyMap<string, LineCapture>;
+  /** The redaction every answer passes: the running config's secrets and the process's (absent: URL credentials only). */
+  redaction?(): SiteRedaction;
 }
+
+const URL_CREDENTIALS_ONLY = new SiteRedaction([]);
 
 export interface WebServer {
   port: number;
@@ -55,9 +61,28 @@ class WebHandler {
 
   constructor(private readonly settings: WebSettings, private readonly sources: WebSources, private readonly log: Logger, private readonly time: Clock & WallClock) {
     this.sessions = new SessionStore(settings.sessionIdleMs, settings.maxSessions);
-    this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => sources.status(), log, settings.statusPeriodMs, settings.maxBufferedBytes);
+    this.streams = new EventStreams(settings.maxEventClients, sources.feed, () => this.redaction().json(this.overview()), log, settings.statusPeriodMs, settings.maxBufferedBytes);
     this.https = settings.cert !== undefined;
-    this.logins = new PageLogin(settings, this.sessions, log, time, this.https);
+    this.logins = new PageLogin(settings, this.sessions, log, time, this.https, this.send);
+  }
+
+  private redaction(): SiteRedaction {
+    return this.sources.redaction?.() ?? URL_CREDENTIALS_ONLY;
+  }
+
+  /** Every JSON answer: through the running config's redaction (site answers were redacted with more already). */
+  readonly send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+    sendJson(res, status, this.redaction().json(body), headers);
+  };
+
+  /** The status as /status has it, with each device's latest values for the overview. */
+  private overview(): GatewayStatus & { values: Record<string, OverviewValue[]> } {
+    return { ...this.sources.status(), values: overviewValues(this.sources.devices(), (device) => this.lastRead(device)) };
+  }
+
+  /** The reporter's latest values, and while a device is offline the last ones read (shown as stale). */
+  private lastRead(device: string): Readonly<Record<string, PointValue>> {
+    return { ...this.sources.feed?.lastValues(device), ...this.sources.latest(device) };
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -67,7 +92,7 @@ class WebHandler {
     const path = (req.url ?? '/').split('?')[0];
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     if (req.method === 'POST') return this.post(req, res, path);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD, POST' });
+    if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD, POST' });
     const asset = ASSETS.get(path);
     if (asset) {
       res.writeHead(200, { 'Content-Type': asset.type, 'Cache-Control': 'no-cache', 'Content-Length': asset.body.length });
@@ -85,10 +110,10 @@ class WebHandler {
       return;
     }
     if (path === '/api/session') return this.sessionInfo(req, res);
-    if (!path.startsWith('/api/')) return sendJson(res, 404, { error: 'not found' });
+    if (!path.startsWith('/api/')) return this.send(res, 404, { error: 'not found' });
     const session = this.session(req);
-    if (!session?.authenticated) return sendJson(res, 401, { error: 'login required' });
-    if (path === '/api/status') return sendJson(res, 200, this.sources.status());
+    if (!session?.authenticated) return this.send(res, 401, { error: 'login required' });
+    if (path === '/api/status') return this.send(res, 200, this.overview());
     const deviceName = /^\/api\/device\/([^/]+)$/.exec(path)?.[1];
     if (deviceName !== undefined) return this.device(res, deviceName);
     const cloudOf = /^\/api\/device\/([^/]+)\/cloud$/.exec(path)?.[1];
@@ -96,7 +121,7 @@ class WebHandler {
     if (path === '/api/events') return this.events(res, query.get('device') ?? undefined);
     if (path === '/api/line') return this.line(res, query.get('bus') ?? '');
     if (path === '/api/site' && this.sources.site) return this.answer(res, this.sources.site.show(session.id));
-    return sendJson(res, 404, { error: 'not found' });
+    return this.send(res, 404, { error: 'not found' });
   }
 
   /** Logged once per Host name (a rebinding page retries; the log must not fill with it). */
@@ -106,7 +131,7 @@ class WebHandler {
       this.foreignHostsLogged.add(host);
       this.log.warn({ host, problem, client: req.socket.remoteAddress }, 'web request refused: page without password reached by a foreign name');
     }
-    sendJson(res, 421, { error: `${problem}: without a password the page answers only to localhost or 127.0.0.1 (docs/web.md)` });
+    this.send(res, 421, { error: `${problem}: without a password the page answers only to localhost or 127.0.0.1 (docs/web.md)` });
   }
 
   private session(req: IncomingMessage): Session | undefined {
@@ -120,7 +145,7 @@ class WebHandler {
       session = this.sessions.create(this.settings.passwordHash === undefined, this.time.now());
       headers['Set-Cookie'] = sessionCookie(session.id, this.https);
     }
-    sendJson(res, 200, {
+    this.send(res, 200, {
       authenticated: session.authenticated, passwordRequired: this.settings.passwordHash !== undefined, csrf: session.csrf,
       allowWrites: this.settings.allowWrites, allowReload: this.settings.allowReload, lineFramesKept: this.settings.lineFramesKept,
     }, headers);
@@ -138,27 +163,27 @@ class WebHandler {
 
   private device(res: ServerResponse, encoded: string): void {
     const device = this.findDevice(encoded);
-    if (!device) return sendJson(res, 404, { error: 'no such device' });
+    if (!device) return this.send(res, 404, { error: 'no such device' });
     const status = this.sources.status().devices.find((d) => d.name === device.name);
-    sendJson(res, 200, deviceView(device, status, this.sources.latest(device.name), this.sources.feed, this.time.wallNow()));
+    this.send(res, 200, deviceView(device, status, this.lastRead(device.name), this.sources.feed, this.time.wallNow()));
   }
 
   /** Only the error's kind goes to the browser: a cloud error's text may carry the device's token (it is in the URL). */
   private async cloudView(res: ServerResponse, encoded: string): Promise<void> {
     const device = this.findDevice(encoded);
-    if (!device) return sendJson(res, 404, { error: 'no such device' });
-    if (!this.sources.cloudAttributes || !device.cloud) return sendJson(res, 404, { error: `device ${device.name} has no cloud view` });
+    if (!device) return this.send(res, 404, { error: 'no such device' });
+    if (!this.sources.cloudAttributes || !device.cloud) return this.send(res, 404, { error: `device ${device.name} has no cloud view` });
     try {
       const attributes = await this.sources.cloudAttributes(device, device.points.map((p) => p.id));
-      sendJson(res, 200, { device: device.name, attributes });
+      this.send(res, 200, { device: device.name, attributes });
     } catch (err) {
       this.log.warn({ device: device.name, err }, 'cloud view read failed');
-      sendJson(res, 502, { error: `the cloud did not answer the read (${(err as Error).name}); see the log` });
+      this.send(res, 502, { error: `the cloud did not answer the read (${(err as Error).name}); see the log` });
     }
   }
 
   private events(res: ServerResponse, device: string | undefined): void {
-    if (device !== undefined && !this.sources.devices().some((d) => d.name === device)) return sendJson(res, 404, { error: 'no such device' });
+    if (device !== undefined && !this.sources.devices().some((d) => d.name === device)) return this.send(res, 404, { error: 'no such device' });
     if (this.streams.open(res, device)) this.streamsFull = false;
     else this.refuseStream(res);
   }
@@ -170,12 +195,12 @@ class WebHandler {
       this.log.warn({ limit: this.settings.maxEventClients }, 'event-stream client refused: limit reached');
     }
     // The connection goes too: a flood of refused clients must not hold sockets against the connection limit.
-    sendJson(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10', Connection: 'close' });
+    this.send(res, 503, { error: `at most ${this.settings.maxEventClients} live pages at once` }, { 'Retry-After': '10', Connection: 'close' });
   }
 
   private line(res: ServerResponse, bus: string): void {
     const capture = this.sources.captures?.get(bus);
-    if (!capture) return sendJson(res, 404, { error: 'no such bus' });
+    if (!capture) return this.send(res, 404, { error: 'no such bus' });
     if (this.streams.openLine(res, capture)) this.streamsFull = false;
     else this.refuseStream(res);
   }
@@ -184,15 +209,15 @@ class WebHandler {
     const crossSite = crossSiteProblem(req, this.https);
     if (crossSite) {
       this.log.warn({ path, reason: crossSite, remote: req.socket.remoteAddress }, 'cross-site POST refused');
-      return sendJson(res, 403, { error: 'cross-site request refused' });
+      return this.send(res, 403, { error: 'cross-site request refused' });
     }
     const session = this.session(req);
     const token = req.headers['x-csrf-token'];
     if (!session || typeof token !== 'string' || token !== session.csrf) {
       this.log.warn({ path, remote: req.socket.remoteAddress, session: session !== undefined }, 'POST without a valid CSRF token refused');
-      return sendJson(res, 403, { error: 'missing or wrong CSRF token' });
+      return this.send(res, 403, { error: 'missing or wrong CSRF token' });
     }
-    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return sendJson(res, 415, { error: 'body must be application/json' });
+    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return this.send(res, 415, { error: 'body must be application/json' });
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req, this.settings.maxBodyBytes));
@@ -200,40 +225,40 @@ class WebHandler {
       if (err instanceof BodyTooLarge) {
         this.log.warn({ path, limit: err.limit, remote: req.socket.remoteAddress }, 'request body too large refused');
         res.once('finish', () => req.destroy());
-        return sendJson(res, 413, { error: err.message }, { Connection: 'close' });
+        return this.send(res, 413, { error: err.message }, { Connection: 'close' });
       }
-      return sendJson(res, 400, { error: 'body is not JSON' });
+      return this.send(res, 400, { error: 'body is not JSON' });
     }
     if (path === '/api/login') return this.logins.login(req, res, session, body);
     if (path === '/api/logout') {
       this.sessions.end(session.id);
-      return sendJson(res, 200, { authenticated: false }, { 'Set-Cookie': clearedSessionCookie(this.https) });
+      return this.send(res, 200, { authenticated: false }, { 'Set-Cookie': clearedSessionCookie(this.https) });
     }
-    if (!session.authenticated) return sendJson(res, 401, { error: 'login required' });
+    if (!session.authenticated) return this.send(res, 401, { error: 'login required' });
     if (path === '/api/site/check' || path === '/api/site/apply') return this.site(res, session, path, body);
     const commands = this.sources.commands;
-    if (path === '/api/write' && !this.settings.allowWrites) return sendJson(res, 403, { error: 'writing from the page is off (gateway.web.allowWrites)' });
+    if (path === '/api/write' && !this.settings.allowWrites) return this.send(res, 403, { error: 'writing from the page is off (gateway.web.allowWrites)' });
     const form = path === '/api/write' ? commands?.write : path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
-    if (!form || !commands) return sendJson(res, 404, { error: 'not found' });
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendJson(res, 400, { error: 'body must be a JSON object' });
+    if (!form || !commands) return this.send(res, 404, { error: 'not found' });
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return this.send(res, 400, { error: 'body must be a JSON object' });
     // A read or scan whose page went away stops, and leaves the bus queue (writes and polls finish).
     const asker = new AbortController();
     res.once('close', () => { if (!res.writableFinished) asker.abort(); });
     const outcome = await form.call(commands, body as Record<string, unknown>, asker.signal);
-    return outcome.ok ? sendJson(res, 200, outcome.result) : sendJson(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
+    return outcome.ok ? this.send(res, 200, outcome.result) : this.send(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
   }
 
   private answer(res: ServerResponse, answer: SiteAnswer): void {
-    if (answer.ok) sendJson(res, 200, answer.body);
-    else sendJson(res, answer.status, { error: answer.error });
+    if (answer.ok) this.send(res, 200, answer.body);
+    else this.send(res, answer.status, { error: answer.error });
   }
 
   private async site(res: ServerResponse, session: Session, path: string, body: unknown): Promise<void> {
     const site = this.sources.site;
-    if (!site) return sendJson(res, 404, { error: 'the daemon runs without a site file' });
+    if (!site) return this.send(res, 404, { error: 'the daemon runs without a site file' });
     const text = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).text : undefined;
     if (path === '/api/site/check') return this.answer(res, await site.check(session.id, text));
-    if (!this.settings.allowReload) return sendJson(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
+    if (!this.settings.allowReload) return this.send(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
     return this.answer(res, await site.apply(session.id, text));
   }
 }
@@ -243,16 +268,21 @@ export async function startWebServer(settings: WebSettings, sources: WebSources,
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     handler.handle(req, res).catch((err: unknown) => {
       log.error({ err, path: req.url }, 'page request failed');
-      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      if (!res.headersSent) handler.send(res, 500, { error: 'internal error' });
       else res.destroy();
     });
   };
-  const server: Server = settings.cert !== undefined && settings.key !== undefined
-    ? createHttpsServer({ cert: readFileSync(settings.cert), key: readFileSync(settings.key) }, listener)
-    : createHttpServer(listener);
-  server.maxConnections = settings.maxConnections;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  // Half-open connections: headers must arrive within 10 s (checked every 5 s, where Node checks every
+  // 30 s), a TLS handshake too, and the guard bounds them per address and evicts idle ones first.
+  const options = { connectionsCheckingInterval: 5_000, headersTimeout: 10_000, requestTimeout: 30_000 };
+  const tls = settings.cert !== undefined && settings.key !== undefined;
+  const server: Server = tls
+    ? createHttpsServer({ ...options, handshakeTimeout: 10_000, cert: readFileSync(settings.cert ?? ''), key: readFileSync(settings.key ?? '') }, listener)
+    : createHttpServer(options, listener);
+  const guard = new ConnectionGuard(settings.maxConnections, connectionsPerAddress(settings.maxConnections, settings.maxEventClients));
+  guard.attach(server, tls ? 'secureConnection' : 'connection');
+  // Node's own bound only as a backstop (raw sockets still in their TLS handshake, a flood faster than closes).
+  server.maxConnections = settings.maxConnections * 2;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.port, settings.address, () => {

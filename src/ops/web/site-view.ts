@@ -7,7 +7,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { Config } from '../../core/config/config.js';
 import type { ConfigIssue } from '../../core/config/issues.js';
-import { configSecrets } from '../../core/config/secret-values.js';
+import { siteConfigSecrets, siteRedaction, writtenSecrets, type Redacted, type SiteRedaction, type TextRedactor } from '../../core/config/site-redaction.js';
 import { SITE_TEXT_DEFAULTS } from '../../core/config/text-guards.js';
 import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
 import type { Logger } from '../log.js';
@@ -17,16 +17,12 @@ import { readSiteFile } from '../site-file-reader.js';
 /** Secrets shorter than this are left in place: too likely to stand for other text too. */
 const MIN_HIDDEN = 4;
 const PLACEHOLDER = /\{\{secret-(\d+)\}\}/g;
-/** A secret key's value as written (quoted or bare), however short, and whether or not the config kept it. */
-const SECRET_KEY_VALUE = /\b(?:accessToken|projectKey|accessKey|secretKey|passwordHash)\s*:\s*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,}\]#]+)/g;
 
-/** What the page must never show of a file: the config's secrets and every secret key's value. */
+/** What the page must never show of a file: the config's secrets and every secret key's value as written, however short. */
 export function secretsIn(text: string, config: Config): string[] {
-  const identity = config.gateway.cloud.identity as { accessToken?: string; projectKey?: string } | undefined;
-  const known = [...configSecrets(config), identity?.accessToken ?? '', identity?.projectKey ?? '', config.gateway.web?.passwordHash ?? ''].filter((v) => v.length >= MIN_HIDDEN);
-  const written = [...text.matchAll(SECRET_KEY_VALUE)].map((m) => m[1]);
+  const known = siteConfigSecrets(config).filter((v) => v.length >= MIN_HIDDEN);
   // Longest first, so a secret containing another is hidden whole.
-  return [...new Set([...known, ...written])].filter((v) => v.length > 0 && text.includes(v)).sort((a, b) => b.length - a.length);
+  return [...new Set([...known, ...writtenSecrets(text)])].filter((v) => v.length > 0 && text.includes(v)).sort((a, b) => b.length - a.length);
 }
 
 export interface SiteFileDeps {
@@ -39,6 +35,8 @@ export interface SiteFileDeps {
   log: Logger;
   /** Sessions whose hidden secrets are kept at most (gateway.web.maxSessions, as the sessions). */
   maxSessions: number;
+  /** The process's other known secrets (credentials fetched from the cloud). */
+  knownSecrets?: TextRedactor;
 }
 
 /** Each secret replaced by `{{secret-N}}` (N: its place in `hidden`, from 1), in one pass over the text. */
@@ -49,7 +47,16 @@ export function hideSecrets(text: string, hidden: readonly string[]): string {
   return text.replace(pattern, (found) => `{{secret-${hidden.indexOf(found) + 1}}}`);
 }
 
-export type SiteAnswer = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; error: string };
+/** Only redacted text goes out: every answer is made by `SiteRedaction`. */
+export type SiteAnswer = { ok: true; body: Redacted<Record<string, unknown>> } | { ok: false; status: number; error: Redacted<string> };
+
+function answer(redaction: SiteRedaction, body: Record<string, unknown>): SiteAnswer {
+  return { ok: true, body: redaction.json(body) };
+}
+
+function refusal(redaction: SiteRedaction, status: number, error: string): SiteAnswer {
+  return { ok: false, status, error: redaction.text(error) };
+}
 
 export class SiteFileView {
   /** Per session: placeholder number -> secret, from the last time the file was shown to it. */
@@ -59,29 +66,41 @@ export class SiteFileView {
 
   show(session: string): SiteAnswer {
     const read = readText(this.deps.path, SITE_TEXT_DEFAULTS);
-    if (read.text === undefined) return { ok: false, status: 500, error: read.issues.map((i) => `${i.path}: ${i.message}`).join('; ') };
+    if (read.text === undefined) return refusal(this.redaction([]), 500, read.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
     const hidden = secretsIn(read.text, this.deps.current());
     const text = hideSecrets(read.text, hidden);
     this.secrets.delete(session);
     while (this.secrets.size >= this.deps.maxSessions) this.secrets.delete(this.secrets.keys().next().value as string);
     this.secrets.set(session, hidden);
-    return { ok: true, body: { path: this.deps.path, text, hidden: hidden.length } };
+    return answer(this.redaction([read.text], hidden), { path: this.deps.path, text, hidden: hidden.length });
   }
 
   /** Problems of an edited text (every one with its path), nothing changed. */
   async check(session: string, edited: unknown): Promise<SiteAnswer> {
     const text = this.restore(session, edited);
     if (typeof text !== 'string') return text;
-    const issues = await this.read(text);
-    return { ok: true, body: { valid: issues.length === 0, problems: issues } };
+    const { issues, config } = await this.read(text);
+    return answer(this.redaction([text], this.secrets.get(session), config), { valid: issues.length === 0, problems: issues });
+  }
+
+  /**
+   * Knows every secret of the running config, of the texts (an edit, valid or not), of the
+   * session's placeholders and of a submitted config that compiled: what a message may quote.
+   */
+  private redaction(texts: readonly string[], placeholders: readonly string[] = [], submitted?: Config): SiteRedaction {
+    return siteRedaction({
+      running: this.deps.current(), ...(submitted ? { submitted } : {}), texts, secrets: placeholders,
+      ...(this.deps.knownSecrets ? { also: this.deps.knownSecrets } : {}),
+    });
   }
 
   /** The edited text written over the site file, then the reload path: applied whole or refused whole. */
   async apply(session: string, edited: unknown): Promise<SiteAnswer> {
     const text = this.restore(session, edited);
     if (typeof text !== 'string') return text;
-    const issues = await this.read(text);
-    if (issues.length > 0) return { ok: true, body: { outcome: 'refused', problems: issues } };
+    const { issues, config } = await this.read(text);
+    const redaction = this.redaction([text], this.secrets.get(session), config);
+    if (issues.length > 0) return answer(redaction, { outcome: 'refused', problems: issues });
     const { path } = this.deps;
     let previous: Buffer;
     try {
@@ -89,13 +108,13 @@ export class SiteFileView {
       this.replaceFile(text);
     } catch (err) {
       this.deps.log.warn({ err, path }, 'site file not written from the page');
-      return { ok: false, status: 500, error: `cannot write ${path}: ${(err as Error).message}` };
+      return refusal(redaction, 500, `cannot write ${path}: ${(err as Error).message}`);
     }
     const sha256 = digest(text);
     this.deps.log.info({ path, sha256 }, 'site file written from the page; reloading');
     const result = await this.deps.reload(() => this.readWritten(sha256));
-    if (result.outcome === 'refused' || result.outcome === 'failed') return { ok: true, body: { ...result, sha256, ...this.putBack(previous, sha256, result.outcome) } };
-    return { ok: true, body: { ...result, sha256 } };
+    if (result.outcome === 'refused' || result.outcome === 'failed') return answer(redaction, { ...result, sha256, ...this.putBack(previous, sha256, result.outcome) });
+    return answer(redaction, { ...result, sha256 });
   }
 
   /**
@@ -149,7 +168,7 @@ export class SiteFileView {
   }
 
   private restore(session: string, edited: unknown): string | SiteAnswer {
-    if (typeof edited !== 'string') return { ok: false, status: 400, error: 'text must be a string' };
+    if (typeof edited !== 'string') return refusal(this.redaction([]), 400, 'text must be a string');
     const hidden = this.secrets.get(session) ?? [];
     let unknown: string | undefined;
     const text = edited.replace(PLACEHOLDER, (whole, n: string) => {
@@ -157,19 +176,20 @@ export class SiteFileView {
       if (value === undefined) unknown ??= whole;
       return value ?? whole;
     });
-    if (unknown !== undefined) return { ok: false, status: 400, error: `${unknown} is not a placeholder this page was given: open the site file again` };
+    if (unknown !== undefined) return refusal(this.redaction([edited], hidden), 400, `${unknown} is not a placeholder this page was given: open the site file again`);
     return text;
   }
 
   /** Checked by the reload's reader from a scratch copy; its name in problems becomes the site file's. */
-  private async read(text: string): Promise<ConfigIssue[]> {
+  private async read(text: string): Promise<{ issues: ConfigIssue[]; config?: Config }> {
     const scratch = join(this.deps.scratchDir, `web-check-${randomBytes(6).toString('hex')}${extname(this.deps.path)}`);
     try {
       writeFileSync(scratch, text, { mode: 0o600 });
       const result = await readSiteFile(scratch, this.deps.env);
-      return result.issues.map((issue) => ({ path: issue.path.replaceAll(scratch, this.deps.path), message: issue.message.replaceAll(scratch, this.deps.path) }));
+      const issues = result.issues.map((issue) => ({ path: issue.path.replaceAll(scratch, this.deps.path), message: issue.message.replaceAll(scratch, this.deps.path) }));
+      return result.config ? { issues, config: result.config } : { issues };
     } catch (err) {
-      return [{ path: this.deps.path, message: `could not be checked: ${(err as Error).message}` }];
+      return { issues: [{ path: this.deps.path, message: `could not be checked: ${(err as Error).message}` }] };
     } finally {
       rmSync(scratch, { force: true });
     }

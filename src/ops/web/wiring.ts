@@ -18,6 +18,7 @@ import { SiteFileView } from './site-view.js';
 import { WebCommands } from './web-commands.js';
 import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
 import type { CommandService } from '../../device/commands.js';
+import { siteRedaction, type SiteRedaction, type TextRedactor } from '../../core/config/site-redaction.js';
 
 export interface WebPageParts {
   settings: WebSettings;
@@ -39,6 +40,22 @@ export interface WebPageParts {
   captures: ReadonlyMap<string, LineCapture>;
   /** Each device's write path (the cloud's; kept current by reloads). */
   writers: ReadonlyMap<string, CommandService>;
+  /** The process's known secrets (fetched credentials too): every answer of the page is redacted with them. */
+  secrets?: TextRedactor;
+}
+
+/** The running config's redaction, made again only when a reload changed the config. */
+function runningRedaction(current: () => Config, also: TextRedactor | undefined): () => SiteRedaction {
+  let config: Config | undefined;
+  let redaction: SiteRedaction | undefined;
+  return () => {
+    const now = current();
+    if (now !== config || !redaction) {
+      config = now;
+      redaction = siteRedaction({ running: now, ...(also ? { also } : {}) });
+    }
+    return redaction;
+  };
 }
 
 export async function startWebPage(parts: WebPageParts): Promise<WebServer | undefined> {
@@ -48,11 +65,12 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log, settings.maxScanUnits);
   const site = parts.siteFile === undefined ? undefined : new SiteFileView({
     path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log, maxSessions: settings.maxSessions,
+    ...(parts.secrets ? { knownSecrets: parts.secrets } : {}),
   });
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {
     return await startWebServer(settings, {
-      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}),
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, redaction: runningRedaction(parts.current, parts.secrets), ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}),
     }, log, time);
   } catch (err) {
     log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');

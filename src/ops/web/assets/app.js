@@ -70,24 +70,48 @@
     var count = b.unitsCoolingDown || 0;
     return el('span', { class: 'cooling' }, [count ? count + ': ' + units.join(', ') : '-']);
   }
-  function deviceRows(status) {
+  // "voltage 230.1 V · energy 1234 kWh": the device's first few values, stale ones marked as such.
+  function valuesText(values, online) {
+    if (!values || !values.length) return '-';
+    return values.map(function (v) { return v[0] + ' ' + String(v[1]) + (v[2] ? ' ' + v[2] : ''); }).join(' · ') + (online ? '' : ' (stale)');
+  }
+  function deviceRows(status, gatewayMode) {
     return status.devices.map(function (d) {
       var failing = (d.failingPoints || []).map(function (f) { return f.point; });
       var link = el('a', { href: '/device/' + encodeURIComponent(d.name) }, [d.name]);
-      return row([link, d.bus, d.online ? 'online' : 'OFFLINE', age(d.lastPollAgeMs), failing.length ? failing.join(', ') : '-', String((d.learned || []).length), d.subDevice ? d.subDevice.address + (d.subDevice.refused ? ' (refused)' : '') : '-'], { class: d.online && !failing.length ? '' : 'bad', 'data-device': d.name });
+      var cells = [link, d.bus, d.online ? 'online' : 'OFFLINE', age(d.lastPollAgeMs), el('span', { class: 'values' }, [valuesText((status.values || {})[d.name], d.online)]), failing.length ? failing.join(', ') : '-', String((d.learned || []).length)];
+      if (gatewayMode) cells.push(d.subDevice ? d.subDevice.address + (d.subDevice.refused ? ' (refused)' : '') : '-');
+      return row(cells, { class: d.online && !failing.length ? '' : 'bad', 'data-device': d.name });
+    });
+  }
+  // A bus share's clients and what they asked (docs/share.md): requests, answered from the cache, refused.
+  function shareRows(status) {
+    return (status.shares || []).map(function (s) {
+      var refused = s.refusedByPolicy + s.busy + s.refusedConnections;
+      return row([s.bus, s.listen, s.state + (s.error ? ': ' + s.error : ''), s.access, String(s.clients), String(s.requests), String(s.fromCache), String(s.forwarded), String(s.refusedByPolicy), String(s.busy), String(s.refusedConnections), String(s.failed), s.queueWaitMs && s.queueWaitMs.p99 !== undefined ? s.queueWaitMs.p99 + ' ms' : '-'],
+        { class: s.state === 'failed' ? 'bad' : '', 'data-share': s.bus, title: refused + ' refused in all' });
     });
   }
   function renderOverview(status) {
     var o = status.outbox, c = status.config;
     var outbox = o ? [o.depth + ' reports', Math.round(o.bytes / 1024) + ' / ' + Math.round(o.maxBytes / 1024) + ' KiB', o.mode || '', 'storage ' + (o.storage ? o.storage.state + (o.storage.cause ? ': ' + o.storage.cause : '') : 'ok'), o.dropped + ' dropped'].join(' · ') : 'no cloud devices';
     var config = c ? 'generation ' + c.generation + ', loaded ' + c.loadedAt + ', reloads ' + c.reloads.applied + ' applied / ' + c.reloads.refused + ' refused' + (c.lastError ? ', last refused: ' + c.lastError : '') : '-';
-    app.replaceChildren(header('Overview'),
+    var gatewayMode = status.devices.some(function (d) { return d.subDevice; });
+    var parts = [header('Overview'),
       el('p', { id: 'about' }, ['version ' + status.version + ' · up ' + age(status.uptimeS * 1000) + ' · pid ' + (status.pid || '-')]),
-      el('h2', {}, ['Buses']), table(['bus', 'kind', 'state', 'tx/s', 'errors', 'timeouts', 'late replies', 'late units', 'cool-downs', 'queue', 'busy', 'echo'], busRows(status), 'buses'),
-      el('h2', {}, ['Devices']), table(['device', 'bus', 'state', 'last good poll', 'failing points', 'learned limits', 'sub-device'], deviceRows(status), 'devices'),
-      el('h2', {}, ['Cloud links']), table(['device', 'state', 'reconnects', 'publishes'], status.links.map(function (l) { return row([l.device, l.state, String(l.reconnects), String(l.publishes)], { class: l.state === 'up' ? '' : 'bad' }); }), 'links'),
-      el('h2', {}, ['Outbox']), el('p', { id: 'outbox' }, [outbox]),
-      el('h2', {}, ['Site file']), el('p', { id: 'config' }, [config]));
+      el('h2', {}, ['Buses']), table(['bus', 'kind', 'state', 'tx/s', 'errors', 'timeouts', 'late', 'late units', 'cool-downs', 'queue', 'busy', 'echo'], busRows(status), 'buses'),
+      el('h2', {}, ['Devices']), table(['device', 'bus', 'state', 'last good poll', 'values', 'failing points', 'learned'].concat(gatewayMode ? ['sub-device'] : []), deviceRows(status, gatewayMode), 'devices')];
+    if (status.shares && status.shares.length) {
+      parts.push(el('h2', {}, ['Shares']), table(['bus', 'listen', 'state', 'access', 'clients', 'requests', 'cache hits', 'forwarded', 'refused (policy)', 'busy', 'refused connections', 'failed', 'wait p99'], shareRows(status), 'shares'));
+    }
+    // Cloud items only where there is a cloud: links and the outbox exist with cloud devices.
+    if (status.links.length) {
+      parts.push(el('h2', {}, ['Cloud links']), table(['device', 'state', 'reconnects', 'publishes'], status.links.map(function (l) { return row([l.device, l.state, String(l.reconnects), String(l.publishes)], { class: l.state === 'up' ? '' : 'bad' }); }), 'links'));
+    }
+    // The outbox only feeds cloud links: shown with them, or while it still holds reports.
+    if (o && (status.links.length || o.depth > 0)) parts.push(el('h2', {}, ['Outbox']), el('p', { id: 'outbox' }, [outbox]));
+    parts.push(el('h2', {}, ['Site file']), el('p', { id: 'config' }, [config]));
+    app.replaceChildren.apply(app, parts);
   }
   function overview() {
     app.replaceChildren(header('Overview'), el('p', {}, ['connecting...']));
@@ -166,16 +190,23 @@
         var skew = Date.now() - view.now;
         var body = view.points.map(function (p) {
           var cells = { value: el('td', { class: 'value' }, []), age: el('td', { class: 'age' }, []), health: el('td', { class: 'health' }, []), spark: el('td', {}, []) };
-          var tr = el('tr', { 'data-point': p.id }, [el('td', {}, [p.id]), cells.value, el('td', {}, [p.unit || '']), el('td', { class: 'quality' }, []), cells.age, cells.spark, cells.health, el('td', {}, [p.table + ' ' + p.address + ' ' + p.type + (p.writable ? ' rw' : '')]), el('td', { class: 'cloud' }, [])]);
+          var tr = el('tr', { 'data-point': p.id }, [el('td', {}, [p.id]), cells.value, el('td', {}, [p.unit || '']), el('td', { class: 'quality' }, []), cells.age, cells.spark, cells.health, el('td', {}, [p.table + ' ' + p.address + ' ' + p.type + (p.writable ? ' rw' : '')])]);
+          if (view.cloud) tr.append(el('td', { class: 'cloud' }, []));
           if (session.allowWrites) tr.append(el('td', {}, p.writable ? [writeForm(name, p.id)] : []));
           rows[p.id] = { tr: tr, cells: cells, at: p.ageMs !== undefined ? view.now - p.ageMs + skew : undefined, svg: undefined };
           if (view.history[p.id]) { rows[p.id].svg = sparkline(view.history[p.id].map(function (h) { return [h[0] + skew, h[1]]; })); cells.spark.append(rows[p.id].svg); }
           show(p.id, p.value, p.failing ? p.failing.error + ': ' + p.failing.message : '');
           return tr;
         });
-        app.replaceChildren(header(name), el('p', { id: 'device-state' }, [(view.online ? 'online' : 'OFFLINE') + ' · bus ' + view.bus + ' · unit ' + view.unitId + ' · every ' + view.pollIntervalMs + ' ms']),
-          table(['point', 'value', 'unit', 'quality', 'age', 'last 15 min', 'health', 'register', 'in the cloud'].concat(session.allowWrites ? ['write'] : []), body, 'points'),
-          cloudButton(name), el('p', { id: 'write-result' }, []));
+        var state = view.online ? 'online' : 'OFFLINE (' + view.offline.reason + (view.offline.sinceMs !== undefined ? ', ' + age(view.offline.sinceMs) + ' ago' : '') + ')';
+        var parts = [header(name), el('p', { id: 'device-state', class: view.online ? '' : 'error' }, [state + ' · bus ' + view.bus + ' · unit ' + view.unitId + ' · every ' + view.pollIntervalMs + ' ms']),
+          table(['point', 'value', 'unit', 'quality', 'age', 'last 15 min', 'health', 'register'].concat(view.cloud ? ['in the cloud'] : [], session.allowWrites ? ['write'] : []), body, 'points')];
+        if (view.cloud) parts.push(cloudButton(name));
+        parts.push(el('p', { id: 'write-result' }, []));
+        app.replaceChildren.apply(app, parts);
+        // Opened while the device is down: every value shown is the last one read, not the device's now.
+        if (!view.online) markOffline(view.offline.reason);
+        ages();
         var events = new EventSource('/api/events?device=' + encodeURIComponent(name));
         events.addEventListener('device', function (e) { onEvent(JSON.parse(e.data)); });
         setInterval(ages, 1000);
@@ -189,14 +220,19 @@
       r.cells.health.textContent = problem || 'ok';
       r.tr.className = problem ? 'bad' : '';
     }
+    function markOffline(reason) {
+      Object.keys(rows).forEach(function (id) { var r = rows[id]; r.tr.className = 'bad'; r.tr.querySelector('.quality').textContent = 'stale'; r.cells.health.textContent = 'device offline: ' + reason; });
+    }
     function ages() {
       Object.keys(rows).forEach(function (id) { var r = rows[id]; r.cells.age.textContent = r.at === undefined ? '-' : age(Math.max(0, Date.now() - r.at)); });
     }
     function onEvent(ev) {
       if (ev.state) {
-        document.getElementById('device-state').firstChild.textContent = (ev.state === 'online' ? 'online' : 'OFFLINE') + ' (' + ev.reason + ')';
+        var line = document.getElementById('device-state');
+        line.firstChild.textContent = (ev.state === 'online' ? 'online' : 'OFFLINE') + ' (' + ev.reason + ')';
+        line.className = ev.state === 'online' ? '' : 'error';
         // Offline: every value shown is the last one read, no longer the device's.
-        if (ev.state === 'offline') Object.keys(rows).forEach(function (id) { var r = rows[id]; r.tr.className = 'bad'; r.tr.querySelector('.quality').textContent = 'stale'; r.cells.health.textContent = 'device offline: ' + ev.reason; });
+        if (ev.state === 'offline') markOffline(ev.reason);
         return;
       }
       var failed = {};
@@ -221,8 +257,32 @@
 
   function field(label, input) { return el('label', {}, [label, input]); }
   function select(id, options) { return el('select', { id: id }, options.map(function (o) { return el('option', { value: o }, [o]); })); }
-  function form(id, title, inputs, submit) {
-    var out = el('pre', { id: id + '-result', class: 'result' }, []);
+  // Results as tables: a read's registers (raw, hex, decoded with its type), a poll's values with
+  // their units, a scan's units with their answer and time.
+  function hex(n) { return '0x' + Number(n).toString(16).toUpperCase().padStart(4, '0'); }
+  function readTable(b) {
+    var decoded = {};
+    (b.values || []).forEach(function (v) { decoded[v.address] = v.value; });
+    var bits = b.table === 'coil' || b.table === 'discrete';
+    var rows = b.raw.map(function (r, i) {
+      var at = b.address + i, value = decoded[at];
+      return row([b.table + ' ' + at, String(r), bits ? '' : hex(r), value === undefined ? '' : String(value)]);
+    });
+    return [el('p', {}, ['bus ' + b.bus + ' · unit ' + b.unit + (b.type ? ' · decoded as ' + b.type : '')]), table(['register', 'raw', 'hex', b.type ? 'value (' + b.type + ')' : 'value'], rows, 'read-table')];
+  }
+  function pollTable(b, units) {
+    var rows = Object.keys(b.values).map(function (id) { return row([id, String(b.values[id]), units[id] || '']); });
+    var errors = (b.errors || []).map(function (e) { return row([e.points.join(', '), e.table + ' ' + e.start + ' (' + e.count + ')', e.kind + ': ' + e.message], { class: 'bad' }); });
+    var parts = [el('p', {}, [b.device + ' · ' + new Date(b.ts).toLocaleTimeString()]), table(['point', 'value', 'unit'], rows, 'poll-table')];
+    if (errors.length) parts.push(table(['points', 'registers', 'error'], errors, 'poll-errors'));
+    return parts;
+  }
+  function scanTable(b) {
+    var rows = b.found.map(function (f) { return row([String(f.unit), f.answer, f.detail, f.answerMs + ' ms'], { class: f.answer === 'value' ? '' : 'exception' }); });
+    return [el('p', {}, ['bus ' + b.bus + ' · units ' + b.from + '..' + b.to + ' · ' + b.found.length + ' answered (a silent unit is not listed)']), table(['unit', 'answer', 'detail', 'answer time'], rows, 'scan-table')];
+  }
+  function form(id, title, inputs, submit, render) {
+    var out = el('div', { id: id + '-result', class: 'result' }, []);
     var f = el('form', { id: id, class: 'tool' }, [el('h2', {}, [title])].concat(inputs, [el('button', { type: 'submit' }, [title]), out]));
     f.addEventListener('submit', function (e) {
       e.preventDefault();
@@ -231,7 +291,8 @@
       post('/api/' + id, submit()).then(function (res) {
         return res.json().then(function (b) {
           out.className = res.ok ? 'result' : 'result error';
-          out.textContent = res.ok ? JSON.stringify(b, null, 1) : b.error;
+          if (!res.ok) { out.textContent = b.error; return; }
+          return Promise.resolve(render(b)).then(function (parts) { out.replaceChildren.apply(out, parts); });
         });
       });
     });
@@ -249,10 +310,17 @@
           var type = document.getElementById('read-type').value;
           if (type) p.type = type;
           return p;
+        }, readTable);
+      var poll = form('poll', 'Poll', [field('device', select('poll-device', devices))], function () { return { device: document.getElementById('poll-device').value }; }, function (b) {
+        // The units come with the device's page view.
+        return fetch('/api/device/' + encodeURIComponent(b.device)).then(function (r) { return r.ok ? r.json() : { points: [] }; }).then(function (view) {
+          var units = {};
+          view.points.forEach(function (p) { units[p.id] = p.unit; });
+          return pollTable(b, units);
         });
-      var poll = form('poll', 'Poll', [field('device', select('poll-device', devices))], function () { return { device: document.getElementById('poll-device').value }; });
+      });
       var scan = form('scan', 'Scan', [field('bus', select('scan-bus', buses)), field('from unit', el('input', { id: 'scan-from', type: 'number', value: '1' })), field('to unit', el('input', { id: 'scan-to', type: 'number', value: '10' }))],
-        function () { return { bus: document.getElementById('scan-bus').value, from: num('scan-from'), to: num('scan-to') }; });
+        function () { return { bus: document.getElementById('scan-bus').value, from: num('scan-from'), to: num('scan-to') }; }, scanTable);
       app.replaceChildren(header('Read / scan'), el('p', {}, ['Through the running buses, between polls (the polls keep their share). Reads and polls: ' + 'the same limits as the cloud\'s commissioning reads.']), read, poll, scan);
     });
   }
