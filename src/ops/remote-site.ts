@@ -1,0 +1,411 @@
+// Remote configuration (docs/remote-config.md): the site commands of fieldgate's own identity.
+// A text is checked by the reload's own reader and planner, applied through the reload path (the
+// difference only, whole or not at all) as a new generation of the store (site-store.ts), and
+// rolled back by itself when it is not confirmed in time. One change at a time; every secret
+// leaves as a placeholder (core/config/site-secrets.ts).
+import { createHash } from 'node:crypto';
+import type { Config } from '../core/config/config.js';
+import type { AddressHolder } from '../core/config/address-reuse.js';
+import { COMMAND_ERRORS, describeError, type CommandOutcome } from '../core/device-write-types.js';
+import type { SiteCommandSettings } from '../core/config/self-identity.js';
+import { noParams, parseApplyParams, parseGenerationParam, planSiteChange, planView, siteTextParam } from '../core/config/remote-site-rules.js';
+import { redactIssues, redactSiteText, restoreSiteSecrets, siteSecrets, writtenSecrets } from '../core/config/site-secrets.js';
+import {
+  addGeneration, confirmGeneration, historyView, previousConfirmed, pruneBook, recordOf, rollBackGeneration, runningRecord, type GenerationBook, type GenerationVia,
+} from '../core/config/site-generations.js';
+import type { ConfigIssue } from '../core/config/site-types.js';
+import type { MonoMs, TimeWithWall } from '../core/time.js';
+import type { Logger } from '../core/logger.js';
+import { TokenBucket } from '../cloud/forwarding/pacer.js';
+import type { ReloadCandidate, ReloadResult } from './gateway-handle.js';
+import type { SiteStatus } from './status.js';
+
+/** The store as the orchestrator uses it (site-store.ts; a fake in unit tests). */
+export interface SiteStorePort {
+  save(book: GenerationBook): void;
+  textPath(generation: number): string;
+  scratchPath(): string;
+  writeText(generation: number, text: string): void;
+  readText(generation: number): string | undefined;
+  removeText(generation: number): void;
+  writeScratch(path: string, text: string): void;
+  removeScratch(path: string): void;
+}
+
+export interface SiteReading {
+  config?: Config;
+  issues: readonly ConfigIssue[];
+}
+
+export interface RemoteSiteDeps {
+  store: SiteStorePort;
+  book: GenerationBook;
+  /** Why the running generation runs (from the start's choice). */
+  startReason: string;
+  current(): Config;
+  /** The reload path: one at a time, applied whole or not at all. */
+  reload(load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult>;
+  /** A text file read and checked as a reload reads it (ops/site-file-reader.ts). */
+  readFile(path: string): Promise<SiteReading>;
+  addressHolders(): ReadonlyMap<string, AddressHolder>;
+  /** Whether a bus is up, a device's own link is up. */
+  busUp(name: string): boolean;
+  linkUp(device: string): boolean;
+  settings: SiteCommandSettings;
+  /** Largest text taken (the site file's own limit). */
+  maxBytes: number;
+  time: TimeWithWall;
+  log: Logger;
+  /** The site's state changed: the own attributes are due. */
+  changed(): void;
+}
+
+interface Awaiting {
+  generation: number;
+  back: number;
+  watch: { buses: string[]; links: string[] };
+  deadline: MonoMs;
+  windowS: number;
+  cancel(): void;
+}
+
+
+export const SITE_METHODS = ['site_get', 'site_check', 'site_apply', 'site_confirm', 'site_rollback', 'site_history'] as const;
+const SITE_LABEL = 'site';
+/** Generations site_history lists. */
+const HISTORY_SHOWN = 20;
+
+const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
+const fail = (code: number, message: string): CommandOutcome => ({ ok: false, error: { code, message } });
+const refused = (problems: readonly ConfigIssue[], extra: Record<string, unknown> = {}): CommandOutcome => ({ ok: true, result: { outcome: 'refused', problems: [...problems], ...extra } });
+
+export class RemoteSite {
+  private book: GenerationBook;
+  private reason: string;
+  private awaiting: Awaiting | undefined;
+  /** A change (apply, confirm, rollback) in progress: another is refused, not queued. */
+  private changing = false;
+  private checking = false;
+  private lastRollback = '';
+  private readonly bucket: TokenBucket;
+
+  constructor(private readonly deps: RemoteSiteDeps) {
+    this.book = deps.book;
+    this.reason = deps.startReason;
+    const perMinute = deps.settings.checksPerMinute;
+    this.bucket = new TokenBucket(perMinute / 60, perMinute);
+  }
+
+  status(): SiteStatus {
+    return { generation: this.book.running, state: this.awaiting ? 'awaiting_confirm' : 'confirmed', file: this.deps.store.textPath(this.book.running), reason: this.reason, lastRollback: this.lastRollback };
+  }
+
+  /** Never throws; unknown methods are the caller's. */
+  async handle(method: string, params: Record<string, unknown>): Promise<CommandOutcome> {
+    try {
+      switch (method) {
+        case 'site_get': return this.get(params);
+        case 'site_check': return await this.check(params);
+        case 'site_apply': return await this.apply(params);
+        case 'site_confirm': return this.confirm(params);
+        case 'site_rollback': return await this.rollback(params);
+        case 'site_history': return this.history(params);
+        default: return fail(COMMAND_ERRORS.unknownMethod, `unknown site method ${method}`);
+      }
+    } catch (err) {
+      this.deps.log.error({ method, err }, 'site command failed unexpectedly');
+      return fail(COMMAND_ERRORS.internal, describeError(err));
+    }
+  }
+
+  /** Stops the confirmation timer (the window's generation is rolled back at the next start). */
+  stop(): void {
+    this.awaiting?.cancel();
+  }
+
+  private runningText(): { text: string; digest: string } {
+    const record = runningRecord(this.book);
+    const text = this.deps.store.readText(record.generation);
+    if (text === undefined) throw new Error(`the text of generation ${record.generation} is missing from ${this.deps.store.textPath(record.generation)}`);
+    return { text, digest: record.digest };
+  }
+
+  private limited(): CommandOutcome | undefined {
+    const waitMs = this.bucket.delayFor(this.deps.time.now());
+    if (waitMs === 0) return undefined;
+    return fail(COMMAND_ERRORS.busy, `rate limited: at most ${this.deps.settings.checksPerMinute} site checks, applies and rollbacks per minute; retry in ${Math.ceil(waitMs / 1000)} s`);
+  }
+
+  private get(params: Record<string, unknown>): CommandOutcome {
+    const extra = noParams(params);
+    if (extra) return fail(COMMAND_ERRORS.badParams, extra);
+    const { text, digest } = this.runningText();
+    const redacted = redactSiteText(text, this.deps.current());
+    const status = this.status();
+    return {
+      ok: true,
+      result: {
+        text: redacted.text, digest, generation: status.generation, state: status.state, file: status.file, reason: status.reason, secrets: redacted.secrets.length,
+        ...(this.awaiting ? { confirmBy: this.confirmByIso(this.awaiting) } : {}),
+      },
+    };
+  }
+
+  /** The edited text with its placeholders restored, read by the reload's reader, and its plan. */
+  private async candidate(edited: string, path: string | undefined): Promise<{ ok: true; config: Config; text: string; secrets: string[]; plan: ReturnType<typeof planSiteChange> } | { ok: false; problems: ConfigIssue[] }> {
+    const running = this.runningText();
+    const secrets = siteSecrets(running.text, this.deps.current());
+    const restored = restoreSiteSecrets(edited, secrets, SITE_LABEL);
+    if (!restored.ok) return { ok: false, problems: restored.problems };
+    const hide = [...secrets, ...writtenSecrets(restored.text)].sort((a, b) => b.length - a.length);
+    const { store } = this.deps;
+    const file = path ?? store.scratchPath();
+    let reading: SiteReading;
+    try {
+      store.writeScratch(file, restored.text);
+      reading = await this.deps.readFile(file);
+    } finally {
+      if (path === undefined) store.removeScratch(file);
+    }
+    const named = (issues: readonly ConfigIssue[]) => redactIssues(issues.map((i) => ({ path: i.path.replaceAll(file, SITE_LABEL), message: i.message.replaceAll(file, SITE_LABEL) })), hide);
+    if (!reading.config) return { ok: false, problems: named(reading.issues) };
+    const plan = planSiteChange(this.deps.current(), reading.config, this.deps.addressHolders());
+    if (!plan.ok) return { ok: false, problems: named(plan.issues) };
+    return { ok: true, config: reading.config, text: restored.text, secrets: hide, plan };
+  }
+
+  private async check(params: Record<string, unknown>): Promise<CommandOutcome> {
+    const text = siteTextParam(params, this.deps.maxBytes, ['text']);
+    if (!text.ok) return fail(COMMAND_ERRORS.badParams, text.message);
+    if (this.checking) return fail(COMMAND_ERRORS.busy, 'a site_check is running: one at a time');
+    const limited = this.limited();
+    if (limited) return limited;
+    this.checking = true;
+    try {
+      const found = await this.candidate(text.value, undefined);
+      if (!found.ok) return { ok: true, result: { valid: false, problems: found.problems } };
+      return { ok: true, result: { valid: true, problems: [], plan: found.plan.ok ? planView(found.plan.plan) : {} } };
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  private busyRefusal(): ConfigIssue[] | undefined {
+    if (this.changing) return [{ path: SITE_LABEL, message: 'another site change is in progress: nothing applied; get the site again once it ends' }];
+    if (this.awaiting) return [{ path: SITE_LABEL, message: `generation ${this.awaiting.generation} awaits confirmation until ${this.confirmByIso(this.awaiting)}: confirm it or roll it back first; nothing applied` }];
+    return undefined;
+  }
+
+  private async apply(params: Record<string, unknown>): Promise<CommandOutcome> {
+    const parsed = parseApplyParams(params, this.deps.maxBytes, this.deps.settings.confirmMaxS);
+    if (!parsed.ok) return fail(COMMAND_ERRORS.badParams, parsed.message);
+    const busy = this.busyRefusal();
+    if (busy) return refused(busy);
+    const limited = this.limited();
+    if (limited) return limited;
+    const { text, baseDigest, confirmWithinS } = parsed.value;
+    this.changing = true;
+    try {
+      const stale = this.staleIssue(baseDigest);
+      if (stale) return refused([stale]);
+      const generation = this.nextGeneration();
+      const found = await this.candidate(text, this.deps.store.textPath(generation));
+      if (!found.ok || !found.plan.ok) {
+        this.deps.store.removeText(generation);
+        return refused(found.ok ? [] : found.problems);
+      }
+      if (found.plan.plan.identical) {
+        this.deps.store.removeText(generation);
+        return { ok: true, result: { outcome: 'unchanged', generation: this.book.running, problems: [] } };
+      }
+      const result = await this.deps.reload(() => {
+        // A reload (a SIGHUP, the page) ran between the check and this turn: the base moved.
+        const moved = this.staleIssue(baseDigest);
+        return moved ? { issues: [moved] } : { config: found.config, sha256: sha256Hex(found.text), issues: [] };
+      });
+      if (result.outcome !== 'applied') {
+        this.deps.store.removeText(generation);
+        return refused(redactIssues(result.problems, found.secrets), { reload: result.outcome });
+      }
+      const back = this.book.running;
+      const now = this.deps.time.wallNow();
+      const confirmBy = confirmWithinS > 0 ? (now + confirmWithinS * 1000) as typeof now : undefined;
+      this.commit(addGeneration(this.book, { digest: sha256Hex(found.text), at: now, via: 'remote', ...(confirmBy === undefined ? {} : { confirmBy }) }).book, `generation ${generation}, applied by site_apply`);
+      const { watch } = found.plan;
+      if (confirmWithinS > 0) this.awaitConfirmation(generation, back, watch, confirmWithinS);
+      this.deps.log.info({ generation, back, confirmWithinS, plan: planView(found.plan.plan), watch }, confirmWithinS > 0 ? 'site generation applied, awaiting confirmation' : 'site generation applied');
+      this.deps.changed();
+      return {
+        ok: true,
+        result: {
+          outcome: confirmWithinS > 0 ? 'awaiting_confirm' : 'applied', generation, digest: sha256Hex(found.text), plan: planView(found.plan.plan),
+          ...(this.awaiting ? { confirmBy: this.confirmByIso(this.awaiting), mustComeUp: watch } : {}),
+        },
+      };
+    } finally {
+      this.changing = false;
+    }
+  }
+
+  private staleIssue(baseDigest: string): ConfigIssue | undefined {
+    const running = runningRecord(this.book);
+    if (running.digest === baseDigest) return undefined;
+    return { path: SITE_LABEL, message: `baseDigest is not the running site's (generation ${running.generation}, ${running.digest}): someone changed it meanwhile; get the site again; nothing applied` };
+  }
+
+  private nextGeneration(): number {
+    return Math.max(0, ...this.book.records.map((r) => r.generation)) + 1;
+  }
+
+  private confirmByIso(awaiting: Awaiting): string {
+    return new Date(this.deps.time.wallNow() + Math.max(0, awaiting.deadline - this.deps.time.now())).toISOString();
+  }
+
+  /** The book saved (pruned, old texts removed); a write failure is logged, the running site is not undone. */
+  private commit(book: GenerationBook, reason: string): void {
+    const pruned = pruneBook(book, this.deps.settings.historyKept);
+    this.book = pruned.book;
+    this.reason = reason;
+    try {
+      this.deps.store.save(this.book);
+      for (const generation of pruned.dropped) this.deps.store.removeText(generation);
+    } catch (err) {
+      this.deps.log.error({ err, generation: this.book.running }, 'site generations not written: a restart runs the last one written');
+    }
+  }
+
+  private awaitConfirmation(generation: number, back: number, watch: Awaiting['watch'], windowS: number): void {
+    const cancel = this.deps.time.setTimer(() => void this.onDeadline(generation), windowS * 1000);
+    this.awaiting = { generation, back, watch, deadline: (this.deps.time.now() + windowS * 1000) as MonoMs, windowS, cancel };
+  }
+
+  /** Parts the generation changed that are not up (yet). */
+  private notUp(awaiting: Awaiting): string[] {
+    return [
+      ...awaiting.watch.buses.filter((bus) => !this.deps.busUp(bus)).map((bus) => `bus ${bus}`),
+      ...awaiting.watch.links.filter((device) => !this.deps.linkUp(device)).map((device) => `the cloud link of ${device}`),
+    ];
+  }
+
+  private async onDeadline(generation: number): Promise<void> {
+    const awaiting = this.awaiting;
+    if (awaiting?.generation !== generation) return;
+    if (this.changing) {
+      // A rollback or confirm of this generation is running; it settles the window.
+      this.deps.time.setTimer(() => void this.onDeadline(generation), 250);
+      return;
+    }
+    const down = this.notUp(awaiting);
+    const reason = `not confirmed within ${awaiting.windowS} s${down.length > 0 ? `; not up: ${down.join(', ')}` : ''}`;
+    this.changing = true;
+    try {
+      await this.goBack(awaiting, reason);
+    } finally {
+      this.changing = false;
+    }
+  }
+
+  /** The awaiting generation rolled back to the one before it (same number, same text, confirmed before). */
+  private async goBack(awaiting: Awaiting, reason: string): Promise<boolean> {
+    awaiting.cancel();
+    const record = recordOf(this.book, awaiting.back);
+    const text = this.deps.store.readText(awaiting.back);
+    const reading = text === undefined ? undefined : await this.deps.readFile(this.deps.store.textPath(awaiting.back));
+    const result = reading?.config
+      ? await this.deps.reload(() => ({ config: reading.config, sha256: record?.digest ?? sha256Hex(text ?? ''), issues: [] }))
+      : undefined;
+    this.awaiting = undefined;
+    if (result?.outcome !== 'applied') {
+      const why = result ? result.problems.map((p) => p.message).join('; ') : `the text of generation ${awaiting.back} cannot be read`;
+      this.deps.log.error({ generation: awaiting.generation, back: awaiting.back, reason, why }, 'site rollback failed: the generation stays; a restart rolls it back');
+      return false;
+    }
+    this.commit(rollBackGeneration(this.book, awaiting.generation, awaiting.back, reason), `generation ${awaiting.back}: generation ${awaiting.generation} was rolled back (${reason})`);
+    this.lastRollback = `generation ${awaiting.generation} rolled back to ${awaiting.back} at ${new Date(this.deps.time.wallNow()).toISOString()}: ${reason}`;
+    this.deps.log.warn({ generation: awaiting.generation, back: awaiting.back, reason }, 'site generation rolled back');
+    this.deps.changed();
+    return true;
+  }
+
+  private confirm(params: Record<string, unknown>): CommandOutcome {
+    const extra = noParams(params);
+    if (extra) return fail(COMMAND_ERRORS.badParams, extra);
+    const awaiting = this.awaiting;
+    if (!awaiting || this.changing) {
+      const last = [...this.book.records].reverse().find((r) => r.via === 'remote' || r.via === 'rollback');
+      const why = this.changing ? 'a site change is in progress'
+        : last?.outcome === 'rolled_back' ? `generation ${last.generation} was rolled back (${last.reason ?? 'no reason recorded'})`
+          : `generation ${this.book.running} runs confirmed`;
+      return refused([{ path: SITE_LABEL, message: `nothing awaits confirmation: ${why}` }], { generation: this.book.running });
+    }
+    const down = this.notUp(awaiting);
+    if (down.length > 0) {
+      return refused([{ path: SITE_LABEL, message: `not up yet: ${down.join(', ')}; confirm again once they are, or roll back (the window ends ${this.confirmByIso(awaiting)})` }], { generation: awaiting.generation });
+    }
+    awaiting.cancel();
+    this.awaiting = undefined;
+    this.commit(confirmGeneration(this.book, awaiting.generation), `generation ${awaiting.generation}, applied by site_apply and confirmed`);
+    this.deps.log.info({ generation: awaiting.generation }, 'site generation confirmed');
+    this.deps.changed();
+    return { ok: true, result: { outcome: 'confirmed', generation: awaiting.generation } };
+  }
+
+  private async rollback(params: Record<string, unknown>): Promise<CommandOutcome> {
+    const parsed = parseGenerationParam(params);
+    if (!parsed.ok) return fail(COMMAND_ERRORS.badParams, parsed.message);
+    if (this.changing) return refused([{ path: SITE_LABEL, message: 'another site change is in progress: nothing applied' }]);
+    const target = recordOf(this.book, parsed.value);
+    const known = this.book.records.map((r) => r.generation);
+    if (!target) return refused([{ path: SITE_LABEL, message: `generation ${parsed.value} is not in the history (kept: ${known.join(', ')})` }]);
+    if (target.generation === this.book.running && !this.awaiting) return refused([{ path: SITE_LABEL, message: `generation ${target.generation} is the one running` }]);
+    const limited = this.limited();
+    if (limited) return limited;
+    this.changing = true;
+    try {
+      const awaiting = this.awaiting;
+      if (awaiting && (target.generation === awaiting.back || previousConfirmed(this.book, awaiting.generation)?.generation === target.generation)) {
+        const done = await this.goBack(awaiting, 'site_rollback');
+        return done ? { ok: true, result: { outcome: 'rolled_back', generation: this.book.running } } : fail(COMMAND_ERRORS.internal, 'the rollback failed (see the log): the generation stays until a restart');
+      }
+      return await this.reapply(target.generation, awaiting);
+    } finally {
+      this.changing = false;
+    }
+  }
+
+  /** An older generation's text applied again, as a new generation (via rollback), confirmed at once. */
+  private async reapply(from: number, awaiting: Awaiting | undefined): Promise<CommandOutcome> {
+    const text = this.deps.store.readText(from);
+    if (text === undefined) return refused([{ path: SITE_LABEL, message: `the text of generation ${from} is no longer kept` }]);
+    const generation = this.nextGeneration();
+    this.deps.store.writeText(generation, text);
+    const reading = await this.deps.readFile(this.deps.store.textPath(generation));
+    const plan = reading.config ? planSiteChange(this.deps.current(), reading.config, this.deps.addressHolders()) : undefined;
+    const secrets = siteSecrets(text, this.deps.current());
+    if (!reading.config || !plan?.ok) {
+      this.deps.store.removeText(generation);
+      return refused(redactIssues(plan && !plan.ok ? plan.issues : reading.issues, secrets));
+    }
+    const digest = sha256Hex(text);
+    const result = await this.deps.reload(() => ({ config: reading.config, sha256: digest, issues: [] }));
+    if (result.outcome !== 'applied' && result.outcome !== 'unchanged') {
+      this.deps.store.removeText(generation);
+      return refused(redactIssues(result.problems, secrets), { reload: result.outcome });
+    }
+    awaiting?.cancel();
+    this.awaiting = undefined;
+    let book = this.book;
+    if (awaiting) book = rollBackGeneration(book, awaiting.generation, book.running, `replaced by site_rollback to generation ${from}`);
+    this.commit(addGeneration(book, { digest, at: this.deps.time.wallNow(), via: 'rollback' satisfies GenerationVia, from }).book, `generation ${generation}: generation ${from} again, by site_rollback`);
+    this.lastRollback = `site_rollback to generation ${from} as generation ${generation} at ${new Date(this.deps.time.wallNow()).toISOString()}`;
+    this.deps.log.warn({ generation, from }, 'site rolled back to an earlier generation');
+    this.deps.changed();
+    return { ok: true, result: { outcome: 'applied', generation, from } };
+  }
+
+  private history(params: Record<string, unknown>): CommandOutcome {
+    const extra = noParams(params);
+    if (extra) return fail(COMMAND_ERRORS.badParams, extra);
+    return { ok: true, result: { running: this.book.running, generations: historyView(this.book, HISTORY_SHOWN) } };
+  }
+}
