@@ -9,7 +9,7 @@ import type { AddressHolder } from '../core/config/address-reuse.js';
 import { COMMAND_ERRORS, describeError, type CommandOutcome } from '../core/device-write-types.js';
 import type { SiteCommandSettings } from '../core/config/self-identity.js';
 import { noParams, parseApplyParams, parseGenerationParam, planSiteChange, planView, siteTextParam } from '../core/config/remote-site-rules.js';
-import { redactIssues, redactSiteText, restoreSiteSecrets, siteSecrets, writtenSecrets } from '../core/config/site-secrets.js';
+import { redactIssues, redactSiteText, restoreSiteSecrets, writtenSecrets } from '../core/config/site-secrets.js';
 import {
   addGeneration, confirmGeneration, historyView, previousConfirmed, pruneBook, recordOf, rollBackGeneration, runningRecord, type GenerationBook, type GenerationVia,
 } from '../core/config/site-generations.js';
@@ -154,7 +154,7 @@ export class RemoteSite {
   /** The edited text with its placeholders restored, read by the reload's reader, and its plan. */
   private async candidate(edited: string, path: string | undefined): Promise<{ ok: true; config: Config; text: string; secrets: string[]; plan: ReturnType<typeof planSiteChange> } | { ok: false; problems: ConfigIssue[] }> {
     const running = this.runningText();
-    const secrets = siteSecrets(running.text, this.deps.current());
+    const { secrets } = redactSiteText(running.text, this.deps.current());
     const restored = restoreSiteSecrets(edited, secrets, SITE_LABEL);
     if (!restored.ok) return { ok: false, problems: restored.problems };
     const hide = [...secrets, ...writtenSecrets(restored.text)].sort((a, b) => b.length - a.length);
@@ -381,7 +381,7 @@ export class RemoteSite {
     this.deps.store.writeText(generation, text);
     const reading = await this.deps.readFile(this.deps.store.textPath(generation));
     const plan = reading.config ? planSiteChange(this.deps.current(), reading.config, this.deps.addressHolders()) : undefined;
-    const secrets = siteSecrets(text, this.deps.current());
+    const { secrets } = redactSiteText(text, this.deps.current());
     if (!reading.config || !plan?.ok) {
       this.deps.store.removeText(generation);
       return refused(redactIssues(plan && !plan.ok ? plan.issues : reading.issues, secrets));

@@ -25,11 +25,11 @@ function unquoted(value: string): string {
   return value;
 }
 
-/** What must never leave the box of a site text: the config's secrets and every secret key's value as written. */
+/** What must never leave the box of a site text, hidden wherever it appears: the config's secrets and every secret key's value as written, of at least MIN_HIDDEN characters. */
 export function siteSecrets(text: string, config: Config): string[] {
   const identity = config.gateway.cloud.identity;
-  const known = [...configSecrets(config), identity?.accessToken ?? '', identity?.projectKey ?? ''].filter((v) => v.length >= MIN_HIDDEN);
-  return secretsOrdered(text, [...known, ...writtenSecrets(text)]);
+  const known = [...configSecrets(config), identity?.accessToken ?? '', identity?.projectKey ?? '', ...writtenSecrets(text)];
+  return [...new Set(known)].filter((v) => v.length >= MIN_HIDDEN && text.includes(v)).sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
 }
 
 /** Every secret key's value as written in a text (an edited text's new secrets), quoted and bare. */
@@ -37,26 +37,36 @@ export function writtenSecrets(text: string): string[] {
   return [...text.matchAll(SECRET_KEY_VALUE)].flatMap((m) => [m[1]!, unquoted(m[1]!)]).filter((v) => v.length > 0 && !IS_PLACEHOLDER.test(unquoted(v)));
 }
 
-/** The values found in the text, longest first (a secret containing another is hidden whole), then by text. */
-function secretsOrdered(text: string, values: readonly string[]): string[] {
-  return [...new Set(values)].filter((v) => v.length > 0 && text.includes(v)).sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+function escaped(value: string): string {
+  return value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Each secret replaced by `{{secret-N}}` (N: its place in `secrets`, from 1), in one pass over the text. */
+/**
+ * Each secret replaced by `{{secret-N}}` (N: its place in `secrets`, from 1), in one pass over the
+ * text; one shorter than MIN_HIDDEN only where it stands alone (never inside another word).
+ */
 export function hideSiteSecrets(text: string, secrets: readonly string[]): string {
   if (secrets.length === 0) return text;
+  const alternatives = secrets.map((v) => (v.length >= MIN_HIDDEN ? escaped(v) : `(?<![\\w-])${escaped(v)}(?![\\w-])`));
   // One pass: a placeholder put in is never searched again (a secret "1" must not hit "{{secret-1}}").
-  const pattern = new RegExp(secrets.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
-  return text.replace(pattern, (found) => `{{secret-${secrets.indexOf(found) + 1}}}`);
+  return text.replace(new RegExp(alternatives.join('|'), 'g'), (found) => `{{secret-${secrets.indexOf(found) + 1}}}`);
 }
 
 /**
  * The one redaction of a running site text for eyes outside the box (cloud and page): the text
  * with placeholders, and the secrets in placeholder order (kept on the box to restore an edit).
+ * Long secrets go wherever they appear; a secret key's short value only where it is written.
  */
 export function redactSiteText(text: string, config: Config): { text: string; secrets: string[] } {
   const secrets = siteSecrets(text, config);
-  return { text: hideSiteSecrets(text, secrets), secrets };
+  const hidden = hideSiteSecrets(text, secrets);
+  const shown = hidden.replace(SECRET_KEY_VALUE, (whole: string, value: string) => {
+    if (IS_PLACEHOLDER.test(unquoted(value)) || value.includes('{{secret-')) return whole;
+    let index = secrets.indexOf(value);
+    if (index === -1) index = secrets.push(value) - 1;
+    return `${whole.slice(0, whole.length - value.length)}{{secret-${index + 1}}}`;
+  });
+  return { text: shown, secrets };
 }
 
 function lineOf(text: string, offset: number): number {
