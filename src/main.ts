@@ -110,6 +110,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
       start: deps.siteGenerations, env: deps.env, config, current: () => current(), reload: (load) => handle.reload(load),
       addressHolders: () => addressRecord.holders(), busUp: (name) => southbound.buses.get(name)?.stats().state === 'up',
       linkUp: (device) => links().some((l) => l.device === device && l.state === 'up'), changed: () => selfDevice?.reporter.check(),
+      runningDigest: () => configState.status().sha256, ...(deps.siteFile !== undefined ? { seedFile: deps.siteFile } : {}),
       time, log: componentLogger(logger, 'reload', levels),
     });
   }

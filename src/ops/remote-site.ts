@@ -58,6 +58,10 @@ export interface RemoteSiteDeps {
   log: Logger;
   /** The site's state changed: the own attributes are due. */
   changed(): void;
+  /** sha256 of the text the reloader runs now (config-state.ts): differs from the book after a reload on the box. */
+  runningDigest(): string;
+  /** The seed file's text now (what `fieldgate reload` and the page's Apply load); undefined when unreadable. */
+  readSeed(): string | undefined;
 }
 
 interface Awaiting {
@@ -103,6 +107,7 @@ export class RemoteSite {
   /** Never throws; unknown methods are the caller's. */
   async handle(method: string, params: Record<string, unknown>): Promise<CommandOutcome> {
     try {
+      if (!this.changing) this.adoptBoxReload();
       switch (method) {
         case 'site_get': return this.get(params);
         case 'site_check': return await this.check(params);
@@ -121,6 +126,30 @@ export class RemoteSite {
   /** Stops the confirmation timer (the window's generation is rolled back at the next start). */
   stop(): void {
     this.awaiting?.cancel();
+  }
+
+  /**
+   * A reload on the box (`fieldgate reload`, the page's Apply) ran the seed file's text: it becomes
+   * a generation of its own (via reload, confirmed; an open window ends with it), so site_get shows
+   * what runs and a stale baseDigest is refused. A text that is neither is refused by staleIssue.
+   */
+  private adoptBoxReload(): void {
+    const digest = this.deps.runningDigest();
+    if (digest === runningRecord(this.book).digest) return;
+    const seed = this.deps.readSeed();
+    if (seed === undefined || sha256Hex(seed) !== digest) return;
+    const generation = this.nextGeneration();
+    this.deps.store.writeText(generation, seed);
+    let book = this.book;
+    const awaiting = this.awaiting;
+    if (awaiting) {
+      awaiting.cancel();
+      this.awaiting = undefined;
+      book = rollBackGeneration(book, awaiting.generation, book.running, 'replaced by a reload of the seed file on the box');
+    }
+    this.commit({ ...addGeneration(book, { digest, at: this.deps.time.wallNow(), via: 'reload' }).book, seedDigest: digest }, `generation ${generation}: the seed file, reloaded on the box`);
+    this.deps.log.info({ generation, digest }, 'site reloaded on the box recorded as a generation');
+    this.deps.changed();
   }
 
   private runningText(): { text: string; digest: string } {
@@ -249,6 +278,9 @@ export class RemoteSite {
 
   private staleIssue(baseDigest: string): ConfigIssue | undefined {
     const running = runningRecord(this.book);
+    if (this.deps.runningDigest() !== running.digest) {
+      return { path: SITE_LABEL, message: `the running site was changed on the box (sha256 ${this.deps.runningDigest()}) and is not generation ${running.generation}: nothing applied; get the site again` };
+    }
     if (running.digest === baseDigest) return undefined;
     return { path: SITE_LABEL, message: `baseDigest is not the running site's (generation ${running.generation}, ${running.digest}): someone changed it meanwhile; get the site again; nothing applied` };
   }

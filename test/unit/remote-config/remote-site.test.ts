@@ -38,6 +38,8 @@ function rig(options: { holdReload?: Promise<void> } = {}) {
   };
   files.set('/store/generation-1.yaml', SEED);
   let running = configOf(SEED)!;
+  let runningDigest = sha(SEED);
+  let seed: string | undefined = SEED;
   const busUp = new Map([['a', true]]);
   const reloads: string[] = [];
   let beforeLoad: () => void = () => undefined;
@@ -47,6 +49,7 @@ function rig(options: { holdReload?: Promise<void> } = {}) {
     const candidate = await load();
     if (!candidate.config) return { outcome: 'refused', generation: 0, problems: [...candidate.issues] };
     running = candidate.config;
+    runningDigest = candidate.sha256 ?? '';
     reloads.push(candidate.sha256 ?? '');
     return { outcome: 'applied', generation: 0, problems: [] };
   };
@@ -59,8 +62,16 @@ function rig(options: { holdReload?: Promise<void> } = {}) {
     },
     addressHolders: () => new Map(), busUp: (name) => busUp.get(name) ?? false, linkUp: () => true,
     settings: DEFAULT_SELF_IDENTITY.site, maxBytes: 1 << 20, time: clock, log: silentLogger(), changed: () => undefined,
+    runningDigest: () => runningDigest, readSeed: () => seed,
   });
-  return { site, clock, files, busUp, reloads, running: () => running, setBeforeLoad: (f: () => void) => { beforeLoad = f; } };
+  /** A reload on the box (SIGHUP after the seed was edited): the reloader runs `text`. */
+  const reloadSeedOnBox = (text: string) => {
+    seed = text;
+    running = configOf(text)!;
+    runningDigest = sha(text);
+  };
+  const editSeed = (text: string) => { seed = text; };
+  return { site, clock, files, busUp, reloads, running: () => running, reloadSeedOnBox, editSeed, setBeforeLoad: (f: () => void) => { beforeLoad = f; } };
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -105,15 +116,12 @@ describe('RemoteSite', () => {
   it('refuses an apply whose base moved while it waited for the reload queue; nothing is kept of it', async () => {
     const r = rig();
     const { text, digest } = await getText(r.site);
-    // Another change lands between the check and the apply's turn in the queue.
-    r.setBeforeLoad(() => {
-      const book = (r.site as unknown as { book: GenerationBook }).book;
-      (r.site as unknown as { book: GenerationBook }).book = { ...book, records: book.records.map((x) => ({ ...x, digest: 'moved' })) };
-    });
+    // A reload on the box (SIGHUP) lands between the check and the apply's turn in the queue.
+    r.setBeforeLoad(() => r.reloadSeedOnBox(SEED.replace('unitId: 1', 'unitId: 7')));
     const answer = await r.site.handle('site_apply', { text: text.replace('port: 5020', 'port: 5030'), baseDigest: digest, confirmWithinS: 0 });
-    expect(answer).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('someone changed it meanwhile') }] } });
+    expect(answer).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('the running site was changed on the box') }] } });
     expect(r.files.has('/store/generation-2.yaml')).toBe(false);
-    expect(r.running().site.buses[0]).toMatchObject({ port: 5020 });
+    expect(r.running().site.devices[0]).toMatchObject({ unitId: 7 });
   });
 
   it('refuses a second change while one runs, and a rollback to a generation that is running', async () => {
@@ -129,5 +137,31 @@ describe('RemoteSite', () => {
     expect(await r.site.handle('site_rollback', { generation: 2 })).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: 'generation 2 is the one running' }] } });
     expect(await r.site.handle('site_rollback', { generation: 1 })).toMatchObject({ ok: true, result: { outcome: 'applied', generation: 3, from: 1 } });
     expect(r.running().site.buses[0]).toMatchObject({ port: 5020 });
+  });
+
+  it('a reload of the edited seed on the box becomes a generation: site_get shows it, an apply against the old digest is refused, an open window ends', async () => {
+    const r = rig();
+    const { text, digest } = await getText(r.site);
+    await r.site.handle('site_apply', { text: text.replace('port: 5020', 'port: 5030'), baseDigest: digest, confirmWithinS: 60 });
+    r.reloadSeedOnBox(SEED.replace('unitId: 1', 'unitId: 7'));
+    const got = await r.site.handle('site_get', {});
+    expect(got).toMatchObject({ ok: true, result: { generation: 3, state: 'confirmed', text: expect.stringContaining('unitId: 7') } });
+    const history = await r.site.handle('site_history', {});
+    expect(history).toMatchObject({ ok: true, result: { generations: [{ generation: 3, via: 'reload' }, { generation: 2, outcome: 'rolled_back', reason: 'replaced by a reload of the seed file on the box' }, { generation: 1 }] } });
+    expect(await r.site.handle('site_apply', { text, baseDigest: digest, confirmWithinS: 0 })).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('baseDigest is not the running site') }] } });
+    r.clock.advance(120_000);
+    await flush();
+    expect(r.running().site.devices[0]).toMatchObject({ unitId: 7 });
+  });
+
+  it('a running text changed on the box that is not the seed refuses every apply', async () => {
+    const r = rig();
+    const { text, digest } = await getText(r.site);
+    r.reloadSeedOnBox(SEED.replace('unitId: 1', 'unitId: 7'));
+    // The seed edited again, not reloaded: what runs is neither the book's text nor the seed's.
+    r.editSeed(SEED.replace('unitId: 1', 'unitId: 8'));
+    const answer = await r.site.handle('site_apply', { text: text.replace('port: 5020', 'port: 5030'), baseDigest: digest, confirmWithinS: 0 });
+    expect(answer).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('the running site was changed on the box') }] } });
+    expect(r.running().site.devices[0]).toMatchObject({ unitId: 7 });
   });
 });
