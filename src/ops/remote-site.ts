@@ -4,65 +4,21 @@
 // rolled back by itself when it is not confirmed in time. One change at a time; every secret
 // leaves as a placeholder (core/config/site-secrets.ts).
 import { createHash } from 'node:crypto';
-import type { Config } from '../core/config/config.js';
-import type { AddressHolder } from '../core/config/address-reuse.js';
 import { COMMAND_ERRORS, describeError, type CommandOutcome } from '../core/device-write-types.js';
-import type { SiteCommandSettings } from '../core/config/self-identity.js';
 import { noParams, parseApplyParams, parseGenerationParam, planSiteChange, planView, siteTextParam } from '../core/config/remote-site-rules.js';
-import { redactIssues, redactSiteText, restoreSiteSecrets, writtenSecrets } from '../core/config/site-secrets.js';
+import { redactIssues, redactSiteText } from '../core/config/site-secrets.js';
 import {
-  addGeneration, confirmGeneration, historyView, previousConfirmed, pruneBook, recordOf, rollBackGeneration, runningRecord, type GenerationBook, type GenerationVia,
+  addGeneration, confirmGeneration, historyView, previousConfirmed, recordOf, rollBackGeneration, runningRecord, type GenerationVia,
 } from '../core/config/site-generations.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
-import type { MonoMs, TimeWithWall } from '../core/time.js';
-import type { Logger } from '../core/logger.js';
+import type { MonoMs } from '../core/time.js';
 import { TokenBucket } from '../cloud/forwarding/pacer.js';
-import type { ReloadCandidate, ReloadResult } from './gateway-handle.js';
 import type { SiteStatus } from './status.js';
+import { readCandidate, SITE_LABEL } from './remote-site-candidate.js';
+import { GenerationKeeper } from './remote-site-keeper.js';
+import type { RemoteSiteDeps } from './remote-site-types.js';
 
-/** The store as the orchestrator uses it (site-store.ts; a fake in unit tests). */
-export interface SiteStorePort {
-  save(book: GenerationBook): void;
-  textPath(generation: number): string;
-  scratchPath(): string;
-  writeText(generation: number, text: string): void;
-  readText(generation: number): string | undefined;
-  removeText(generation: number): void;
-  writeScratch(path: string, text: string): void;
-  removeScratch(path: string): void;
-}
-
-export interface SiteReading {
-  config?: Config;
-  issues: readonly ConfigIssue[];
-}
-
-export interface RemoteSiteDeps {
-  store: SiteStorePort;
-  book: GenerationBook;
-  /** Why the running generation runs (from the start's choice). */
-  startReason: string;
-  current(): Config;
-  /** The reload path: one at a time, applied whole or not at all. */
-  reload(load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult>;
-  /** A text file read and checked as a reload reads it (ops/site-file-reader.ts). */
-  readFile(path: string): Promise<SiteReading>;
-  addressHolders(): ReadonlyMap<string, AddressHolder>;
-  /** Whether a bus is up, a device's own link is up. */
-  busUp(name: string): boolean;
-  linkUp(device: string): boolean;
-  settings: SiteCommandSettings;
-  /** Largest text taken (the site file's own limit). */
-  maxBytes: number;
-  time: TimeWithWall;
-  log: Logger;
-  /** The site's state changed: the own attributes are due. */
-  changed(): void;
-  /** sha256 of the text the reloader runs now (config-state.ts): differs from the book after a reload on the box. */
-  runningDigest(): string;
-  /** The seed file's text now (what `fieldgate reload` and the page's Apply load); undefined when unreadable. */
-  readSeed(): string | undefined;
-}
+export type { RemoteSiteDeps, SiteReading, SiteStorePort } from './remote-site-types.js';
 
 interface Awaiting {
   generation: number;
@@ -73,9 +29,7 @@ interface Awaiting {
   cancel(): void;
 }
 
-
 export const SITE_METHODS = ['site_get', 'site_check', 'site_apply', 'site_confirm', 'site_rollback', 'site_history'] as const;
-const SITE_LABEL = 'site';
 /** Generations site_history lists. */
 const HISTORY_SHOWN = 20;
 
@@ -84,8 +38,7 @@ const fail = (code: number, message: string): CommandOutcome => ({ ok: false, er
 const refused = (problems: readonly ConfigIssue[], extra: Record<string, unknown> = {}): CommandOutcome => ({ ok: true, result: { outcome: 'refused', problems: [...problems], ...extra } });
 
 export class RemoteSite {
-  private book: GenerationBook;
-  private reason: string;
+  private readonly keeper: GenerationKeeper;
   private awaiting: Awaiting | undefined;
   /** A change (apply, confirm, rollback) in progress: another is refused, not queued. */
   private changing = false;
@@ -94,14 +47,13 @@ export class RemoteSite {
   private readonly bucket: TokenBucket;
 
   constructor(private readonly deps: RemoteSiteDeps) {
-    this.book = deps.book;
-    this.reason = deps.startReason;
+    this.keeper = new GenerationKeeper(deps.store, deps.book, deps.startReason, deps.settings.historyKept, deps.log);
     const perMinute = deps.settings.checksPerMinute;
     this.bucket = new TokenBucket(perMinute / 60, perMinute);
   }
 
   status(): SiteStatus {
-    return { generation: this.book.running, state: this.awaiting ? 'awaiting_confirm' : 'confirmed', file: this.deps.store.textPath(this.book.running), reason: this.reason, lastRollback: this.lastRollback };
+    return { generation: this.keeper.book.running, state: this.awaiting ? 'awaiting_confirm' : 'confirmed', file: this.deps.store.textPath(this.keeper.book.running), reason: this.keeper.reason, lastRollback: this.lastRollback };
   }
 
   /** Never throws; unknown methods are the caller's. */
@@ -135,28 +87,21 @@ export class RemoteSite {
    */
   private adoptBoxReload(): void {
     const digest = this.deps.runningDigest();
-    if (digest === runningRecord(this.book).digest) return;
+    if (digest === runningRecord(this.keeper.book).digest) return;
     const seed = this.deps.readSeed();
     if (seed === undefined || sha256Hex(seed) !== digest) return;
-    const generation = this.nextGeneration();
+    const generation = this.keeper.nextGeneration();
     this.deps.store.writeText(generation, seed);
-    let book = this.book;
+    let book = this.keeper.book;
     const awaiting = this.awaiting;
     if (awaiting) {
       awaiting.cancel();
       this.awaiting = undefined;
       book = rollBackGeneration(book, awaiting.generation, book.running, 'replaced by a reload of the seed file on the box');
     }
-    this.commit({ ...addGeneration(book, { digest, at: this.deps.time.wallNow(), via: 'reload' }).book, seedDigest: digest }, `generation ${generation}: the seed file, reloaded on the box`);
+    this.keeper.commit({ ...addGeneration(book, { digest, at: this.deps.time.wallNow(), via: 'reload' }).book, seedDigest: digest }, `generation ${generation}: the seed file, reloaded on the box`);
     this.deps.log.info({ generation, digest }, 'site reloaded on the box recorded as a generation');
     this.deps.changed();
-  }
-
-  private runningText(): { text: string; digest: string } {
-    const record = runningRecord(this.book);
-    const text = this.deps.store.readText(record.generation);
-    if (text === undefined) throw new Error(`the text of generation ${record.generation} is missing from ${this.deps.store.textPath(record.generation)}`);
-    return { text, digest: record.digest };
   }
 
   private limited(): CommandOutcome | undefined {
@@ -168,7 +113,7 @@ export class RemoteSite {
   private get(params: Record<string, unknown>): CommandOutcome {
     const extra = noParams(params);
     if (extra) return fail(COMMAND_ERRORS.badParams, extra);
-    const { text, digest } = this.runningText();
+    const { text, digest } = this.keeper.runningText();
     const redacted = redactSiteText(text, this.deps.current());
     const status = this.status();
     return {
@@ -180,29 +125,6 @@ export class RemoteSite {
     };
   }
 
-  /** The edited text with its placeholders restored, read by the reload's reader, and its plan. */
-  private async candidate(edited: string, path: string | undefined): Promise<{ ok: true; config: Config; text: string; secrets: string[]; plan: ReturnType<typeof planSiteChange> } | { ok: false; problems: ConfigIssue[] }> {
-    const running = this.runningText();
-    const { secrets } = redactSiteText(running.text, this.deps.current());
-    const restored = restoreSiteSecrets(edited, secrets, SITE_LABEL);
-    if (!restored.ok) return { ok: false, problems: restored.problems };
-    const hide = [...secrets, ...writtenSecrets(restored.text)].sort((a, b) => b.length - a.length);
-    const { store } = this.deps;
-    const file = path ?? store.scratchPath();
-    let reading: SiteReading;
-    try {
-      store.writeScratch(file, restored.text);
-      reading = await this.deps.readFile(file);
-    } finally {
-      if (path === undefined) store.removeScratch(file);
-    }
-    const named = (issues: readonly ConfigIssue[]) => redactIssues(issues.map((i) => ({ path: i.path.replaceAll(file, SITE_LABEL), message: i.message.replaceAll(file, SITE_LABEL) })), hide);
-    if (!reading.config) return { ok: false, problems: named(reading.issues) };
-    const plan = planSiteChange(this.deps.current(), reading.config, this.deps.addressHolders());
-    if (!plan.ok) return { ok: false, problems: named(plan.issues) };
-    return { ok: true, config: reading.config, text: restored.text, secrets: hide, plan };
-  }
-
   private async check(params: Record<string, unknown>): Promise<CommandOutcome> {
     const text = siteTextParam(params, this.deps.maxBytes, ['text']);
     if (!text.ok) return fail(COMMAND_ERRORS.badParams, text.message);
@@ -211,7 +133,7 @@ export class RemoteSite {
     if (limited) return limited;
     this.checking = true;
     try {
-      const found = await this.candidate(text.value, undefined);
+      const found = await readCandidate(this.deps, this.keeper.runningText().text, text.value, undefined);
       if (!found.ok) return { ok: true, result: { valid: false, problems: found.problems } };
       return { ok: true, result: { valid: true, problems: [], plan: found.plan.ok ? planView(found.plan.plan) : {} } };
     } finally {
@@ -237,15 +159,15 @@ export class RemoteSite {
     try {
       const stale = this.staleIssue(baseDigest);
       if (stale) return refused([stale]);
-      const generation = this.nextGeneration();
-      const found = await this.candidate(text, this.deps.store.textPath(generation));
+      const generation = this.keeper.nextGeneration();
+      const found = await readCandidate(this.deps, this.keeper.runningText().text, text, this.deps.store.textPath(generation));
       if (!found.ok || !found.plan.ok) {
         this.deps.store.removeText(generation);
         return refused(found.ok ? [] : found.problems);
       }
       if (found.plan.plan.identical) {
         this.deps.store.removeText(generation);
-        return { ok: true, result: { outcome: 'unchanged', generation: this.book.running, problems: [] } };
+        return { ok: true, result: { outcome: 'unchanged', generation: this.keeper.book.running, problems: [] } };
       }
       const result = await this.deps.reload(() => {
         // A reload (a SIGHUP, the page) ran between the check and this turn: the base moved.
@@ -256,10 +178,10 @@ export class RemoteSite {
         this.deps.store.removeText(generation);
         return refused(redactIssues(result.problems, found.secrets), { reload: result.outcome });
       }
-      const back = this.book.running;
+      const back = this.keeper.book.running;
       const now = this.deps.time.wallNow();
       const confirmBy = confirmWithinS > 0 ? (now + confirmWithinS * 1000) as typeof now : undefined;
-      this.commit(addGeneration(this.book, { digest: sha256Hex(found.text), at: now, via: 'remote', ...(confirmBy === undefined ? {} : { confirmBy }) }).book, `generation ${generation}, applied by site_apply`);
+      this.keeper.commit(addGeneration(this.keeper.book, { digest: sha256Hex(found.text), at: now, via: 'remote', ...(confirmBy === undefined ? {} : { confirmBy }) }).book, `generation ${generation}, applied by site_apply`);
       const { watch } = found.plan;
       if (confirmWithinS > 0) this.awaitConfirmation(generation, back, watch, confirmWithinS);
       this.deps.log.info({ generation, back, confirmWithinS, plan: planView(found.plan.plan), watch }, confirmWithinS > 0 ? 'site generation applied, awaiting confirmation' : 'site generation applied');
@@ -277,7 +199,7 @@ export class RemoteSite {
   }
 
   private staleIssue(baseDigest: string): ConfigIssue | undefined {
-    const running = runningRecord(this.book);
+    const running = runningRecord(this.keeper.book);
     if (this.deps.runningDigest() !== running.digest) {
       return { path: SITE_LABEL, message: `the running site was changed on the box (sha256 ${this.deps.runningDigest()}) and is not generation ${running.generation}: nothing applied; get the site again` };
     }
@@ -285,25 +207,8 @@ export class RemoteSite {
     return { path: SITE_LABEL, message: `baseDigest is not the running site's (generation ${running.generation}, ${running.digest}): someone changed it meanwhile; get the site again; nothing applied` };
   }
 
-  private nextGeneration(): number {
-    return Math.max(0, ...this.book.records.map((r) => r.generation)) + 1;
-  }
-
   private confirmByIso(awaiting: Awaiting): string {
     return new Date(this.deps.time.wallNow() + Math.max(0, awaiting.deadline - this.deps.time.now())).toISOString();
-  }
-
-  /** The book saved (pruned, old texts removed); a write failure is logged, the running site is not undone. */
-  private commit(book: GenerationBook, reason: string): void {
-    const pruned = pruneBook(book, this.deps.settings.historyKept);
-    this.book = pruned.book;
-    this.reason = reason;
-    try {
-      this.deps.store.save(this.book);
-      for (const generation of pruned.dropped) this.deps.store.removeText(generation);
-    } catch (err) {
-      this.deps.log.error({ err, generation: this.book.running }, 'site generations not written: a restart runs the last one written');
-    }
   }
 
   private awaitConfirmation(generation: number, back: number, watch: Awaiting['watch'], windowS: number): void {
@@ -340,7 +245,7 @@ export class RemoteSite {
   /** The awaiting generation rolled back to the one before it (same number, same text, confirmed before). */
   private async goBack(awaiting: Awaiting, reason: string): Promise<boolean> {
     awaiting.cancel();
-    const record = recordOf(this.book, awaiting.back);
+    const record = recordOf(this.keeper.book, awaiting.back);
     const text = this.deps.store.readText(awaiting.back);
     const reading = text === undefined ? undefined : await this.deps.readFile(this.deps.store.textPath(awaiting.back));
     const result = reading?.config
@@ -352,7 +257,7 @@ export class RemoteSite {
       this.deps.log.error({ generation: awaiting.generation, back: awaiting.back, reason, why }, 'site rollback failed: the generation stays; a restart rolls it back');
       return false;
     }
-    this.commit(rollBackGeneration(this.book, awaiting.generation, awaiting.back, reason), `generation ${awaiting.back}: generation ${awaiting.generation} was rolled back (${reason})`);
+    this.keeper.commit(rollBackGeneration(this.keeper.book, awaiting.generation, awaiting.back, reason), `generation ${awaiting.back}: generation ${awaiting.generation} was rolled back (${reason})`);
     this.lastRollback = `generation ${awaiting.generation} rolled back to ${awaiting.back} at ${new Date(this.deps.time.wallNow()).toISOString()}: ${reason}`;
     this.deps.log.warn({ generation: awaiting.generation, back: awaiting.back, reason }, 'site generation rolled back');
     this.deps.changed();
@@ -364,11 +269,11 @@ export class RemoteSite {
     if (extra) return fail(COMMAND_ERRORS.badParams, extra);
     const awaiting = this.awaiting;
     if (!awaiting || this.changing) {
-      const last = [...this.book.records].reverse().find((r) => r.via === 'remote' || r.via === 'rollback');
+      const last = [...this.keeper.book.records].reverse().find((r) => r.via === 'remote' || r.via === 'rollback');
       const why = this.changing ? 'a site change is in progress'
         : last?.outcome === 'rolled_back' ? `generation ${last.generation} was rolled back (${last.reason ?? 'no reason recorded'})`
-          : `generation ${this.book.running} runs confirmed`;
-      return refused([{ path: SITE_LABEL, message: `nothing awaits confirmation: ${why}` }], { generation: this.book.running });
+          : `generation ${this.keeper.book.running} runs confirmed`;
+      return refused([{ path: SITE_LABEL, message: `nothing awaits confirmation: ${why}` }], { generation: this.keeper.book.running });
     }
     const down = this.notUp(awaiting);
     if (down.length > 0) {
@@ -376,7 +281,7 @@ export class RemoteSite {
     }
     awaiting.cancel();
     this.awaiting = undefined;
-    this.commit(confirmGeneration(this.book, awaiting.generation), `generation ${awaiting.generation}, applied by site_apply and confirmed`);
+    this.keeper.commit(confirmGeneration(this.keeper.book, awaiting.generation), `generation ${awaiting.generation}, applied by site_apply and confirmed`);
     this.deps.log.info({ generation: awaiting.generation }, 'site generation confirmed');
     this.deps.changed();
     return { ok: true, result: { outcome: 'confirmed', generation: awaiting.generation } };
@@ -386,18 +291,18 @@ export class RemoteSite {
     const parsed = parseGenerationParam(params);
     if (!parsed.ok) return fail(COMMAND_ERRORS.badParams, parsed.message);
     if (this.changing) return refused([{ path: SITE_LABEL, message: 'another site change is in progress: nothing applied' }]);
-    const target = recordOf(this.book, parsed.value);
-    const known = this.book.records.map((r) => r.generation);
+    const target = recordOf(this.keeper.book, parsed.value);
+    const known = this.keeper.book.records.map((r) => r.generation);
     if (!target) return refused([{ path: SITE_LABEL, message: `generation ${parsed.value} is not in the history (kept: ${known.join(', ')})` }]);
-    if (target.generation === this.book.running && !this.awaiting) return refused([{ path: SITE_LABEL, message: `generation ${target.generation} is the one running` }]);
+    if (target.generation === this.keeper.book.running && !this.awaiting) return refused([{ path: SITE_LABEL, message: `generation ${target.generation} is the one running` }]);
     const limited = this.limited();
     if (limited) return limited;
     this.changing = true;
     try {
       const awaiting = this.awaiting;
-      if (awaiting && (target.generation === awaiting.back || previousConfirmed(this.book, awaiting.generation)?.generation === target.generation)) {
+      if (awaiting && (target.generation === awaiting.back || previousConfirmed(this.keeper.book, awaiting.generation)?.generation === target.generation)) {
         const done = await this.goBack(awaiting, 'site_rollback');
-        return done ? { ok: true, result: { outcome: 'rolled_back', generation: this.book.running } } : fail(COMMAND_ERRORS.internal, 'the rollback failed (see the log): the generation stays until a restart');
+        return done ? { ok: true, result: { outcome: 'rolled_back', generation: this.keeper.book.running } } : fail(COMMAND_ERRORS.internal, 'the rollback failed (see the log): the generation stays until a restart');
       }
       return await this.reapply(target.generation, awaiting);
     } finally {
@@ -409,7 +314,7 @@ export class RemoteSite {
   private async reapply(from: number, awaiting: Awaiting | undefined): Promise<CommandOutcome> {
     const text = this.deps.store.readText(from);
     if (text === undefined) return refused([{ path: SITE_LABEL, message: `the text of generation ${from} is no longer kept` }]);
-    const generation = this.nextGeneration();
+    const generation = this.keeper.nextGeneration();
     this.deps.store.writeText(generation, text);
     const reading = await this.deps.readFile(this.deps.store.textPath(generation));
     const plan = reading.config ? planSiteChange(this.deps.current(), reading.config, this.deps.addressHolders()) : undefined;
@@ -426,9 +331,9 @@ export class RemoteSite {
     }
     awaiting?.cancel();
     this.awaiting = undefined;
-    let book = this.book;
+    let book = this.keeper.book;
     if (awaiting) book = rollBackGeneration(book, awaiting.generation, book.running, `replaced by site_rollback to generation ${from}`);
-    this.commit(addGeneration(book, { digest, at: this.deps.time.wallNow(), via: 'rollback' satisfies GenerationVia, from }).book, `generation ${generation}: generation ${from} again, by site_rollback`);
+    this.keeper.commit(addGeneration(book, { digest, at: this.deps.time.wallNow(), via: 'rollback' satisfies GenerationVia, from }).book, `generation ${generation}: generation ${from} again, by site_rollback`);
     this.lastRollback = `site_rollback to generation ${from} as generation ${generation} at ${new Date(this.deps.time.wallNow()).toISOString()}`;
     this.deps.log.warn({ generation, from }, 'site rolled back to an earlier generation');
     this.deps.changed();
@@ -438,6 +343,6 @@ export class RemoteSite {
   private history(params: Record<string, unknown>): CommandOutcome {
     const extra = noParams(params);
     if (extra) return fail(COMMAND_ERRORS.badParams, extra);
-    return { ok: true, result: { running: this.book.running, generations: historyView(this.book, HISTORY_SHOWN) } };
+    return { ok: true, result: { running: this.keeper.book.running, generations: historyView(this.keeper.book, HISTORY_SHOWN) } };
   }
 }
