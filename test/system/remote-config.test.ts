@@ -104,3 +104,36 @@ describe('remote configuration through the cloud', () => {
     expect(await rig.command('site_history')).toMatchObject({ generations: [{ generation: 3, outcome: 'rolled_back', reason: 'fieldgate restarted while it awaited confirmation' }, { generation: 2, running: true }, { generation: 1 }] });
   }, 120_000);
 });
+
+describe('remote configuration when the cloud link drops mid-apply', () => {
+  it('the apply completes whole; after the reconnect the cloud reads its state and confirms it', async () => {
+    const { connectAsync } = await import('mqtt');
+    const { PROJECT_KEY, deviceApi } = await import('./harness.js');
+    const rig = await RemoteRig.start();
+    try {
+      await waitFor(() => (rig.gateway?.status().devices[0]?.online ? true : undefined), 20_000);
+      const got = await rig.command('site_get');
+      const edited = (got.text as string).replace('pollIntervalMs: 300', 'pollIntervalMs: 600');
+      const reconnectsBefore = rig.gateway!.status().links.find((l) => l.device === '@fieldgate')!.reconnects;
+      // Sent without waiting for the reply; another client with the identity's credential then
+      // takes the session over, which drops fieldgate's link (the reply may be lost with it).
+      await deviceApi(rig.site, 'demo-gateway-token', 'POST', '/command/send', { method: 'site_apply', params: { text: edited, baseDigest: got.digest, confirmWithinS: 60 }, id: 77 });
+      const intruder = await connectAsync(`mqtt://127.0.0.1:${rig.site.emulator.mqttPort}`, { clientId: 'dev-fieldgate', username: 'demo-gateway-token', password: PROJECT_KEY, reconnectPeriod: 0, connectTimeout: 5000 });
+      await intruder.endAsync();
+      await waitFor(() => {
+        const link = rig.gateway!.status().links.find((l) => l.device === '@fieldgate')!;
+        return link.reconnects > reconnectsBefore && link.state === 'up' ? true : undefined;
+      }, 30_000);
+      const now = await waitFor(async () => {
+        const g = await rig.command('site_get');
+        return g.generation === 2 ? g : undefined;
+      }, 20_000);
+      expect(now).toMatchObject({ state: 'awaiting_confirm', text: expect.stringContaining('pollIntervalMs: 600') });
+      expect(rig.gateway!.status().devices[0]).toMatchObject({ name: 'meter-1' });
+      await waitFor(async () => ((await rig.command('site_confirm')).outcome === 'confirmed' ? true : undefined), 20_000);
+      expect(await rig.command('site_history')).toMatchObject({ running: 2, generations: [{ generation: 2, outcome: 'confirmed' }, { generation: 1 }] });
+    } finally {
+      await rig.close();
+    }
+  }, 90_000);
+});
