@@ -27,6 +27,8 @@ import { LineCaptures } from './field/modbus/line-capture.js';
 import { LiveFeed } from './ops/web/live-feed.js';
 import { startWebPage } from './ops/web/wiring.js';
 import { Shares } from './ops/shares.js';
+import { createRemoteSite } from './ops/remote-site-wiring.js';
+import type { RemoteSite } from './ops/remote-site.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 export { createCommandService, createCommandServices, createSouthbound, type Southbound } from './ops/southbound.js';
@@ -94,15 +96,26 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     isOnline: (device) => reporter.isOnline(device),
     links, outbox: (now) => store.status(now),
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
-    config: () => configState.status(),
+    config: () => ({ ...configState.status(), ...(remoteSite ? { site: remoteSite.status() } : {}) }),
     subDevice: (device) => identitySession?.subDeviceStatus(device),
     shares: () => shares.status(),
     writes: (device) => southbound.writeOrder.counters(device),
   }, time.now());
 
   const reloadListeners: Array<(next: Config) => void> = [];
+  // Remote configuration answers on the identity only: the way a change came is the way back.
+  let remoteSite: RemoteSite | undefined;
+  if (identitySession && deps.siteGenerations) {
+    remoteSite = createRemoteSite({
+      start: deps.siteGenerations, env: deps.env, config, current: () => current(), reload: (load) => handle.reload(load),
+      addressHolders: () => addressRecord.holders(), busUp: (name) => southbound.buses.get(name)?.stats().state === 'up',
+      linkUp: (device) => links().some((l) => l.device === device && l.state === 'up'), changed: () => selfDevice?.reporter.check(),
+      runningDigest: () => configState.status().sha256, ...(deps.siteFile !== undefined ? { seedFile: deps.siteFile } : {}),
+      time, log: componentLogger(logger, 'reload', levels),
+    });
+  }
   const selfDevice = identitySession
-    ? createSelfDevice(identitySession.link, config, { ...southbound, status }, logger, time, (listener) => reloadListeners.push(listener))
+    ? createSelfDevice(identitySession.link, config, { ...southbound, status }, logger, time, (listener) => reloadListeners.push(listener), remoteSite)
     : undefined;
 
   southbound.start();
@@ -166,6 +179,8 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     reload: (load) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(load)),
     stop() {
       stopping ??= (async () => {
+        // A window still open stays open on disk: the next start rolls its generation back.
+        remoteSite?.stop();
         await reloader.idle();
         stopTicker();
         notifier.stopping('stopping: draining outbox');

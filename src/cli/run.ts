@@ -13,6 +13,7 @@ import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
 import { logAddressNotes, logRenamedPoints, readSiteForRun, reportIssues } from './site-loading.js';
+import { startingSite } from './site-generation-start.js';
 import { EXIT_STATE_LOCKED, StateDirLock } from '../ops/state-lock.js';
 
 const USAGE = 'usage: fieldgate run --config SITE.yaml   (or FIELDGATE_CONFIG=SITE.yaml fieldgate run)\n';
@@ -58,17 +59,17 @@ export const runRun: CliCommand = async (args, io) => {
       io.stderr.write(`fieldgate run: no site file given\n${USAGE}`);
       return EXIT_USAGE;
     }
-    const loaded = readSiteForRun(file, io.env);
-    const config = loaded.config;
-    if (!config) {
-      reportIssues(loaded.issues, file, io, 'run', 'nothing started');
+    const read = readSiteForRun(file, io.env);
+    if (!read.config) {
+      reportIssues(read.issues, file, io, 'run', 'nothing started');
       return EXIT_CONFIG;
     }
+    const seedConfig = read.config;
     const secrets = new SecretValues();
-    secrets.add(...configSecrets(config));
-    const logger = createLogger({ level: config.gateway.logLevel, destination: io.stdout, secrets });
+    secrets.add(...configSecrets(seedConfig));
+    const logger = createLogger({ level: seedConfig.gateway.logLevel, destination: io.stdout, secrets });
     // Before anything touches the state: a second daemon would share the outbox and kick the first's links off the broker.
-    const { stateDir } = config.gateway;
+    const { stateDir } = seedConfig.gateway;
     const lock = new StateDirLock(stateDir, logger);
     const first = lock.check();
     if (first.state === 'refused') {
@@ -79,18 +80,25 @@ export const runRun: CliCommand = async (args, io) => {
     }
     // Pending (a directory that cannot be made yet) or a lock file that cannot be written: taken
     // or written later by the periodic check; a directory taken by another daemon meanwhile stops this one.
-    const lockLost = watchLock(lock, config.gateway.cloud.outbox.storageRetryMs ?? 1000, logger);
+    const lockLost = watchLock(lock, seedConfig.gateway.cloud.outbox.storageRetryMs ?? 1000, logger);
     releaseLock = () => {
       lockLost.stop();
       lock.release();
     };
+    // Under the lock: the seed, or the state directory's last confirmed generation.
+    const loaded = startingSite(file, { config: seedConfig, ...(read.sha256 ? { sha256: read.sha256 } : {}), ...(read.addresses ? { addresses: read.addresses } : {}) }, io.env, logger);
+    const { config } = loaded;
+    secrets.add(...configSecrets(config));
     logAddressNotes(loaded.addresses, logger);
     // Checked with the site file above: every entry is valid here.
     const { levels } = parseComponentLevels(io.env.FIELDGATE_LOG_LEVELS);
     for (const { name, file: used, shipped } of config.profileOverrides ?? []) logger.info({ profile: name, file: used, shipped }, 'site profile replaces the shipped profile');
     logRenamedPoints(config, logger);
     try {
-      gateway = await startGateway(config, { logger, env: io.env, componentLevels: levels, secrets, siteFile: file, ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}) });
+      gateway = await startGateway(config, {
+        logger, env: io.env, componentLevels: levels, secrets, siteFile: file,
+        ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}), ...(loaded.generations ? { siteGenerations: loaded.generations } : {}),
+      });
     } catch (err) {
       // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.
       logger.fatal({ err }, 'gateway failed to start');

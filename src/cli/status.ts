@@ -43,7 +43,13 @@ function pointSections(s: GatewayStatus): string[] {
 function formatConfig(c: NonNullable<GatewayStatus['config']>): string[] {
   const reloads = `${c.reloads.applied} applied, ${c.reloads.unchanged} unchanged, ${c.reloads.refused} refused, ${c.reloads.failed} failed`;
   const line = `site file: generation ${c.generation}, sha256 ${c.sha256.slice(0, 12)}, loaded ${c.loadedAt}; reloads: ${reloads}`;
-  return c.lastError === null ? [line] : [line, `LAST RELOAD REFUSED: ${c.lastError}`];
+  const lines = c.lastError === null ? [line] : [line, `LAST RELOAD REFUSED: ${c.lastError}`];
+  if (c.site) {
+    const awaiting = c.site.state === 'awaiting_confirm' ? ' AWAITING CONFIRMATION' : '';
+    lines.push(`site generation ${c.site.generation}${awaiting}: ${c.site.file} (${c.site.reason})`);
+    if (c.site.lastRollback !== '') lines.push(`last rollback: ${c.site.lastRollback}`);
+  }
+  return lines;
 }
 
 export function formatStatus(s: GatewayStatus): string {

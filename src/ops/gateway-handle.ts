@@ -9,6 +9,7 @@ import type { SecretValues } from '../core/redact.js';
 import type { GatewayStatus } from './status.js';
 import type { Notifier } from './systemd.js';
 import type { TimeWithWall } from '../core/time.js';
+import type { StartSite } from './site-store.js';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   siteFile?: string;
   /** sha256 of the site file's bytes (status `config.sha256`); of the config's JSON when absent. */
   configSha256?: string;
+  /** The generation store and why the running text runs (ops/site-store.ts); the site commands need it. */
+  siteGenerations?: StartSite;
 }
 
 /** A site file read again for a reload: its config, or every problem found loading it. */

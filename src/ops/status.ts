@@ -159,6 +159,20 @@ export interface ConfigStatus {
   /** Null, or why the last reload was refused (every problem with its path). */
   lastError: string | null;
   reloads: { applied: number; unchanged: number; refused: number; failed: number };
+  /** The site generation running (docs/remote-config.md); absent without a generation store. */
+  site?: SiteStatus;
+}
+
+export interface SiteStatus {
+  /** Generation number of the store (kept across restarts). */
+  generation: number;
+  state: 'confirmed' | 'awaiting_confirm';
+  /** The file that runs: a generation's text in the state directory. */
+  file: string;
+  /** Why this text runs. */
+  reason: string;
+  /** The last rollback since start, as one line; empty when none. */
+  lastRollback: string;
 }
 
 export interface GatewayStatus {

@@ -67,11 +67,11 @@ export interface Site {
 }
 
 /** `appSide`: also serve the app-side subscription (off by default); `onForward`: sees each message the broker writes to a device. */
-export async function startSite(options: { appSide?: AppSideOptions; onForward?: (deviceId: string, topic: string, payload: Buffer) => void } = {}): Promise<Site> {
+export async function startSite(options: { appSide?: AppSideOptions; onForward?: (deviceId: string, topic: string, payload: Buffer) => void; jsonMaxBytes?: number } = {}): Promise<Site> {
   const seed = parseSeed(readFileSync('config/emulator-seed.yaml', 'utf8'), Date.now());
   const emulator = await startEmulator({
     httpPort: 0, mqttPort: 0, tcpPort: 0, host: '127.0.0.1', seed, logger: silentLogger(), appSide: options.appSide,
-    ...(options.onForward ? { onForward: options.onForward } : {}),
+    ...(options.onForward ? { onForward: options.onForward } : {}), ...(options.jsonMaxBytes ? { jsonLimits: { maxBytes: options.jsonMaxBytes } } : {}),
   });
   const map = parseSimMap(SIM_MAP);
   if (!map.ok) throw new Error(map.problems.join('; '));

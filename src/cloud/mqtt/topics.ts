@@ -170,7 +170,7 @@ function parseGetResponse(topic: string, topicId: string, payload: Buffer): Inbo
 /** Classify one inbound message. Never throws: anything unusable comes back as `invalid` with a reason. */
 export function parseInbound(topic: string, payload: Buffer, options: ParseOptions): Inbound {
   const cap = options.maxPayloadBytes ?? DEFAULT_MAX_INBOUND_BYTES;
-  if (payload.length > cap) return invalidBySize(topic, payload.length, cap);
+  if (payload.length > cap) return invalidBySize(topic, payload.length, cap, payload);
   const maxKeys = options.maxKeys ?? DEFAULT_MAX_INBOUND_KEYS;
   if (topic === TOPIC.attributesPush) {
     const json = parseJsonObject(payload);
@@ -199,13 +199,18 @@ export function parseInbound(topic: string, payload: Buffer, options: ParseOptio
   return invalid(topic, 'unexpected topic');
 }
 
-function invalidBySize(topic: string, size: number, cap: number): InboundInvalid {
+/** A method name leading a command body (`{"method":"site_apply",...`), read from its first bytes only. */
+const LEADING_METHOD = /^\s*\{\s*"method"\s*:\s*"([A-Za-z0-9_.-]{1,64})"/;
+
+function invalidBySize(topic: string, size: number, cap: number, payload: Buffer): InboundInvalid {
   const reason = `payload of ${size} bytes exceeds the ${cap} byte limit`;
-  // A huge command still deserves an answer; only its topic id is trusted.
+  // A huge command still deserves an answer; its topic id is trusted, and a method leading the
+  // body is named in the reply so a cloud waiting for that method's reply (command/sync/send) gets it.
   if (topic.startsWith(COMMAND_SEND_PREFIX)) {
     const topicId = topic.slice(COMMAND_SEND_PREFIX.length);
     const id = parseId(topicId);
-    if (id !== undefined) return invalid(topic, reason, { id, topicId, method: '' });
+    const method = LEADING_METHOD.exec(payload.subarray(0, 256).toString('latin1'))?.[1] ?? '';
+    if (id !== undefined) return invalid(topic, reason, { id, topicId, method });
   }
   return invalid(topic, reason);
 }

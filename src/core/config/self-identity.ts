@@ -8,6 +8,18 @@ export interface SelfIdentitySettings {
   /** Two own reports are at least this far apart (changes in between are coalesced). */
   minReportGapMs: number;
   commands: SelfCommandLimits;
+  /** The remote site commands (docs/remote-config.md). */
+  site: SiteCommandSettings;
+}
+
+/** `gateway.cloud.identity.site`: bounds of site_get, site_check, site_apply and the generation store. */
+export interface SiteCommandSettings {
+  /** site_check, site_apply and site_rollback per minute, a token bucket holding a minute's worth. */
+  checksPerMinute: number;
+  /** Longest confirmWithinS a site_apply may ask for (s). */
+  confirmMaxS: number;
+  /** Generations the state directory keeps (texts and history); the running one and its predecessor always. */
+  historyKept: number;
 }
 
 export interface SelfCommandLimits {
@@ -27,6 +39,7 @@ export const DEFAULT_SELF_IDENTITY: SelfIdentitySettings = {
   reportIntervalMs: 60_000,
   minReportGapMs: 5000,
   commands: { readMaxRegisters: 125, readMaxBits: 2000, readsPerMinute: 30, logLevelMaxMs: 3_600_000, maxPending: 8 },
+  site: { checksPerMinute: 12, confirmMaxS: 3600, historyKept: 20 },
 };
 
 /** A numeric schema leaf, as schema.ts builds them (passed in so this file does not import schema.ts). */
@@ -44,6 +57,11 @@ export function selfIdentitySchema<Leaf>(number: NumberLeaf<Leaf>) {
       readsPerMinute: number('Remote reads and polls per minute.', d.commands.readsPerMinute, 1, 6000),
       logLevelMaxMs: number('Longest a temporary log level lasts (ms).', d.commands.logLevelMaxMs, 1000, 86_400_000),
       maxPending: number('Commands on the own identity handled at once; more are answered busy.', d.commands.maxPending, 1, 1000),
+    },
+    site: {
+      checksPerMinute: number('site_check, site_apply and site_rollback commands per minute.', d.site.checksPerMinute, 1, 600),
+      confirmMaxS: number('Longest confirmation window a site_apply may ask for (s).', d.site.confirmMaxS, 5, 86_400),
+      historyKept: number('Site generations kept in the state directory.', d.site.historyKept, 2, 1000),
     },
   };
 }

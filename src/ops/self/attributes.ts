@@ -72,6 +72,12 @@ export function selfAttributes(current: SelfSample, previous?: SelfSample): Self
     attributes.config_loaded_at = status.config.loadedAt;
     // Empty when the last reload was applied (a report value is never null).
     attributes.config_error = status.config.lastError ?? '';
+    const site = status.config.site;
+    if (site) {
+      attributes.site_generation = site.generation;
+      attributes.site_state = site.state;
+      attributes.site_rollback = site.lastRollback;
+    }
   }
   if (status.outbox) {
     attributes.outbox_reports = status.outbox.depth;
@@ -91,7 +97,7 @@ export function selfAttributes(current: SelfSample, previous?: SelfSample): Self
 export function discreteState(status: GatewayStatus): string {
   const online = status.devices.filter((d) => d.online).length;
   const refused = status.devices.filter((d) => d.subDevice?.refused).length;
-  return JSON.stringify([online, refused, status.buses.map((b) => [b.name, b.up]), status.outbox?.storage?.state ?? 'ok', status.config?.generation, status.config?.lastError]);
+  return JSON.stringify([online, refused, status.buses.map((b) => [b.name, b.up]), status.outbox?.storage?.state ?? 'ok', status.config?.generation, status.config?.lastError, status.config?.site?.generation, status.config?.site?.state]);
 }
 
 /** The `status` command's answer: small and bounded whatever the size of the site. */

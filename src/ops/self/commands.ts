@@ -1,6 +1,6 @@
 // Commands on fieldgate's own identity: `status`, a remote commissioning `read`, `poll` (one
 // device now) and a temporary `log_level`. Each is validated before anything is done and always
-// answered; none runs a shell, writes a file or changes the site's configuration.
+// answered; none runs a shell. The `site_*` methods (remote configuration) are ops/remote-site.ts's.
 import type { SelfCommandLimits } from '../../core/config/self-identity.js';
 import { describeValue } from '../../core/config/issues.js';
 import { COMMAND_ERRORS, type CommandOutcome, describeError, firstNames } from '../../core/device-write-types.js';
@@ -34,9 +34,17 @@ export interface SelfCommandDeps {
   /** Monotonic for the rate bucket; wall for a temporary log level's end as shown. */
   time: TimeWithWall;
   log: Logger;
+  /** The remote site commands (ops/remote-site.ts); absent: fieldgate runs without a generation store. */
+  site?: SiteCommands;
+}
+
+/** What answers the `site_*` methods. */
+export interface SiteCommands {
+  handle(method: string, params: Record<string, unknown>): Promise<CommandOutcome>;
 }
 
 export const SELF_METHODS = ['status', 'read', 'poll', 'log_level'] as const;
+const SITE_METHOD_NAMES: readonly string[] = ['site_get', 'site_check', 'site_apply', 'site_confirm', 'site_rollback', 'site_history'];
 /** Sample errors a `poll` reply lists at most. */
 const ERRORS_SHOWN = 20;
 /** Levels the cloud may choose: not `silent`, which would hide the revert too. */
@@ -89,8 +97,12 @@ export class SelfCommands {
         return this.poll(params);
       case 'log_level':
         return this.setLogLevel(params);
-      default:
-        return fail(COMMAND_ERRORS.unknownMethod, `unknown method ${describeValue(method)} (known: ${SELF_METHODS.join(', ')})`);
+      default: {
+        const { site } = this.deps;
+        if (site && SITE_METHOD_NAMES.includes(method)) return site.handle(method, params);
+        const known = site ? [...SELF_METHODS, ...SITE_METHOD_NAMES] : SELF_METHODS;
+        return fail(COMMAND_ERRORS.unknownMethod, `unknown method ${describeValue(method)} (known: ${known.join(', ')})`);
+      }
     }
   }
 

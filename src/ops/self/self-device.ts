@@ -7,7 +7,7 @@ import { SelfCommands, type SelfCommandDeps } from './commands.js';
 import { TemporaryLogLevel, type LevelControl } from './log-level.js';
 import { SelfReporter } from './reporter.js';
 
-export interface SelfDeviceOptions extends Pick<SelfCommandDeps, 'buses' | 'devices' | 'pollDevice' | 'time' | 'log'> {
+export interface SelfDeviceOptions extends Pick<SelfCommandDeps, 'buses' | 'devices' | 'pollDevice' | 'time' | 'log' | 'site'> {
   channel: SelfChannel;
   settings: SelfIdentitySettings;
   status(): GatewayStatus;
@@ -29,6 +29,7 @@ export class SelfDevice {
     this.commands = new SelfCommands({
       limits: options.settings.commands, sample, buses: options.buses, devices: options.devices,
       pollDevice: (device) => options.pollDevice(device), logLevel: this.logLevel, time, log,
+      ...(options.site ? { site: options.site } : {}),
     });
     options.channel.onCommand((command) => this.commands.handle(command));
   }
@@ -46,5 +47,5 @@ export class SelfDevice {
 
 /** The identity's settings with every bound the site file left out at its default. */
 export function selfSettings(configured: Partial<SelfIdentitySettings> | undefined, defaults: SelfIdentitySettings): SelfIdentitySettings {
-  return { ...defaults, ...configured, commands: { ...defaults.commands, ...configured?.commands } };
+  return { ...defaults, ...configured, commands: { ...defaults.commands, ...configured?.commands }, site: { ...defaults.site, ...configured?.site } };
 }

@@ -11,7 +11,7 @@ import type { Bus } from '../../field/modbus/bus.js';
 import type { Logger } from '../../core/logger.js';
 import type { Sample } from '../../device/poll-cycle.js';
 import type { GatewayStatus } from '../status.js';
-import type { RemoteReadBus } from './commands.js';
+import type { RemoteReadBus, SiteCommands } from './commands.js';
 import { rootLevelControl } from './log-level.js';
 import { SelfDevice, selfSettings } from './self-device.js';
 
@@ -61,7 +61,7 @@ export function remoteReadParts(config: Config, gateway: Omit<GatewayParts, 'sta
  * `onReload`: subscribes to applied reloads, after which the commands know the new buses and devices.
  */
 export function createSelfDevice(
-  link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: TimeWithWall, onReload?: (listener: (next: Config) => void) => void,
+  link: MqttLink, config: Config, gateway: GatewayParts, root: Logger, time: TimeWithWall, onReload?: (listener: (next: Config) => void) => void, site?: SiteCommands,
 ): SelfDevice {
   const { cloud } = config.gateway;
   const log = root.child({ component: 'self' });
@@ -70,6 +70,6 @@ export function createSelfDevice(
     channel: new MqttSelfChannel(link, { maxInboundBytes: cloud.maxInboundBytes, maxKeys: cloud.inbound.maxKeys }, log),
     settings: selfSettings(cloud.identity, DEFAULT_SELF_IDENTITY), status: gateway.status, rss: () => process.memoryUsage.rss(),
     buses, devices, pollDevice,
-    level: rootLevelControl(root), time, log,
+    level: rootLevelControl(root), time, log, ...(site ? { site } : {}),
   });
 }

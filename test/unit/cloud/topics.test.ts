@@ -88,6 +88,16 @@ describe('parseInbound: invalid messages', () => {
     expect(parse('data/rs485/set', huge, 1000).kind).toBe('invalid');
   });
 
+  // The method leading an oversize command's body is named in its reply (a cloud matching sync replies by method gets it); nothing past the first bytes is read.
+  it.each([
+    ['a leading method', `{"method":"site_apply","params":{"text":"${'x'.repeat(2000)}"},"id":7}`, 'site_apply'],
+    ['spaces around it', ` { "method" : "site_check", "params": "${'x'.repeat(2000)}"}`, 'site_check'],
+    ['method after params', `{"params":{"text":"${'x'.repeat(2000)}"},"method":"site_apply"}`, ''],
+    ['a method with a quote', `{"method":"a\\"b","params":"${'x'.repeat(2000)}"}`, ''],
+  ])('an oversize command with %s', (_what, body, method) => {
+    expect(parse('command/send/7', Buffer.from(body), 1000)).toMatchObject({ kind: 'invalid', command: { id: 7, method } });
+  });
+
   it('accepts a Set of streams too', () => {
     const result = parseInbound('data/s1/set', Buffer.from('hi'), { streams: new Set(['s1']) });
     expect(result.kind).toBe('data-set');

@@ -13,6 +13,7 @@ describe('gateway.cloud.identity report and command bounds', () => {
     expect(DEFAULT_SELF_IDENTITY).toEqual({
       reportIntervalMs: 60_000, minReportGapMs: 5000,
       commands: { readMaxRegisters: 125, readMaxBits: 2000, readsPerMinute: 30, logLevelMaxMs: 3_600_000, maxPending: 8 },
+      site: { checksPerMinute: 12, confirmMaxS: 3600, historyKept: 20 },
     });
   });
 
@@ -33,6 +34,8 @@ describe('gateway.cloud.identity report and command bounds', () => {
     ['a level for days', { commands: { logLevelMaxMs: '2d' } }, 'gateway.cloud.identity.commands.logLevelMaxMs: must be a duration in ms or like "500ms", "2s", "10m", "1h" (got "2d")'],
     ['a string count', { commands: { maxPending: 'many' } }, 'gateway.cloud.identity.commands.maxPending: must be a number (got "many")'],
     ['an unknown command key', { commands: { shell: true } }, 'gateway.cloud.identity.commands.shell: unknown key'],
+    ['a window beyond a day', { site: { confirmMaxS: 100_000 } }, 'gateway.cloud.identity.site.confirmMaxS: must be a number 5..86400 (got 100000)'],
+    ['a history of one', { site: { historyKept: 1 } }, 'gateway.cloud.identity.site.historyKept: must be a number 2..1000 (got 1)'],
   ];
   it.each(bad)('%s', (_what, extra, issue) => {
     const result = validateGateway({ cloud: { identity: { ...NAMED, ...extra } } }, {});
