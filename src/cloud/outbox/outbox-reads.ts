@@ -26,8 +26,17 @@ export interface ReadHooks {
   onRejected?: () => void;
 }
 
+/** The reads that are not one device's (the oldest sample time for status, counts). */
+const OTHER_READS = '\u0000other';
+
 export class DiskReads {
   private failing: { cause: string; since: number } | undefined;
+  /**
+   * What failed and has not read well since: a device's rows, or OTHER_READS. Reads are back only
+   * when every one has, so a device whose rows lie outside the damage does not end the episode
+   * (the log said "failing" and "back" many times a second).
+   */
+  private readonly failingSources = new Set<string>();
   private failedReads = 0;
   private delayMs: number;
   private cancelTimer: (() => void) | undefined;
@@ -64,7 +73,7 @@ export class DiskReads {
       this.failed(err, device);
       return undefined;
     }
-    this.succeeded();
+    this.succeeded(device);
     return out;
   }
 
@@ -100,9 +109,16 @@ export class DiskReads {
     for (const seq of seqs) this.rejected.delete(seq);
   }
 
-  /** The store was replaced: rejected rows did not come along (see replaceFile). */
+  /** The store was replaced: rejected rows did not come along (see replaceFile); the old file's read failures end with it. */
   forgetRejected(): void {
     this.rejected.clear();
+    this.failingSources.clear();
+    this.succeeded(OTHER_READS);
+  }
+
+  /** A device with no disk rows left (sent, dropped, discarded): its earlier failure no longer holds the episode open. */
+  nothingToRead(device: string): void {
+    if (this.failingSources.has(device)) this.succeeded(device);
   }
 
   /** Remembers what a peek handed out, so an ack never counts disk rows it did not see. */
@@ -116,14 +132,17 @@ export class DiskReads {
     return Math.min(upToSeq, this.served.get(device) ?? 0);
   }
 
-  /** A read (count, oldest time) that failed: reported, the caller keeps its counters as they are. */
-  read<T>(work: () => T): T | undefined {
+  /** A read (count, oldest time) that failed: reported, the caller keeps its counters as they are. `device`: whose rows it reads. */
+  read<T>(work: () => T, device = OTHER_READS): T | undefined {
+    let result: T;
     try {
-      return work();
+      result = work();
     } catch (err) {
-      this.failed(err);
+      this.failed(err, device === OTHER_READS ? undefined : device, device);
       return undefined;
     }
+    this.succeeded(device);
+    return result;
   }
 
   /** The oldest sample time among devices' disk rows, skipping rows acknowledged but not yet deleted; undefined when a read fails. */
@@ -137,6 +156,11 @@ export class DiskReads {
       }
       return oldest;
     });
+  }
+
+  /** Reads that failed so far (a caller tells a failed read from an empty answer). */
+  get failures(): number {
+    return this.failedReads;
   }
 
   state(): OutboxReadState {
@@ -163,8 +187,9 @@ export class DiskReads {
     this.hooks.onRejected?.();
   }
 
-  private failed(err: unknown, device?: string): void {
+  private failed(err: unknown, device?: string, source = device ?? OTHER_READS): void {
     this.failedReads += 1;
+    this.failingSources.add(source);
     // Told apart later (StoreKeeper.check): an I/O error that SQLite reports as corruption.
     this.file.suspect(err);
     if (!this.failing) {
@@ -175,7 +200,9 @@ export class DiskReads {
     this.arm();
   }
 
-  private succeeded(): void {
+  private succeeded(source: string): void {
+    this.failingSources.delete(source);
+    if (this.failingSources.size > 0) return;
     this.delayMs = this.baseDelayMs;
     if (!this.failing) return;
     this.failing = undefined;
