@@ -5,8 +5,9 @@
 #
 #   faulty_fs.py BACKING_DIR MOUNTPOINT CONTROL_FILE
 #
-# CONTROL_FILE holds JSON: {"gen": N, "faults": [{"name": "outbox.sqlite", "from": B, "to": B}]}
-# (bytes, `to` exclusive). It is read again whenever its mtime changes; the generation applied and
+# CONTROL_FILE holds JSON: {"gen": N, "faults": [{"name": "state/outbox.sqlite", "from": B, "to": B}]}
+# (a path under the mount, bytes, `to` exclusive). A fault follows the file the name had when it was applied (its inode),
+# as damage on a card follows the data: a file renamed aside keeps it, a fresh one by that name not. It is read again whenever its mtime changes; the generation applied and
 # how many reads failed so far are written to CONTROL_FILE + ".ack" as {"gen": N, "eio": M}. Every
 # read of a faulted file goes to this process (direct I/O, no page cache), so a fault bites at once.
 import errno
@@ -50,16 +51,21 @@ def refresh():
         return  # Half written: the next read tries again.
     state['mtime'] = mtime
     state['gen'] = spec.get('gen', 0)
-    state['faults'] = spec.get('faults', [])
+    faults = []
+    for fault in spec.get('faults', []):
+        try:
+            faults.append(dict(fault, ino=os.stat(real(fault['name'])).st_ino))
+        except FileNotFoundError:
+            pass
+    state['faults'] = faults
     write_ack()
 
 
-def faulted(path, offset, length):
+def faulted(ino, offset, length):
     with lock:
         refresh()
-        name = os.path.basename(path)
         for fault in state['faults']:
-            if fault['name'] == name and offset < fault['to'] and offset + length > fault['from']:
+            if fault['ino'] == ino and offset < fault['to'] and offset + length > fault['from']:
                 state['eio'] += 1
                 write_ack()
                 return True
@@ -122,12 +128,15 @@ class FaultyFs(Fuse):
             def __init__(self, path, flags, *mode):
                 self.path = path
                 self.fd = os.open(real(path), flags, *mode)
-                # SQLite maps its -shm file: that one keeps the page cache (mmap needs it).
-                self.direct_io = not path.endswith('-shm')
-                self.keep_cache = False
+                self.ino = os.fstat(self.fd).st_ino
+                # SQLite maps its -shm file: that one keeps the page cache (mmap needs it, and
+                # another open must not drop pages a connection has mapped).
+                shm = path.endswith('-shm')
+                self.direct_io = not shm
+                self.keep_cache = shm
 
             def read(self, length, offset):
-                if faulted(self.path, offset, length):
+                if faulted(self.ino, offset, length):
                     return -errno.EIO
                 return os.pread(self.fd, length, offset)
 

@@ -93,7 +93,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (disk && disk.depth > 0) {
       const from = this.ackedOnDisk.get(device) ?? 0;
       // A failed read leaves the rows counted: deleted after a later ack, never skipped.
-      const measured = upToSeq > from ? this.reads.read(() => this.file.store.measure(device, from, upToSeq), device) : undefined;
+      const measured = upToSeq > from ? this.reads.measureForAck(device, from, upToSeq, disk.depth) : undefined;
       const gone = measured && this.reads.discount(device, from, upToSeq, measured);
       if (gone) {
         // Only counted now; the DELETE waits for the next write (at most durableAfterMs): a crash

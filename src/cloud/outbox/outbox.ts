@@ -200,7 +200,7 @@ export class Outbox implements ReportOutbox {
       }
     }
     // The file takes no deletes: count the rows gone now, delete them at the next commit.
-    const measured = this.reads.read(() => this.file.store.measure(device, from, upToSeq), device);
+    const measured = this.reads.measureForAck(device, from, upToSeq, this.counter(device).depth);
     if (measured === undefined) return fromMemory;
     const gone = this.reads.discount(device, from, upToSeq, measured);
     this.ackedOnDisk.set(device, upToSeq);
