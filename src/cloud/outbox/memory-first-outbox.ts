@@ -173,8 +173,12 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.afterWrite(this.write(this.memory.all()));
   }
 
-  /** False when the write failed (counters restored, memory kept, health told). */
+  /** False when the write failed (counters restored, memory kept, health told) or waits for reads. */
   private write(batch: readonly MemoryRecord[]): boolean {
+    // While reads fail, nothing is written (close aside): a transaction reads pages too, and one
+    // that met EIO may write back pages it never read, damaging the file for good (measured).
+    // Memory holds the reports meanwhile, within the caps; retried every retryMs.
+    if (this.reads.failingNow && !this.closing) return false;
     const deletes = [...this.ackedOnDisk];
     const countsDue = this.closing || this.counts.droppedChanged(this.disk);
     if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) return this.file.ok || this.file.probe();

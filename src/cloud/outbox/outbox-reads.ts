@@ -28,6 +28,8 @@ export interface ReadHooks {
 
 /** The reads that are not one device's (the oldest sample time for status, counts). */
 const OTHER_READS = '\u0000other';
+/** Suffix of the source of a device's ack counts. */
+const ACK_READS = '\u0000ack';
 
 /**
  * What SQLite answers after a read error may not be an error: a connection that met EIO can go on
@@ -164,7 +166,7 @@ export class DiskReads {
 
   /** A device with no disk rows left (sent, dropped, discarded): its earlier failure no longer holds the episode open. */
   nothingToRead(device: string): void {
-    if (this.failingSources.has(device)) this.succeeded(device);
+    for (const source of [`${device}${ACK_READS}`, device]) if (this.failingSources.has(source)) this.succeeded(source);
   }
 
   /** Remembers what a peek handed out, so an ack never counts disk rows it did not see. */
@@ -179,16 +181,18 @@ export class DiskReads {
   }
 
   /** A read (count, oldest time) that failed: reported, the caller keeps its counters as they are. `device`: whose rows it reads. */
-  read<T>(work: () => T, device = OTHER_READS): T | undefined {
+  read<T>(work: () => T, device?: string): T | undefined {
+    // An ack's count is its own source: its success says nothing about the rows a peek could not read.
+    const source = device === undefined ? OTHER_READS : `${device}${ACK_READS}`;
     let result: T;
     if (this.failingSources.size > 0) this.file.store.markStale();
     try {
       result = work();
     } catch (err) {
-      this.failed(err, device === OTHER_READS ? undefined : device, device);
+      this.failed(err, device, source);
       return undefined;
     }
-    this.succeeded(device);
+    this.succeeded(source);
     return result;
   }
 
@@ -203,6 +207,11 @@ export class DiskReads {
       }
       return oldest;
     });
+  }
+
+  /** True while a read that failed has not read well since. */
+  get failingNow(): boolean {
+    return this.failingSources.size > 0;
   }
 
   /** Reads that failed so far (a caller tells a failed read from an empty answer). */

@@ -86,6 +86,8 @@ export class Outbox implements ReportOutbox {
       if (!this.file.ok) this.probe();
       return;
     }
+    // While reads fail, the commit on a fresh connection: one that met EIO may write back pages it never read.
+    if (this.reads.failingNow) this.file.store.markStale();
     const batch = this.pending;
     this.pending = [];
     const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
