@@ -177,17 +177,18 @@ describe('outbox reads failing on the state directory (FUSE layer, EIO)', skipUn
     expect(moved, 'the file given up').toBe(true);
     const drained = await statusWhen(port, (s) => s.outbox?.onDisk === 0, 90_000);
     expect(drained?.outbox?.onDisk).toBe(0);
+    // Every report polled by this run (the device falls silent); the next run polls none.
+    const polled = await silenceDevice(r, port);
     await watch.stop();
     const exit = await stopTimed(gateway);
     // The card comes back: a restart on it.
     await layer.heal();
     const again = r.startGateway(log);
-    const polledAfter = await silenceDevice(r, port);
     const final = await statusWhen(port, (s) => s.outbox?.depth === 0, 60_000);
     const exitAgain = await stopTimed(again);
     r.outbox.sample();
     const line = gatewayLog.messages('outbox file corrupt: moved aside, a fresh one is used')[0];
-    const counts = account(r, polledAfter, final?.outbox?.dropped ?? -1);
+    const counts = account(r, polled, final?.outbox?.dropped ?? -1);
     console.log(`read faults, no heal: ${JSON.stringify(counts)}; moved aside ${JSON.stringify({ salvaged: line?.salvaged, lost: line?.lost })}; status ${watch.asked - watch.unanswered}/${watch.asked}; exits ${exit.code} in ${exit.ms} ms, ${exitAgain.code} in ${exitAgain.ms} ms`);
     expect(counts.unexplained).toBe(0);
     expect(line).toMatchObject({ salvaged: expect.any(Number), lost: expect.any(Number) });
@@ -203,13 +204,14 @@ describe('outbox reads failing on the state directory (FUSE layer, EIO)', skipUn
     await layer.failFraction('state/outbox.sqlite', 0.3, 0.55);
     r.pipe.cutOff(false);
     await statusWhen(port, (s) => s.outbox?.reads?.state === 'failing', 30_000);
+    // Every report polled by this run (the device falls silent); the next run polls none.
+    const polled = await silenceDevice(r, port);
     const exit = await stopTimed(gateway);
     const again = r.startGateway(log);
+    await statusWhen(port, (s) => s.outbox !== undefined, 60_000);
     const watch = watchStatus(port);
-    await statusWhen(port, (s) => s.outbox !== undefined, 30_000);
     await sleep(3000);
     await layer.heal();
-    const polled = await silenceDevice(r, port);
     const final = await statusWhen(port, (s) => s.outbox?.depth === 0, 90_000);
     await watch.stop();
     const exitAgain = await stopTimed(again);
