@@ -43,7 +43,9 @@ export class ReplayProgress {
   constructor(private readonly intervalMs: number, private readonly thresholdMs: number) {}
 
   next(now: number, backlog: BacklogFigures, ackedTotal: number): ProgressEvent | undefined {
-    const present = backlog.onDisk > 0 && backlog.oldestAgeMs !== null && backlog.oldestAgeMs > this.thresholdMs;
+    // Rows on disk of unknown age (their read fails) keep a backlog going: it is not replayed yet.
+    const unknownAge = backlog.onDisk > 0 && backlog.oldestAgeMs === null && this.since !== undefined;
+    const present = unknownAge || (backlog.onDisk > 0 && backlog.oldestAgeMs !== null && backlog.oldestAgeMs > this.thresholdMs);
     const fields = { reports: backlog.reports, bytes: backlog.bytes, oldestAgeMs: backlog.oldestAgeMs };
     if (present && this.since === undefined) {
       this.since = now;

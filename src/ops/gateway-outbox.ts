@@ -82,6 +82,7 @@ export function openGatewayOutbox(stateDir: string, cloud: CloudSettings, logger
       else logger.info({ failedReads: state.failedReads, path }, 'outbox reads back');
     },
     storageRetryMs: settings.storageRetryMs,
+    condemnAfterMs: settings.condemnAfterMs,
     time,
   });
   const atStart = backlogOf(outbox.stats(), time.wallNow());

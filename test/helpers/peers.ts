@@ -22,6 +22,7 @@ export const PYTHON_MODULE_PACKAGES: Readonly<Record<string, string>> = {
   pymodbus: 'python3-pymodbus',
   serial_asyncio: 'python3-serial-asyncio',
   'paho.mqtt.client': 'python3-paho-mqtt',
+  fuse: 'python3-fuse',
 };
 
 export class MissingPeerError extends Error {
@@ -63,6 +64,7 @@ export const DEBIAN_TEST_PEERS: readonly DebianPeer[] = [
   { package: 'python3-pymodbus', probe: { pythonModule: 'pymodbus' } },
   { package: 'python3-serial-asyncio', probe: { pythonModule: 'serial_asyncio' } },
   { package: 'python3-paho-mqtt', probe: { pythonModule: 'paho.mqtt.client' } },
+  { package: 'python3-fuse', probe: { pythonModule: 'fuse' } },
   { package: 'faketime', probe: { anyFile: LIBFAKETIME_PATHS } },
   { package: 'chromium', probe: { anyFile: [CHROMIUM] } },
   { package: 'libsystemd-shared', probe: { fileIn: LIBSYSTEMD_SHARED_DIRS, named: LIBSYSTEMD_SHARED_NAME } },

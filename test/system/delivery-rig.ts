@@ -34,12 +34,14 @@ export interface RigOptions {
   /** Outbox byte cap (16 MiB by default). */
   maxBytes?: number;
   logLevel?: string;
+  /** More settings of `cloud.outbox`, as YAML flow entries (e.g. `condemnAfterMs: 2000`). */
+  outboxExtra?: string;
   /** The bus's share on this port, answering from memory for `cacheMs` (no share by default). */
   share?: { port: number; cacheMs: number };
 }
 
 function siteFile(stateDir: string, brokerUrl: string, simPort: number, options: RigOptions): string {
-  const extra = [options.mode ? `mode: ${options.mode}` : '', options.durableAfterMs !== undefined ? `durableAfterMs: ${options.durableAfterMs}` : ''].filter(Boolean).join(', ');
+  const extra = [options.mode ? `mode: ${options.mode}` : '', options.durableAfterMs !== undefined ? `durableAfterMs: ${options.durableAfterMs}` : '', options.outboxExtra ?? ''].filter(Boolean).join(', ');
   const health = options.healthPort === undefined ? '{ enabled: false }' : `{ enabled: true, port: ${options.healthPort} }`;
   return `
 gateway:

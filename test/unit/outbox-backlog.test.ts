@@ -54,3 +54,21 @@ describe('ReplayProgress', () => {
     expect(progress.next(20_000, slowPoll, 0)).toBeUndefined();
   });
 });
+
+describe('ReplayProgress while disk reads fail', () => {
+  const backlog = (onDisk: number, oldestAgeMs: number | null): BacklogFigures => ({ reports: onDisk, bytes: onDisk * 10, onDisk, inMemory: 0, oldestAgeMs });
+
+  it('rows on disk of unknown age (their read fails) keep the backlog: "replayed" only once they are gone', () => {
+    const progress = new ReplayProgress(10_000, 1000);
+    expect(progress.next(0, backlog(2000, 30_000), 0)?.message).toBe('outbox backlog building');
+    // The oldest row cannot be read: its age is unknown, the 2,000 rows are still there.
+    expect(progress.next(1000, backlog(2000, null), 0)?.message).not.toBe('outbox backlog replayed');
+    expect(progress.next(2000, backlog(2000, null), 0)?.message).not.toBe('outbox backlog replayed');
+    expect(progress.next(3000, backlog(0, null), 2000)?.message).toBe('outbox backlog replayed');
+  });
+
+  it('hostile: unknown age with no backlog open starts none', () => {
+    const progress = new ReplayProgress(10_000, 1000);
+    expect(progress.next(0, backlog(5, null), 0)).toBeUndefined();
+  });
+});

@@ -8,7 +8,7 @@
 // acknowledged, and a write is tried every storageRetryMs until one succeeds.
 import { admit, capMemory, counterIn, diskTotals, dropAllMemory, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows } from './outbox-caps.js';
 import { MemoryQueue, type MemoryRecord } from './outbox-memory.js';
-import { openKept, recountAfterLoss, type StoreKeeper } from './outbox-file.js';
+import { openKept, recountAfterReplace, type StoreKeeper } from './outbox-file.js';
 import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import { discardQueue } from './outbox-discard.js';
 import { DiskReads } from './outbox-reads.js';
@@ -31,6 +31,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
   /** Disk rows acknowledged up to this seq, deleted at the next write. */
   private readonly ackedOnDisk = new Map<string, number>();
   private nextSeq: number;
+  private lastDiskOldest: number | undefined;
   /** When a write stores the per-device figures (outbox_counts). */
   private readonly counts: CountsLedger;
   private cancelTimer: (() => void) | undefined;
@@ -47,7 +48,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.memory = new MemoryQueue(this.durableAfterMs, options.recordOverheadBytes ?? 0);
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
-    const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, memoryOverheadBytes: options.recordOverheadBytes };
+    const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, condemnAfterMs: options.condemnAfterMs, memoryOverheadBytes: options.recordOverheadBytes };
     ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'FULL' }, hooks, this.disk, options));
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {
       wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
@@ -76,7 +77,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
       // Newer records in memory must wait: acknowledging them would count the unread rows as sent.
       if (read === undefined) return [];
       fromDisk = read;
-    }
+    } else this.reads.nothingToRead(device);
     const last = fromDisk.at(-1)?.seq ?? afterSeq;
     const records = fromDisk.length >= limit ? fromDisk : fromDisk.concat(this.memory.after(device, last, limit - fromDisk.length));
     this.reads.handedOut(device, records);
@@ -92,7 +93,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     if (disk && disk.depth > 0) {
       const from = this.ackedOnDisk.get(device) ?? 0;
       // A failed read leaves the rows counted: deleted after a later ack, never skipped.
-      const measured = upToSeq > from ? this.reads.read(() => this.file.store.measure(device, from, upToSeq)) : undefined;
+      const measured = upToSeq > from ? this.reads.measureForAck(device, from, upToSeq, disk.depth) : undefined;
       const gone = measured && this.reads.discount(device, from, upToSeq, measured);
       if (gone) {
         // Only counted now; the DELETE waits for the next write (at most durableAfterMs): a crash
@@ -131,12 +132,12 @@ export class MemoryFirstOutbox implements ReportOutbox {
   checkFile(): void {
     if (this.closed) return;
     if (this.file.detached) return this.attachFile();
-    const { replaced, complete } = this.file.check();
+    const { replaced, movedAside } = this.file.check();
     if (replaced) {
       this.reads.forgetRejected();
       this.counts.reset();
     }
-    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.disk, this.ackedOnDisk), 'file-lost', this.options);
+    if (replaced) recountAfterReplace(this.file.store, this.disk, this.ackedOnDisk, this.options, movedAside);
   }
 
   /** Never opened at start: the file taken up with every row, memory's included (outbox-attach.ts). */
@@ -172,8 +173,12 @@ export class MemoryFirstOutbox implements ReportOutbox {
     this.afterWrite(this.write(this.memory.all()));
   }
 
-  /** False when the write failed (counters restored, memory kept, health told). */
+  /** False when the write failed (counters restored, memory kept, health told) or waits for reads. */
   private write(batch: readonly MemoryRecord[]): boolean {
+    // While reads fail, nothing is written (close aside): a transaction reads pages too, and one
+    // that met EIO may write back pages it never read, damaging the file for good (measured).
+    // Memory holds the reports meanwhile, within the caps; retried every retryMs.
+    if (this.reads.failingNow && !this.closing) return false;
     const deletes = [...this.ackedOnDisk];
     const countsDue = this.closing || this.counts.droppedChanged(this.disk);
     if (batch.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) return this.file.ok || this.file.probe();
@@ -239,8 +244,13 @@ export class MemoryFirstOutbox implements ReportOutbox {
     reportDrops(dropAllMemory(this.memory, this.disk), 'write-failed', this.options);
   }
 
+  /** While the read fails, the last one read: the rows are still there (a backlog must not look replayed). */
   private oldestOnDisk(): number | undefined {
-    return this.reads.oldestOf(this.disk, this.ackedOnDisk);
+    const failures = this.reads.failures;
+    const oldest = this.reads.oldestOf(this.disk, this.ackedOnDisk);
+    if (this.reads.failures > failures) return this.lastDiskOldest;
+    this.lastDiskOldest = oldest;
+    return oldest;
   }
 
   private counter(device: string): OutboxDeviceStats {

@@ -3,7 +3,7 @@
 // corruption is verified on fresh connections first): its readable rows, read one by one, go to a
 // fresh file.
 import { existsSync, unlinkSync } from 'node:fs';
-import { restoreDropped, tally, type DropTally } from './outbox-caps.js';
+import { reportDrops, restoreDropped, tally, type DropTally } from './outbox-caps.js';
 import { CountsLedger } from './outbox-counts.js';
 import { filled, isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
 import { verifyFile } from './outbox-salvage.js';
@@ -15,6 +15,19 @@ import { systemWallClock } from '../../core/time.js';
 
 export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
 
+/** How long a file must be found corrupt, verification after verification, before it is given up. */
+export const DEFAULT_CONDEMN_AFTER_MS = 60_000;
+
+export interface Replaced {
+  store: OutboxStore;
+  onDisk: boolean;
+  complete: boolean;
+  movedTo?: string;
+  /** Rows carried to the fresh store, and seqs whose lookup failed in the salvage. */
+  salvaged: number;
+  unreadableSeqs: number;
+}
+
 /**
  * A fresh file at `path` holding every row of `old` that can still be read, with its sequence
  * continued; `old` is closed first (its last close removes its -wal/-shm, so they cannot be taken
@@ -22,10 +35,11 @@ export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedSt
  * already gone from the path (deleted or replaced). When no file can be made there (read-only,
  * full), the rows go to an in-memory store (`onDisk: false`) and a later call tries again.
  */
-export function replaceFile(old: OutboxStore, path: string, now: number, moveAwayFirst: boolean): { store: OutboxStore; onDisk: boolean; complete: boolean; movedTo?: string } {
+export function replaceFile(old: OutboxStore, path: string, now: number, moveAwayFirst: boolean): Replaced {
   let rows: StoredRow[] = [];
   let seq = 0;
   let complete = true;
+  let unreadableSeqs = 0;
   try {
     // Rows failing their checksum stay behind (counted by the caller's recount, or already counted).
     // Row by row: one bad page costs its own rows, not the file's.
@@ -33,6 +47,7 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
     rows = salvaged.rows.filter((row) => intact({ ...row, crc: row.crc ?? null }));
     complete = salvaged.complete && rows.length === salvaged.rows.length;
     seq = salvaged.maxSeq;
+    unreadableSeqs = salvaged.unreadableSeqs;
   } catch {
     complete = false;
   }
@@ -47,9 +62,9 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
     if (moveAwayFirst || existsSync(path)) movedTo = moveAside(path, now);
     // The deleted file's -wal/-shm, if left behind, must not be taken for the fresh file's.
     else removeLeftovers(path);
-    return { store: filled(new OutboxStore(path, old.options), rows, seq), onDisk: true, complete, ...(movedTo ? { movedTo } : {}) };
+    return { store: filled(new OutboxStore(path, old.options), rows, seq), onDisk: true, complete, salvaged: rows.length, unreadableSeqs, ...(movedTo ? { movedTo } : {}) };
   } catch {
-    return { store: filled(new OutboxStore(':memory:', old.options), rows, seq), onDisk: false, complete, ...(movedTo ? { movedTo } : {}) };
+    return { store: filled(new OutboxStore(':memory:', old.options), rows, seq), onDisk: false, complete, salvaged: rows.length, unreadableSeqs, ...(movedTo ? { movedTo } : {}) };
   }
 }
 
@@ -80,6 +95,11 @@ export interface KeeperHooks {
   onMovedAside?: (moved: MovedAside) => void;
   /** A file suspected corrupt is verified at most this often (the outbox's retry period). */
   verifyEveryMs?: number;
+  /**
+   * A file is given up only when found corrupt by every verification for this long: an I/O error
+   * (which SQLite reports as corruption, in quick_check too) is transient until then.
+   */
+  condemnAfterMs?: number;
   /** What a report costs in memory beyond its payload: counted by the in-memory store a start without the file runs from. */
   memoryOverheadBytes?: number;
 }
@@ -95,6 +115,8 @@ export class StoreKeeper {
   readonly opened: OpenedStore;
   private corrupt = false;
   private verifiedAt = -Infinity;
+  /** When a verification first found the file corrupt, in this run of verdicts (an 'ok' ends it). */
+  private corruptSince: number | undefined;
 
   /** True while the file could not be opened at start: the store is in memory until attach() succeeds. */
   private detachedSinceStart = false;
@@ -196,7 +218,7 @@ export class StoreKeeper {
    * memory after an earlier replacement failed. Returns whether it did, and whether every row
    * came along (when not, the caller recounts).
    */
-  check(): { replaced: boolean; complete: boolean } {
+  check(): { replaced: boolean; complete: boolean; movedAside?: MovedAside } {
     // Never opened: attach() takes the file up (a replacement would move its rows aside unread).
     if (this.detachedSinceStart) return { replaced: false, complete: true };
     const inMemory = this.store.path !== this.path;
@@ -210,17 +232,24 @@ export class StoreKeeper {
       if (now - this.verifiedAt < (this.hooks.verifyEveryMs ?? 1000)) return { replaced: false, complete: true };
       this.verifiedAt = now;
       const verdict = verifyFile(this.path);
-      if (verdict === 'ok') this.corrupt = false;
+      if (verdict === 'ok') {
+        this.corrupt = false;
+        this.corruptSince = undefined;
+      }
       if (verdict !== 'corrupt') return { replaced: false, complete: true };
+      this.corruptSince ??= now;
+      if (now - this.corruptSince < (this.hooks.condemnAfterMs ?? DEFAULT_CONDEMN_AFTER_MS)) return { replaced: false, complete: true };
     }
     if (gone) this.health.failed(new Error(`the outbox file ${this.path} was deleted or replaced while open`));
     const moveAway = this.corrupt && !gone && !inMemory;
     const result = replaceFile(this.store, this.path, this.wallNow(), moveAway);
     this.store = result.store;
     this.corrupt = false;
-    if (result.movedTo) this.hooks.onMovedAside?.({ path: this.path, movedTo: result.movedTo, cause: moveAway ? 'found corrupt while running' : 'another file took its place while running' });
+    this.corruptSince = undefined;
+    // Told by the outbox once it has recounted: the line says what was carried and what was lost.
+    const movedAside = result.movedTo ? { path: this.path, movedTo: result.movedTo, cause: moveAway ? 'found corrupt while running' : 'another file took its place while running', salvaged: result.salvaged } : undefined;
     if (result.onDisk) this.health.succeeded();
-    return { replaced: true, complete: result.complete };
+    return { replaced: true, complete: result.complete, ...(movedAside ? { movedAside } : {}) };
   }
 }
 
@@ -236,8 +265,24 @@ export function openKept(path: string, options: StoreOptions, hooks: KeeperHooks
 }
 
 /**
- * After a replacement that could not read every row: each device's counters set to what the new
- * store holds (past `ackedThrough`), the difference counted as dropped ('file-lost').
+ * After every replacement (a salvage may say complete and still miss rows): each device's counters
+ * set to what the new store holds (past `ackedThrough`), the difference counted as dropped
+ * ('file-lost', with its bytes); then the moved-aside line, with what was carried and lost.
+ */
+export function recountAfterReplace(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, ackedThrough: ReadonlyMap<string, number>, listeners: DropListeners & { onMovedAside?: (moved: MovedAside) => void }, movedAside: MovedAside | undefined): void {
+  let lost: DropTally = new Map();
+  try {
+    lost = recountAfterLoss(store, counters, ackedThrough);
+  } catch {
+    // The fresh store cannot be read: counters stay; the next replacement recounts.
+  }
+  reportDrops(lost, 'file-lost', listeners);
+  if (movedAside) listeners.onMovedAside?.({ ...movedAside, lost: [...lost.values()].reduce((n, e) => n + e.records, 0) });
+}
+
+/**
+ * After a replacement: each device's counters set to what the new store holds (past
+ * `ackedThrough`), the difference counted as dropped.
  */
 export function recountAfterLoss(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, ackedThrough: ReadonlyMap<string, number>): DropTally {
   const lost: DropTally = new Map();

@@ -43,6 +43,8 @@ export interface OutboxOptions {
   onMovedAside?: (moved: MovedAside) => void;
   /** While writes fail: the time between attempts (1 s by default); deadlines are not chased. Also the first wait before a failed read is retried (doubling to 30 s). */
   storageRetryMs?: number;
+  /** While running, a file found corrupt by every check is given up only after this long (60 s by default): read errors heal. */
+  condemnAfterMs?: number;
   /** Clock and commit timers; the system's by default. */
   time?: Time;
 }

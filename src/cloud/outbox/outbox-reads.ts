@@ -26,8 +26,36 @@ export interface ReadHooks {
   onRejected?: () => void;
 }
 
+/** The reads that are not one device's (the oldest sample time for status, counts). */
+const OTHER_READS = '\u0000other';
+/** Suffix of the source of a device's ack counts. */
+const ACK_READS = '\u0000ack';
+
+/**
+ * What SQLite answers after a read error may not be an error: a connection that met EIO can go on
+ * serving rows from a page it never read (measured under a FUSE layer: seq 101..143, then 7).
+ * Rows out of seq order are such an answer: a failed read, so the connection is replaced.
+ */
+export class GarbledReadError extends Error {
+  readonly code = 'SQLITE_CORRUPT_GARBLED';
+}
+
+function checkOrder(rows: readonly { seq: number }[], afterSeq: number): void {
+  let last = afterSeq;
+  for (const row of rows) {
+    if (!(row.seq > last)) throw new GarbledReadError(`rows out of order: seq ${row.seq} after ${last}`);
+    last = row.seq;
+  }
+}
+
 export class DiskReads {
   private failing: { cause: string; since: number } | undefined;
+  /**
+   * What failed and has not read well since: a device's rows, or OTHER_READS. Reads are back only
+   * when every one has, so a device whose rows lie outside the damage does not end the episode
+   * (the log said "failing" and "back" many times a second).
+   */
+  private readonly failingSources = new Map<string, number>();
   private failedReads = 0;
   private delayMs: number;
   private cancelTimer: (() => void) | undefined;
@@ -43,28 +71,42 @@ export class DiskReads {
     this.delayMs = baseDelayMs;
   }
 
-  /** Up to `limit` intact disk rows of a device after afterSeq; undefined when the read failed (serve nothing newer). */
+  /**
+   * Up to `limit` intact disk rows of a device after afterSeq; undefined when the read failed or
+   * waits for its retry (serve nothing newer). A device woken by new reports meanwhile does not
+   * read before its retry: that was a read per append, and "back" and "failing" many times a second.
+   */
   after(device: string, afterSeq: number, limit: number): OutboxRecord[] | undefined {
+    if (this.waiting.has(device)) return undefined;
     const out: OutboxRecord[] = [];
     let from = afterSeq;
+    // While reads fail, each read on a fresh connection: one that met EIO may answer from pages it never read.
+    if (this.failingSources.size > 0) this.file.store.markStale();
+    let reachedEnd = false;
     try {
       while (out.length < limit) {
         const want = limit - out.length;
         const rows = this.file.store.after(device, from, want);
+        checkOrder(rows, from);
         for (const row of rows) {
           if (this.rejected.has(row.seq)) continue;
           if (intact(row)) out.push({ seq: row.seq, ts: row.ts, payload: row.payload });
           else this.reject(device, row);
         }
         // Rows skipped: read on, or a short answer would look like the end of the backlog.
-        if (rows.length < want) break;
+        if (rows.length < want) {
+          reachedEnd = true;
+          break;
+        }
         from = rows[rows.length - 1].seq;
       }
     } catch (err) {
-      this.failed(err, device);
+      this.failed(err, device, device, afterSeq);
       return undefined;
     }
-    this.succeeded();
+    // Back only when this read covered where the failed one started (or read to the end).
+    const failedFrom = this.failingSources.get(device);
+    if (failedFrom === undefined || afterSeq >= failedFrom || reachedEnd) this.succeeded(device);
     return out;
   }
 
@@ -81,6 +123,21 @@ export class DiskReads {
       this.rejected.delete(seq);
     }
     return { records: Math.max(0, left.records), bytes: Math.max(0, left.bytes) };
+  }
+
+  /**
+   * Count and bytes of a device's disk rows in (from, upTo], read for an ack: more than the device
+   * holds (its unacked rows and rejected ones in range) is a garbled answer, a failed read, and
+   * never counted down.
+   */
+  measureForAck(device: string, from: number, upTo: number, depth: number): { records: number; bytes: number } | undefined {
+    return this.read(() => {
+      const measured = this.file.store.measure(device, from, upTo);
+      let rejected = 0;
+      for (const [seq, row] of this.rejected) if (row.device === device && seq > from && seq <= upTo) rejected += 1;
+      if (measured.records > depth + rejected) throw new GarbledReadError(`${measured.records} rows measured, ${depth} held`);
+      return measured;
+    }, device);
   }
 
   /** True when rejected rows wait to be deleted. */
@@ -100,9 +157,16 @@ export class DiskReads {
     for (const seq of seqs) this.rejected.delete(seq);
   }
 
-  /** The store was replaced: rejected rows did not come along (see replaceFile). */
+  /** The store was replaced: rejected rows did not come along (see replaceFile); the old file's read failures end with it. */
   forgetRejected(): void {
     this.rejected.clear();
+    this.failingSources.clear();
+    this.succeeded(OTHER_READS);
+  }
+
+  /** A device with no disk rows left (sent, dropped, discarded): its earlier failure no longer holds the episode open. */
+  nothingToRead(device: string): void {
+    for (const source of [`${device}${ACK_READS}`, device]) if (this.failingSources.has(source)) this.succeeded(source);
   }
 
   /** Remembers what a peek handed out, so an ack never counts disk rows it did not see. */
@@ -116,14 +180,20 @@ export class DiskReads {
     return Math.min(upToSeq, this.served.get(device) ?? 0);
   }
 
-  /** A read (count, oldest time) that failed: reported, the caller keeps its counters as they are. */
-  read<T>(work: () => T): T | undefined {
+  /** A read (count, oldest time) that failed: reported, the caller keeps its counters as they are. `device`: whose rows it reads. */
+  read<T>(work: () => T, device?: string): T | undefined {
+    // An ack's count is its own source: its success says nothing about the rows a peek could not read.
+    const source = device === undefined ? OTHER_READS : `${device}${ACK_READS}`;
+    let result: T;
+    if (this.failingSources.size > 0) this.file.store.markStale();
     try {
-      return work();
+      result = work();
     } catch (err) {
-      this.failed(err);
+      this.failed(err, device, source);
       return undefined;
     }
+    this.succeeded(source);
+    return result;
   }
 
   /** The oldest sample time among devices' disk rows, skipping rows acknowledged but not yet deleted; undefined when a read fails. */
@@ -137,6 +207,16 @@ export class DiskReads {
       }
       return oldest;
     });
+  }
+
+  /** True while a read that failed has not read well since. */
+  get failingNow(): boolean {
+    return this.failingSources.size > 0;
+  }
+
+  /** Reads that failed so far (a caller tells a failed read from an empty answer). */
+  get failures(): number {
+    return this.failedReads;
   }
 
   state(): OutboxReadState {
@@ -163,8 +243,9 @@ export class DiskReads {
     this.hooks.onRejected?.();
   }
 
-  private failed(err: unknown, device?: string): void {
+  private failed(err: unknown, device?: string, source = device ?? OTHER_READS, from = 0): void {
     this.failedReads += 1;
+    this.failingSources.set(source, Math.min(from, this.failingSources.get(source) ?? from));
     // Told apart later (StoreKeeper.check): an I/O error that SQLite reports as corruption.
     this.file.suspect(err);
     if (!this.failing) {
@@ -175,7 +256,9 @@ export class DiskReads {
     this.arm();
   }
 
-  private succeeded(): void {
+  private succeeded(source: string): void {
+    this.failingSources.delete(source);
+    if (this.failingSources.size > 0) return;
     this.delayMs = this.baseDelayMs;
     if (!this.failing) return;
     this.failing = undefined;

@@ -6,8 +6,15 @@ import { readCounts, type StoredCounts } from './outbox-counts.js';
 import type { SqliteDatabase } from './sqlite-types.js';
 import type { StoredRow } from './outbox-store.js';
 
-/** Seqs stepped over one by one when the highest seq cannot be read (a damaged tail) before giving up. */
-const MAX_BLIND_STEPS = 10_000;
+/** Seqs stepped over one by one past the last readable row when the highest seq cannot be read (a damaged tail). */
+export const MAX_BLIND_STEPS = 10_000;
+
+/**
+ * The longest a salvage may take (it runs on the event loop): whatever it has not reached by then
+ * is counted as lost. A failing lookup costs far more than a good one, and a damaged range of a
+ * long-running file can span millions of seqs.
+ */
+export const SALVAGE_BUDGET_MS = 2000;
 
 export interface Salvaged {
   /** Every readable row, oldest first, with its stored checksum. */
@@ -16,6 +23,8 @@ export interface Salvaged {
   unreadableSeqs: number;
   /** True when every lookup succeeded. */
   complete: boolean;
+  /** True when the salvage stopped at its time budget, before reaching the highest seq. */
+  outOfTime?: boolean;
   maxSeq: number;
   /** The file's stored figures per device (empty when they could not be read). */
   counts: Map<string, StoredCounts>;
@@ -43,8 +52,10 @@ function hasCrc(db: SqliteDatabase): boolean {
   }
 }
 
-/** Reads every readable row of an open (possibly damaged) outbox database. */
-export function salvageRows(db: SqliteDatabase): Salvaged {
+/** Reads every readable row of an open (possibly damaged) outbox database, within `budgetMs`. */
+export function salvageRows(db: SqliteDatabase, budgetMs = SALVAGE_BUDGET_MS): Salvaged {
+  // A CPU budget for this one synchronous call, not a schedule: the process's own timer.
+  const deadline = performance.now() + budgetMs;
   const maxSeq = highestSeq(db);
   const columns = `seq, device, ts, payload, ${hasCrc(db) ? 'crc' : 'NULL AS crc'}`;
   const rows: StoredRow[] = [];
@@ -66,13 +77,23 @@ export function salvageRows(db: SqliteDatabase): Salvaged {
   if (!next || !one) return { rows, unreadableSeqs: 0, complete: false, maxSeq, counts: readCounts(db) };
   const keep = (row: Row) => rows.push({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc });
   let cursor = 0;
-  const last = maxSeq > 0 ? maxSeq : MAX_BLIND_STEPS;
+  // Without the highest seq, blind steps go MAX_BLIND_STEPS past the last row read, not to an
+  // absolute number: a long-running file's seqs are far beyond any fixed one.
+  let lastRead = 0;
+  const last = () => (maxSeq > 0 ? maxSeq : lastRead + MAX_BLIND_STEPS);
+  let outOfTime = false;
   for (;;) {
+    if (performance.now() > deadline) {
+      outOfTime = true;
+      failed = true;
+      break;
+    }
     try {
       const row = next.get(cursor) as Row | undefined;
       if (!row) break;
       keep(row);
       cursor = row.seq;
+      lastRead = row.seq;
       continue;
     } catch {
       failed = true;
@@ -80,16 +101,19 @@ export function salvageRows(db: SqliteDatabase): Salvaged {
     }
     // Step over the damage: one seq at a time, each failed lookup counted.
     cursor += 1;
-    if (cursor > last) break;
+    if (cursor > last()) break;
     try {
       const row = one.get(cursor) as Row | undefined;
-      if (row) keep(row);
+      if (row) {
+        keep(row);
+        lastRead = row.seq;
+      }
     } catch {
       unreadableSeqs += 1;
       prepare();
     }
   }
-  return { rows, unreadableSeqs, complete: !failed, maxSeq, counts: readCounts(db) };
+  return { rows, unreadableSeqs, complete: !failed, maxSeq, counts: readCounts(db), ...(outOfTime ? { outOfTime } : {}) };
 }
 
 /** Salvages a damaged file at `path` (opened as it is, nothing written to it); empty when it cannot be opened at all. */

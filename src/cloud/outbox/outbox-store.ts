@@ -50,8 +50,13 @@ CREATE TABLE IF NOT EXISTS outbox (
 const PROBE_BYTES = 8192;
 
 export class OutboxStore {
-  private readonly db: SqliteDatabase;
+  private db: SqliteDatabase;
   private statements: Statements;
+  /**
+   * A connection that met a read error keeps failing after the fault heals (SQLite keeps what it
+   * read in its page cache): the next use opens a fresh connection to the same file first.
+   */
+  private reopenDue = false;
   /** A statement that failed keeps failing in the binding: all are prepared afresh before the next use. */
   private stale = false;
   private readonly hasCrc: boolean;
@@ -64,18 +69,9 @@ export class OutboxStore {
     if (path !== ':memory:') ensurePrivateFile(path);
     this.fileId = fileIdOf(path);
     this.db = new Database(path) as SqliteDatabase;
-    // better-sqlite3's defaults, which libsql lacks: a 5 s wait for a lock held by another
-    // connection (libsql: 0 ms) and a 16 MB page cache (libsql: 2 MB).
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('cache_size = -16000');
     // Small pages (new files only): a commit rewrites whole pages, twice (WAL, then checkpoint).
     this.db.pragma('page_size = 1024');
-    // WAL: a commit appends frames and a reader never sees a half-written one; a kill at any
-    // point leaves either the old or the new state (the WAL is replayed or ignored on open).
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${options.synchronous}`);
-    // After a long replay the WAL is truncated back to this size instead of staying large.
-    this.db.pragma('journal_size_limit = 4194304');
+    configure(this.db, options);
     this.db.exec(SCHEMA);
     // No (device, seq) index: with devices interleaved it touched a page per device per commit,
     // tripling the bytes written. Per-device reads scan the seq (rowid) range instead.
@@ -106,14 +102,39 @@ export class OutboxStore {
     }
   }
 
-  /** After a failed statement (read or write): the next use prepares every statement again. */
+  /** After a failed statement (read or write): the next use prepares every statement again, on a fresh connection. */
   markStale(): void {
     this.stale = true;
+    if (this.path !== ':memory:') this.reopenDue = true;
+  }
+
+  /** The connection, a fresh one first after a failure (never inside a transaction, never to a file that replaced ours). */
+  private get live(): SqliteDatabase {
+    if (!this.reopenDue || this.db.inTransaction) return this.db;
+    this.reopenDue = false;
+    if (this.fileReplaced()) return this.db;
+    let fresh: SqliteDatabase;
+    try {
+      fresh = new Database(this.path) as SqliteDatabase;
+      configure(fresh, this.options);
+    } catch {
+      // Not openable now (the fault goes on): the old connection, and another try after the next failure.
+      return this.db;
+    }
+    try {
+      this.db.close();
+    } catch {
+      // A failing connection is abandoned either way.
+    }
+    this.db = fresh;
+    this.stale = true;
+    return this.db;
   }
 
   private get ready(): Statements {
+    const db = this.live;
     if (this.stale) {
-      this.statements = prepareStatements(this.db, this.hasCrc, this.overheadBytes);
+      this.statements = prepareStatements(db, this.hasCrc, this.overheadBytes);
       this.stale = false;
     }
     return this.statements;
@@ -121,30 +142,31 @@ export class OutboxStore {
 
   /** The file's stored per-device figures (rows kept by triggers, dropped counters). */
   counts(): Map<string, StoredCounts> {
-    return readCounts(this.db);
+    return readCounts(this.live);
   }
 
   /** Stores devices' rows and dropped counters (inside the caller's transaction). */
   saveCounts(counts: ReadonlyMap<string, StoredCounts>): void {
-    writeCounts(this.db, counts);
+    writeCounts(this.live, counts);
   }
 
-  /** Every row that can still be read, one by one, stepping over damage (a file found corrupt). */
+  /** Every row that can still be read, one by one, stepping over damage (a file found corrupt); on a fresh connection. */
   salvage(): Salvaged {
-    return salvageRows(this.db);
+    if (this.path !== ':memory:') this.reopenDue = true;
+    return salvageRows(this.live);
   }
 
   /** Per-device row counts and payload bytes (at open). */
   totals(): DeviceTotals[] {
-    return this.db
+    return this.live
       .prepare(`SELECT device, COUNT(*) AS depth, SUM(length(payload) + ${this.overheadBytes}) AS bytes FROM outbox GROUP BY device`)
       .all() as DeviceTotals[];
   }
 
   /** The highest sequence number ever used, deleted rows included. */
   maxSeq(): number {
-    const used = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as { seq: number } | undefined;
-    const live = this.db.prepare('SELECT MAX(seq) AS seq FROM outbox').get() as { seq: number | null };
+    const used = this.live.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as { seq: number } | undefined;
+    const live = this.live.prepare('SELECT MAX(seq) AS seq FROM outbox').get() as { seq: number | null };
     return Math.max(used?.seq ?? 0, live.seq ?? 0);
   }
 
@@ -154,15 +176,15 @@ export class OutboxStore {
    * binding's own wrapper then threw `cannot rollback - no transaction is active` instead.
    */
   transaction<T>(work: () => T): T {
-    this.db.exec('BEGIN');
+    this.live.exec('BEGIN');
     try {
       const result = work();
-      this.db.exec('COMMIT');
+      this.live.exec('COMMIT');
       return result;
     } catch (err) {
-      if (this.db.inTransaction) {
+      if (this.live.inTransaction) {
         try {
-          this.db.exec('ROLLBACK');
+          this.live.exec('ROLLBACK');
         } catch {
           // The first error is the cause; a failed rollback leaves SQLite to roll back on reopen.
         }
@@ -228,33 +250,33 @@ export class OutboxStore {
   probeWrite(): void {
     this.transaction(() => {
       // Made here, not with the schema: opening a file on a full disk must not need a write.
-      this.db.exec('CREATE TABLE IF NOT EXISTS storage_probe (data BLOB)');
-      this.db.prepare('INSERT INTO storage_probe (data) VALUES (zeroblob(?))').run(PROBE_BYTES);
-      this.db.exec('DELETE FROM storage_probe');
+      this.live.exec('CREATE TABLE IF NOT EXISTS storage_probe (data BLOB)');
+      this.live.prepare('INSERT INTO storage_probe (data) VALUES (zeroblob(?))').run(PROBE_BYTES);
+      this.live.exec('DELETE FROM storage_probe');
     });
   }
 
   /** Every row with its stored checksum, oldest first (an in-memory store's rows moved to the file). */
   allRows(): StoredRow[] {
-    return (this.db.prepare(`SELECT seq, device, ts, payload, ${this.hasCrc ? 'crc' : 'NULL AS crc'} FROM outbox ORDER BY seq`).all() as (StoredRecord & { device: string })[])
+    return (this.live.prepare(`SELECT seq, device, ts, payload, ${this.hasCrc ? 'crc' : 'NULL AS crc'} FROM outbox ORDER BY seq`).all() as (StoredRecord & { device: string })[])
       .map((row) => ({ seq: row.seq, device: row.device, ts: row.ts, payload: Buffer.from(row.payload), crc: row.crc }));
   }
 
   /** The lowest and highest seq held, or undefined when the table is empty. */
   seqRange(): { min: number; max: number } | undefined {
-    const row = this.db.prepare('SELECT MIN(seq) AS min, MAX(seq) AS max FROM outbox').get() as { min: number | null; max: number | null };
+    const row = this.live.prepare('SELECT MIN(seq) AS min, MAX(seq) AS max FROM outbox').get() as { min: number | null; max: number | null };
     return row.min === null || row.max === null ? undefined : { min: row.min, max: row.max };
   }
 
   /** Adds `offset` to every seq (order kept); the caller makes sure no new seq lands on an old one. */
   shiftSeqs(offset: number): void {
-    this.db.prepare('UPDATE outbox SET seq = seq + ?').run(offset);
+    this.live.prepare('UPDATE outbox SET seq = seq + ?').run(offset);
   }
 
   /** Makes the next automatic sequence number follow `seq` (a fresh file continues the old one's numbering). */
   continueSequence(seq: number): void {
-    this.db.prepare("DELETE FROM sqlite_sequence WHERE name = 'outbox'").run();
-    this.db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)").run(seq);
+    this.live.prepare("DELETE FROM sqlite_sequence WHERE name = 'outbox'").run();
+    this.live.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)").run(seq);
   }
 
   /** True when the path no longer names the file this store has open (deleted, renamed or replaced). */
@@ -264,17 +286,31 @@ export class OutboxStore {
 
   /** SQLite's quick consistency check (no index cross-checks): ['ok'] for a sound file. */
   quickCheck(): string[] {
-    return (this.db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check);
+    return (this.live.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check);
   }
 
   /** SQLite's own consistency check: ['ok'] for a sound file, else the problems found. */
   integrityCheck(): string[] {
-    return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check);
+    return (this.live.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check);
   }
 
   close(): void {
     this.db.close();
   }
+}
+
+/** The connection settings every connection to the file gets (a reopened one too). */
+function configure(db: SqliteDatabase, options: StoreOptions): void {
+  // better-sqlite3's defaults, which libsql lacks: a 5 s wait for a lock held by another
+  // connection (libsql: 0 ms) and a 16 MB page cache (libsql: 2 MB).
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -16000');
+  // WAL: a commit appends frames and a reader never sees a half-written one; a kill at any
+  // point leaves either the old or the new state (the WAL is replayed or ignored on open).
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${options.synchronous}`);
+  // After a long replay the WAL is truncated back to this size instead of staying large.
+  db.pragma('journal_size_limit = 4194304');
 }
 
 function fileIdOf(path: string): string | undefined {

@@ -4,7 +4,7 @@
 // published from there after what is on disk (no crash window holds then), and a commit is tried
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
 import { admit, counterIn, diskTotals, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows, type DropTally } from './outbox-caps.js';
-import { openKept, recountAfterLoss, type StoreKeeper } from './outbox-file.js';
+import { openKept, recountAfterReplace, type StoreKeeper } from './outbox-file.js';
 import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import { discardQueue } from './outbox-discard.js';
 import { DiskReads } from './outbox-reads.js';
@@ -29,6 +29,7 @@ export class Outbox implements ReportOutbox {
   private readonly ackedOnDisk = new Map<string, number>();
   private pending: Pending[] = [];
   private nextSeq: number;
+  private lastDiskOldest: number | undefined;
   /** When a write stores the per-device figures (outbox_counts). */
   private readonly counts: CountsLedger;
   private cancelTimer: (() => void) | undefined;
@@ -43,7 +44,7 @@ export class Outbox implements ReportOutbox {
     this.retryMs = options.storageRetryMs ?? 1000;
     this.overheadBytes = options.recordOverheadBytes ?? 0;
     this.time = options.time ?? systemTime;
-    const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, memoryOverheadBytes: this.overheadBytes };
+    const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, condemnAfterMs: options.condemnAfterMs, memoryOverheadBytes: this.overheadBytes };
     ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'NORMAL' }, hooks, this.counters, options));
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
       wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
@@ -85,6 +86,8 @@ export class Outbox implements ReportOutbox {
       if (!this.file.ok) this.probe();
       return;
     }
+    // While reads fail, the commit on a fresh connection: one that met EIO may write back pages it never read.
+    if (this.reads.failingNow) this.file.store.markStale();
     const batch = this.pending;
     this.pending = [];
     const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
@@ -122,12 +125,12 @@ export class Outbox implements ReportOutbox {
   checkFile(): void {
     if (this.closed) return;
     if (this.file.detached) return this.attachFile();
-    const { replaced, complete } = this.file.check();
+    const { replaced, movedAside } = this.file.check();
     if (replaced) {
       this.reads.forgetRejected();
       this.counts.reset();
     }
-    if (replaced && !complete) reportDrops(recountAfterLoss(this.file.store, this.counters, this.ackedOnDisk), 'file-lost', this.options);
+    if (replaced) recountAfterReplace(this.file.store, this.counters, this.ackedOnDisk, this.options, movedAside);
   }
 
   /** Never opened at start: the file taken up with every row, the waiting appends included (outbox-attach.ts). */
@@ -170,7 +173,7 @@ export class Outbox implements ReportOutbox {
       const read = this.reads.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
       if (read === undefined) return [];
       records = read;
-    }
+    } else this.reads.nothingToRead(device);
     if (!this.file.ok && records.length < limit) {
       const waiting = pendingOf(this.pending, device, records.at(-1)?.seq ?? afterSeq, limit - records.length);
       records = records.concat(waiting.map(({ seq, ts, payload }) => ({ seq, ts, payload })));
@@ -199,7 +202,7 @@ export class Outbox implements ReportOutbox {
       }
     }
     // The file takes no deletes: count the rows gone now, delete them at the next commit.
-    const measured = this.reads.read(() => this.file.store.measure(device, from, upToSeq));
+    const measured = this.reads.measureForAck(device, from, upToSeq, this.counter(device).depth);
     if (measured === undefined) return fromMemory;
     const gone = this.reads.discount(device, from, upToSeq, measured);
     this.ackedOnDisk.set(device, upToSeq);
@@ -265,8 +268,13 @@ export class Outbox implements ReportOutbox {
     if (!this.closed) this.cancelTimer = this.time.setTimer(() => this.flush(), this.retryMs, { unref: true });
   }
 
+  /** While the read fails, the last one read: the rows are still there (a backlog must not look replayed). */
   private oldestOnDisk(): number | undefined {
-    return this.reads.read(() => this.file.store.oldestSampleTs());
+    const failures = this.reads.failures;
+    const oldest = this.reads.read(() => this.file.store.oldestSampleTs());
+    if (this.reads.failures > failures) return this.lastDiskOldest;
+    this.lastDiskOldest = oldest;
+    return oldest;
   }
 
   /** At most flushRecords × 20 reports and maxBytesTotal bytes wait in memory; the largest holder loses first. */

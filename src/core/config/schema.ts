@@ -92,6 +92,7 @@ export const GATEWAY_SCHEMA = {
       durableAfterMs: cloudNumber('Memory-first mode: the longest a report lives in memory only (ms), the crash window.', 1000, 0, 60_000),
       progressLogMs: cloudNumber('Backlog replay progress is logged at most this often (ms).', 10_000, 1000, 3_600_000),
       storageRetryMs: cloudNumber('While the outbox file takes no writes (disk full, read-only, I/O error): time between write attempts (ms).', 1000, 100, 600_000),
+      condemnAfterMs: cloudNumber('While running, an outbox file is given up (salvaged, moved aside) only after it was found corrupt by every check for this long: a read error is transient until then (ms).', 60_000, 0, 3_600_000),
       recordOverheadBytes: cloudNumber('Bytes a report held in memory costs beyond its payload (objects, buffer, queue entry), counted against maxBytes while it is in memory.', 450, 0, 65_536),
     },
     rateQueue: {
@@ -105,7 +106,7 @@ export const GATEWAY_SCHEMA = {
 
 /** Keys that also take a duration string ("500ms", "2s", "10m", "1h"), in the file and in the environment. */
 const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'gateway.health.eventLoopSampleMs', 'gateway.health.watchdogSlackMs', 'gateway.web.sessionIdleMs', 'gateway.web.statusPeriodMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.reconnect.probeMs',
+  'gateway.health.eventLoopSampleMs', 'gateway.health.watchdogSlackMs', 'gateway.web.sessionIdleMs', 'gateway.web.statusPeriodMs', 'gateway.cloud.syncPeriodMs', 'gateway.cloud.gatewayBatchLingerMs', 'gateway.cloud.connectTimeoutMs', 'gateway.cloud.httpTimeoutMs', 'gateway.cloud.reconnect.initialMs', 'gateway.cloud.reconnect.maxMs', 'gateway.cloud.outbox.commitIntervalMs', 'gateway.cloud.outbox.durableAfterMs', 'gateway.cloud.outbox.progressLogMs', 'gateway.cloud.outbox.storageRetryMs', 'gateway.cloud.outbox.condemnAfterMs', 'gateway.cloud.reconnect.probeMs',
   ...SELF_IDENTITY_DURATION_KEYS,
 ]);
 const DURATION_TEXT = 'must be a duration in ms or like "500ms", "2s", "10m", "1h"';

@@ -229,6 +229,8 @@ export interface CloudSettings {
     progressLogMs?: number;
     /** While the file takes no writes: time between write attempts. */
     storageRetryMs?: number;
+    /** While running: how long a file found corrupt by every check is kept before it is given up. */
+    condemnAfterMs?: number;
     /** Memory cost of a report beyond its payload, counted against maxBytes while it is in memory. */
     recordOverheadBytes?: number;
   };

@@ -97,8 +97,15 @@ describe.each(['memory-first', 'write-ahead'] as const)('a zeroed page (%s)', (m
       const reads = devices.map((device) => outbox.peek(device, 1000, cursor.get(device)));
       expect(reads.some((r) => r.length === 0)).toBe(true);
       expect(outbox.stats().reads?.state).toBe('failing');
+      // Found corrupt, but kept: a read error is transient until condemnAfterMs (60 s) of corrupt verdicts.
       clock.advance(1000);
+      expect(moved).toHaveLength(0);
+      expect(drops).toEqual([]);
+      clock.advance(60_000);
+      // The gateway's ticker checks the file (a forwarder's next failed read would too).
+      outbox.checkFile?.();
       expect(moved).toHaveLength(1);
+      expect(moved[0]).toMatchObject({ cause: 'found corrupt while running', salvaged: expect.any(Number), lost: counted(drops) });
       expect(readdirSync(dir).some((f) => f.includes('.corrupt-'))).toBe(true);
       const lost = counted(drops);
       expect(lost).toBeGreaterThan(0);

@@ -4,6 +4,6 @@ export const CLOUD_DEFAULTS = {
   mode: 'direct', gatewayBatchMaxBytes: 65_536, gatewayBatchLingerMs: 100,
   inbound: { maxKeys: 1000, maxPending: 64, busShare: 0.5, unknownAddressesLogged: 256 },
   reconnect: { initialMs: 1000, maxMs: 60_000, jitter: 0.3, probeMs: 2000 },
-  outbox: { maxBytes: 67_108_864, commitIntervalMs: 50, mode: 'memory-first', durableAfterMs: 1000, progressLogMs: 10_000, storageRetryMs: 1000, recordOverheadBytes: 450 },
+  outbox: { maxBytes: 67_108_864, commitIntervalMs: 50, mode: 'memory-first', durableAfterMs: 1000, progressLogMs: 10_000, storageRetryMs: 1000, condemnAfterMs: 60_000, recordOverheadBytes: 450 },
   rateQueue: { ratePerS: 5, concurrency: 2, maxPending: 200, retries: 3 },
 };
