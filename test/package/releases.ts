@@ -7,12 +7,14 @@
 // - a refused upgrade from 0.1.0's real code (its secrets in fieldgate.env, which that code does
 //   not read itself): the README's validate, status and reload on the kept tree after it.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { join, normalize, sep } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../arm64/site.js';
+import { startChild } from '../helpers/child.js';
+import { waitFor } from '../helpers/wait.js';
 import type { RunningDaemon } from './daemon.js';
 import {
-  ENV_FILE, LIB, REPO_ROOT, SITE, check, currentRelease, debVersion, dpkgStatus, enableUnit, note, releases, run, startInstalled, type Ran,
+  ENV_FILE, LIB, REPO_ROOT, SITE, aptInstall, check, currentRelease, debVersion, dpkgStatus, enableUnit, note, releases, run, startInstalled, type Ran,
 } from './harness.js';
 
 export interface ReleaseContext {
@@ -35,21 +37,16 @@ export interface ReleaseContext {
 const summary = (r: Ran) => r.out.split('\n').filter((l) => l.startsWith('fieldgate') || /^E: |^W: |^dpkg: |upgraded/.test(l)).join(' | ').slice(0, 600);
 const installedVersion = () => run('dpkg-query', ['-W', '-f=${Version}', 'fieldgate']).out.trim();
 
-/** A static web server on 127.0.0.1 for one directory, as a fleet serves its repository. */
-async function serveDirectory(dir: string): Promise<{ server: Server; port: number }> {
-  const server = createServer((req, res) => {
-    const path = normalize(join(dir, decodeURIComponent((req.url ?? '/').split('?')[0])));
-    if (!path.startsWith(dir + sep) || !existsSync(path) || !statSync(path).isFile()) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'Content-Length': statSync(path).size });
-    if (req.method === 'HEAD') res.end();
-    else createReadStream(path).pipe(res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return { server, port: typeof address === 'object' && address ? address.port : 0 };
+/**
+ * A static web server on 127.0.0.1 for one directory, as a fleet serves its repository: its own
+ * process (python3's http.server), since apt-get runs synchronously from this one.
+ */
+async function serveDirectory(dir: string): Promise<{ stop(): Promise<void>; port: number }> {
+  const port = await freePort();
+  const server = startChild('/usr/bin/python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir]);
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/Release`).then((r) => r.ok, () => false)) || server.exited(), { timeoutMs: 60_000, what: 'the repository\'s web server' });
+  if (server.exited()) throw new Error(`http.server exited: ${server.output()}`);
+  return { stop: () => server.stop(), port };
 }
 
 /** apt-get on the fleet repository only: its own source list, lists and cache (the box's stay untouched). */
@@ -78,7 +75,8 @@ export async function fleetUpgrades(ctx: ReleaseContext): Promise<void> {
   run('dpkg', ['--purge', 'fieldgate']);
   const repo = join(ctx.work, 'fleet-repo');
   addToRepo(repo, ctx.olderCommitDeb);
-  const { server, port } = await serveDirectory(repo);
+  const server = await serveDirectory(repo);
+  const port = server.port;
   let daemon: RunningDaemon | undefined;
   try {
     const keyring = join(ctx.work, 'fieldgate.gpg');
@@ -133,7 +131,7 @@ export async function fleetUpgrades(ctx: ReleaseContext): Promise<void> {
     check((await daemon.status()).version === version, 'the daemon still serves');
   } finally {
     if (daemon) await daemon.stop();
-    server.close();
+    await server.stop();
     writeFileSync(SITE, ctx.siteText);
     run('dpkg', ['--purge', 'fieldgate']);
   }
@@ -157,7 +155,7 @@ export async function refusedFromRealOld(ctx: ReleaseContext): Promise<void> {
   check(accepted.code === 0, `${legacyVersion}'s own fieldgate validate accepts the site (exit ${accepted.code})`);
   let daemon: RunningDaemon | undefined;
   try {
-    const refused = run('apt-get', ['-y', '-q', '-o', `DPkg::Path=${ctx.fake.path}`, 'install', ctx.refusingDeb], { path: ctx.fake.path });
+    const refused = aptInstall(ctx.refusingDeb, { path: ctx.fake.path });
     check(refused.code !== 0 && refused.out.includes('NOT switched') && currentRelease() === legacyVersion,
       `upgrade to ${debVersion(ctx.refusingDeb)} refused (exit ${refused.code}), ${currentRelease()} kept current`);
     daemon = await startInstalled(ctx.work, ctx.healthPort);
