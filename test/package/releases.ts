@@ -14,7 +14,7 @@ import { startChild } from '../helpers/child.js';
 import { waitFor } from '../helpers/wait.js';
 import type { RunningDaemon } from './daemon.js';
 import {
-  ENV_FILE, LIB, REPO_ROOT, SITE, aptInstall, check, currentRelease, debVersion, dpkgStatus, enableUnit, note, releases, run, startInstalled, type Ran,
+  ENV_FILE, LIB, REPO_ROOT, SITE, aptInstall, check, daemonOutput, currentRelease, debVersion, dpkgStatus, enableUnit, note, releases, run, startInstalled, type Ran,
 } from './harness.js';
 
 export interface ReleaseContext {
@@ -168,7 +168,10 @@ export async function refusedFromRealOld(ctx: ReleaseContext): Promise<void> {
     check(reload.code === 0, `sudo fieldgate reload --config ${SITE}: exit ${reload.code} (${reload.out.trim().split('\n')[0]})`);
     note(`kept ${legacyVersion}: ${releases().join(', ')}`);
   } finally {
-    if (daemon) await daemon.stop();
+    if (daemon) {
+      await daemon.stop();
+      daemonOutput.pop(); // 0.1.0's own lines (a Node deprecation warning among them) are not this package's
+    }
     run('dpkg', ['--purge', 'fieldgate']);
   }
 }
