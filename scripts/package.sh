@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # `npm run package`: pkg/fieldgate_<version>_amd64.deb and _arm64.deb, each with its own Node
 # runtime (scripts/node-runtime.sh), the built daemon and its production dependencies for that
-# architecture only (docs/install.md). Needs the dev install (`npm ci`), npm's registry and
-# dpkg-deb; nothing else. Reproducible: fixed mtimes (SOURCE_DATE_EPOCH, default the last
-# commit's time), root-owned entries, dpkg-deb's sorted tar.
-#   scripts/package.sh [--arch amd64|arm64|all] [--layout bundle|tree] [--version V] [--out DIR] [--prebuilt]
-# --version builds a package of another version (the upgrade test's "newer" build): it must sort
-# after package.json's, and the built code reports it too. --prebuilt: dist/ is already built.
+# architecture only (docs/install.md), and the signed apt repository pkg/apt (scripts/apt-repo.sh).
+# Needs the dev install (`npm ci`), npm's registry, dpkg-deb, dpkg-scanpackages and gpg; nothing
+# else. Reproducible: fixed mtimes (SOURCE_DATE_EPOCH, default the last commit's time),
+# root-owned entries, dpkg-deb's sorted tar.
+#   scripts/package.sh [--arch amd64|arm64|all] [--layout bundle|tree] [--version V] [--out DIR] [--prebuilt] [--commit REV] [--no-repo] [--print-version]
+# The version comes from the source: package.json's version, the commit count and the short hash
+# (0.1.0+812.g6b0928b00), so every commit builds its own version, in commit order under dpkg's
+# rules; ".dirty" when the tree has uncommitted changes. The built code reports it (--version,
+# status, metrics, the page, the cloud attributes). --version builds a package of another version
+# (test builds): it must sort after the source's. --prebuilt: dist/ is already built. --commit
+# REV: the app of an older commit (its sources from git, built here; this checkout's packaging),
+# versioned by that commit: the upgrade test's real old code. --no-repo: no pkg/apt.
+# --print-version: prints the version it would build, builds nothing.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=node-runtime.sh
@@ -16,8 +23,10 @@ ARCHES="amd64 arm64"
 LAYOUT=bundle
 OUT="$REPO/pkg"
 PREBUILT=0
-BASE_VERSION="$(node -p 'require(process.argv[1]).version' "$REPO/package.json")"
-VERSION="$BASE_VERSION"
+COMMIT=""
+REPO_OUT=1
+PRINT_VERSION=0
+VERSION=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --arch) ARCHES="$2"; [ "$2" = all ] && ARCHES="amd64 arm64"; shift 2 ;;
@@ -25,24 +34,53 @@ while [ $# -gt 0 ]; do
     --version) VERSION="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --prebuilt) PREBUILT=1; shift ;;
+    --commit) COMMIT="$2"; shift 2 ;;
+    --no-repo) REPO_OUT=0; shift ;;
+    --print-version) PRINT_VERSION=1; shift ;;
     *) echo "package: unknown option $1" >&2; exit 64 ;;
   esac
 done
 case "$LAYOUT" in bundle|tree) ;; *) echo "package: --layout bundle or tree" >&2; exit 64 ;; esac
-if [ "$VERSION" != "$BASE_VERSION" ] && ! dpkg --compare-versions "$VERSION" gt "$BASE_VERSION"; then
-  echo "package: --version $VERSION does not sort after package.json's $BASE_VERSION" >&2
-  exit 64
-fi
-SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || echo 0)}"
-export SOURCE_DATE_EPOCH
 BUILD="$REPO/pkg/build"
 DEB="$REPO/packaging/deb"
+# SRC: the app's sources (this checkout, or --commit's tree); REPO: the packaging.
+SRC="$REPO"
+if [ -n "$COMMIT" ]; then
+  COMMIT="$(git -C "$REPO" rev-parse --verify "$COMMIT^{commit}")" || { echo "package: --commit: no such commit" >&2; exit 64; }
+  SRC="$BUILD/src-$COMMIT"
+fi
+if [ -n "$COMMIT" ]; then
+  BASE_VERSION="$(git -C "$REPO" show "$COMMIT:package.json" | node -e 'let t="";process.stdin.on("data",(d)=>t+=d).on("end",()=>process.stdout.write(JSON.parse(t).version))')"
+else
+  BASE_VERSION="$(node -p 'require(process.argv[1]).version' "$REPO/package.json")"
+fi
+# BASE+COUNT.gHASH: the count orders commits (dpkg compares digit runs as numbers), the hash names
+# the commit; a tree with uncommitted changes (tracked or new files) adds ".dirty".
+source_version() {
+  local rev="${COMMIT:-HEAD}" count hash dirty=""
+  if ! count="$(git -C "$REPO" rev-list --count "$rev" 2>/dev/null)"; then echo "$BASE_VERSION+0.nogit"; return; fi
+  hash="$(git -C "$REPO" rev-parse --short=9 "$rev")"
+  if [ -z "$COMMIT" ] && [ -n "$(git -C "$REPO" status --porcelain --untracked-files=normal 2>/dev/null)" ]; then dirty=".dirty"; fi
+  echo "$BASE_VERSION+$count.g$hash$dirty"
+}
+SOURCE_VERSION="$(source_version)"
+if [ -z "$VERSION" ]; then VERSION="$SOURCE_VERSION"
+elif ! dpkg --compare-versions "$VERSION" gt "$SOURCE_VERSION"; then
+  echo "package: --version $VERSION does not sort after the source's $SOURCE_VERSION" >&2
+  exit 64
+fi
+if [ "$PRINT_VERSION" = 1 ]; then echo "$VERSION"; exit 0; fi
+SOURCE_COMMIT="$(git -C "$REPO" rev-parse "${COMMIT:-HEAD}" 2>/dev/null || echo unknown)"
+case "$SOURCE_VERSION" in *.dirty) SOURCE_COMMIT="$SOURCE_COMMIT (with uncommitted changes)" ;; esac
+SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct "${COMMIT:-HEAD}" 2>/dev/null || echo 0)}"
+export SOURCE_DATE_EPOCH
 
 say() { printf 'package: %s\n' "$*" >&2; }
 node_arch() { case "$1" in amd64) echo x64 ;; arm64) echo arm64 ;; *) say "unknown architecture $1 (amd64, arm64)"; exit 64 ;; esac; }
 
-# The version the code reports must be package.json's: src/core/version.ts is checked here.
-code_version="$(sed -n "s/^export const FIELDGATE_VERSION = '\(.*\)';$/\1/p" "$REPO/src/core/version.ts")"
+# The code's own version must be package.json's (src/core/version.ts): the build replaces it.
+if [ -n "$COMMIT" ]; then version_ts="$(git -C "$REPO" show "$COMMIT:src/core/version.ts")"; else version_ts="$(cat "$REPO/src/core/version.ts")"; fi
+code_version="$(printf '%s\n' "$version_ts" | sed -n "s/^export const FIELDGATE_VERSION = '\(.*\)';$/\1/p")"
 if [ "$code_version" != "$BASE_VERSION" ]; then
   say "src/core/version.ts says '$code_version', package.json '$BASE_VERSION'"
   exit 1
@@ -51,14 +89,23 @@ fi
 # Production node_modules for one architecture, as Dockerfile.arm64 installs them: npm picks the
 # platform packages from the lockfile; install scripts are skipped (they would run on this
 # machine's node; none of the runtime packages needs one). Kept while the lockfile is unchanged.
+# --commit with another lockfile: its own directory (this checkout's stays as it is).
+deps_dir() {
+  local own other
+  own="$(cat "$REPO/package-lock.json" "$REPO/package.json" | sha256sum | cut -d' ' -f1)"
+  other="$(cat "$SRC/package-lock.json" "$SRC/package.json" | sha256sum | cut -d' ' -f1)"
+  if [ "$own" = "$other" ]; then echo "$BUILD/deps-$1"; else echo "$BUILD/deps-$1-${other:0:12}"; fi
+}
 stage_deps() {
-  local arch="$1" dir="$BUILD/deps-$1" lock_sum
-  lock_sum="$(cat "$REPO/package-lock.json" "$REPO/package.json" | sha256sum | cut -d' ' -f1)"
+  local arch="$1" dir lock_sum
+  dir="$(deps_dir "$arch")"
+  lock_sum="$(cat "$SRC/package-lock.json" "$SRC/package.json" | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$dir/.fieldgate-lock" 2>/dev/null)" = "$lock_sum" ]; then return; fi
   say "npm ci --omit=dev for linux/$arch/glibc in $dir"
   rm -rf "$dir" && mkdir -p "$dir/packages"
-  cp "$REPO/package.json" "$REPO/package-lock.json" "$REPO/.npmrc" "$dir/"
-  for p in "$REPO"/packages/*/; do mkdir -p "$dir/packages/$(basename "$p")" && cp "$p/package.json" "$dir/packages/$(basename "$p")/"; done
+  cp "$SRC/package.json" "$SRC/package-lock.json" "$dir/"
+  [ -f "$SRC/.npmrc" ] && cp "$SRC/.npmrc" "$dir/"
+  for p in "$SRC"/packages/*/; do mkdir -p "$dir/packages/$(basename "$p")" && cp "$p/package.json" "$dir/packages/$(basename "$p")/"; done
   (cd "$dir" && npm ci --omit=dev --workspaces=false --cpu="$(node_arch "$arch")" --os=linux --libc=glibc --ignore-scripts --no-audit --no-fund --loglevel=error)
   echo "$lock_sum" >"$dir/.fieldgate-lock"
 }
@@ -67,9 +114,10 @@ stage_deps() {
 # (dist/ and the pure-JS packages inside), node_modules holding only the packages with native
 # code and what they load; tree: dist/ as tsc built it and all production packages.
 stage_app() {
-  local arch="$1" app="$2" deps="$BUILD/deps-$1"
+  local arch="$1" app="$2" deps
+  deps="$(deps_dir "$arch")"
   mkdir -p "$app/bin"
-  node -e 'const p=require(process.argv[1]);process.stdout.write(JSON.stringify({name:p.name,version:process.argv[2],private:true,type:p.type,license:p.license},null,2)+"\n")' "$REPO/package.json" "$VERSION" >"$app/package.json"
+  node -e 'const p=require(process.argv[1]);process.stdout.write(JSON.stringify({name:p.name,version:process.argv[2],private:true,type:p.type,license:p.license},null,2)+"\n")' "$SRC/package.json" "$VERSION" >"$app/package.json"
   if [ "$LAYOUT" = bundle ]; then
     # Commands stay lazily loaded (--splitting: a chunk per dynamic import), so the dev commands
     # still say that their packages are missing instead of failing every command at load. The
@@ -78,8 +126,8 @@ stage_app() {
     # module finds from its own URL (`new URL('../../profiles/', import.meta.url)`) is the same.
     # Worker threads (dist/**/*-worker.js, started by URL beside their module) are entries too.
     local workers
-    mapfile -t workers < <(cd "$REPO" && find dist -name '*-worker.js' | LC_ALL=C sort)
-    "$REPO/node_modules/.bin/esbuild" "$REPO/bin/fieldgate.js" "${workers[@]/#/$REPO/}" --bundle --splitting --platform=node --format=esm --target=node24 \
+    mapfile -t workers < <(cd "$SRC" && find dist -name '*-worker.js' | LC_ALL=C sort)
+    "$REPO/node_modules/.bin/esbuild" "$SRC/bin/fieldgate.js" "${workers[@]/#/$SRC/}" --bundle --splitting --platform=node --format=esm --target=node24 \
       --outdir="$app/dist/bundle" --entry-names='[name]' --chunk-names='[name]-[hash]' --legal-comments=none --log-level=warning \
       --external:libsql --external:serialport --external:koffi --external:@fieldgate/emulator --external:@fieldgate/simulator \
       '--banner:js=import { createRequire as fieldgateCreateRequire } from "node:module"; const require = fieldgateCreateRequire(import.meta.url);'
@@ -90,19 +138,19 @@ stage_app() {
       cp -a "$deps/node_modules/$name" "$app/node_modules/$name"
     done
   else
-    cp -a "$REPO/bin/fieldgate.js" "$app/bin/"
-    (cd "$REPO" && find dist -name '*.js' -print0 | tar cf - --null -T -) | tar xf - -C "$app"
+    cp -a "$SRC/bin/fieldgate.js" "$app/bin/"
+    (cd "$SRC" && find dist -name '*.js' -print0 | tar cf - --null -T -) | tar xf - -C "$app"
     cp -a "$deps/node_modules" "$app/node_modules"
   fi
   # Run by the runtime's full path, never as a script: no #! line (lintian would ask for nodejs).
   sed -i '1{/^#!/d}' "$app/bin/fieldgate.js"
   find "$app/bin" "$app/dist" -name '*.js' -exec chmod 0644 {} +
-  if [ "$VERSION" != "$BASE_VERSION" ]; then set_code_version "$app"; fi
+  set_code_version "$app"
   prune_node_modules "$app/node_modules" "$(node_arch "$arch")"
-  if [ -d "$REPO/profiles" ]; then cp -a "$REPO/profiles" "$app/profiles"; fi
+  if [ -d "$SRC/profiles" ]; then cp -a "$SRC/profiles" "$app/profiles"; fi
 }
 
-# --version: the built code reports the package's version (exactly one definition is replaced).
+# The built code reports the package's version (exactly one definition is replaced).
 set_code_version() {
   local files
   files="$(grep -rlF "FIELDGATE_VERSION = \"$BASE_VERSION\"" "$1/bin" "$1/dist" 2>/dev/null; grep -rlF "FIELDGATE_VERSION = '$BASE_VERSION'" "$1/bin" "$1/dist" 2>/dev/null || true)"
@@ -151,6 +199,7 @@ build_deb() {
   runtime="$(fieldgate_node_dir "$(node_arch "$arch")")"
   cp "$runtime/bin/node" "$tree/bin/node"
   stage_app "$arch" "$tree/app"
+  release_file "$tree/app" >"$tree/RELEASE"
   install -m 0644 "$REPO/systemd/service.env" "$lib/service.env"
   install -D -m 0755 "$DEB/fieldgate.sh" "$root/usr/bin/fieldgate"
   install -d "$root/usr/lib/systemd/system"
@@ -193,6 +242,14 @@ build_deb() {
   say "$(basename "$out"): $(stat -c %s "$out") bytes, installed $installed_kb KiB ($LAYOUT layout)"
 }
 
+# What /usr/bin/fieldgate and an admin read of a tree: its version and commit, and what the command
+# of that tree does itself (env-files: it reads FIELDGATE_ENV_FILES; a tree without the line, an
+# older one, gets the environment files' variables from the wrapper).
+release_file() {
+  printf 'version=%s\ncommit=%s\n' "$VERSION" "$SOURCE_COMMIT"
+  if grep -rqF FIELDGATE_ENV_FILES "$1/dist"; then echo 'env-files=yes'; fi
+}
+
 maintainer() { sed -n 's/^Maintainer: //p' "$DEB/control"; }
 
 normalise() {
@@ -205,10 +262,17 @@ normalise() {
 main() {
   umask 022
   mkdir -p "$OUT" "$BUILD"
-  if [ "$PREBUILT" = 0 ]; then
+  if [ -n "$COMMIT" ]; then
+    say "building $COMMIT's dist/ (tsc) in $SRC"
+    rm -rf "$SRC" && mkdir -p "$SRC"
+    git -C "$REPO" archive "$COMMIT" | tar -x -C "$SRC"
+    ln -s "$REPO/node_modules" "$SRC/node_modules"
+    (cd "$SRC" && "$REPO/node_modules/.bin/tsc" -p tsconfig.json)
+  elif [ "$PREBUILT" = 0 ]; then
     say "building dist/ (tsc)"
     (cd "$REPO" && node_modules/.bin/tsc -p tsconfig.json)
   fi
+  say "version $VERSION"
   for arch in $ARCHES; do stage_deps "$arch"; done
   # One architecture per core: xz of the Node binary is most of the time, and single-threaded
   # (for the same bytes every time).
@@ -219,6 +283,13 @@ main() {
   done
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   [ "$failed" = 0 ] || { say "a package build failed"; exit 1; }
+  [ -z "$COMMIT" ] || rm -rf "$SRC"
+  # The fleet's apt repository: only for the release build (pkg/, this version), not test builds.
+  if [ "$REPO_OUT" = 1 ] && [ "$OUT" = "$REPO/pkg" ] && [ -z "$COMMIT" ]; then
+    local debs=()
+    for arch in $ARCHES; do debs+=("$OUT/fieldgate_${VERSION}_${arch}.deb"); done
+    bash "$REPO/scripts/apt-repo.sh" "$OUT/apt" "${debs[@]}"
+  fi
 }
 
 main; exit

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # `npm run test:package` (CI runs it; root on Debian amd64, after `npm ci`): builds both .debs
-# (`npm run package`), two test versions of the amd64 one (the second with another site example
-# and without one device profile, so it refuses a site the first accepts) and the 0.1.0 package
-# (LEGACY_COMMIT's packaging, whose site and env files were conffiles); runs lintian on both
+# and the signed apt repository (`npm run package`), two test versions of the amd64 one (the
+# second with another site example and without one device profile, so it refuses a site the first
+# accepts), a package of an older commit (OLD_COMMITS_BACK first-parent commits back in git
+# history: its own code, built here, nothing committed), two other builds of this version (one
+# file changed; one without the profile) and the 0.1.0 package (LEGACY_COMMIT's code and
+# packaging, whose site and env files were conffiles); runs lintian on both
 # release packages, checks the sizes, then test/package/lifecycle.ts (the upgrade from 0.1.0 over
 # edited files, a fresh install with apt-get, the installed unit's command line as user fieldgate
 # against the emulator with the commissioning page (password from `fieldgate web passwd`) and a
 # share, profiles, the README's status/reload/logs, a refused (the old daemon traced: only its own
 # release's files) and an accepted upgrade with
 # `apt-get -y install </dev/null`, the outbox replayed, remove, purge, every daemon line JSON),
+# an older commit's package from the signed repository over loopback HTTP, upgraded with
+# `apt-get upgrade`; another build under an equal version (switched and restarted, or refused);
+# a refused upgrade from 0.1.0's real code with the README's commands after it (test/package/releases.ts);
 # then the arm64 package's own runtime and daemon under qemu-aarch64 (test/arm64/e2e.ts, a 30 s
 # smoke) and its start-up time. Installs lintian, qemu-user, the arm64 libraries, socat, strace, mbpoll,
 # openssl and python3 only when missing. Prints a summary; exit 0 only if every check passed.
@@ -18,13 +24,15 @@ cd "$REPO"
 MAX_DEB_BYTES=$((45 * 1024 * 1024))
 # Everything it runs beyond Node and dpkg, on its own (it runs before `npm test`, which installs the
 # suite's peers): python3 for test/helpers/notify_listener.py, socat for the arm64 smoke's pty pair.
-APT_PACKAGES="lintian qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross socat strace mbpoll openssl python3"
+APT_PACKAGES="lintian qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross socat strace mbpoll openssl python3 dpkg-dev gnupg"
 SYSROOT=/usr/aarch64-linux-gnu
 # The last commit whose package shipped /etc/fieldgate/site.yaml and fieldgate.env as conffiles
 # (0.1.0): built here with its own packaging (and this checkout's dist/) for the upgrade from it.
 LEGACY_COMMIT=b2c7724e72b8ba5128e20590374a12c17d16ae62
 # The device profile the second test version lacks (a site using it is refused by that version).
 DROPPED_PROFILE=eastron-sdm120
+# How far back (first-parent commits of HEAD) the "older commit" package is built from.
+OLD_COMMITS_BACK="${FIELDGATE_OLD_COMMITS_BACK:-5}"
 
 say() { printf 'test-package: %s\n' "$*"; }
 fail() { say "FAILED: $*" >&2; exit 1; }
@@ -38,11 +46,15 @@ main() {
 
   work="$(mktemp -d "${TMPDIR:-/tmp}/fieldgate-test-package-XXXXXX")"
   trap 'rm -rf "$work"' EXIT
-  version="$(node -p 'require("./package.json").version')"
   started=$(date +%s)
+  # The release key of this run only (the fleet's own stays where package.sh keeps it).
+  export FIELDGATE_RELEASE_KEY_DIR="$work/release-key"
 
-  # 1. The packages; the test versions and 0.1.0 (gzip: test-only, faster).
+  # 1. The packages; the test versions, the older commit's, other builds and 0.1.0 (gzip: test-only, faster).
+  version="$(bash scripts/package.sh --print-version)"
+  rm -rf pkg/apt
   bash scripts/package.sh
+  [ -f pkg/apt/InRelease ] && grep -q "^Version: $version\$" pkg/apt/Packages || fail "npm run package wrote no signed repository with $version in pkg/apt"
   deb_amd64="pkg/fieldgate_${version}_amd64.deb"
   deb_arm64="pkg/fieldgate_${version}_arm64.deb"
   rm -rf pkg/upgrade-test
@@ -52,6 +64,14 @@ main() {
   deb_v1="pkg/upgrade-test/fieldgate_${version}+fleet1_amd64.deb"
   deb_v2="pkg/upgrade-test/fieldgate_${version}+fleet2_amd64.deb"
   second_version "$deb_v2"
+  old_rev="$(git rev-list --first-parent --skip="$OLD_COMMITS_BACK" -n 1 HEAD)"
+  [ -n "$old_rev" ] || fail "no commit $OLD_COMMITS_BACK back in this checkout's history (CI clones it whole)"
+  old_version="$(bash scripts/package.sh --print-version --commit "$old_rev")"
+  FIELDGATE_DEB_COMPRESSION=gzip bash scripts/package.sh --arch amd64 --commit "$old_rev" --out pkg/upgrade-test
+  deb_old="pkg/upgrade-test/fieldgate_${old_version}_amd64.deb"
+  dpkg --compare-versions "$old_version" lt "$version" || fail "the older commit's $old_version does not sort before $version"
+  say "older commit $(git rev-parse --short=9 "$old_rev"): $old_version < $version"
+  other_builds "$deb_amd64"
   legacy_package
   built=$(date +%s)
 
@@ -83,8 +103,9 @@ main() {
   say "packaged unit: systemd/fieldgate.service with /usr/lib/fieldgate paths"
 
   # 3. Install, run, upgrade, remove, purge on this machine.
-  node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --legacy "$work/legacy/fieldgate_${version}_amd64.deb" \
-    --deb "$deb_v1" --upgrade "$deb_v2" --upgrade-lacks-profile "$DROPPED_PROFILE"
+  node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --legacy "$deb_legacy" \
+    --deb "$deb_v1" --upgrade "$deb_v2" --upgrade-lacks-profile "$DROPPED_PROFILE" \
+    --older-commit "$deb_old" --release "$deb_amd64" --other-build "$work/other/changed.deb" --other-build-refuses "$work/other/refuses.deb"
   lifecycle=$(date +%s)
 
   # 4. The arm64 package under qemu: its runtime, its daemon end to end, its start-up time.
@@ -116,13 +137,31 @@ second_version() {
   rm -rf "$root"
 }
 
-# 0.1.0 as it was packaged (site.yaml and fieldgate.env conffiles, code in /usr/lib/fieldgate/{bin,app}).
+# Two other builds under the release's own version: one file of the app changed, and one without
+# the dropped profile (it refuses the site that uses it).
+other_builds() {
+  local deb="$1" root="$work/other/root"
+  mkdir -p "$work/other"
+  dpkg-deb -R "$deb" "$root"
+  printf '\n// another build of the same version\n' >>"$root/usr/lib/fieldgate/package/app/bin/fieldgate.js"
+  repack "$root" "$work/other/changed.deb"
+  rm "$root/usr/lib/fieldgate/package/app/profiles/$DROPPED_PROFILE.yaml"
+  repack "$root" "$work/other/refuses.deb"
+  rm -rf "$root"
+}
+repack() {
+  (cd "$1" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$1/DEBIAN/md5sums"
+  dpkg-deb --root-owner-group -Zgzip -z1 --build "$1" "$2" >/dev/null
+}
+
+# 0.1.0 as it was packaged (site.yaml and fieldgate.env conffiles, code in /usr/lib/fieldgate/{bin,app}),
+# with its own code: its dist/ built here from its sources.
 legacy_package() {
   local tree="$work/legacy-src"
   mkdir -p "$tree" "$work/legacy"
   git -C "$REPO" archive "$LEGACY_COMMIT" | tar -x -C "$tree" || fail "commit $LEGACY_COMMIT (the 0.1.0 packaging) is not in this checkout's history"
   ln -s "$REPO/node_modules" "$tree/node_modules"
-  cp -a "$REPO/dist" "$tree/dist"
+  (cd "$tree" && "$REPO/node_modules/.bin/tsc" -p tsconfig.json)
   # This checkout's production dependencies, marked as built for that tree's lockfile.
   mkdir -p "$tree/pkg/build"
   cp -al "$REPO/pkg/build/deps-amd64" "$tree/pkg/build/deps-amd64"
@@ -130,6 +169,8 @@ legacy_package() {
   (cd "$tree" && cat package-lock.json package.json | sha256sum | cut -d' ' -f1) >"$tree/pkg/build/deps-amd64/.fieldgate-lock"
   FIELDGATE_DEB_COMPRESSION=gzip bash "$tree/scripts/package.sh" --prebuilt --arch amd64 --out "$work/legacy"
   rm -rf "$tree"
+  deb_legacy="$(echo "$work"/legacy/fieldgate_*_amd64.deb)"
+  [ -f "$deb_legacy" ] || fail "no 0.1.0 package built from $LEGACY_COMMIT"
 }
 
 # One call, parsed whole before it runs: editing this file during a run cannot change the run.

@@ -9,6 +9,7 @@ import type { Sample } from '../device/poll-cycle.js';
 import { EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { loadSiteOrReport } from './site-loading.js';
 import { formatTable } from './status.js';
+import { stateLockHolder } from './lock-holder.js';
 
 const USAGE = `usage: fieldgate poll SITE.yaml --once [--json]
 
@@ -18,6 +19,9 @@ device's values and errors). A point the device says it does not implement (it h
 whose profile declares identification is checked first: one that identifies as another model is
 not read (one row, and a hint to \`fieldgate scan --identify\`).
 
+A serial port another program holds (the fieldgate service polls it) gives one row per device,
+and a line naming the service and how to stop it.
+
 exit codes:
   0   every point read (absent points included)
   64  wrong arguments
@@ -26,6 +30,29 @@ exit codes:
 `;
 
 type Row = Array<string | number>;
+
+/** The serial port is locked by another program (serialport's flock: "Cannot lock port"). */
+const PORT_IN_USE = /Cannot lock port|Resource temporarily unavailable|EBUSY/;
+
+/**
+ * Who holds a serial port poll cannot lock: the daemon of the site's state directory (its lock,
+ * from the kernel's table), or some other program.
+ */
+function portHolderHint(bus: BusConfig, stateDir: string): string {
+  const path = busAddress(bus);
+  const holder = stateLockHolder(stateDir);
+  if ('pid' in holder) {
+    return `bus ${bus.name}: ${path} is held by the fieldgate service (the daemon of ${stateDir}, PID ${holder.pid}): stop it first (sudo systemctl stop fieldgate), `
+      + 'or read through it: `fieldgate status`, the page\'s Read / scan tools';
+  }
+  return `bus ${bus.name}: ${path} is in use by another program (no fieldgate daemon holds ${stateDir}): \`fuser ${path}\` shows who holds it`;
+}
+
+/** A bus whose port is held elsewhere: one row per device instead of one error per point. */
+function portHeldRows(device: DeviceConfig, sample: Sample): { rows: Row[]; failed: number; hint?: string } | undefined {
+  if (sample.errors.length === 0 || !sample.errors.every((e) => PORT_IN_USE.test(e.message))) return undefined;
+  return { rows: [[device.name, `(all ${device.points.length} points)`, '', '', 'ERROR port in use']], failed: device.points.length };
+}
 
 /** "Illegal data address" (Modbus exception 2): the unit has no register there. */
 function refusedAddress(error: Sample['errors'][number]): boolean {
@@ -97,11 +124,15 @@ export const runPoll: CliCommand = async (args, io) => {
     const bus = new Bus({ config: busConfig, transportFactory: createModbusTransport, logger: silentLogger() });
     bus.start();
     const poller = new Poller({ bus, devices: compiled, sink, logger: silentLogger() });
+    let held = false;
     try {
       for (const device of devices) {
         const sample = await poller.pollOnce(device.name);
         json[device.name] = sample;
-        const shown = deviceRows(device, sample, busConfig);
+        const inUse = busConfig.kind === 'rtu' ? portHeldRows(device, sample) : undefined;
+        if (inUse && !held) hints.push(portHolderHint(busConfig, config.gateway.stateDir));
+        held ||= inUse !== undefined;
+        const shown = inUse ?? deviceRows(device, sample, busConfig);
         rows.push(...shown.rows);
         failures += shown.failed;
         if (shown.failed > 0) failedDevices += 1;

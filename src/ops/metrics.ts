@@ -64,6 +64,8 @@ export function createMetricsRegistry(snapshot: Snapshot, sampler?: LoopDelaySam
     });
 
   gauge('fieldgate_up', 'Always 1 while the process serves metrics; resets the per-scrape snapshot.', [], (_s, set) => set({}, 1));
+  // The release a fleet tells apart: package.json's version, the commit count and short hash (scripts/package.sh).
+  gauge('fieldgate_build_info', 'Always 1; its version label names the build that runs (base version, commit count, short hash; .dirty when built from uncommitted changes).', ['version'], (s, set) => set({ version: s.version }, 1));
   counter('fieldgate_bus_transactions_total', 'Modbus transactions completed per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.transactions)));
   counter('fieldgate_bus_timeouts_total', 'Modbus requests that timed out per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.timeouts)));
   counter('fieldgate_bus_exceptions_total', 'Modbus exception replies per bus.', ['bus'], (s, set) => s.buses.forEach((b) => set({ bus: b.name }, b.exceptions)));

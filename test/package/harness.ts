@@ -3,10 +3,13 @@
 // unit's command line started as systemd would start it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, chownSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseEnvFile } from '../../src/core/env-file.js';
 import { startDaemon, unitCommand, type RunningDaemon } from './daemon.js';
 
+/** The checkout (its scripts/). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SITE = '/etc/fieldgate/site.yaml';
 export const ENV_FILE = '/etc/fieldgate/fieldgate.env';
 export const UNIT = '/usr/lib/systemd/system/fieldgate.service';

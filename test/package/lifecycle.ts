@@ -8,7 +8,11 @@
 // keeps serving, also after a simulated reboot); an accepted upgrade over edited files and the
 // outbox replayed in order by the new version; remove and purge. Every line a daemon wrote must
 // be JSON.
+// Before all that, the release scenarios (releases.ts): an older commit's package upgraded to the
+// release through the signed apt repository, other builds of the release's version, and a refused
+// upgrade from 0.1.0's real code with the README's commands after it.
 //   node --conditions=fieldgate-source --import tsx test/package/lifecycle.ts --legacy 0.1.0.deb --deb OLD.deb --upgrade NEW.deb --upgrade-lacks-profile NAME
+//     --older-commit OLDER.deb --release RELEASE.deb --other-build SAME-VERSION.deb --other-build-refuses SAME-VERSION-REFUSING.deb
 // Prints one line per check and the measurements; exits 1 when a check failed.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, chmodSync, writeFileSync } from 'node:fs';
@@ -27,11 +31,15 @@ import {
 import { WEB_CERT, WEB_KEY, applyFromPage, installWebCertificate, profileCommands, readThroughShare, setWebPassword, usePage } from './features.js';
 import { DEVICE_COUNT, UNITS, counterSeries, siteYaml, startCloud, startDevices, type SiteExtras, type SitePorts } from './site.js';
 import { acceptedUpgrade, fromConffileVersion, refusedUpgrade } from './upgrades.js';
+import { fleetUpgrades, refusedFromRealOld } from './releases.js';
+import { PROJECT_KEY } from '../integration/emulator/helpers.js';
 
-const { values: args } = parseArgs({ options: { legacy: { type: 'string' }, deb: { type: 'string' }, upgrade: { type: 'string' }, 'upgrade-lacks-profile': { type: 'string' } } });
-if (!args.legacy || !args.deb || !args.upgrade || !args['upgrade-lacks-profile']) {
-  throw new Error('usage: lifecycle.ts --legacy 0.1.0.deb --deb OLD.deb --upgrade NEW.deb --upgrade-lacks-profile NAME');
+const debOptions = ['legacy', 'deb', 'upgrade', 'upgrade-lacks-profile', 'older-commit', 'release', 'other-build', 'other-build-refuses'] as const;
+const { values: given } = parseArgs({ options: Object.fromEntries(debOptions.map((name) => [name, { type: 'string' as const }])) as Record<(typeof debOptions)[number], { type: 'string' }> });
+if (debOptions.some((name) => !given[name])) {
+  throw new Error(`usage: lifecycle.ts ${debOptions.map((name) => `--${name} X`).join(' ')}`);
 }
+const args = given as Record<(typeof debOptions)[number], string>;
 
 const work = mkdtempSync(join(tmpdir(), 'fieldgate-package-'));
 chmodSync(work, 0o755);
@@ -99,6 +107,16 @@ try {
 
   // 0. From 0.1.0, whose site.yaml and fieldgate.env were conffiles, both edited: no prompt.
   fromConffileVersion(args.legacy, args.deb, oldVersion, siteYaml(ports));
+  //    Releases: from an older commit through the signed repository; other builds of one version;
+  //    refused from 0.1.0's real code, the README's commands after it.
+  const releaseContext = {
+    work, healthPort: ports.healthPort, fake, siteText: siteYaml(ports), projectKey: PROJECT_KEY,
+    refusedDevice: `  - { name: pkg-profile-meter, bus: plant, unitId: ${DEVICE_COUNT + 1}, profile: ${args['upgrade-lacks-profile']} }\n`,
+    olderCommitDeb: args['older-commit'], releaseDeb: args.release, otherBuild: args['other-build'],
+    otherBuildRefuses: args['other-build-refuses'], legacyDeb: args.legacy, refusingDeb: args.upgrade,
+  };
+  await fleetUpgrades(releaseContext);
+  await refusedFromRealOld(releaseContext);
 
   // 1. A fresh install as the README says (apt install ./x.deb): user, modes, the files made from
   //    the examples (no conffiles), nothing started on the example.

@@ -67,7 +67,11 @@ async function exerciseOldDaemon(ctx: UpgradeContext, daemon: RunningDaemon, upg
   const generation = (await daemon.status()).config?.generation ?? 0;
   const opened = await filesOpenedDuring(daemon.pid, async () => {
     upgrade();
-    const metrics = await fetch(`http://127.0.0.1:${ctx.healthPort}/metrics`);
+    const metrics = await fetch(`http://127.0.0.1:${ctx.healthPort}/metrics`).catch((err: Error) => {
+      // Why, for the log: the cause, whether the daemon still lives, its last lines.
+      const alive = existsSync(`/proc/${daemon.pid}`);
+      throw new Error(`/metrics of the old daemon: ${err.message} (${String(err.cause)}); daemon ${alive ? 'alive' : 'gone'}; its last lines:\n${daemon.log().trimEnd().split('\n').slice(-10).join('\n')}`);
+    });
     const text = await metrics.text();
     check(metrics.status === 200 && text.includes('fieldgate_'), `the old daemon's first /metrics scrape after the new version was unpacked (${metrics.status})`);
     const page = await usePage(ctx.page.port, ctx.page.ca, ctx.page.password);
