@@ -58,6 +58,8 @@ export interface DebianPeer {
  */
 export const DEBIAN_TEST_PEERS: readonly DebianPeer[] = [
   { package: 'socat', probe: { program: 'socat' } },
+  // The emulator's walk-throughs are curl commands; a minimal Debian has no curl.
+  { package: 'curl', probe: { program: 'curl' } },
   { package: 'mosquitto', probe: { program: 'mosquitto' } },
   { package: 'mosquitto-clients', probe: { program: 'mosquitto_sub' } },
   { package: 'mbpoll', probe: { program: 'mbpoll' } },

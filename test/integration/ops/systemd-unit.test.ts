@@ -2,7 +2,9 @@
 import { EXIT_CONFIG } from '../../../src/cli/io.js';
 import { EXIT_STATE_LOCKED } from '../../../src/ops/state-lock.js';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseEnvFile } from '../../../src/core/env-file.js';
 import { describe, expect, it } from 'vitest';
 import { serviceNodeFlags } from '../../bench/northbound.js';
@@ -18,9 +20,23 @@ describe('systemd/fieldgate.service', () => {
   });
 
   it('passes systemd-analyze verify with no complaints', () => {
-    const run = spawnSync('systemd-analyze', ['verify', UNIT], { encoding: 'utf8' });
-    expect(run.status).toBe(0);
-    expect(`${run.stdout}${run.stderr}`.trim()).toBe('');
+    // verify also checks that ExecStart's program exists: the unit names Debian's /usr/bin/node
+    // (the source install, docs/install.md); a machine whose Node lives elsewhere (a fresh box
+    // with Node in /usr/local/bin) verifies a copy that names this test's own Node instead.
+    let unit = UNIT;
+    let dir: string | undefined;
+    if (!existsSync('/usr/bin/node')) {
+      dir = mkdtempSync(join(tmpdir(), 'fg-unit-'));
+      unit = join(dir, 'fieldgate.service');
+      writeFileSync(unit, readFileSync(UNIT, 'utf8').replaceAll('/usr/bin/node', process.execPath));
+    }
+    try {
+      const run = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+      expect(run.status).toBe(0);
+      expect(`${run.stdout}${run.stderr}`.trim()).toBe('');
+    } finally {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('is a notify service that never gives up, except on a site file it refuses (exit 78)', () => {
