@@ -50,6 +50,8 @@ cp -a "$(readlink -f "$npm_dir")" "$ROOT/usr/local/lib/node_modules/npm"
 ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
 ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$ROOT/usr/local/bin/npx"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# debootstrap writes no /etc/hosts; every booted machine has one naming localhost.
+[ -e "$ROOT/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$ROOT/etc/hosts"
 # The machine's own certificate authorities (a network that inspects TLS has one of its own):
 # what any new machine here starts with, so npm reaches its registry from the chroot too.
 if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then

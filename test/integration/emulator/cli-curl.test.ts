@@ -121,7 +121,7 @@ describe('fieldgate emulator CLI errors', () => {
         username: key, password: secret, protocolVersion: 4, reconnectPeriod: 0, ca: readFileSync(join(tlsDir, 'ca.crt')), rejectUnauthorized: true,
       });
       await app.subscribeAsync(`${key}/+/attributes`, { qos: 0 });
-      const sub = spawn('mosquitto_sub', ['-p', String(appTcp), '-u', key, '-P', secret, '-t', `${key}/+/attributes`, '-C', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const sub = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(appTcp), '-u', key, '-P', secret, '-t', `${key}/+/attributes`, '-C', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
       let subOut = '';
       sub.stdout.on('data', (c: Buffer) => { subOut += c.toString(); });
       const subDone = new Promise((resolve) => sub.once('exit', resolve));
