@@ -118,7 +118,8 @@ describe('commissioning page in Chromium', () => {
     site.sim.simulator.setFault(2, { exception: { code: 4 } });
     try {
       await expect.poll(() => page.getAttribute('#points tr[data-point="setpoint"]', 'class'), { timeout: PAGE_DEADLINE_MS }).toBe('bad');
-      expect(await page.textContent('#device-state')).toContain('OFFLINE');
+      // The header follows the page's status feed, which may come a tick after the point's row.
+      await expect.poll(() => page.textContent('#device-state'), { timeout: PAGE_DEADLINE_MS }).toContain('OFFLINE');
     } finally {
       site.sim.simulator.clearFault(2);
     }
