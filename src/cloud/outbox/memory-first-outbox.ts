@@ -253,14 +253,10 @@ export class MemoryFirstOutbox implements ReportOutbox {
     return oldest;
   }
 
-  private counter(device: string): OutboxDeviceStats {
-    return counterIn(this.disk, device);
-  }
-
   /** Memory alone over a cap: drop its oldest now (disk rows are dropped at the next write). */
   private capMemory(device: string): void {
     const drops = capMemory(this.memory, device, this.options, (d) => this.disk.get(d)?.bytes ?? 0);
-    for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) this.counter(d).dropped += e.records;
+    for (const tallied of [drops.device, drops.total]) for (const [d, e] of tallied) counterIn(this.disk, d).dropped += e.records;
     reportCapDrops(drops, this.options);
   }
 

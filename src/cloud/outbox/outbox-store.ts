@@ -1,6 +1,5 @@
 // The outbox's SQLite file: the only module that imports the SQLite binding (libsql). Both outbox modes
 // keep their rows here; everything else about them (order, bytes, deadlines) lives in memory.
-import { statSync } from 'node:fs';
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
 import { ensureCounts, readCounts, writeCounts, type StoredCounts } from './outbox-counts.js';
@@ -9,6 +8,7 @@ import { recordChecksum, type CheckedRecord } from './record-checksum.js';
 
 export { intact, recordChecksum, type CheckedRecord } from './record-checksum.js';
 import type { SqliteDatabase } from './sqlite-types.js';
+import { configure, fileIdOf } from './outbox-connection.js';
 import { prepareStatements, type StoredRecord, type Statements } from './outbox-statements.js';
 
 export interface StoredRow {
@@ -296,29 +296,5 @@ export class OutboxStore {
 
   close(): void {
     this.db.close();
-  }
-}
-
-/** The connection settings every connection to the file gets (a reopened one too). */
-function configure(db: SqliteDatabase, options: StoreOptions): void {
-  // better-sqlite3's defaults, which libsql lacks: a 5 s wait for a lock held by another
-  // connection (libsql: 0 ms) and a 16 MB page cache (libsql: 2 MB).
-  db.pragma('busy_timeout = 5000');
-  db.pragma('cache_size = -16000');
-  // WAL: a commit appends frames and a reader never sees a half-written one; a kill at any
-  // point leaves either the old or the new state (the WAL is replayed or ignored on open).
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${options.synchronous}`);
-  // After a long replay the WAL is truncated back to this size instead of staying large.
-  db.pragma('journal_size_limit = 4194304');
-}
-
-function fileIdOf(path: string): string | undefined {
-  if (path === ':memory:') return undefined;
-  try {
-    const stat = statSync(path);
-    return `${stat.dev}:${stat.ino}`;
-  } catch {
-    return 'missing';
   }
 }

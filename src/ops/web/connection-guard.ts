@@ -69,7 +69,7 @@ export class ConnectionGuard {
       return true;
     }
     if (address !== undefined) return false;
-    // The busiest address has none idle: any idle connection goes.
+    // The busiest address has none idle, so an idle connection of another address goes.
     for (const [socket, tracked] of this.sockets) {
       if (tracked.busy) continue;
       this.forget(socket, tracked);

@@ -1,9 +1,7 @@
 // The commissioning page (docs/web.md): node:http or node:https, no framework. Routes are exact
 // matches; assets come from an in-memory map (nothing is read from disk per request), so no path
 // reaches the file system. Every POST needs the session's CSRF token and a same-origin request.
-import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DeviceConfig } from '../../core/config/site-types.js';
 import type { WebSettings } from '../../core/config/web-settings.js';
@@ -19,7 +17,7 @@ import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
 import { SessionStore, type Session } from './sessions.js';
 import { PageLogin } from './page-login.js';
-import { ConnectionGuard, connectionsPerAddress } from './connection-guard.js';
+import { createGuardedServer } from './guarded-server.js';
 import type { SiteAnswer, SiteFileView } from './site-view.js';
 import type { WebCommands } from './web-commands.js';
 import { systemTime, type Clock, type WallClock } from '../../core/time.js';
@@ -272,17 +270,7 @@ export async function startWebServer(settings: WebSettings, sources: WebSources,
       else res.destroy();
     });
   };
-  // Half-open connections: headers must arrive within 10 s (checked every 5 s, where Node checks every
-  // 30 s), a TLS handshake too, and the guard bounds them per address and evicts idle ones first.
-  const options = { connectionsCheckingInterval: 5_000, headersTimeout: 10_000, requestTimeout: 30_000 };
-  const tls = settings.cert !== undefined && settings.key !== undefined;
-  const server: Server = tls
-    ? createHttpsServer({ ...options, handshakeTimeout: 10_000, cert: readFileSync(settings.cert ?? ''), key: readFileSync(settings.key ?? '') }, listener)
-    : createHttpServer(options, listener);
-  const guard = new ConnectionGuard(settings.maxConnections, connectionsPerAddress(settings.maxConnections, settings.maxEventClients));
-  guard.attach(server, tls ? 'secureConnection' : 'connection');
-  // Node's own bound only as a backstop (raw sockets still in their TLS handshake, a flood faster than closes).
-  server.maxConnections = settings.maxConnections * 2;
+  const server = createGuardedServer(settings, listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.port, settings.address, () => {
