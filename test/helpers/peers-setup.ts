@@ -24,6 +24,8 @@ function probe(peer: DebianPeer): boolean {
   return spawnSync(PYTHON, ['-c', code, p.pythonModule], { stdio: 'ignore', timeout: 30_000 }).status === 0;
 }
 
+const PEERS_CHECKED = 'FIELDGATE_TEST_PEERS_CHECKED';
+
 export const debianSystem: PeerSystem = {
   installedPackages,
   probe,
@@ -36,15 +38,22 @@ export const debianSystem: PeerSystem = {
   say: (line) => process.stdout.write(`${line}\n`),
 };
 
-export default function setup(): () => Promise<void> {
+/** Before any test: the peers there (installed as root), else the message alone and exit 1. */
+export function checkPeersOnce(): void {
+  if (process.env[PEERS_CHECKED] === '1') return;
   try {
     ensurePeers(DEBIAN_TEST_PEERS, debianSystem, { optional: process.env.FIELDGATE_TEST_PEERS === 'optional' });
   } catch (err) {
     if (!(err instanceof MissingTestPeersError)) throw err;
-    // Before any test: the message alone, no run summary that would read "0 failed".
+    // No run summary that would read "0 failed".
     process.stderr.write(`\nfieldgate tests: ${err.message}\n\n`);
     process.exit(1);
   }
+  process.env[PEERS_CHECKED] = '1'; // the two runs of test/run-suite.ts check once, before both
+}
+
+export default function setup(): () => Promise<void> {
+  checkPeersOnce();
   const runId = `${process.pid}-${Date.now()}`;
   process.env[RUN_MARKER] = runId; // the workers start after this, and pass it on to every child
   return async () => {

@@ -4,6 +4,7 @@
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import { describeLeftovers, reapLeftovers, RUN_MARKER } from './leftovers.js';
 import './skips.js'; // TaskMeta.skipReason
+import { formatSummary } from './suite-summary.js';
 
 const NAMES_PER_REASON = 5;
 
@@ -57,6 +58,6 @@ export default class SummaryReporter implements Reporter {
       failed += 1;
       process.exitCode = 1;
     }
-    process.stdout.write(`\n${lines.map((l) => `${l}\n`).join('')}vitest: ${passed} passed, ${failed} failed, ${skipped.length} skipped\n`);
+    process.stdout.write(`\n${lines.map((l) => `${l}\n`).join('')}${formatSummary({ passed, failed, skipped: skipped.length })}\n`);
   }
 }
