@@ -80,6 +80,11 @@ describe('every profile with identification refuses a neighbouring model\'s iden
     expect(libraryNeighbours(library.get('carlogavazzi-em24')!).map((n) => n.name)).toEqual(['carlogavazzi-em24-e1']);
   });
 
+  it('the Sunny Tripower and the Sunny Island are each other\'s neighbour at 30053 (SMA\'s Device type tag)', () => {
+    expect(libraryNeighbours(library.get('sma-sunny-tripower-3av-40')!).map((n) => n.name)).toEqual(['sma-sunny-island']);
+    expect(libraryNeighbours(library.get('sma-sunny-island')!).map((n) => n.name)).toEqual(['sma-sunny-tripower-3av-40']);
+  });
+
   it.each(identified.filter((name) => !(name in NO_DOCUMENTED_NEIGHBOUR)))('%s', (name) => {
     const profile = library.get(name)!;
     const identification = { registers: identificationAt(profile) };
