@@ -5,12 +5,15 @@ independent Modbus TCP server (pymodbus 3.0, Debian's /usr/bin/python3), for fie
 Usage:
   pymodbus_manual_tables.py --tcp PORT --serve SPEC.json --expected OUT.json
 
-SPEC.json: [{"unit": 1, "table": "path/to/manual/NAME.json", "wordOrder": "big" | "little"}, ...]
+SPEC.json: [{"unit": 1, "table": "path/to/manual/NAME.json", "identification": true}, ...]
 Each row of a table gets a raw value of its own, encoded here from the table's format (uint16, int16,
-uint32, int32, uint64; 32/64-bit values in the table's word order, bytes big-endian) at its hex
-address; its identification registers get their first documented value. Unlisted registers between
-a table's lowest and highest address hold 0. OUT.json receives, per unit, the value each row id must
-decode to: raw x resolution x the change to the vocabulary's unit (kW -> W, Wh -> kWh), negated
+uint32, int32, int64, uint64, float32, float64; multi-register values in the word order the table
+records from its document, a row's "wordOrder" or the table's, big-endian when it records none; bytes
+big-endian) at its hex address; rows of other formats (strings, bits) are not served and are
+listed under "skipped". With "identification", its identification registers get their first
+documented value. Unlisted registers between
+a table's lowest and highest address hold 0. OUT.json receives, per unit, {"values": the value each
+served row id must decode to, "skipped": the ids not served}; a value is raw x resolution x the change to the vocabulary's unit (kW -> W, Wh -> kWh), negated
 where the table says its sign is export positive. This file knows nothing of fieldgate's codec.
 Prints "READY <port>" once serving, then runs until killed.
 """
@@ -23,7 +26,9 @@ import sys
 from pymodbus.datastore import ModbusSequentialDataBlock, ModbusServerContext, ModbusSlaveContext
 from pymodbus.server import StartAsyncTcpServer
 
-WORDS = {"uint16": 1, "int16": 1, "uint32": 2, "int32": 2, "uint64": 4}
+import struct
+
+WORDS = {"uint16": 1, "int16": 1, "uint32": 2, "int32": 2, "int64": 4, "uint64": 4, "float32": 2, "float64": 4}
 UNIT_CHANGE = {"kW": 1000, "kvar": 1000, "kVA": 1000, "Wh": 0.001, "varh": 0.001}
 
 
@@ -39,11 +44,20 @@ def raw_value(fmt, index):
         return -(234567 + 4321 * index) if index % 2 else 345678 + 8765 * index
     if fmt == "uint64":
         return 5_000_000_000 + 1_234_567 * index
+    if fmt == "int64":
+        return -(6_000_000_000 + 2_345_678 * index) if index % 2 else 7_000_000_000 + 3_456_789 * index
+    if fmt in ("float32", "float64"):
+        # Quarters are exact in both widths, so the expected value is the encoded one.
+        return (-1 if index % 2 else 1) * (200.25 + 3.5 * index)
     raise ValueError(f"format {fmt} is not served")
 
 
 def words_of(value, fmt, word_order):
     count = WORDS[fmt]
+    if fmt == "float32":
+        value = struct.unpack(">I", struct.pack(">f", value))[0]
+    elif fmt == "float64":
+        value = struct.unpack(">Q", struct.pack(">d", value))[0]
     unsigned = value % (1 << (16 * count))
     words = [(unsigned >> (16 * (count - 1 - i))) & 0xFFFF for i in range(count)]
     return words if word_order == "big" else list(reversed(words))
@@ -57,21 +71,25 @@ def string_words(text, length):
 def load(entry):
     table = json.load(open(entry["table"], encoding="utf-8"))
     registers = {"holding": {}, "input": {}}
-    expected = {}
+    expected, skipped = {}, []
     for index, row in enumerate(table["registers"]):
+        if row["format"] not in WORDS:
+            skipped.append(row["id"])
+            continue
         raw = raw_value(row["format"], index)
         address = int(row["hex"], 16)
-        for offset, word in enumerate(words_of(raw, row["format"], entry["wordOrder"])):
+        order = row.get("wordOrder", table.get("wordOrder", "big"))
+        for offset, word in enumerate(words_of(raw, row["format"], order)):
             registers[row["table"]][address + offset] = word
         value = raw * row.get("resolution", 1) * UNIT_CHANGE.get(row.get("unit"), 1)
         expected[row["id"]] = -value if row.get("positive") == "export" else value
-    for ident in table.get("identification", []):
+    for ident in table.get("identification", []) if entry.get("identification") else []:
         first = ident["values"][0]
         address = int(ident["hex"], 16)
-        words = string_words(first, 16) if ident["format"] == "string" else words_of(first, ident["format"], entry["wordOrder"])
+        words = string_words(first, 16) if ident["format"] == "string" else words_of(first, ident["format"], table.get("wordOrder", "big"))
         for offset, word in enumerate(words):
             registers[ident["table"]][address + offset] = word
-    return registers, expected
+    return registers, {"values": expected, "skipped": skipped}
 
 
 def block(values):
