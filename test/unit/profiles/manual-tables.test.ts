@@ -9,7 +9,10 @@ import { vocabularyQuantity } from '../../../src/core/config/point-vocabulary.js
 const MANUAL = fileURLToPath(new URL('../../fixtures/profiles/manual/', import.meta.url));
 const library = loadProfiles([]).library;
 
-interface Row { id: string; table: string; address: number; type: string; length?: number; scale?: number; scaleFactor?: string; notImplemented?: number | string; unit?: string; positive?: 'export' }
+interface Row { id: string; table: string; address: number; type: string; length?: number; scale?: number; scaleFactor?: string; notImplemented?: number | string; unit?: string; positive?: 'export'; wordOrder?: 'big' | 'little' }
+
+/** Register types that span several registers, whose word order the document fixes. */
+const MULTI_REGISTER = new Set(['int32', 'uint32', 'float32', 'int64', 'uint64', 'float64']);
 
 /** The document's unit (a row's `unit`) -> the vocabulary's, by which the profile multiplies the document's resolution. */
 const TO_VOCABULARY_UNIT: Record<string, { unit: string; factor: number }> = {
@@ -55,7 +58,7 @@ const SUNSPEC_TYPES: Record<string, string> = {
 const SUNSPEC_SIZES: Record<string, number> = { uint32: 2, int32: 2, acc32: 2, bitfield32: 2, enum32: 2 };
 
 interface SunSpecTable { model: number; length: number; points: { name: string; offset: number; type: string; size: number; sf?: string }[] }
-interface MeterTable { manual: string; registers: { id: string; table: string; hex: string; format: string; resolution?: number; unit?: string; positive?: 'export' }[] }
+interface MeterTable { manual: string; wordOrder?: 'big' | 'little'; registers: { id: string; table: string; hex: string; format: string; resolution?: number; unit?: string; positive?: 'export'; wordOrder?: 'big' | 'little' }[] }
 
 function manualRows(name: string): { rows: Row[]; model?: { id: number; length: number } } {
   const data = JSON.parse(readFileSync(`${MANUAL}${name}.json`, 'utf8')) as SunSpecTable | MeterTable;
@@ -67,7 +70,8 @@ function manualRows(name: string): { rows: Row[]; model?: { id: number; length: 
     });
     return { rows, model: { id: data.model, length: data.length } };
   }
-  return { rows: data.registers.map((r) => ({ id: r.id, table: r.table, address: Number.parseInt(r.hex, 16), type: r.format, ...(r.resolution ? { scale: r.resolution } : {}), ...(r.unit ? { unit: r.unit } : {}), ...(r.positive ? { positive: r.positive } : {}) })) };
+  // A table records its document's word order (big-endian when it records none); a row may differ.
+  return { rows: data.registers.map((r) => ({ id: r.id, table: r.table, address: Number.parseInt(r.hex, 16), type: r.format, ...(r.resolution ? { scale: r.resolution } : {}), ...(r.unit ? { unit: r.unit } : {}), ...(r.positive ? { positive: r.positive } : {}), wordOrder: r.wordOrder ?? data.wordOrder ?? 'big' })) };
 }
 
 const shipped = library.names();
@@ -107,6 +111,7 @@ describe('shipped profiles match the manuals\' tables', () => {
       if (row!.length !== undefined) expect(point.length, `${name} ${row!.id} length`).toBe(row!.length);
       expect(point.scale ?? undefined, `${name} ${row!.id} scale`).toBe(expectedScale(row!, point));
       expect(point.scaleFactor ?? undefined, `${name} ${row!.id} scale factor`).toBe(row!.scaleFactor);
+      if (row!.wordOrder && MULTI_REGISTER.has(row!.type)) expect(point.wordOrder ?? profile.device.wordOrder ?? 'big', `${name} ${row!.id} word order`).toBe(row!.wordOrder);
       // SunSpec: every point is absent when it holds its type's "not implemented" value.
       if (model) expect(point.notImplemented, `${name} ${row!.id} not-implemented value`).toBe(row!.notImplemented);
     }

@@ -21,6 +21,9 @@ const DOCUMENTED: Record<string, Neighbour[]> = {
   // Sungrow, Communication Protocol of PV Grid-Connected String Inverters V1.1.53 (2023-01-13): 3.1 row 7
   // device type code at 5000 (page 6), Appendix 5 Device Information (page 28): SG5.0RT 0x2430, SG10RT 0x2433,
   // SG10KTL 0x26. A string inverter named as the SH hybrid is another model.
+  // SMA's Modbus list for the Sunny Tripower 8.0/10.0 (MODBUS-HTML_STP8.0-10.0-3AV-40_GG10_V10), SunSpec rows
+  // 40001 SID 0x53756e53 and 40005 Mn 'SMA' (string16): another maker's SunSpec common model where the Datamanager's says 'Fronius'.
+  'fronius-datamanager': [{ name: 'SMA Sunny Tripower, SunSpec common model (SMA Modbus list V1.0, row 40005 Mn)', shows: new Map<string, number | string>([['holding:40000:2', 0x53756e53], ['holding:40004:16', 'SMA']]) }],
   'sungrow-sh': [['SG5.0RT', 0x2430], ['SG10RT', 0x2433], ['SG10KTL', 0x26]].map(([name, code]) => ({ name: `${name} (Sungrow SG protocol V1.1.53, Appendix 5)`, shows: new Map([['input:4999:1', code]]) })),
 };
 
@@ -78,6 +81,11 @@ describe('every profile with identification refuses a neighbouring model\'s iden
   it('the EM24 E1 and the RS-485 EM24-DIN are each other\'s neighbour at 000Bh', () => {
     expect(libraryNeighbours(library.get('carlogavazzi-em24-e1')!).map((n) => n.name)).toEqual(['carlogavazzi-em24']);
     expect(libraryNeighbours(library.get('carlogavazzi-em24')!).map((n) => n.name)).toEqual(['carlogavazzi-em24-e1']);
+  });
+
+  it('the Sunny Tripower and the Sunny Island are each other\'s neighbour at 30053 (SMA\'s Device type tag)', () => {
+    expect(libraryNeighbours(library.get('sma-sunny-tripower-3av-40')!).map((n) => n.name)).toEqual(['sma-sunny-island']);
+    expect(libraryNeighbours(library.get('sma-sunny-island')!).map((n) => n.name)).toEqual(['sma-sunny-tripower-3av-40']);
   });
 
   it.each(identified.filter((name) => !(name in NO_DOCUMENTED_NEIGHBOUR)))('%s', (name) => {

@@ -23,7 +23,9 @@ const shipped = library.names();
  * the vocabulary's name would promise a sign the document does not give.
  */
 const KEPT_NAMES: Record<string, Record<string, string>> = {
+  // SmartLogger ModBus Interface Definitions Issue 35: Table 2-5 rows 10 and 36-38, no sign anywhere in the document.
   'huawei-smartlogger-meter': Object.fromEntries(['active_power', 'active_power_l1', 'active_power_l2', 'active_power_l3'].map((id) => [id, 'Table 2-5 does not say which direction is positive'])),
+  // Sungrow SG protocol row 45 (5083-5084), in V1.1.53 and V1.1.37 alike: no sign.
   'sungrow-sg': { meter_power: 'the row transcribed (5083) does not say which direction is positive' },
 };
 
