@@ -80,7 +80,7 @@ export class Reporter implements SampleSink {
     this.append(sample.device, report, sample.ts);
   }
 
-  onDeviceState(device: string, deviceState: DeviceState, _reason: string): void {
+  onDeviceState(device: string, deviceState: DeviceState, _reason: string, ts: EpochMs): void {
     const state = this.devices.get(device);
     if (!state) return;
     const online = deviceState === 'online';
@@ -91,7 +91,9 @@ export class Reporter implements SampleSink {
       state.latest.clear();
     }
     // The poller logs the transition itself; here it only becomes an `online` report.
-    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.wallNow());
+    // The poller's time for it: back online, the start of the cycle whose sample comes next (a later
+    // time here would put the first two reports out of order).
+    this.append(device, { [ONLINE_ATTRIBUTE]: online }, ts);
     for (const listener of this.onlineListeners) listener(device, online);
   }
 
