@@ -83,6 +83,7 @@ main() {
   deb_old="pkg/upgrade-test/fieldgate_${old_version}_amd64.deb"
   dpkg --compare-versions "$old_version" lt "$version" || fail "the older commit's $old_version does not sort before $version"
   say "older commit $(git rev-parse --short=9 "$old_rev"): $old_version < $version"
+  versions_name_commits "$old_rev" "$old_version" "$version" "$deb_old"
   other_builds "$deb_amd64"
   legacy_package
   repository_keeps "$deb_old" "$deb_v1" "$deb_amd64"
@@ -158,6 +159,22 @@ second_version() {
   (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
   dpkg-deb --root-owner-group -Zgzip -z1 --build "$root" "$deb" >/dev/null
   rm -rf "$root"
+}
+
+# Each version names its commit (the short hash; RELEASE the whole one), and a tree with
+# uncommitted changes says so (an untracked file for a moment makes this checkout one).
+versions_name_commits() {
+  local old_rev="$1" old_version="$2" version="$3" head_short probe dirty_version
+  head_short="$(git rev-parse --short=9 HEAD)"
+  case "$old_version" in *".g$(git rev-parse --short=9 "$old_rev")") ;; *) fail "the older commit's version $old_version does not end with its hash" ;; esac
+  case "$version" in *".g$head_short"|*".g$head_short.dirty") ;; *) fail "the release's version $version does not name HEAD ($head_short)" ;; esac
+  dpkg-deb --fsys-tarfile "$4" | tar -xO ./usr/lib/fieldgate/package/RELEASE | grep -qx "commit=$(git rev-parse "$old_rev")" || fail "the older commit's RELEASE names another commit"
+  probe="$REPO/.test-package-dirty-probe-$$"
+  : >"$probe"
+  dirty_version="$(bash scripts/package.sh --print-version)" || { rm -f "$probe"; fail "--print-version failed"; }
+  rm -f "$probe"
+  [ "$dirty_version" = "${version%.dirty}.dirty" ] || fail "with an uncommitted file the version is $dirty_version, not ${version%.dirty}.dirty"
+  say "versions name their commits: $old_version, $version (RELEASE: $(git rev-parse --short=12 "$old_rev")...); uncommitted changes: $dirty_version"
 }
 
 # The repository's pool keeps the newest FIELDGATE_KEEP_RELEASES versions: three added (the oldest
