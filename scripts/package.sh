@@ -290,7 +290,8 @@ main() {
   done
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   [ "$failed" = 0 ] || { say "a package build failed"; exit 1; }
-  [ -z "$COMMIT" ] || { rm -rf "$SRC"; drop_other_deps; }
+  # (its lockfile names the dependencies to keep: before its sources go)
+  [ -z "$COMMIT" ] || { drop_other_deps; rm -rf "$SRC"; }
   # The fleet's apt repository: only for the release build (pkg/, this version), not test builds.
   if [ "$REPO_OUT" = 1 ] && [ "$OUT" = "$REPO/pkg" ] && [ -z "$COMMIT" ]; then
     local debs=()
