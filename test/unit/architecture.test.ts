@@ -133,4 +133,9 @@ describe('architecture: no import circles', () => {
   it('src/core/config has none, type-only imports included (site-types.ts and compile.ts no longer import each other)', () => {
     expect(cycles(edges(), 'core/config/')).toEqual([]);
   });
+
+  it('the share room and the forwarders have none (one pump, two packings, no way back)', () => {
+    expect(cycles(edges(), 'share/')).toEqual([]);
+    expect(cycles(edges(), 'cloud/forwarding/')).toEqual([]);
+  });
 });
