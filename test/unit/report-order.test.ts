@@ -47,7 +47,7 @@ function rig(latencyMs: number) {
   const reporter = new Reporter([meter], outbox, silentLogger(), clock);
   const poller = new Poller({ bus, devices: [compileDevice(meter)], sink: reporter, logger: silentLogger(), random: () => 0, clock, wall: clock, timers: clock, offlineAfterFailedCycles: 1 });
   const reports = () => outbox.appended.map(({ payload, ts }) => ({ body: JSON.parse(payload) as Record<string, unknown>, ts }));
-  return { bus, poller, reports };
+  return { bus, poller, reporter, reports };
 }
 
 const inOrder = (times: number[]) => times.every((t, i) => i === 0 || t >= times[i - 1]);
@@ -66,6 +66,19 @@ describe('report order at a device\'s first answer', () => {
       expect(inOrder(sent.map((r) => r.ts))).toBe(true);
     });
   }
+
+  it('a link reconnect during a cycle: the snapshot\'s online report is not later than the values of that cycle after it', async () => {
+    const { poller, reporter, reports } = rig(400);
+    poller.start();
+    await clock.advanceAsync(1_200);
+    // The second cycle started at T0 + 1000 and reads until T0 + 1800: the link comes back meanwhile.
+    reporter.snapshotNext('meter');
+    await clock.advanceAsync(1_000);
+    poller.stop();
+    const sent = reports();
+    expect(sent.map((r) => r.body)).toEqual([{ online: true }, { voltage: 10, status: 200 }, { online: true }, { voltage: 10, status: 200 }]);
+    expect(sent.map((r) => r.ts - T0)).toEqual([0, 0, 0, 1000]);
+  });
 
   it('back after an outage: offline, then online and the values in time order', async () => {
     const { bus, poller, reports } = rig(8);
