@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
-// Workspace packages and `fieldgate/shared` resolve to their TypeScript sources (the
+// Workspace packages and `fieldgate/workspace-kit` resolve to their TypeScript sources (the
 // "fieldgate-source" export condition), so tests never run a stale dist/.
 const conditions = ['fieldgate-source', 'module', 'node', 'development|production'];
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fleet's apt repository (docs/install.md "A fleet's apt repository"): a flat repository any
-# static web server can serve. Adds the given .debs to DIR/pool (the versions already there stay:
-# a box can still install or go back to them), then writes DIR/Packages(.gz), DIR/Release and
+# static web server can serve. Adds the given .debs to DIR/pool (the versions already there stay,
+# the newest FIELDGATE_KEEP_RELEASES of each architecture, default 5, "all" for every one: a box
+# can still install or go back to them), then writes DIR/Packages(.gz), DIR/Release and
 # signs it: DIR/InRelease (clear-signed) and DIR/Release.gpg, with the release key, and the
 # key's public half as DIR/fieldgate-archive-keyring.gpg (what a box puts in /etc/apt/keyrings).
 #   scripts/apt-repo.sh DIR [DEB...]
@@ -10,6 +11,9 @@
 # every later build, so boxes trust new releases without a change. Needs dpkg-scanpackages
 # (dpkg-dev) and gpg.
 set -euo pipefail
+# shellcheck source=keep-releases.sh
+. "$(dirname "$0")/keep-releases.sh"
+check_keep_releases "$FIELDGATE_KEEP_RELEASES"
 [ $# -ge 1 ] || { echo "usage: apt-repo.sh DIR [DEB...]" >&2; exit 64; }
 DIR="$1"
 shift
@@ -54,6 +58,9 @@ main() {
   mkdir -p "$DIR/pool"
   local deb
   for deb in "$@"; do install -m 0644 "$deb" "$DIR/pool/$(basename "$deb")"; done
+  local removed
+  removed="$(keep_newest_debs "$DIR/pool" "$FIELDGATE_KEEP_RELEASES" | wc -l)"
+  [ "$removed" = 0 ] || say "removed $removed older package(s) from the pool, kept the $FIELDGATE_KEEP_RELEASES newest per architecture (FIELDGATE_KEEP_RELEASES)"
   ensure_key
   cd "$DIR"
   # Flat: Filename: pool/x.deb, relative to the directory the deb line names.

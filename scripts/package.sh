@@ -5,7 +5,7 @@
 # Needs the dev install (`npm ci`), npm's registry, dpkg-deb, dpkg-scanpackages and gpg; nothing
 # else. Reproducible: fixed mtimes (SOURCE_DATE_EPOCH, default the last commit's time),
 # root-owned entries, dpkg-deb's sorted tar.
-#   scripts/package.sh [--arch amd64|arm64|all] [--layout bundle|tree] [--version V] [--out DIR] [--prebuilt] [--commit REV] [--no-repo] [--print-version]
+#   scripts/package.sh [--arch amd64|arm64|all] [--layout bundle|tree] [--version V] [--out DIR] [--prebuilt] [--commit REV] [--no-repo] [--keep N|all] [--print-version]
 # The version comes from the source: package.json's version, the commit count and the short hash
 # (0.1.0+812.g6b0928b00), so every commit builds its own version, in commit order under dpkg's
 # rules; ".dirty" when the tree has uncommitted changes. The built code reports it (--version,
@@ -13,11 +13,15 @@
 # (test builds): it must sort after the source's. --prebuilt: dist/ is already built. --commit
 # REV: the app of an older commit (its sources from git, built here; this checkout's packaging),
 # versioned by that commit: the upgrade test's real old code. --no-repo: no pkg/apt.
-# --print-version: prints the version it would build, builds nothing.
+# --print-version: prints the version it would build, builds nothing. --keep N (default
+# FIELDGATE_KEEP_RELEASES, 5): the release build keeps the N newest versions of each architecture
+# in pkg/ and in pkg/apt's pool and removes older ones ("all" keeps every one; scripts/keep-releases.sh).
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=node-runtime.sh
 . "$REPO/scripts/node-runtime.sh"
+# shellcheck source=keep-releases.sh
+. "$REPO/scripts/keep-releases.sh"
 
 ARCHES="amd64 arm64"
 LAYOUT=bundle
@@ -37,10 +41,13 @@ while [ $# -gt 0 ]; do
     --commit) COMMIT="$2"; shift 2 ;;
     --no-repo) REPO_OUT=0; shift ;;
     --print-version) PRINT_VERSION=1; shift ;;
+    --keep) FIELDGATE_KEEP_RELEASES="$2"; shift 2 ;;
     *) echo "package: unknown option $1" >&2; exit 64 ;;
   esac
 done
 case "$LAYOUT" in bundle|tree) ;; *) echo "package: --layout bundle or tree" >&2; exit 64 ;; esac
+check_keep_releases "$FIELDGATE_KEEP_RELEASES"
+export FIELDGATE_KEEP_RELEASES
 BUILD="$REPO/pkg/build"
 DEB="$REPO/packaging/deb"
 # SRC: the app's sources (this checkout, or --commit's tree); REPO: the packaging.
@@ -283,13 +290,34 @@ main() {
   done
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   [ "$failed" = 0 ] || { say "a package build failed"; exit 1; }
-  [ -z "$COMMIT" ] || rm -rf "$SRC"
+  # (its lockfile names the dependencies to keep: before its sources go)
+  [ -z "$COMMIT" ] || { drop_other_deps; rm -rf "$SRC"; }
   # The fleet's apt repository: only for the release build (pkg/, this version), not test builds.
   if [ "$REPO_OUT" = 1 ] && [ "$OUT" = "$REPO/pkg" ] && [ -z "$COMMIT" ]; then
     local debs=()
     for arch in $ARCHES; do debs+=("$OUT/fieldgate_${VERSION}_${arch}.deb"); done
     bash "$REPO/scripts/apt-repo.sh" "$OUT/apt" "${debs[@]}"
   fi
+  # The release build's older packages beyond the kept count go (test builds' own --out stays as it is).
+  if [ "$OUT" = "$REPO/pkg" ] && [ -z "$COMMIT" ]; then
+    local removed
+    removed="$(keep_newest_debs "$OUT" "$FIELDGATE_KEEP_RELEASES" | wc -l)"
+    [ "$removed" = 0 ] || say "removed $removed older package(s) from $OUT, kept the $FIELDGATE_KEEP_RELEASES newest per architecture (--keep)"
+  fi
+}
+
+# An older commit's production dependencies for another lockfile (deps-<arch>-<sum>) are kept for
+# the lockfile just built only: one such directory per architecture at most, not one per lockfile
+# ever built.
+drop_other_deps() {
+  local arch keep d
+  for arch in $ARCHES; do
+    keep="$(deps_dir "$arch")"
+    for d in "$BUILD/deps-$arch"-*; do
+      [ -d "$d" ] && [ "$d" != "$keep" ] && rm -rf "$d"
+    done
+  done
+  return 0
 }
 
 main; exit

@@ -26,7 +26,7 @@ import { ProgressWatch } from './ops/watchdog.js';
 import { LineCaptures } from './field/modbus/line-capture.js';
 import { LiveFeed } from './ops/web/live-feed.js';
 import { startWebPage } from './ops/web/wiring.js';
-import { Shares } from './ops/shares.js';
+import { Shares } from './share/shares.js';
 import { createRemoteSite } from './ops/remote-site-wiring.js';
 import type { RemoteSite } from './ops/remote-site.js';
 

@@ -1,13 +1,13 @@
 // `fieldgate read`: one Modbus read, decoded, for commissioning on site (no site file, no cloud).
 import { parseArgs } from 'node:util';
-import { createModbusTransport, type ModbusTransport } from '../field/modbus/transport.js';
+import type { ModbusTransport } from '../field/modbus/transport.js';
 import { compilePoint, nthPoint } from '../core/points/codec.js';
 import { formatInterpretations, interpretRegisters } from '../core/points/interpret.js';
 import type { Table } from '../core/points/types.js';
-import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
-import { explainFieldError } from './field-errors.js';
-import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
-import { POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions, type PointSelection } from './point-options.js';
+import { BUS_OPTIONS_HELP } from './bus-options.js';
+import type { CliCommand } from './io.js';
+import { POINT_OPTIONS_HELP, type PointSelection } from './point-options.js';
+import { POINT_COMMAND_OPTIONS, onTransport, parsePointCommand } from './point-command.js';
 import { ModbusTimeoutError } from '../field/modbus/errors.js';
 import { LateReplies, lateListenMs, lateReplyHint, timed } from './answer-time.js';
 
@@ -49,31 +49,12 @@ function typedOutput(selection: PointSelection, block: ReadResult, raw: (number 
 }
 
 export const runRead: CliCommand = async (args, io) => {
-  let values;
-  try {
-    values = parseArgs({ args, options: { ...BUS_OPTIONS, ...POINT_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
-  } catch (err) {
-    io.stderr.write(`fieldgate read: ${(err as Error).message}\n\n${HELP}`);
-    return EXIT_USAGE;
-  }
-  if (values.help) {
-    io.stdout.write(HELP);
-    return 0;
-  }
-  let bus;
-  let selection;
-  try {
-    bus = busFromOptions(values);
-    selection = pointFromOptions(values);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`fieldgate read: ${err.message}\n`);
-    return EXIT_USAGE;
-  }
-  const transport = createModbusTransport(bus);
-  const late = new LateReplies(transport);
-  try {
-    await transport.open();
+  const parsed = parsePointCommand('read', io, HELP, () => parseArgs({ args, options: { ...POINT_COMMAND_OPTIONS, json: { type: 'boolean' } }, strict: true }).values);
+  if (typeof parsed === 'number') return parsed;
+  const { values, bus, selection } = parsed;
+  let late: LateReplies | undefined;
+  return onTransport('read', bus, io, async (transport) => {
+    late = new LateReplies(transport);
     const { value: block, answerMs } = await timed(() => readOnce(transport, selection.unit, selection.table, selection.address, selection.count, bus.timeoutMs));
     io.stderr.write(`unit ${selection.unit} answered in ${answerMs} ms (timeout ${bus.timeoutMs} ms)\n`);
     const raw = block.words ? Array.from(block.words) : (block.bits ?? []);
@@ -87,14 +68,10 @@ export const runRead: CliCommand = async (args, io) => {
       io.stdout.write(values.json ? `${JSON.stringify({ raw, interpretations: rows })}\n` : `${formatInterpretations(rows)}\n`);
     }
     return 0;
-  } catch (err) {
-    io.stderr.write(`fieldgate read: ${explainFieldError(err, bus.kind)}\n`);
-    if (err instanceof ModbusTimeoutError && bus.kind !== 'tcp') {
-      const answeredAfterMs = await late.waitFor(selection.unit, lateListenMs(bus.timeoutMs));
-      if (answeredAfterMs !== undefined) io.stderr.write(`fieldgate read: ${lateReplyHint(selection.unit, answeredAfterMs, bus.timeoutMs)}\n`);
-    }
-    return EXIT_UNAVAILABLE;
-  } finally {
-    await transport.close().catch(() => undefined);
-  }
+  }, async (err) => {
+    // On RTU a reply that missed the timeout is still listened for, to tell how late the unit answers.
+    if (!(err instanceof ModbusTimeoutError) || bus.kind === 'tcp' || !late) return;
+    const answeredAfterMs = await late.waitFor(selection.unit, lateListenMs(bus.timeoutMs));
+    if (answeredAfterMs !== undefined) io.stderr.write(`fieldgate read: ${lateReplyHint(selection.unit, answeredAfterMs, bus.timeoutMs)}\n`);
+  });
 };

@@ -1,12 +1,12 @@
 // `fieldgate write`: encode one value and write it, then read it back (commissioning on site).
 import { parseArgs } from 'node:util';
 import { perform } from '../field/modbus/bus-request.js';
-import { createModbusTransport, type ModbusTransport } from '../field/modbus/transport.js';
+import type { ModbusTransport } from '../field/modbus/transport.js';
 import { compilePoint, type WriteOp } from '../core/points/codec.js';
-import { BUS_OPTIONS, BUS_OPTIONS_HELP, UsageError, busFromOptions } from './bus-options.js';
-import { explainFieldError } from './field-errors.js';
-import { EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand } from './io.js';
-import { POINT_OPTIONS, POINT_OPTIONS_HELP, pointFromOptions } from './point-options.js';
+import { BUS_OPTIONS_HELP, UsageError } from './bus-options.js';
+import { EXIT_USAGE, type CliCommand } from './io.js';
+import { POINT_OPTIONS_HELP, pointFromOptions } from './point-options.js';
+import { POINT_COMMAND_OPTIONS, onTransport, parsePointCommand } from './point-command.js';
 import { readOnce } from './read.js';
 
 const HELP = `usage: fieldgate write --bus PATH|HOST:PORT --unit U --address A --type T --value V [options]
@@ -44,46 +44,25 @@ function parseValue(text: string): unknown {
 }
 
 export const runWrite: CliCommand = async (args, io) => {
-  let values;
-  try {
-    values = parseArgs({ args, options: { ...BUS_OPTIONS, ...POINT_OPTIONS, value: { type: 'string' }, multi: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
-  } catch (err) {
-    io.stderr.write(`fieldgate write: ${(err as Error).message}\n\n${HELP}`);
-    return EXIT_USAGE;
-  }
-  if (values.help) {
-    io.stdout.write(HELP);
-    return 0;
-  }
-  let bus;
-  let selection;
-  try {
-    bus = busFromOptions(values);
-    selection = pointFromOptions({ ...values, type: values.type ?? (values.table === 'coil' ? 'bool' : undefined) });
+  const options = { ...POINT_COMMAND_OPTIONS, value: { type: 'string' }, multi: { type: 'boolean' } } as const;
+  const parsed = parsePointCommand('write', io, HELP, () => parseArgs({ args, options, strict: true }).values, (values) => {
+    const selection = pointFromOptions({ ...values, type: values.type ?? (values.table === 'coil' ? 'bool' : undefined) });
     if (!selection.point) throw new UsageError('--type is required');
     if (values.value === undefined) throw new UsageError('--value is required');
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`fieldgate write: ${err.message}\n`);
-    return EXIT_USAGE;
-  }
-  const codec = compilePoint(selection.point);
-  const encoded = codec.encode(parseValue(values.value));
+    return selection;
+  });
+  if (typeof parsed === 'number') return parsed;
+  const { values, bus, selection } = parsed;
+  const codec = compilePoint(selection.point!);
+  const encoded = codec.encode(parseValue(values.value!));
   if (!encoded.ok) {
     io.stderr.write(`fieldgate write: ${encoded.error}\n`);
     return EXIT_USAGE;
   }
-  const transport = createModbusTransport(bus);
-  try {
-    await transport.open();
+  return onTransport('write', bus, io, async (transport) => {
     await performWrite(transport, selection.unit, encoded.write, values.multi ?? false, bus.timeoutMs);
     const block = await readOnce(transport, selection.unit, selection.table, selection.address, selection.count, bus.timeoutMs);
     io.stdout.write(`wrote ${encoded.value}, device holds ${codec.decode(block)}\n`);
     return 0;
-  } catch (err) {
-    io.stderr.write(`fieldgate write: ${explainFieldError(err, bus.kind)}\n`);
-    return EXIT_UNAVAILABLE;
-  } finally {
-    await transport.close().catch(() => undefined);
-  }
+  });
 };

@@ -2,7 +2,7 @@
 import type { DeviceConfig } from '../core/config/site-types.js';
 import type { CompiledDevice } from '../core/config/compile.js';
 import type { Logger } from '../core/logger.js';
-import type { Clock, MonoMs, Timers, WallClock } from '../core/time.js';
+import type { Clock, EpochMs, MonoMs, Timers, WallClock } from '../core/time.js';
 import type { PollBus, Sample } from './poll-cycle.js';
 import type { PointHealth, FailingPointStatus } from './point-health.js';
 import type { PointCodec } from '../core/points/codec.js';
@@ -14,8 +14,11 @@ export type DeviceState = 'online' | 'offline';
 export interface SampleSink {
   /** One per cycle that decoded at least one value. */
   onSample(sample: Sample): void;
-  /** Once per transition. */
-  onDeviceState(device: string, state: DeviceState, reason: string): void;
+  /**
+   * Once per transition. `ts`: the wall time the state holds from: the start of the cycle that
+   * answered (online; that cycle's sample follows with the same time) or the transition (offline).
+   */
+  onDeviceState(device: string, state: DeviceState, reason: string, ts: EpochMs): void;
 }
 
 export interface DevicePollStats {

@@ -6,7 +6,7 @@
 // polls continuously: the next cycle starts as soon as the last one ends.
 import type { CompiledDevice } from '../core/config/compile.js';
 import type { LearnedReadLimits } from '../core/modbus/plan.js';
-import { type Clock, type Timers, type WallClock, systemClock, systemTimers, systemWallClock } from '../core/time.js';
+import { type Clock, type EpochMs, type Timers, type WallClock, systemClock, systemTimers, systemWallClock } from '../core/time.js';
 import { UnitCoolingDownError, UnitLateReplyPendingError } from '../field/modbus/errors.js';
 import { runCycle, type CycleOutcome, type Sample } from './poll-cycle.js';
 import type { DeviceRun, DevicePollStats, DeviceState, PollerOptions } from './poller-types.js';
@@ -248,14 +248,15 @@ export class Poller {
     run.stats.cycles += 1;
     run.stats.failedCycles += 1;
     run.stats.lastError = error.message;
-    this.transition(run, 'offline', error.message);
+    this.transition(run, 'offline', error.message, this.wall.wallNow());
     return sample;
   }
 
   private updateState(run: DeviceRun, gotValues: boolean, outcome: CycleOutcome, sample: Sample): void {
     if (gotValues) {
       run.consecutiveFailures = 0;
-      this.transition(run, 'online', 'answering');
+      // The cycle's own start: its sample follows with that time, so the two reports keep their order.
+      this.transition(run, 'online', 'answering', sample.ts);
       return;
     }
     if (run.config.points.length === 0) return;
@@ -273,18 +274,18 @@ export class Poller {
     const noPointReads = run.health.failingCount() >= run.config.points.length;
     const reason = noPointReads ? `no point reads (${detail})` : detail;
     if (noPointReads || outcome.abort instanceof UnitCoolingDownError || run.consecutiveFailures >= this.offlineAfter) {
-      this.transition(run, 'offline', reason);
+      this.transition(run, 'offline', reason, this.wall.wallNow());
     }
   }
 
-  private transition(run: DeviceRun, state: DeviceState, reason: string): void {
+  private transition(run: DeviceRun, state: DeviceState, reason: string, ts: EpochMs): void {
     if (run.stats.state === state) return;
     run.stats.state = state;
     if (state === 'offline') run.identity?.recheck();
     if (state === 'online') run.log.info('device online');
     else run.log.warn({ reason }, 'device offline');
     try {
-      this.options.sink.onDeviceState(run.config.name, state, reason);
+      this.options.sink.onDeviceState(run.config.name, state, reason, ts);
     } catch (err) {
       run.log.error({ err }, 'sample sink failed');
     }

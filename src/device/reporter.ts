@@ -19,6 +19,8 @@ interface DeviceReportState {
   online: boolean | undefined;
   /** Monotonic: for the age of the latest sample. */
   lastSampleAt: MonoMs | undefined;
+  /** Poll time of the latest sample or state change: a snapshot's `online` report carries it. */
+  lastTs: EpochMs | undefined;
   /** Latest value per point id, in the order a Record would keep them (a Map: ~half the memory of a 50-key object). */
   latest: Map<string, PointValue>;
   /** Only devices with a cloud identity have reports to send. */
@@ -46,7 +48,7 @@ export class Reporter implements SampleSink {
   /** A device to report for (start, or added or replaced by a reload): a fresh filter, so its first sample goes out whole. */
   addDevice(d: DeviceConfig): void {
     this.devices.set(d.name, {
-      filter: new ChangeFilter(d.points), online: undefined, lastSampleAt: undefined, latest: new Map(),
+      filter: new ChangeFilter(d.points), online: undefined, lastSampleAt: undefined, lastTs: undefined, latest: new Map(),
       toCloud: d.cloud !== undefined, timestampAttribute: d.cloud?.timestampAttribute,
     });
   }
@@ -60,6 +62,7 @@ export class Reporter implements SampleSink {
     const state = this.devices.get(sample.device);
     if (!state) return;
     state.lastSampleAt = sample.at;
+    state.lastTs = sample.ts;
     const values = sample.values;
     const kept = this.kept;
     kept.length = 0;
@@ -80,18 +83,21 @@ export class Reporter implements SampleSink {
     this.append(sample.device, report, sample.ts);
   }
 
-  onDeviceState(device: string, deviceState: DeviceState, _reason: string): void {
+  onDeviceState(device: string, deviceState: DeviceState, _reason: string, ts: EpochMs): void {
     const state = this.devices.get(device);
     if (!state) return;
     const online = deviceState === 'online';
     if (state.online === online) return;
     state.online = online;
+    state.lastTs = ts;
     if (!online) {
       state.filter.forgetAll();
       state.latest.clear();
     }
     // The poller logs the transition itself; here it only becomes an `online` report.
-    this.append(device, { [ONLINE_ATTRIBUTE]: online }, this.clock.wallNow());
+    // The poller's time for it: back online, the start of the cycle whose sample comes next (a later
+    // time here would put the first two reports out of order).
+    this.append(device, { [ONLINE_ATTRIBUTE]: online }, ts);
     for (const listener of this.onlineListeners) listener(device, online);
   }
 
@@ -119,7 +125,9 @@ export class Reporter implements SampleSink {
     const state = this.devices.get(device);
     if (!state) return;
     state.filter.forceSnapshot();
-    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, this.clock.wallNow());
+    // The state as of the latest poll: a cycle under way started after it, so its values, which
+    // come next, are not older than this report (now would be, by up to a cycle).
+    if (state.online !== undefined) this.append(device, { [ONLINE_ATTRIBUTE]: state.online }, state.lastTs ?? this.clock.wallNow());
   }
 
   lastSampleAt(device: string): MonoMs | undefined {

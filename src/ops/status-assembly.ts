@@ -5,7 +5,7 @@ import type { EpochMs, MonoMs } from '../core/time.js';
 import { FIELDGATE_VERSION } from '../core/version.js';
 import type { DevicePollStats } from '../device/poller.js';
 import type { BusStats } from '../field/modbus/bus-stats.js';
-import type { ShareStatus } from './share-status.js';
+import type { ShareStatus } from '../share/share-status.js';
 import type { BusStatus, ConfigStatus, GatewayStatus, LinkStatus, OutboxStatus, RateQueueStatus, SubDeviceStatus, WriteOrderStatus } from './status.js';
 
 export interface StatusSources {

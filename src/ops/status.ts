@@ -1,5 +1,5 @@
 // A point-in-time picture of the gateway: what /status, /metrics, /healthz and `fieldgate status` show.
-import type { ShareStatus } from './share-status.js';
+import type { ShareStatus } from '../share/share-status.js';
 import type { FailingPointStatus } from '../device/point-health.js';
 import type { LearnedLimit } from '../device/read-plan-learner.js';
 import type { IdentityStatus } from '../device/identity-check.js';

@@ -5,7 +5,7 @@ import { endGroup } from './process-groups.js';
 
 /**
  * Node arguments for a TypeScript child process run from source: tsx, and the "fieldgate-source"
- * export condition so the workspace packages and `fieldgate/shared` load their sources, not dist/.
+ * export condition so the workspace packages and `fieldgate/workspace-kit` load their sources, not dist/.
  */
 export const TSX_FROM_SOURCE = ['--conditions=fieldgate-source', '--import', 'tsx'];
 

@@ -5,6 +5,7 @@
 // that accepts it (switched, the running service restarted once).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { get } from 'node:http';
 import { parse } from 'yaml';
 import type { RunningDaemon } from './daemon.js';
 import { filesOpenedDuring, readThroughShare, runAsync, usePage } from './features.js';
@@ -57,6 +58,20 @@ export interface UpgradeContext {
   sharePort: number;
 }
 
+/** A GET on a new connection (no pool), its status and body. */
+function freshGet(url: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent: false, timeout: 120_000 }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      response.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error('no answer within 120 s')));
+    request.on('error', reject);
+  });
+}
+
 /**
  * While the old daemon serves through the refused upgrade: its first /metrics scrape (the
  * metrics library loads then), the page logged in, a read through the share, and the README's
@@ -67,12 +82,15 @@ async function exerciseOldDaemon(ctx: UpgradeContext, daemon: RunningDaemon, upg
   const generation = (await daemon.status()).config?.generation ?? 0;
   const opened = await filesOpenedDuring(daemon.pid, async () => {
     upgrade();
-    const metrics = await fetch(`http://127.0.0.1:${ctx.healthPort}/metrics`).catch((err: Error) => {
+    // A connection of its own: the upgrade ran synchronously for longer than the daemon's 5 s
+    // keep-alive, so a pooled one from the /status call above may be closed by now (undici then
+    // says "other side closed", which is the client's pool, not the daemon).
+    const metrics = await freshGet(`http://127.0.0.1:${ctx.healthPort}/metrics`).catch((err: Error) => {
       // Why, for the log: the cause, whether the daemon still lives, its last lines.
       const alive = existsSync(`/proc/${daemon.pid}`);
       throw new Error(`/metrics of the old daemon: ${err.message} (${String(err.cause)}); daemon ${alive ? 'alive' : 'gone'}; its last lines:\n${daemon.log().trimEnd().split('\n').slice(-10).join('\n')}`);
     });
-    const text = await metrics.text();
+    const text = metrics.text;
     check(metrics.status === 200 && text.includes('fieldgate_'), `the old daemon's first /metrics scrape after the new version was unpacked (${metrics.status})`);
     const page = await usePage(ctx.page.port, ctx.page.ca, ctx.page.password);
     check(page.ok && page.version === ctx.oldVersion, `its page over HTTPS, logged in: ${page.what}, version ${page.version}`);

@@ -302,6 +302,8 @@ export class DeliveryRig {
   readonly receivedTs: number[] = [];
   /** Every message on `attributes`, with or without a counter value. */
   messages = 0;
+  /** Each message that carried a poll time, in arrival order: what it was (`online: true|false` or `seq`) and its `ts`. */
+  readonly stamped: Array<{ what: string; ts: number }> = [];
   private readonly children: ChildProcess[] = [];
 
   private constructor(
@@ -319,6 +321,7 @@ export class DeliveryRig {
       if (typeof body.seq === 'number') this.received.push(body.seq);
       if (typeof body.seq === 'number' && typeof body.ts === 'number') this.receivedTs.push(body.ts);
       if (body.online === false && typeof body.ts === 'number') this.offlineTs.push(body.ts);
+      if (typeof body.ts === 'number') this.stamped.push({ what: typeof body.seq === 'number' ? 'seq' : `online: ${String(body.online)}`, ts: body.ts });
     });
   }
 

@@ -1,14 +1,15 @@
 // Guards the layering of src/ (ARCHITECTURE.md): every relative import, static or dynamic, must go
 // to a folder its own folder may use. core is pure and imports only core; os (the libc calls Node
 // lacks) imports nothing; the adapters (field, cloud) import only core (field also os); device
-// orchestrates core, field and cloud; ops may use anything below; cli and the entry files at the
-// top of src/ may use everything.
+// orchestrates core, field and cloud; the bus share (share/, a room of its own: it works per bus)
+// uses core, field and device's point read-back; ops may use anything below; cli and the entry
+// files at the top of src/ may use everything.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = resolve('src');
-const BELOW_OPS = ['core', 'os', 'field', 'cloud', 'device'];
+const BELOW_OPS = ['core', 'os', 'field', 'cloud', 'device', 'share'];
 
 /** Folders each layer may import from (its own included). */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -17,6 +18,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   field: ['core', 'os', 'field'],
   cloud: ['core', 'cloud'],
   device: ['core', 'field', 'cloud', 'device'],
+  share: ['core', 'field', 'device', 'share'],
   ops: [...BELOW_OPS, 'ops'],
 };
 /** Layers with no rule here: entry points and tools (anything), and the emulator and simulator
@@ -83,6 +85,15 @@ describe('architecture: import directions in src/', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('the share room is used from outside only through its lifecycle and its status shape', () => {
+    const doors = new Set(['share/shares.ts', 'share/share-status.ts']);
+    const through = all.filter((e) => layerOf(e.to) === 'share' && layerOf(e.from) !== 'share');
+    expect(through.length).toBeGreaterThan(0);
+    expect(through.filter((e) => !doors.has(e.to)).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+    // Its parts live in the room, not in the layers it uses (its pure site-file schema and policy stay in core).
+    expect(all.filter((e) => /(^|\/)share-(server|service|status)\.ts$|(^|\/)shares\.ts$/.test(e.to) && layerOf(e.to) !== 'share').map((e) => e.to)).toEqual([]);
+  });
+
   it('every import stays inside src/', () => {
     expect(all.filter((e) => e.to.startsWith('..')).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
@@ -121,5 +132,10 @@ describe('architecture: no import circles', () => {
 
   it('src/core/config has none, type-only imports included (site-types.ts and compile.ts no longer import each other)', () => {
     expect(cycles(edges(), 'core/config/')).toEqual([]);
+  });
+
+  it('the share room and the forwarders have none (one pump, two packings, no way back)', () => {
+    expect(cycles(edges(), 'share/')).toEqual([]);
+    expect(cycles(edges(), 'cloud/forwarding/')).toEqual([]);
   });
 });

@@ -19,7 +19,7 @@ describe('Reporter', () => {
   it('writes nothing to the outbox for a device without a cloud identity, but keeps its values', () => {
     const outbox = new FakeOutbox();
     const reporter = new Reporter([deviceConfig({ name: 'local', points })], outbox, silentLogger(), { now: () => asMono(5), wallNow: () => asEpoch(5) });
-    reporter.onDeviceState('local', 'online', 'ok');
+    reporter.onDeviceState('local', 'online', 'ok', asEpoch(5));
     reporter.onSample({ device: 'local', ts: asEpoch(100), at: asMono(100), values: { v: 7 }, errors: [] });
     reporter.onConfirmedValues('local', { v: 8 });
     expect(outbox.appended).toEqual([]);
@@ -33,16 +33,16 @@ describe('Reporter', () => {
     const device = deviceConfig({ name: 'd', points: [pointConfig({ id: 'b', address: 0, report: change }), pointConfig({ id: '10', address: 1, report: change }), pointConfig({ id: 'a', address: 2, report: change })], cloud: { accessToken: 't', allowCreate: false } });
     const outbox = new FakeOutbox();
     const reporter = new Reporter([device], outbox, silentLogger(), { now: () => asMono(5), wallNow: () => asEpoch(5) });
-    reporter.onDeviceState('d', 'online', 'ok');
+    reporter.onDeviceState('d', 'online', 'ok', asEpoch(1));
     reporter.onSample({ device: 'd', ts: asEpoch(1), at: asMono(1), values: { b: 1, 10: 2 }, errors: [] });
     reporter.onSample({ device: 'd', ts: asEpoch(2), at: asMono(2), values: { a: 3, b: 4 }, errors: [] });
     const held = reporter.latest('d');
     expect(Object.entries(held)).toEqual([['10', 2], ['b', 4], ['a', 3]]);
-    reporter.onDeviceState('d', 'offline', 'timeout');
+    reporter.onDeviceState('d', 'offline', 'timeout', asEpoch(2));
     expect(reporter.latest('d')).toEqual({});
     expect(held).toEqual({ 10: 2, b: 4, a: 3 });
     // Back online: the filter forgot what it sent, so an unchanged value goes out again.
-    reporter.onDeviceState('d', 'online', 'ok');
+    reporter.onDeviceState('d', 'online', 'ok', asEpoch(1));
     reporter.onSample({ device: 'd', ts: asEpoch(3), at: asMono(3), values: { b: 4 }, errors: [] });
     expect(appendedBodies(outbox).map((r) => r.body)).toEqual([{ online: true }, { b: 1, 10: 2 }, { a: 3, b: 4 }, { online: false }, { online: true }, { b: 4 }]);
   });
@@ -56,7 +56,7 @@ describe('Reporter', () => {
     const reporter = new Reporter(devices, outbox, silentLogger(), { now: () => asMono(999), wallNow: () => asEpoch(999) });
     reporter.onSample({ device: 'plain', ts: asEpoch(100), at: asMono(100), values: { v: 1 }, errors: [] });
     reporter.onSample({ device: 'stamped', ts: asEpoch(200), at: asMono(200), values: { v: 2 }, errors: [] });
-    reporter.onDeviceState('stamped', 'offline', 'timeout');
+    reporter.onDeviceState('stamped', 'offline', 'timeout', asEpoch(999));
     expect(appendedBodies(outbox)).toEqual([
       { device: 'plain', body: { v: 1 }, ts: 100 },
       { device: 'stamped', body: { v: 2, ts: 200 }, ts: 200 },

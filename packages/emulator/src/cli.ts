@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createLogger, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, untilSignal } from 'fieldgate/shared';
+import { createLogger, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, untilSignal } from 'fieldgate/workspace-kit';
 import { STATUS_PATH, startEmulator, type Emulator } from './index.js';
 import { APP_WS_PATH, DEFAULT_APP_MAX_FRAME_BYTES, DEFAULT_APP_MAX_PENDING } from './appside/index.js';
 import { DEFAULT_APP_BROKER_LIMITS } from './appside/broker.js';

@@ -1,5 +1,5 @@
 // The state's side of the device channel: who may connect, what devices say, what they receive.
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import type { AppStream } from './appside/feed.js';
 import type { ChannelEvents, CommandMessage, DeviceChannel, DeviceDirectory, GatewayEvents } from './channel.js';
 import {

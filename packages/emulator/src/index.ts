@@ -1,6 +1,6 @@
 // startEmulator: the local device cloud (HTTP interfaces A and B + the device channel) in one call.
 import type { AddressInfo } from 'node:net';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { cloudWallClock, type CloudClock } from './clock.js';
 import { startAppSide, type AppSide, type AppSideOptions } from './appside/index.js';
 import { checkDevicePacketBound, defaultDevicePacketBound, type DeviceChannel, type DeviceChannelOptions } from './channel.js';

@@ -1,12 +1,12 @@
 // fieldgate simulate MAP: serve simulated Modbus devices over TCP, a serial port / pty, or RTU-over-TCP.
 import { parseArgs } from 'node:util';
-import { createLogger, LOG_LEVELS, type LevelWithSilent, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from 'fieldgate/shared';
+import { createLogger, LOG_LEVELS, type LevelWithSilent, EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, type CliCommand, type CliIo } from 'fieldgate/workspace-kit';
 import {
   SimMapError, DEFAULT_LINE, createPtyPair, lineTiming, loadSimMapFile, startSimulation,
   type LineSettings, type PtyPair, type Simulation,
 } from './index.js';
 import { validateLineSettings } from './timing.js';
-import { loadProfiles } from 'fieldgate/shared';
+import { loadProfiles } from 'fieldgate/workspace-kit';
 import type { SimMap } from './map-file.js';
 import { placeProfiles, profileUnit, siteDeviceBlock } from './profile-map.js';
 

@@ -1,5 +1,5 @@
 // Registers that change by themselves (pure: value is a function of elapsed time), so the demo moves.
-import { isBitTable, type ByteOrder, type Table, type WordOrder } from 'fieldgate/shared';
+import { isBitTable, type ByteOrder, type Table, type WordOrder } from 'fieldgate/workspace-kit';
 import { encodeTyped, type SimValueType } from './encode.js';
 
 export interface CounterBehaviour {

@@ -1,6 +1,6 @@
 // Typed values -> register words for register maps (pure). Independent of the gateway codec on purpose:
 // the simulator checks the codec, so it must not share its encoder.
-import type { ByteOrder, WordOrder } from 'fieldgate/shared';
+import type { ByteOrder, WordOrder } from 'fieldgate/workspace-kit';
 
 export const SIM_VALUE_TYPES = [
   'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float32', 'float64', 'string',

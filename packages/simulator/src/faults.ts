@@ -1,5 +1,5 @@
 // Injectable unit faults and the pure decision of what a faulty unit does with one request.
-import { TABLES, type Table } from 'fieldgate/shared';
+import { TABLES, type Table } from 'fieldgate/workspace-kit';
 import type { InjectedException } from './pdu.js';
 
 export interface DisappearFault {

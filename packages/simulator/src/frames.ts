@@ -1,5 +1,5 @@
 // Modbus framing of the simulated server (pure): faults on RTU frames, request lengths for stream
-// assembly, MBAP headers. CRC and RTU frames are the daemon's (fieldgate/shared).
+// assembly, MBAP headers. CRC and RTU frames are the daemon's (fieldgate/workspace-kit).
 
 /** Flip the CRC so a master sees a corrupted frame (the "garble" fault). */
 export function corruptCrc(frame: Buffer): Buffer {

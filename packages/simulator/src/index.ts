@@ -1,6 +1,6 @@
 // Simulator entry point: load a map, build the devices, start the requested servers.
 import { readFile } from 'node:fs/promises';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { parseSimMap, type SimMap } from './map-file.js';
 import { startRtuOverTcpServer, startSerialRtuServer, type SerialRtuServer } from './rtu-servers.js';
 import { Simulator } from './simulator.js';

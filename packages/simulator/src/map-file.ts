@@ -1,6 +1,6 @@
 // Register-map file (YAML or JSON text) -> validated unit specs, with every problem reported by path (pure).
 import { parse as parseYaml } from 'yaml';
-import { TABLES, isBitTable, type Table } from 'fieldgate/shared';
+import { TABLES, isBitTable, type Table } from 'fieldgate/workspace-kit';
 import { SIM_VALUE_TYPES, encodeTyped, type SimValueType } from './encode.js';
 import type { DynamicRegister } from './dynamics.js';
 import { validateFault, type UnitFault } from './faults.js';

@@ -1,5 +1,5 @@
 // A unit's four Modbus tables, stored in pages so a full 65536-address map costs only what is used.
-import type { Table } from 'fieldgate/shared';
+import type { Table } from 'fieldgate/workspace-kit';
 
 const PAGE_BITS = 8;
 const PAGE_SIZE = 1 << PAGE_BITS;

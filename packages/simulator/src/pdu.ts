@@ -1,5 +1,5 @@
 // Pure Modbus slave core: one request PDU against a unit's memory -> one response PDU.
-import type { Table } from 'fieldgate/shared';
+import type { Table } from 'fieldgate/workspace-kit';
 import type { UnitMemory } from './memory.js';
 
 export const EXCEPTION = {

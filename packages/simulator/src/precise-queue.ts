@@ -3,7 +3,7 @@
 // loop) until a quarter millisecond before the target, and polls process.hrtime on each loop turn
 // (setImmediate: I/O is still served) for the rest. It used to poll for the last 2 ms: a core spun
 // for most of every reply, which on a 2-core box also delayed the master it answered.
-import { preciseSleep, type Sleep } from 'fieldgate/shared';
+import { preciseSleep, type Sleep } from 'fieldgate/workspace-kit';
 
 export type MicroClock = () => number;
 

@@ -1,6 +1,6 @@
 // A simulated unit serving device profiles: every point with a plausible value, and for SunSpec
 // profiles the SunS marker and a walkable model chain (common model first).
-import { deviceBlock, identificationAt, profileRefs, type DeviceProfile, type ProfileLibrary } from 'fieldgate/shared';
+import { deviceBlock, identificationAt, profileRefs, type DeviceProfile, type ProfileLibrary } from 'fieldgate/workspace-kit';
 import { encodeTyped, type SimValueType } from './encode.js';
 import type { InitialValues, SimUnitSpec } from './map-file.js';
 import { plausibleValues, profilePoints, type HeldValue } from './profile-values.js';

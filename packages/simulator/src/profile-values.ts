@@ -1,6 +1,6 @@
 // Plausible values for a profile's points (pure): picked by unit and type, distinct per point so a
 // swapped address shows, and returned with what a correct master must decode from them.
-import type { DeviceProfile } from 'fieldgate/shared';
+import type { DeviceProfile } from 'fieldgate/workspace-kit';
 
 /** A profile point as the profile file spells it (defaults filled from the profile's device keys). */
 export interface ProfilePoint {

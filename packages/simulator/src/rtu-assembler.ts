@@ -2,7 +2,7 @@
 // A frame ends when its function code says it is complete, or after line silence for codes
 // whose length we do not know. A partial frame older than the silence time is dropped, as a
 // real device would after t3.5 of silence.
-import { decodeRtuFrame } from 'fieldgate/shared';
+import { decodeRtuFrame } from 'fieldgate/workspace-kit';
 import { expectedRequestLength } from './frames.js';
 
 export type AssembledFrame =

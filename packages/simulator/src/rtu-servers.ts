@@ -1,5 +1,5 @@
 // RTU on a serial port and RTU frames over TCP, both served by RtuSession.
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { RtuSession, type LineState } from './rtu-session.js';
 import { openSerialLine } from './serial-line.js';
 import type { Simulator } from './simulator.js';

@@ -1,6 +1,6 @@
 // One RTU line (a serial port, or one TCP connection carrying RTU frames): assemble requests,
 // let the simulator answer, and send replies in order, optionally paced like a real line.
-import { type Logger, encodeRtuFrame } from 'fieldgate/shared';
+import { type Logger, encodeRtuFrame } from 'fieldgate/workspace-kit';
 import { corruptCrc } from './frames.js';
 import { PreciseQueue, hrtimeMicros, type MicroClock } from './precise-queue.js';
 import { RtuAssembler, type AssembledFrame } from './rtu-assembler.js';

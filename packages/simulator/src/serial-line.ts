@@ -1,6 +1,6 @@
 // Adapter: the only simulator file that touches `serialport`. Opens a port as a plain byte line.
 import { SerialPort } from 'serialport';
-import { useDirectIo } from 'fieldgate/shared';
+import { useDirectIo } from 'fieldgate/workspace-kit';
 import type { LineSettings } from './timing.js';
 
 export interface SerialLine {

@@ -1,6 +1,6 @@
 // The simulated devices: units with memory, dynamic registers, faults and counters. Transport-free:
 // servers hand it (unit, PDU) and get back what to do; time and randomness come from outside.
-import { type Logger, isBitTable, type Table } from 'fieldgate/shared';
+import { type Logger, isBitTable, type Table } from 'fieldgate/workspace-kit';
 import { dynamicWords, type DynamicRegister } from './dynamics.js';
 import { encodeTyped, type TypedValue } from './encode.js';
 import { decideFault, isDisappeared, resizeReadReply, validateFault, type ActiveFault, type UnitFault } from './faults.js';

@@ -1,6 +1,6 @@
 // A TCP listener that remembers its sockets so close() really ends every connection.
 import net from 'node:net';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 
 export interface TcpListener {
   host: string;

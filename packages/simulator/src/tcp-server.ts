@@ -1,7 +1,7 @@
 // Modbus TCP (MBAP) server for the simulator: many connections, pipelined requests on one
 // connection answered in the order they came (a dropped request simply gets no answer).
 import type net from 'node:net';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { encodeMbapFrame, splitMbapFrame } from './frames.js';
 import type { Simulator } from './simulator.js';
 import { listenTcp, type ConnectionHandler, type TcpListener } from './tcp-listener.js';

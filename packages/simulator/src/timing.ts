@@ -1,5 +1,5 @@
 // Wire time of Modbus RTU on a real serial line (pure). Used by the baud-accurate simulator and the bench.
-import type { Parity } from 'fieldgate/shared';
+import type { Parity } from 'fieldgate/workspace-kit';
 
 export interface LineSettings {
   baud: number;

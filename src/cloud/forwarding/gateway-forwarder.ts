@@ -3,15 +3,15 @@
 // reports go in order (at most one per batch), a report is acked only after the PUBACK of the
 // message that carried it and of every earlier message (so a device's acks never skip ahead),
 // publishes are paced by the shared pacer, and on link down everything unacked is sent again
-// after the next up.
+// after the next up. The pump is forward-pump.ts's, shared with a device's own forwarder; this
+// file is the gateway's packing.
 import type { Logger } from '../../core/logger.js';
-import type { ForwarderLink, ForwarderOutbox, Pacer } from './forwarder.js';
+import { ForwardPump, type ForwarderLink, type ForwarderOutbox, type PackedMessage, type Packing } from './forward-pump.js';
 import { packBatch, type BatchCandidate } from './gateway-batch.js';
 import { GATEWAY_TOPIC } from '../mqtt/gateway-topics.js';
 import type { OutboxRecord } from '../outbox/outbox.js';
-import { sleep, systemTime, type Time } from '../../core/time.js';
-import { PublishWindow } from './publish-window.js';
-import { WakeSignal } from './wake-signal.js';
+import type { Pacer } from './pacer.js';
+import { systemTime, type Time } from '../../core/time.js';
 
 export interface GatewayForwarderOptions {
   /** Sub-device name -> its address. */
@@ -61,52 +61,75 @@ export interface GatewayForwarderStats {
 }
 
 export class GatewayForwarder {
-  private readonly queues = new Map<string, DeviceQueue>();
-  private readonly order: string[];
-  private cursor = 0;
-  private readonly flights = new PublishWindow<BatchEntries>({ acked: (batches) => this.acked(batches), failed: () => this.restart() });
-  private pumping = false;
-  private again = false;
-  private stopped = true;
-  private failing = false;
-  private readonly wakeSignal = new WakeSignal();
-  private unsubscribe: (() => void) | undefined;
-  private readonly ackUpTo = new Map<string, number>();
-  private ackScheduled = false;
-  private readonly window: number;
-  private readonly readAhead: number;
-  private readonly clock: Time;
-  private readonly counters = { published: 0, acked: 0, reportsAcked: 0, paced: 0 };
+  private readonly packing: GatewayPacking;
+  private readonly pump: ForwardPump<BatchEntries, BatchCandidate[]>;
 
-  constructor(private readonly options: GatewayForwarderOptions) {
-    for (const [device, address] of options.devices) this.queues.set(device, { address, pending: [], lastPeekedSeq: 0, dirty: true });
-    this.order = [...options.devices.keys()];
-    this.window = Math.max(1, options.window ?? 8);
-    this.readAhead = Math.max(1, options.readAhead ?? 8);
-    this.clock = options.time ?? systemTime;
+  constructor(options: GatewayForwarderOptions) {
+    this.packing = new GatewayPacking(options, () => this.pump.inFlightAcks());
+    this.pump = new ForwardPump<BatchEntries, BatchCandidate[]>(this.packing, {
+      link: options.link, log: options.log, window: Math.max(1, options.window ?? 8), pacer: options.pacer,
+      ackDelayMs: Math.max(0, options.ackDelayMs ?? 10), time: options.time ?? systemTime,
+      failure: { message: 'gateway forwarding failed', fields: {} },
+    });
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.unsubscribe = this.options.link.onEvent((event) => {
-      if (event.type === 'up' || event.type === 'down') this.restart();
-      if (event.type === 'up') this.notify();
-    });
-    this.notify();
+    this.pump.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    this.restart();
+    this.pump.stop();
   }
 
   /**
    * A sub-device to forward for (a reload), or a new address for one: a device it already knows
    * keeps its place in the outbox, so nothing in flight is sent twice.
    */
+  addDevice(device: string, address: string): void {
+    this.packing.addDevice(device, address);
+    this.notify(device);
+  }
+
+  /**
+   * A sub-device no longer forwarded (a reload): nothing more of it is sent; what is in flight is
+   * still acked on its PUBACK, and its other records stay in the outbox.
+   */
+  removeDevice(device: string): void {
+    this.packing.removeDevice(device);
+  }
+
+  /** Sub-devices currently forwarded. */
+  deviceNames(): string[] {
+    return this.packing.deviceNames();
+  }
+
+  /** New records were committed for `device` (or for any when absent): send what can be sent. */
+  notify(device?: string): void {
+    if (device !== undefined && !this.packing.markDirty(device)) return;
+    this.pump.notify();
+  }
+
+  stats(): GatewayForwarderStats {
+    return { ...this.pump.counters, reportsAcked: this.packing.reportsAcked, inFlight: this.pump.inFlight };
+  }
+}
+
+/** The gateway packing: each sub-device's oldest unsent record, at most one per device, in one batch message. */
+class GatewayPacking implements Packing<BatchEntries, BatchCandidate[]> {
+  private readonly queues = new Map<string, DeviceQueue>();
+  private readonly order: string[];
+  private cursor = 0;
+  private readonly ackUpTo = new Map<string, number>();
+  private readonly readAhead: number;
+  /** Device reports carried by acknowledged batches. */
+  reportsAcked = 0;
+
+  constructor(private readonly options: GatewayForwarderOptions, private readonly inFlight: () => BatchEntries[]) {
+    for (const [device, address] of options.devices) this.queues.set(device, { address, pending: [], lastPeekedSeq: 0, dirty: true });
+    this.order = [...options.devices.keys()];
+    this.readAhead = Math.max(1, options.readAhead ?? 8);
+  }
+
   addDevice(device: string, address: string): void {
     const queue = this.queues.get(device);
     // Its peeked and in-flight state stays valid: the next record sent is the one after them.
@@ -118,13 +141,8 @@ export class GatewayForwarder {
       this.queues.set(device, { address, pending: [], lastPeekedSeq: this.ackUpTo.get(device) ?? 0, dirty: true });
     }
     if (!this.order.includes(device)) this.order.push(device);
-    this.notify(device);
   }
 
-  /**
-   * A sub-device no longer forwarded (a reload): nothing more of it is sent; what is in flight is
-   * still acked on its PUBACK, and its other records stay in the outbox.
-   */
   removeDevice(device: string): void {
     const index = this.order.indexOf(device);
     if (index < 0) return;
@@ -135,15 +153,22 @@ export class GatewayForwarder {
     this.dropRetired();
   }
 
-  /** Sub-devices currently forwarded. */
   deviceNames(): string[] {
     return [...this.order];
+  }
+
+  /** New records may wait for `device`; false when it is not forwarded. */
+  markDirty(device: string): boolean {
+    const queue = this.queues.get(device);
+    if (!queue) return false;
+    queue.dirty = true;
+    return true;
   }
 
   /** The highest seq of `device` in a batch awaiting PUBACK. */
   private inFlightSeqOf(device: string): number | undefined {
     let seq: number | undefined;
-    for (const entries of this.flights.items()) for (const e of entries) if (e.device === device) seq = Math.max(seq ?? 0, e.seq);
+    for (const entries of this.inFlight()) for (const e of entries) if (e.device === device) seq = Math.max(seq ?? 0, e.seq);
     return seq;
   }
 
@@ -154,83 +179,19 @@ export class GatewayForwarder {
     }
   }
 
-  /** New records were committed for `device` (or for any when absent): send what can be sent. */
-  notify(device?: string): void {
-    if (device !== undefined) {
-      const queue = this.queues.get(device);
-      if (!queue) return;
-      queue.dirty = true;
-    }
-    if (this.stopped || !this.options.link.isUp) return;
-    if (this.pumping) {
-      this.again = true;
-      this.wakeSignal.fire();
-      return;
-    }
-    void this.pump();
-  }
-
-  stats(): GatewayForwarderStats {
-    return { ...this.counters, inFlight: this.flights.size };
-  }
-
-  /** Forget what is in flight and what was peeked: the next pump starts at each outbox head. */
-  private restart(): void {
-    this.flushAck();
-    this.flights.reset();
+  /** Forget what was peeked: the next peek starts at each outbox head. */
+  reset(): void {
     this.dropRetired();
     for (const queue of this.queues.values()) {
       queue.pending = [];
       queue.lastPeekedSeq = 0;
       queue.dirty = true;
     }
-    this.wakeSignal.fire();
-  }
-
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    // At most once per pump run: a backlog replay keeps the pump running and never waits.
-    let lingered = false;
-    try {
-      while (!this.stopped && this.options.link.isUp) {
-        if (this.flights.size >= this.window) {
-          await this.wakeSignal.wait();
-          continue;
-        }
-        this.again = false;
-        const candidates = this.candidates();
-        if (candidates.length === 0) {
-          if (this.again) continue;
-          break;
-        }
-        const delay = this.options.pacer.delayFor(this.clock.now());
-        if (delay > 0) {
-          this.counters.paced += 1;
-          await sleep(this.clock, delay);
-          continue;
-        }
-        if (!lingered && this.worthLingering(candidates)) {
-          lingered = true;
-          await sleep(this.clock, this.options.lingerMs ?? 0);
-          continue;
-        }
-        lingered = true;
-        this.send(candidates);
-      }
-      this.failing = false;
-    } catch (err) {
-      // Outbox trouble (I/O error): try again shortly rather than stopping every sub-device.
-      if (!this.failing) this.options.log.error({ err }, 'gateway forwarding failed');
-      this.failing = true;
-      this.clock.setTimer(() => this.notify(), 1000, { unref: true });
-    } finally {
-      this.pumping = false;
-    }
-    if (this.again && !this.stopped && this.options.link.isUp) this.notify();
   }
 
   /** Each device's oldest unsent record, starting at the rotating cursor (fair under the byte bound). */
-  private candidates(): BatchCandidate[] {
+  peek(readingOutbox: () => void): BatchCandidate[] | undefined {
+    readingOutbox();
     const list: BatchCandidate[] = [];
     const count = this.order.length;
     for (let i = 0; i < count; i += 1) {
@@ -246,45 +207,40 @@ export class GatewayForwarder {
       const head = queue.pending[0];
       if (head) list.push({ device, address: queue.address, seq: head.seq, payload: head.payload });
     }
-    return list;
+    return list.length > 0 ? list : undefined;
   }
 
-  /** A batch with room left and devices not in it yet. */
-  private worthLingering(candidates: readonly BatchCandidate[]): boolean {
-    if ((this.options.lingerMs ?? 0) <= 0 || candidates.length >= this.order.length) return false;
+  /**
+   * Live reports arrive one device at a time: a batch with room left and devices not in it yet
+   * waits `lingerMs` once for more.
+   */
+  lingerMs(candidates: readonly BatchCandidate[]): number {
+    const lingerMs = this.options.lingerMs ?? 0;
+    if (lingerMs <= 0 || candidates.length >= this.order.length) return 0;
     const bytes = candidates.reduce((n, c) => n + c.payload.length + c.address.length + 4, 0);
-    return bytes < this.options.maxBatchBytes / 2;
+    return bytes < this.options.maxBatchBytes / 2 ? lingerMs : 0;
   }
 
-  private send(candidates: BatchCandidate[]): void {
+  take(candidates: BatchCandidate[]): PackedMessage<BatchEntries> {
     const batch = packBatch(candidates, this.options.maxBatchBytes);
     for (const entry of batch.entries) this.queues.get(entry.device)?.pending.shift();
     // The next batch starts after the last device this one carried.
     const last = batch.entries[batch.entries.length - 1];
     this.cursor = (this.order.indexOf(last.device) + 1) % this.order.length;
-    this.counters.published += 1;
     this.options.onBatch?.(batch.entries.map((e) => e.address));
-    this.flights.track(this.options.link.publish(GATEWAY_TOPIC.attributes, batch.payload), batch.entries.map((e) => ({ device: e.device, seq: e.seq })));
+    return { topic: GATEWAY_TOPIC.attributes, payload: batch.payload, acks: batch.entries.map((e) => ({ device: e.device, seq: e.seq })) };
   }
 
   /** The acknowledged prefix of batches grew: each device is acked up to what they carried. */
-  private acked(batches: BatchEntries[]): void {
+  acknowledged(batches: BatchEntries[]): void {
     for (const entries of batches) {
-      this.counters.acked += 1;
-      this.counters.reportsAcked += entries.length;
+      this.reportsAcked += entries.length;
       for (const entry of entries) this.ackUpTo.set(entry.device, entry.seq);
     }
     if (this.queues.size > this.order.length) this.dropRetired();
-    if (!this.ackScheduled) {
-      this.ackScheduled = true;
-      this.clock.setTimer(() => this.flushAck(), Math.max(0, this.options.ackDelayMs ?? 10), { unref: true });
-    }
-    this.wakeSignal.fire();
-    if (!this.pumping) this.notify();
   }
 
-  private flushAck(): void {
-    this.ackScheduled = false;
+  flushAcks(): void {
     for (const [device, seq] of this.ackUpTo) {
       try {
         this.options.outbox.ack(device, seq);
@@ -294,5 +250,4 @@ export class GatewayForwarder {
     }
     this.ackUpTo.clear();
   }
-
 }

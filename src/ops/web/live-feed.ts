@@ -2,6 +2,7 @@
 // the page's history rings and to the page's listeners of that device. Costs one map update per
 // sample while the page is enabled and nothing more when no page is open.
 import type { DeviceState, SampleSink } from '../../device/poller-types.js';
+import type { EpochMs } from '../../core/time.js';
 import type { Sample } from '../../device/poll-cycle.js';
 import { PointHistory } from './point-history.js';
 
@@ -44,8 +45,8 @@ export class LiveFeed implements SampleSink {
     this.emit({ device: sample.device, ts: sample.ts, values: sample.values, errors });
   }
 
-  onDeviceState(device: string, state: DeviceState, reason: string): void {
-    this.next.onDeviceState(device, state, reason);
+  onDeviceState(device: string, state: DeviceState, reason: string, ts: EpochMs): void {
+    this.next.onDeviceState(device, state, reason, ts);
     this.states.set(device, { state, reason, at: Date.now() });
     if (this.listeners.size > 0) this.emit({ device, ts: Date.now(), state, reason });
   }

@@ -13,7 +13,7 @@ import { Poller, type Sample } from '../../../src/device/poller.js';
 import { compileDevice } from '../../../src/core/config/compile.js';
 import { ModbusTimeoutError } from '../../../src/field/modbus/errors.js';
 import { silentLogger } from '../../../src/ops/log.js';
-import { Shares } from '../../../src/ops/shares.js';
+import { Shares } from '../../../src/share/shares.js';
 import type { GatewayStatus } from '../../../src/ops/status.js';
 import { WebCommands } from '../../../src/ops/web/web-commands.js';
 import { deviceConfig, pointConfig } from '../../helpers/device-configs.js';

@@ -5,7 +5,7 @@ import type { SiteConfig } from '../../../src/core/config/site-types.js';
 import { systemClock } from '../../../src/core/time.js';
 import { Bus } from '../../../src/field/modbus/bus.js';
 import { createModbusTransport } from '../../../src/field/modbus/transport.js';
-import { Shares } from '../../../src/ops/shares.js';
+import { Shares } from '../../../src/share/shares.js';
 import { captureLogger, type CapturedLog } from '../../helpers/capture-logger.js';
 import { freePort } from '../../helpers/mosquitto.js';
 import { startPtyPair, type PtyPair } from '../../helpers/socat.js';

@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../../src/field/modbus/bus.js';
 import { keptFromDevice, RequestExpiredError } from '../../../src/field/modbus/errors.js';
-import { exceptionFor } from '../../../src/device/share-service.js';
+import { exceptionFor } from '../../../src/share/share-service.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { FakeTransport } from '../../helpers/fake-transport.js';

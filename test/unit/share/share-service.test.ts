@@ -9,7 +9,7 @@ import { ReadCache } from '../../../src/core/modbus/read-cache.js';
 import type { BroadcastWrite } from '../../../src/core/modbus/broadcast-frame.js';
 import { sharePolicy } from '../../../src/core/modbus/share-policy.js';
 import { QueueFullError } from '../../../src/core/queue-full-error.js';
-import { exceptionFor, ShareService, type ShareBus } from '../../../src/device/share-service.js';
+import { exceptionFor, ShareService, type ShareBus } from '../../../src/share/share-service.js';
 import type { RequestOptions } from '../../../src/field/modbus/bus-request.js';
 import {
   BusDownError, LineEchoError, ModbusCrcError, ModbusExceptionError, ModbusTimeoutError, RequestCancelledError, UnitCoolingDownError, UnitLateReplyPendingError,

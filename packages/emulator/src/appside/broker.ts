@@ -6,7 +6,7 @@
 import type { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { Aedes, type AedesPublishPacket, type AuthenticateError, type AuthErrorCode, type Client, type PublishPacket, type Subscription } from 'aedes';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { boundMqttPackets } from '../mqtt-packet-bound.js';
 import { checkAppFilter } from './topics.js';
 

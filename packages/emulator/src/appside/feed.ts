@@ -1,7 +1,7 @@
 // What the app side carries: the cloud state's events turned into app topics and payloads, with
 // a bound on messages handed to the broker and not yet delivered (a burst beyond it is dropped
 // and counted, never queued without end).
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import type { DeviceRecord } from '../state/model.js';
 import {
   appTopic, attributesPayload, commandReplyPayload, dataPayload, eventPayload, onlinePayload,

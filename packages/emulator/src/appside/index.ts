@@ -1,6 +1,6 @@
 // The app-side subscription service in one call: broker, its listeners, and the feed the cloud
 // state writes into.
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { AppBroker, DEFAULT_APP_BROKER_LIMITS, type AppBrokerCounters, type AppBrokerLimits, type AppCredentials } from './broker.js';
 import { AppFeed } from './feed.js';
 import { AppListeners, type AppListenOptions, type AppPorts } from './listeners.js';

@@ -3,7 +3,7 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { AppBroker } from './broker.js';
 import { listen } from '../listen.js';

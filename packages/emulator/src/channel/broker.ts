@@ -19,7 +19,7 @@ import {
   type PublishPacket,
   type Subscription,
 } from 'aedes';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import type { DeviceDirectory } from '../channel.js';
 import { boundMqttPackets } from '../mqtt-packet-bound.js';
 import { deliverAtMaxQos } from './delivery-qos.js';

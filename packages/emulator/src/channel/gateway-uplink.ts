@@ -1,7 +1,7 @@
 // What the cloud does with a gateway's `gateway/*` publish: check the payload, keep the gateway
 // inside its own sub-devices, hand each sub-device's part to the state as if that device had
 // sent it directly, and answer on the matching response topic.
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import type { ChannelEvents, GatewayEvents } from '../channel.js';
 import { addressOf, parseGatewayMessage, type GatewayMessage, type GatewayUplinkKind } from './gateway-topics.js';
 import { BadRequest, type Answer } from './payload-shapes.js';

@@ -1,7 +1,7 @@
 // The emulator's device channel: the scoped MQTT broker and TCP stream access, wired to the
 // cloud state through the contract in ../channel.ts.
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import { defaultDevicePacketBound, type DeviceChannel, type DeviceChannelOptions } from '../channel.js';
 import { ScopedBroker } from './broker.js';
 import { Presence, type PresenceListener } from './presence.js';

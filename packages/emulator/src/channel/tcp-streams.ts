@@ -2,7 +2,7 @@
 // `<project_key>&<access_token>`, then raw bytes flow both ways. One socket per device: a newer
 // registration of the same identity closes the older socket.
 import type { Socket } from 'node:net';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import type { DeviceDirectory } from '../channel.js';
 import type { Presence } from './presence.js';
 import { parseRegistration, TerminatorFilter } from './registration.js';

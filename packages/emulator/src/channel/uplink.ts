@@ -1,6 +1,6 @@
 // What the cloud does with a device's publish: hand it to the state (ChannelEvents) and answer
 // on the response topic with the decided shapes of docs/protocol.md §3.
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import type { ChannelEvents, GatewayEvents } from '../channel.js';
 import { DEFAULT_JSON_LIMITS, parseBoundedJson, type BoundedJson, type JsonLimits } from '../json-limits.js';
 import { GatewayUplinks } from './gateway-uplink.js';

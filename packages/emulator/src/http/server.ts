@@ -1,6 +1,6 @@
 // node:http front: picks the interface, rate-limits A, parses JSON, authenticates, renders errors.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from 'fieldgate/shared';
+import type { Logger } from 'fieldgate/workspace-kit';
 import type { DeviceLink } from '../device-link.js';
 import { parseBoundedJson, type JsonLimits } from '../json-limits.js';
 import type { EmulatorState } from '../state/state.js';

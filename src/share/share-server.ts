@@ -5,10 +5,10 @@
 // (more than `maxUnreadBytes` waiting to be sent or held for an earlier answer) is closed, logged
 // once per client. What a request means is the handler's business.
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Logger } from '../../core/logger.js';
-import { type MbapFrame, MbapFramer } from '../../core/modbus/mbap-framer.js';
-import { mbapFrame } from '../../core/modbus/mbap-request.js';
-import { OrderedAnswers } from './ordered-answers.js';
+import type { Logger } from '../core/logger.js';
+import { type MbapFrame, MbapFramer } from '../core/modbus/mbap-framer.js';
+import { mbapFrame } from '../core/modbus/mbap-request.js';
+import { OrderedAnswers } from '../field/modbus/ordered-answers.js';
 
 export interface ShareClient {
   readonly id: number;

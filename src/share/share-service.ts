@@ -23,7 +23,7 @@ import type { RequestOptions } from '../field/modbus/bus-request.js';
 import {
   InvalidRequestError, keptFromDevice, ModbusExceptionError, ModbusTimeoutError, PortClosedError, RequestCancelledError, RequestExpiredError,
 } from '../field/modbus/errors.js';
-import type { ShareClient, ShareRequestHandler } from '../field/modbus/share-server.js';
+import type { ShareClient, ShareRequestHandler } from './share-server.js';
 
 /** What the share needs of its bus (Bus has it). */
 export interface ShareBus {

@@ -1,28 +1,23 @@
-// The running shares (docs/share.md): one Modbus TCP server per bus with a `share:` block, built
-// beside the southbound and changed by a reload on its own: a share whose block and bus are
-// unchanged keeps its clients (its unit map follows the bus's devices), a changed block restarts
-// only that share, a restarted bus restarts its share with it.
+// The running shares' lifecycle (docs/share.md): one Modbus TCP server per bus with a `share:`
+// block, built beside the southbound and changed by a reload on its own: a share whose block and
+// bus are unchanged keeps its clients (its unit map follows the bus's devices), a changed block
+// restarts only that share, a restarted bus restarts its share with it. Its cache follows the bus
+// (share-cache.ts); a forwarded write is read back (share-read-back.ts).
 import type { ShareConfig } from '../core/config/share.js';
 import { shareExposureWarning } from '../core/config/share.js';
 import type { SiteConfig } from '../core/config/site-types.js';
-import { ReadCache } from '../core/modbus/read-cache.js';
 import { sharePolicy } from '../core/modbus/share-policy.js';
-import { pointsCovering } from '../core/points/covered-points.js';
-import type { PointValue } from '../core/points/types.js';
 import type { Clock } from '../core/time.js';
-import type { PointReadResult } from '../device/point-reads.js';
-import { ShareService } from '../device/share-service.js';
+import { busReadCache } from './share-cache.js';
+import { readBackWritten, type ReadBackWiring } from './share-read-back.js';
+import { ShareService } from './share-service.js';
 import type { Bus } from '../field/modbus/bus.js';
-import { ShareServer } from '../field/modbus/share-server.js';
-import type { Logger } from './log.js';
+import { ShareServer } from './share-server.js';
+import type { Logger } from '../core/logger.js';
 import type { ShareStatus } from './share-status.js';
 
-export interface ShareWiring {
+export interface ShareWiring extends ReadBackWiring {
   buses: ReadonlyMap<string, Bus>;
-  /** A device's read-back of some points (its command service), undefined when it does not run. */
-  readBack: (device: string, ids: string[]) => Promise<PointReadResult> | undefined;
-  /** Values a read-back confirmed, reported like a cloud write's. */
-  confirmed: (device: string, values: Record<string, PointValue>) => void;
   clock: Clock;
   log: Logger;
 }
@@ -107,25 +102,12 @@ export class Shares {
     if (!bus) return;
     const log = this.wiring.log.child({ bus: name, share: `${config.address}:${config.port}` });
     bus.setLineShare(config.lineShare);
-    const cache = config.cacheMs > 0 ? new ReadCache() : undefined;
-    // Every finished write forgets what it may have changed, failed or not: a write whose reply
-    // was lost (a timeout, the usual case on a noisy line) has most likely been applied.
-    const stopCache = cache ? bus.onSettled((unit, op, outcome, at) => {
-      if (op.kind === 'read') {
-        if (outcome.ok && outcome.result && !Buffer.isBuffer(outcome.result)) cache.record({ unit, ...outcome.result, at });
-      } else if (op.kind === 'write-registers') cache.forget(unit, 'holding', op.address, op.address + op.values.length - 1);
-      else if (op.kind === 'write-coils') cache.forget(unit, 'coil', op.address, op.address + op.values.length - 1);
-      else if (op.kind === 'write-bit') cache.forget(unit, 'holding', op.address, op.address);
-      else if (op.kind === 'broadcast') {
-        const table = op.write.kind === 'write-coils' ? 'coil' : 'holding';
-        cache.forget('every', table, op.write.address, op.write.address + op.write.values.length - 1);
-      }
-    }) : () => undefined;
+    const { cache, stop: stopCache } = busReadCache(bus, config);
     const service = new ShareService({
       bus, config, policy: sharePolicy(config, this.unitsOf(name)), ...(cache ? { cache } : {}), clock: this.wiring.clock, log,
       // A broadcast (bus unit 0) wrote to every unit of the bus.
       written: (unit, table, first, last) => {
-        for (const u of unit === 0 ? this.unitsOf(name) : [unit]) this.readBack(name, u, table, first, last, log);
+        for (const u of unit === 0 ? this.unitsOf(name) : [unit]) readBackWritten(this.wiring, this.site.devices, name, u, table, first, last, log);
       },
     });
     const server = new ShareServer({ address: config.address, port: config.port, maxClients: config.maxClients, idleTimeoutMs: config.idleTimeoutMs, handler: service, log });
@@ -149,18 +131,5 @@ export class Shares {
     share.stopCache();
     await share.server.close();
     this.wiring.log.info({ bus: name, reason }, 'share stopped');
-  }
-
-  /** The points a forwarded write touched are read back and reported (never throws). */
-  private readBack(bus: string, unit: number, table: Parameters<typeof pointsCovering>[3], first: number, last: number, log: Logger): void {
-    for (const [device, ids] of pointsCovering(this.site.devices, bus, unit, table, first, last)) {
-      const reading = this.wiring.readBack(device, ids);
-      if (!reading) continue;
-      void reading.then((result) => {
-        const points = Object.keys(result.values);
-        if (points.length > 0) this.wiring.confirmed(device, result.values);
-        log.debug({ device, points, unread: [...Object.keys(result.failed), ...Object.keys(result.absent)] }, 'share write read back');
-      }, (err: unknown) => log.warn({ err, device }, 'read-back after a share write failed'));
-    }
   }
 }

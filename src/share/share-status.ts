@@ -1,5 +1,5 @@
 // What /status and `fieldgate status` show of each bus share.
-import type { ShareCounters } from '../device/share-service.js';
+import type { ShareCounters } from './share-service.js';
 
 export interface ShareStatus extends ShareCounters {
   bus: string;
