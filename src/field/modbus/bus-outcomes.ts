@@ -107,7 +107,7 @@ export class BusOutcomes {
       // still busy after every repeat is as unavailable as a silent one.
       const unavailable = err.isGatewayNoResponse || err.isBusy;
       const what = err.isBusy ? `"busy" answers (exception ${err.code} to every repeat)` : `gateway answers (exception ${err.code})`;
-      this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe, what) : health.onAnswer(unit, now));
+      this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe, what, err.isBusy) : health.onAnswer(unit, now));
     } else if (err instanceof ModbusFrameError && !isRaw) {
       if (err instanceof LineEchoError) this.echoMismatch(unit, err);
       // A reply that cannot be trusted is no answer: a unit that only sends garbage cools down too.
