@@ -1,7 +1,9 @@
 // What the bus does about units that answer late or busy: on RTU framing a unit that timed out is
 // not asked anything its late reply could be taken for until that reply was seen or its guard ran
 // out (late-guard.ts), and a request answered "busy"/"acknowledge" is repeated a bounded number of
-// times after a pause off the line (busy-retries.ts), admitted again like any request. Both are
+// times after a pause off the line (busy-retries.ts), admitted again like any request; cloud work
+// (a write, its read-back, a cloud read) goes on repeating while its next attempt starts within its
+// own deadline (`writes.maxWaitMs`), so a unit busy for a second still takes the write. Both are
 // failures for cool-down (bus-outcomes.ts). The transport watches for a late reply exactly as long
 // as the guard holds what it could be taken for (one deadline: `guarding`).
 import type { BusConfig } from '../../core/config/site-types.js';
@@ -20,6 +22,8 @@ export interface SlowJob extends RepeatableJob {
   timeoutMs: number;
   /** Repeats after "busy" so far. */
   busyAttempts: number;
+  /** Cloud work: monotonic ms until which it may wait (and repeat after "busy"). */
+  waitUntil?: number;
   reject: (err: unknown) => void;
 }
 
@@ -91,7 +95,7 @@ export class SlowUnits<J extends SlowJob> {
    */
   afterFailure(job: J, err: unknown): boolean {
     const busy = err instanceof ModbusExceptionError && err.isBusy;
-    if (busy && job.busyAttempts < this.ctx.config.busyRetries && this.ctx.isUp()) {
+    if (busy && this.repeatsBusy(job) && this.ctx.isUp()) {
       job.busyAttempts += 1;
       this.ctx.onBusyRepeat();
       this.busy.schedule(job, job.busyAttempts, (again) => {
@@ -111,6 +115,16 @@ export class SlowUnits<J extends SlowJob> {
       }
     }
     return false;
+  }
+
+  /**
+   * `busyRetries` repeats (0: none at all); cloud work also while its next attempt starts before
+   * its deadline.
+   */
+  private repeatsBusy(job: J): boolean {
+    const retries = this.ctx.config.busyRetries;
+    if (job.busyAttempts < retries) return true;
+    return retries > 0 && job.waitUntil !== undefined && this.ctx.clock.now() + this.busy.pauseMs(job.busyAttempts + 1) < job.waitUntil;
   }
 
   /** `unit` answered in time (`shape`: the request whole, undefined when read as pieces). */
