@@ -122,4 +122,9 @@ describe('architecture: no import circles', () => {
   it('src/core/config has none, type-only imports included (site-types.ts and compile.ts no longer import each other)', () => {
     expect(cycles(edges(), 'core/config/')).toEqual([]);
   });
+
+  it('src/field/modbus and src/core/modbus have none, type-only imports included (bus-request.ts and bus-types.ts no longer import each other)', () => {
+    expect(cycles(edges(), 'field/modbus/')).toEqual([]);
+    expect(cycles(edges(), 'core/modbus/')).toEqual([]);
+  });
 });
