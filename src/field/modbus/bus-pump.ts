@@ -11,7 +11,9 @@ import { addressesUnit, perform, transactionsOf } from './bus-request.js';
 import type { SlowUnits } from './bus-slow-wiring.js';
 import type { Job } from './bus-types.js';
 import { BesideLane } from './beside-lane.js';
-import { RequestCancelledError } from './errors.js';
+import { ModbusExceptionError, RequestCancelledError } from './errors.js';
+import { configuredGuardMs } from './late-guard.js';
+import type { BusConfig } from '../../core/config/site-types.js';
 import type { JobOwners } from './job-owners.js';
 import { LineGap } from './line-gap.js';
 import type { RequestQueue } from './request-queue.js';
@@ -20,6 +22,7 @@ import type { ModbusTransport } from './transport.js';
 import { WakeTimer } from './wake-timer.js';
 
 export interface BusPumpParts {
+  config: BusConfig;
   tcp: boolean;
   maxInFlight: number;
   interFrameDelayMs: number;
@@ -119,6 +122,8 @@ export class BusPump {
       // Its owner left between two of its transactions: the unit answered, nothing more was sent.
       if (err instanceof RequestCancelledError) return this.p.owners().stoppedBetween(job, err);
       this.beside.failed(job.unit, err, job.lane === 'while-beside');
+      // Accepted and at work: as long to finish as its deadline (cloud work) or a late reply's guard.
+      if (err instanceof ModbusExceptionError && err.code === 5) outcomes.acknowledged(job.unit, job.waitUntil ?? clock.now() + configuredGuardMs(this.p.config, job.timeoutMs));
       if (!slow.busy.afterFailure(job, err) && !slow.late.afterFailure(job, err)) {
         outcomes.failed(job.unit, !addressesUnit(job.op), err, isProbe);
         if (job.op.kind !== 'raw') settledListeners.notify(job.unit, job.op, { ok: false, error: err }, clock.now());

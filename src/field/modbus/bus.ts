@@ -86,7 +86,7 @@ export class Bus {
     this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow.late, this.health, this.counters, this.clock);
     this.settledListeners = new SettledListeners(this.log);
     this.line = new BusPump({
-      tcp: options.config.kind === 'tcp', maxInFlight: options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1, interFrameDelayMs,
+      config: options.config, tcp: options.config.kind === 'tcp', maxInFlight: options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1, interFrameDelayMs,
       clock: this.clock, timers: this.timers, log: this.log, queue: this.queue, admission: this.admission, transport: this.transport,
       counters: this.counters, outcomes: this.outcomes, slow: () => this.slow, settledListeners: this.settledListeners,
       owners: () => this.owners, isUp: () => this.state === 'up',

@@ -4,7 +4,9 @@
 // MAX_PAUSE_BACKOFFS times the first. Attempts are bounded by `busyRetries`; cloud work (a write,
 // its read-back, a cloud read) goes on repeating while its next attempt starts within its own
 // deadline (`writes.maxWaitMs`), so a unit busy for a second still takes the write. Busy to the
-// last repeat is a failure for cool-down (bus-outcomes.ts).
+// last repeat is a failure for cool-down (bus-outcomes.ts). After "acknowledge" (the unit accepted
+// a long request and is at work on it) the identical request is the poll for its completion: at
+// most one a request timeout, the unit's silence meanwhile no failure (bus-outcomes.ts).
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { Clock, Timers } from '../../core/time.js';
 import { ModbusExceptionError } from './errors.js';
@@ -14,6 +16,7 @@ export const MAX_PAUSE_BACKOFFS = 20;
 const DEFAULT_BUSY_BACKOFF_MS = 50;
 
 export interface BusyJob {
+  timeoutMs: number;
   /** Repeats after "busy" so far. */
   busyAttempts: number;
   /** Cloud work: monotonic ms until which it may wait (and repeat after "busy"). */
@@ -58,7 +61,7 @@ export class BusyRetries<J extends BusyJob> {
       this.waiting.delete(job);
       if (!this.ctx.isUp()) job.reject(this.ctx.downError());
       else if (!this.ctx.requeue(job)) job.reject(err);
-    }, this.pauseMs(job.busyAttempts));
+    }, err.code === 5 ? Math.max(job.timeoutMs, this.pauseMs(job.busyAttempts)) : this.pauseMs(job.busyAttempts));
     this.waiting.set(job, cancel);
     return true;
   }

@@ -1,7 +1,8 @@
 // Writes to a busy unit (issue 41), against a raw device on a socat pty (trap-peer.ts): cloud work
 // (a write, its read-back) answered "busy" (exception 6) repeats, off the line, while its next
 // attempt starts within its own deadline (`writes.maxWaitMs`), not only `busyRetries` times; a
-// poll keeps its `busyRetries`. Past the deadline the write fails with the device's answer.
+// poll keeps its `busyRetries`. Past the deadline the write fails with the device's answer. After
+// "acknowledge" (exception 5) the repeat is the poll for completion, spaced a request timeout.
 import { afterEach, describe, expect, it } from 'vitest';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
 import { settle, startLateRig, UNIT } from '../../helpers/late-path-rig.js';
@@ -46,6 +47,17 @@ describe('a write to a unit answering "busy"', () => {
     // Pauses of 200, 400, 600, 800, 1000 ms: attempts up to 3 s in; the next would start after the deadline.
     expect(writes.length).toBeGreaterThan(4);
     expect((writes.at(-1) as TrapRequest).at - (writes[0] as TrapRequest).at).toBeLessThan(4000);
+  }, 30_000);
+
+  it('"acknowledge" (exception 5) twice: the identical write is the poll for completion, at most one a request timeout, and lands', async () => {
+    let acks = 0;
+    const answer = (r: TrapRequest): TrapAnswer => (r.functionCode === 6 && acks++ < 2 ? { afterMs: 0, exception: 5 } : { afterMs: 0 });
+    const { bus, peer } = await startLateRig(cleanups, TIMEOUT_MS, { answer });
+    await bus.writeRegisters(UNIT, ADDRESS, [77]);
+    const writes = peer.requests.filter((r) => r.functionCode === 6);
+    expect(writes).toHaveLength(3);
+    for (let i = 1; i < writes.length; i += 1) expect((writes[i] as TrapRequest).at - (writes[i - 1] as TrapRequest).at).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+    expect(bus.stats()).toMatchObject({ busyRetries: 2, exceptions: 0 });
   }, 30_000);
 
   it('a poll answered "busy" keeps busyRetries (3): 4 attempts, then the unit\'s exception', async () => {

@@ -127,3 +127,27 @@ describe('a frame lost right after a unit stayed "busy" to every repeat', () => 
     expect(result.samplesLost).toBeLessThanOrEqual(1 + 3);
   }, 120_000);
 });
+
+describe('"acknowledge" (exception 5), then silence while the unit works', () => {
+  it('silent for 2 s after it (RTU, timeout 300 ms, 500 ms polls): only the silent slots are lost, no cool-down, no offline spell', async () => {
+    // The unit accepted a long request (Modbus Application Protocol 1.1b3, section 7: returned to
+    // prevent a timeout in the client) and ignores requests for 2 s meanwhile: 4 poll slots.
+    const SILENT_MS = 2000;
+    let ackAt = Number.POSITIVE_INFINITY;
+    const script: LossScript = (request, index) => {
+      if (index === 5) {
+        ackAt = request.at;
+        return { afterMs: 0, exception: 5 };
+      }
+      return request.at > ackAt && request.at - ackAt < SILENT_MS ? 'silent' : { afterMs: 0 };
+    };
+    const result = await runLostFrames({
+      lose: { script }, samples: 40, minLost: 1, pollIntervalMs: 500, timeoutMs: 300,
+      done: (samples) => samples.filter((s) => s.ts > ackAt + SILENT_MS).length >= 20,
+    });
+    expect(result.wrongValues).toBe(0);
+    expect(result.stats.cooldownRejects).toBe(0);
+    expect(result.offlineTransitions).toEqual([]);
+    expect(result.samplesLost).toBeLessThanOrEqual(SILENT_MS / 500 + 1);
+  }, 120_000);
+});
