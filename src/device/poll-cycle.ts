@@ -94,6 +94,7 @@ export async function runCycle(ctx: CycleContext, sample: Sample): Promise<Cycle
   for (const request of requests) await runRequest(run, request);
   // After the values: on RTU the confirming timeout guards its length (a unit seen late: the whole unit).
   if (outcome.abort === undefined) for (const confirm of run.confirms) await confirmTooLong(ctx, confirm);
+  if (outcome.abort === undefined && run.confirms.length === 0) await probeLength(ctx);
   const unread = new Set([...sample.errors.flatMap((e) => e.points), ...waiting.map((w) => w.point.id)]);
   for (const { point, message } of applyScaleFactors(sample.values, scaledPointsOf(ctx.codecs))) {
     const factorId = point.scaleFactor as string;
@@ -211,6 +212,23 @@ async function confirmTooLong(ctx: CycleContext, { request, cut, halfCount }: Cy
     else ctx.learner.answeredShorter(request, count);
     return;
   }
+}
+
+/**
+ * Once a shorter read length was learned, one read of a cycle without other lessons looks for the
+ * exact one (read-length-search.ts), after the values, whole or not at all. Refused by the bus
+ * itself (late-reply guard, cool-down, bus down) it is no evidence and is tried next cycle.
+ */
+async function probeLength(ctx: CycleContext): Promise<void> {
+  const probe = ctx.learner.lengthProbe(ctx.now());
+  if (!probe) return;
+  try {
+    await ctx.bus.read(ctx.unitId, probe.table, probe.start, probe.count, { lengthProbe: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  } catch (err) {
+    if (noAnswer(err) || isRefusal(err)) ctx.learner.lengthProbeTimedOut(probe, ctx.now());
+    return;
+  }
+  ctx.learner.lengthProbeServed(probe, ctx.now());
 }
 
 function decodeInto(ctx: CycleContext, request: ReadRequest, block: ReadBlock, out: CycleOutcome, sample: Sample): void {

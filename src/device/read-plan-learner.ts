@@ -4,9 +4,10 @@
 import type { DeviceLimits, PointConfig } from '../core/config/site-types.js';
 import type { Logger } from '../core/logger.js';
 import type { MonoMs } from '../core/time.js';
-import { planReads, pointWidth, type LearnedReadLimits, type ReadRequest } from '../core/modbus/plan.js';
-import { isBitTable, type Table } from '../core/points/types.js';
+import { cutsAround, planReads, pointWidth, singleRead, type LearnedReadLimits, type ReadRequest } from '../core/modbus/plan.js';
+import type { Table } from '../core/points/types.js';
 import type { CyclePlan, LearnedLimit, SplitReason } from './read-plan-types.js';
+import { type LengthProbe, ReadLengths } from './read-length-search.js';
 
 export type { CyclePlan, LearnedLimit, SplitReason } from './read-plan-types.js';
 
@@ -27,7 +28,6 @@ interface LearnedState {
   isolated: ReadonlyMap<string, Isolated>;
 }
 
-
 export class ReadPlanLearner {
   private state: LearnedState = { cuts: new Map(), maxCount: new Map(), isolated: new Map() };
   private readonly learned: LearnedLimit[] = [];
@@ -46,10 +46,8 @@ export class ReadPlanLearner {
    */
   private timeoutSplitsPausedUntil = -Infinity;
   private answerCount = 0;
-  /** Per table, the longest request the device served: a length known to work. */
-  private readonly longestServed = new Map<Table, number>();
-  /** The last shorter length learned, and when (for the offline reason). */
-  private lengthLesson: { table: Table; count: number; at: number } | undefined;
+  /** What was served, the last length lesson, the exact length's search (read-length-search.ts). */
+  private readonly lengths = new ReadLengths(() => this.reprobeMs);
   private plan: readonly ReadRequest[];
 
   /** `plan`: the device's compiled plan (core/config/compile.ts), planned here when not given. */
@@ -108,8 +106,7 @@ export class ReadPlanLearner {
     this.answerCount += 1;
     this.timeoutSplitsPausedUntil = -Infinity;
     // A read whose whole length is unconfirmed may have gone as the bus's pieces: no length known to work.
-    const lengthServed = !this.shorterServed.has(requestKey(request));
-    if (lengthServed && request.count > (this.longestServed.get(request.table) ?? 0)) this.longestServed.set(request.table, request.count);
+    if (!this.shorterServed.has(requestKey(request))) this.lengths.servedRead(request);
     if (this.timedOutRequests.size > 0) this.timedOutRequests.delete(requestKey(request));
   }
 
@@ -175,12 +172,14 @@ export class ReadPlanLearner {
    * `request` timed out again right after both its halves (split at `cut`) were served: requests
    * must be shorter. Halving, not one register a round: as long as the longest request the device
    * served, at least half of `request` (a sparse request's halves may be short), never shorter
-   * than the table's widest point (which the device reads alone). When that leaves `request` as
-   * long as it is (the device served as long a read elsewhere), the length is not the trouble and
-   * `request` is cut.
+   * than the table's widest point (which the device reads alone); the exact length is then
+   * searched for between that and `request`'s (read-length-search.ts). When that leaves `request`
+   * as long as it is (the device served as long a read elsewhere), the length is not the trouble
+   * and `request` is cut. `request` itself served whole before: the device changed (a power cycle
+   * with a smaller limit), and what it served before says nothing any more.
    */
   learnMaxCount(request: ReadRequest, cut: number, reason: string, now: MonoMs): void {
-    const served = this.longestServed.get(request.table) ?? 0;
+    const served = this.lengths.longestServed(request.table, request);
     const count = Math.max(served, Math.ceil(request.count / 2), this.widestPoint(request.table));
     if (count >= request.count) {
       this.learnCut(request, cut, reason);
@@ -192,15 +191,39 @@ export class ReadPlanLearner {
     const index = this.learned.findIndex((l) => l.kind === 'max-count' && l.table === request.table);
     if (index >= 0) this.learned.splice(index, 1);
     this.learned.push({ table: request.table, kind: 'max-count', count, reason });
-    this.lengthLesson = { table: request.table, count, at: now };
+    this.lengths.learned(request.table, request.start, count, request.count, now);
     this.log.warn({ table: request.table, start: request.start, count: request.count, maxCount: count, reason }, 'read plan learned: shorter requests');
+  }
+
+  /** The read-length probe due this cycle (after a shorter length was learned), if any. */
+  lengthProbe(now: MonoMs): LengthProbe | undefined {
+    return this.lengths.next(now);
+  }
+
+  /** The probe was served whole: requests that long are planned (all of them, once the longest that timed out is served). */
+  lengthProbeServed(probe: LengthProbe, now: MonoMs): void {
+    this.answered({ ...probe, points: [] });
+    const served = this.lengths.served(probe, now);
+    if (served.kind === 'same') return;
+    const maxCount = new Map(this.state.maxCount);
+    if (served.kind === 'forget') maxCount.delete(probe.table);
+    else maxCount.set(probe.table, served.count);
+    if (!this.replan({ ...this.state, maxCount })) return;
+    const index = this.learned.findIndex((l) => l.kind === 'max-count' && l.table === probe.table);
+    const longer = served.kind === 'longer' ? served.count : undefined;
+    if (index >= 0) this.learned.splice(index, 1, ...(longer === undefined ? [] : [{ ...(this.learned[index] as LearnedLimit), count: longer }]));
+    // maxCount null: the longest read that ever timed out was served, the length lesson is forgotten.
+    this.log.info({ table: probe.table, start: probe.start, count: probe.count, maxCount: longer ?? null }, 'read plan learned: longer requests served');
+  }
+
+  /** It timed out (on RTU after the bus's identical repeat): nothing that long is tried again soon. */
+  lengthProbeTimedOut(probe: LengthProbe, now: MonoMs): void {
+    this.lengths.timedOut(probe, now);
   }
 
   /** "reads longer than 4 registers time out", when a shorter length was learned at or after `since`. */
   lengthLessonSince(since: number): string | undefined {
-    const lesson = this.lengthLesson;
-    if (!lesson || lesson.at < since) return undefined;
-    return `reads longer than ${lesson.count} ${isBitTable(lesson.table) ? 'bits' : 'registers'} time out`;
+    return this.lengths.lessonSince(since);
   }
 
   /** The point's own read was refused: it leaves the plan and is re-probed every `reprobeFailedMs`. */
@@ -228,7 +251,7 @@ export class ReadPlanLearner {
 
   /** What the command path plans with: the same cuts (isolated points included) and lengths as polls. */
   readLimits(): LearnedReadLimits {
-    return { cuts: cutsOf(this.state), maxCount: this.state.maxCount };
+    return { cuts: cutsAround(this.state.cuts, isolatedPoints(this.state)), maxCount: this.state.maxCount };
   }
 
   private widestPoint(table: Table): number {
@@ -244,7 +267,7 @@ export class ReadPlanLearner {
   private replan(next: LearnedState): boolean {
     let plan: ReadRequest[];
     try {
-      plan = planReads(this.points.filter((p) => !next.isolated.has(p.id)), this.limits, { cuts: cutsOf(next), maxCount: next.maxCount });
+      plan = planReads(this.points.filter((p) => !next.isolated.has(p.id)), this.limits, { cuts: cutsAround(next.cuts, isolatedPoints(next)), maxCount: next.maxCount });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (!this.planFailuresLogged.has(message)) {
@@ -261,21 +284,8 @@ export class ReadPlanLearner {
   }
 }
 
-/** The learned cuts, plus both ends of every isolated point: no request may span one. */
-function cutsOf(state: LearnedState): Map<Table, Set<number>> {
-  const cuts = new Map<Table, Set<number>>();
-  for (const [table, set] of state.cuts) cuts.set(table, new Set(set));
-  for (const { point } of state.isolated.values()) {
-    const set = cuts.get(point.table) ?? new Set<number>();
-    set.add(point.address);
-    set.add(point.address + pointWidth(point));
-    cuts.set(point.table, set);
-  }
-  return cuts;
-}
-
-function singleRead(point: PointConfig): ReadRequest {
-  return { table: point.table, start: point.address, count: pointWidth(point), points: [point] };
+function isolatedPoints(state: LearnedState): PointConfig[] {
+  return [...state.isolated.values()].map((entry) => entry.point);
 }
 
 function requestKey(request: ReadRequest): string {

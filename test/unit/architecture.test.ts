@@ -138,4 +138,9 @@ describe('architecture: no import circles', () => {
     expect(cycles(edges(), 'share/')).toEqual([]);
     expect(cycles(edges(), 'cloud/forwarding/')).toEqual([]);
   });
+
+  it('src/field/modbus and src/core/modbus have none, type-only imports included (bus-request.ts and bus-types.ts no longer import each other)', () => {
+    expect(cycles(edges(), 'field/modbus/')).toEqual([]);
+    expect(cycles(edges(), 'core/modbus/')).toEqual([]);
+  });
 });

@@ -144,7 +144,7 @@ describe('bisecting refused reads', () => {
     expect(learner.limitsLearned().map((l) => `${l.kind} ${l.address}`)).toEqual(learned);
   });
 
-  it('sends a read that timed out as its halves, confirms the whole once more and learns a length by halving', async () => {
+  it('sends a read that timed out as its halves, confirms the whole once more, learns a length by halving, then bisects to the exact one', async () => {
     const points = pointsAt('input', ...range(0, 7));
     const { cycle, learner } = rig(points, { timeoutAbove: 4 });
     const first = await cycle();
@@ -159,7 +159,11 @@ describe('bisecting refused reads', () => {
     expect(second.sample.values).toEqual(Object.fromEntries(points.map((p) => [p.id, expectedValue(p)])));
     expect(second.outcome.abort).toBeUndefined();
     expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    // Between 4 (served) and 8 (timed out): 6 times out, then 5; 4 it is.
+    expect(await cycle()).toMatchObject({ reads: ['0+4', '4+4', '0+6'], probes: ['0+6'] });
+    expect((await cycle()).reads).toEqual(['0+4', '4+4', '0+5']);
     expect((await cycle()).reads).toEqual(['0+4', '4+4']);
+    expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
   });
 
   it('halves a read whose halves time out too, one level a cycle, never one register a round', async () => {
@@ -174,7 +178,55 @@ describe('bisecting refused reads', () => {
     expect(fourth.sample.values.i7).toBe(22);
     // As long as the longest read served (3), at least half the one that timed out (5).
     expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 3, reason: 'timeout' }]);
-    expect((await cycle()).reads).toEqual(['0+3', '3+3', '6+3', '9+1']);
+    // Then the one length between 3 and 5 is tried, served: the device's limit, 4.
+    expect((await cycle()).reads).toEqual(['0+3', '3+3', '6+3', '9+1', '0+4']);
+    expect(learner.limitsLearned()).toEqual([{ table: 'input', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    expect((await cycle()).reads).toEqual(['0+4', '4+4', '8+2']);
+  });
+
+  it.each([
+    { limit: 3, points: 8 }, { limit: 16, points: 24 }, { limit: 5, points: 40 }, { limit: 1, points: 4 },
+  ])('a device silent above $limit registers ends read as requests of exactly $limit ($points points)', async ({ limit, points: n }) => {
+    const points = pointsAt('holding', ...range(0, n - 1));
+    const { cycle, learner } = rig(points, { timeoutAbove: limit });
+    for (let i = 0; i < 20; i++) await cycle();
+    expect(learner.limitsLearned()).toEqual(limit >= n ? [] : [{ table: 'holding', kind: 'max-count', count: limit, reason: 'timeout' }]);
+    const settled = await cycle();
+    expect(settled.reads.every((r) => Number(r.split('+')[1]) <= limit)).toBe(true);
+    expect(settled.reads.filter((r) => Number(r.split('+')[1]) === limit).length).toBe(Math.floor(n / limit));
+    expect(Object.keys(settled.sample.values)).toHaveLength(n);
+  });
+
+  it('a length learned from timeouts is re-probed after reprobeFailedMs (doubling while it times out), and forgotten once the whole is served', async () => {
+    const points = pointsAt('holding', ...range(0, 7));
+    const { cycle, learner, device, advance } = rig(points, { timeoutAbove: 4 }, { reprobeFailedMs: 10_000 });
+    for (let i = 0; i < 5; i++) await cycle();
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 4, reason: 'timeout' }]);
+    expect((await cycle()).probes).toEqual([]);
+    advance(10_000);
+    expect((await cycle()).probes).toEqual(['0+5']); // still silent: next re-probe after 20 s
+    advance(10_000);
+    expect((await cycle()).probes).toEqual([]);
+    advance(10_000);
+    device.model = {}; // the lesson was false (frames lost at random), or the device was replaced
+    expect((await cycle()).probes).toEqual(['0+5']);
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 5, reason: 'timeout' }]);
+    expect((await cycle()).probes).toEqual(['0+8']); // the longest that ever timed out, served: no limit
+    expect(learner.limitsLearned()).toEqual([]);
+    expect((await cycle()).reads).toEqual(['0+8']);
+  });
+
+  it('a device power-cycled with a smaller limit: the request it served before times out whole, a shorter length is learned, not a cut', async () => {
+    const points = pointsAt('holding', ...range(0, 7));
+    const { cycle, learner, device } = rig(points, { timeoutAbove: 4 });
+    for (let i = 0; i < 5; i++) await cycle();
+    expect((await cycle()).reads).toEqual(['0+4', '4+4']);
+    device.model = { timeoutAbove: 2 };
+    for (let i = 0; i < 8; i++) await cycle();
+    expect(learner.limitsLearned()).toEqual([{ table: 'holding', kind: 'max-count', count: 2, reason: 'timeout' }]);
+    const settled = await cycle();
+    expect(settled.reads).toEqual(['0+2', '2+2', '4+2', '6+2']);
+    expect(Object.keys(settled.sample.values)).toHaveLength(8);
   });
 
   it('a sparse read that times out is kept at half its length at least, not at its halves', async () => {

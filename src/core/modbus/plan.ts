@@ -169,3 +169,21 @@ export function formatPlanSummary(summary: PlanSummary): string {
   const verb = summary.requests === 1 ? 'covers' : 'cover';
   return `${plural(summary.requests, 'request')} ${verb} ${parts.join(' and ')} for ${plural(summary.points, 'point')}`;
 }
+
+/** Learned cuts, plus both ends of every isolated point (read alone): no request may span one. */
+export function cutsAround(cuts: ReadonlyMap<Table, ReadonlySet<number>>, isolated: readonly PointConfig[]): Map<Table, Set<number>> {
+  const all = new Map<Table, Set<number>>();
+  for (const [table, set] of cuts) all.set(table, new Set(set));
+  for (const point of isolated) {
+    const set = all.get(point.table) ?? new Set<number>();
+    set.add(point.address);
+    set.add(point.address + pointWidth(point));
+    all.set(point.table, set);
+  }
+  return all;
+}
+
+/** A point's own read. */
+export function singleRead(point: PointConfig): ReadRequest {
+  return { table: point.table, start: point.address, count: pointWidth(point), points: [point] };
+}

@@ -1,6 +1,6 @@
 // The late replies an RTU line port still watches for (rtu-line-port.ts): one entry per timed-out
 // request whose reply may still come, each with a deadline, the end of the bus's late-reply guard
-// for it (late-guard.ts; the bus passes its length on, slow-units.ts). Past its deadline an entry
+// for it (late-guard.ts; the bus passes its length on, late-reply-watch.ts). Past its deadline an entry
 // is gone: a frame that looks like its reply is then a foreign frame, discarded like any, never
 // the "late reply" of a long-gone request (which would excuse, say, a busy answer to the request
 // on the line and teach the guard an answer time nobody measured). Time is the injected clock's.

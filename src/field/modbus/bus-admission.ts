@@ -9,7 +9,7 @@ import type { Counter } from './bus-outcomes.js';
 import type { Job } from './bus-types.js';
 import type { UnitHealthTracker } from './cooldown.js';
 import { RequestExpiredError, UnitCoolingDownError, UnitLateReplyPendingError } from './errors.js';
-import type { SlowUnits } from './slow-units.js';
+import type { LateReplyWatch } from './late-reply-watch.js';
 import { addressesUnit, wireShapes } from './bus-request.js';
 
 /** `pieceCount`: a read that must go as reads of at most that many registers or bits (late-guard.ts). */
@@ -21,7 +21,7 @@ export class BusAdmission {
 
   constructor(
     private readonly concurrentUnits: ReadonlySet<number>,
-    private readonly slow: SlowUnits<Job>,
+    private readonly late: LateReplyWatch<Job>,
     private readonly health: UnitHealthTracker,
     private readonly counters: Record<Counter, number>,
     private readonly clock: Clock,
@@ -48,7 +48,7 @@ export class BusAdmission {
 
   /** Ms until `job` could be admitted: 0 now, undefined when a probe in flight ends. */
   private waitFor(job: Job, now: number): number | undefined {
-    const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true, job.timeoutRepeats > 0);
+    const guard = this.late.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true, job.timeoutRepeats > 0);
     const guardMs = guard.kind === 'wait' ? guard.retryInMs : 0;
     const coolMs = job.admitted === 'probe' ? 0 : this.health.waitFor(job.unit, now);
     return coolMs === undefined ? undefined : Math.max(guardMs, coolMs);
@@ -72,7 +72,7 @@ export class BusAdmission {
       return { kind: 'refuse', error: new RequestExpiredError(job.unit, now - job.expiresAt + (job.queueDeadlineMs ?? 0)) };
     }
     if (!addressesUnit(job.op)) return { kind: 'go' };
-    const guard = this.slow.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true, job.timeoutRepeats > 0);
+    const guard = this.late.guardAdmission(job.unit, wireShapes(job.op), job.op.kind === 'read' && job.lengthProbe !== true, job.timeoutRepeats > 0);
     const guardWaitMs = guard.kind === 'wait' ? guard.retryInMs : undefined;
     const cooling = this.health.view(job.unit);
     if (guardWaitMs !== undefined && cooling.state === 'cooling-down') {

@@ -44,6 +44,8 @@ export class BusOutcomes {
   private queueFullLogged = false;
   /** Good replies since the last reply discarded for its transaction id (undefined: none in this spell). */
   private goodSinceForeignId: number | undefined;
+  /** Units that answered "acknowledge" (exception 5): monotonic ms until which their silence is their work, not a failure. */
+  private readonly processingUntil = new Map<number, number>();
 
   constructor(private readonly ctx: OutcomeContext) {
     this.limitMs = ctx.reopenAfterSilenceMs ?? DEFAULT_REOPEN_AFTER_SILENCE_MS;
@@ -88,9 +90,19 @@ export class BusOutcomes {
   }
 
   answered(unit: number): void {
+    this.processingUntil.delete(unit);
     this.echoProblem = undefined;
     this.good();
     this.transition(unit, this.ctx.health.onAnswer(unit, this.ctx.clock.now()));
+  }
+
+  /**
+   * `unit` answered "acknowledge" (exception 5): it accepted a request that takes long and may not
+   * answer while it works (Modbus Application Protocol 1.1b3, section 7). Until `untilMs` its
+   * timeouts are no failure for cool-down (nor a timeout in a row: a read lost then is repeated).
+   */
+  acknowledged(unit: number, untilMs: number): void {
+    this.processingUntil.set(unit, Math.max(untilMs, this.processingUntil.get(unit) ?? 0));
   }
 
   failed(unit: number, isRaw: boolean, err: unknown, isProbe: boolean): void {
@@ -99,7 +111,8 @@ export class BusOutcomes {
     if (err instanceof ModbusTimeoutError) {
       counters.timeouts += 1;
       this.silent();
-      this.transition(unit, health.onNoAnswer(unit, now, isProbe, `timeouts (no answer within ${err.timeoutMs} ms)`));
+      if (now < (this.processingUntil.get(unit) ?? 0)) health.onInconclusive(unit, isProbe);
+      else this.transition(unit, health.onNoAnswer(unit, now, isProbe, `timeouts (no answer within ${err.timeoutMs} ms)`));
     } else if (err instanceof ModbusExceptionError) {
       counters.exceptions += 1;
       this.good(); // a matched exception reply: the line works
@@ -107,7 +120,7 @@ export class BusOutcomes {
       // still busy after every repeat is as unavailable as a silent one.
       const unavailable = err.isGatewayNoResponse || err.isBusy;
       const what = err.isBusy ? `"busy" answers (exception ${err.code} to every repeat)` : `gateway answers (exception ${err.code})`;
-      this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe, what) : health.onAnswer(unit, now));
+      this.transition(unit, unavailable ? health.onNoAnswer(unit, now, isProbe, what, err.isBusy) : health.onAnswer(unit, now));
     } else if (err instanceof ModbusFrameError && !isRaw) {
       if (err instanceof LineEchoError) this.echoMismatch(unit, err);
       // A reply that cannot be trusted is no answer: a unit that only sends garbage cools down too.

@@ -1,69 +1,17 @@
-// What a Bus is asked to do, its results, and the argument checks done before anything is queued.
+// How a Bus performs what it is asked (its shapes in bus-types.ts): the argument checks done before
+// anything is queued, the wire shapes, the transactions, and the job kept for each request.
 import type { Table } from '../../core/points/types.js';
 import type { BusConfig } from '../../core/config/site-types.js';
 import { BUS_DEFAULTS } from '../../core/config/buses.js';
-import type { Job } from './bus-types.js';
+import type { Job, Operation, OperationResult, Priority, RequestOptions } from './bus-types.js';
 import { isBitTable } from '../../core/points/types.js';
 import { InvalidRequestError, RequestCancelledError } from './errors.js';
-import type { RawReplyWindow } from './raw-exchange.js';
 import type { ModbusTransport } from './transport.js';
 import type { ReplyShape } from './transport-types.js';
-import type { Priority } from './request-queue.js';
 import type { ReadBlock } from '../../core/points/codec.js';
-import { type BroadcastWrite, broadcastFrame } from '../../core/modbus/broadcast-frame.js';
+import { broadcastFrame } from '../../core/modbus/broadcast-frame.js';
 
-export type { Priority };
-
-
-export interface RequestOptions {
-  /** 'high' jumps ahead of queued polls (default for writes); 'normal' for polls (default for reads). */
-  priority?: Priority;
-  /** Overrides the bus timeout for this request. */
-  timeoutMs?: number;
-  /**
-   * How long the request may wait in the queue while its unit is guarded against a late reply or
-   * cooling down (ms; 0: refused at once). Default: the bus's `writes.maxWaitMs` for 'high'
-   * priority, 0 for polls.
-   */
-  maxWaitMs?: number;
-  /**
-   * A read sent only to learn whether the unit answers one this long: it goes whole or not at
-   * all, never split by the bus into shorter pieces (refused, or waiting, while a late reply of
-   * its shape may still come, like any request that cannot be made distinguishable).
-   */
-  lengthProbe?: boolean;
-  /** Called when the request goes on the line (after its wait in the queue), for queue-wait figures. */
-  onStart?: () => void;
-  /**
-   * The request's owner (a share client's connection, a page request): when it aborts, a request
-   * still waiting leaves the queue and rejects with RequestCancelledError; one on the line
-   * finishes its transaction (the line stays in frame sync) but sends no further one.
-   */
-  signal?: AbortSignal;
-  /**
-   * Monotonic ms the request may wait in the queue before it goes on the line; past it, it leaves
-   * unsent with RequestExpiredError (counted as `expired`). None: it waits its turn.
-   */
-  queueDeadlineMs?: number;
-}
-
-export interface WriteOptions extends RequestOptions {
-  /** Use FC16/FC15 even for a single register/coil (devices that lack FC6/FC5). */
-  forceMulti?: boolean;
-}
-
-export type Operation =
-  | { kind: 'read'; table: Table; start: number; count: number }
-  | BroadcastWrite
-  /** Read-modify-write of one bit of a holding register, in one job (no other request between). */
-  | { kind: 'write-bit'; address: number; bit: number; value: boolean; forceMulti: boolean }
-  /** Non-Modbus bytes for a custom data stream sharing the line; addressed to no unit. */
-  | { kind: 'raw'; data: Buffer; window: RawReplyWindow }
-  /**
-   * A write to unit 0 of an RTU line, which every unit obeys and none answers: sent, then the line
-   * is held for `turnaroundMs` (the units act on it) before the next request.
-   */
-  | { kind: 'broadcast'; write: BroadcastWrite; turnaroundMs: number };
+export type { Operation, OperationResult, Priority, RequestOptions, WriteOptions } from './bus-types.js';
 
 /** Whether the operation is addressed to one unit that answers it (not raw bytes, not a broadcast). */
 export function addressesUnit(op: Operation): boolean {
@@ -73,7 +21,6 @@ export function addressesUnit(op: Operation): boolean {
 /** Longest turnaround a broadcast may hold the line (ms). */
 export const MAX_BROADCAST_TURNAROUND_MS = 10_000;
 
-export type OperationResult = ReadBlock<Uint16Array> | Buffer | undefined;
 
 /** Modbus limits: 125 registers / 2000 bits per read, 123 registers / 1968 coils per write. */
 const MAX_READ_REGISTERS = 125;

@@ -1,10 +1,70 @@
-// The options a Bus is built with, and the job it keeps for each request.
+// The shapes of a Bus: the options it is built with, what it is asked to do (operations and their
+// options), its results, and the job it keeps for each request.
 import type { BusConfig } from '../../core/config/site-types.js';
 import type { Logger } from '../../core/logger.js';
 import type { Clock, Timers } from '../../core/time.js';
-import type { Operation, OperationResult, Priority } from './bus-request.js';
+import type { Table } from '../../core/points/types.js';
+import type { ReadBlock } from '../../core/points/codec.js';
+import type { BroadcastWrite } from '../../core/modbus/broadcast-frame.js';
+import type { RawReplyWindow } from './raw-exchange.js';
+import type { Priority } from './request-queue.js';
 import type { TransportFactory } from './transport.js';
 import type { ReplyShape } from './transport-types.js';
+
+export type { Priority };
+
+export interface RequestOptions {
+  /** 'high' jumps ahead of queued polls (default for writes); 'normal' for polls (default for reads). */
+  priority?: Priority;
+  /** Overrides the bus timeout for this request. */
+  timeoutMs?: number;
+  /**
+   * How long the request may wait in the queue while its unit is guarded against a late reply or
+   * cooling down (ms; 0: refused at once). Default: the bus's `writes.maxWaitMs` for 'high'
+   * priority, 0 for polls.
+   */
+  maxWaitMs?: number;
+  /**
+   * A read sent only to learn whether the unit answers one this long: it goes whole or not at
+   * all, never split by the bus into shorter pieces (refused, or waiting, while a late reply of
+   * its shape may still come, like any request that cannot be made distinguishable).
+   */
+  lengthProbe?: boolean;
+  /** Called when the request goes on the line (after its wait in the queue), for queue-wait figures. */
+  onStart?: () => void;
+  /**
+   * The request's owner (a share client's connection, a page request): when it aborts, a request
+   * still waiting leaves the queue and rejects with RequestCancelledError; one on the line
+   * finishes its transaction (the line stays in frame sync) but sends no further one.
+   */
+  signal?: AbortSignal;
+  /**
+   * Monotonic ms the request may wait in the queue before it goes on the line; past it, it leaves
+   * unsent with RequestExpiredError (counted as `expired`). None: it waits its turn.
+   */
+  queueDeadlineMs?: number;
+}
+
+export interface WriteOptions extends RequestOptions {
+  /** Use FC16/FC15 even for a single register/coil (devices that lack FC6/FC5). */
+  forceMulti?: boolean;
+}
+
+export type Operation =
+  | { kind: 'read'; table: Table; start: number; count: number }
+  | BroadcastWrite
+  /** Read-modify-write of one bit of a holding register, in one job (no other request between). */
+  | { kind: 'write-bit'; address: number; bit: number; value: boolean; forceMulti: boolean }
+  /** Non-Modbus bytes for a custom data stream sharing the line; addressed to no unit. */
+  | { kind: 'raw'; data: Buffer; window: RawReplyWindow }
+  /**
+   * A write to unit 0 of an RTU line, which every unit obeys and none answers: sent, then the line
+   * is held for `turnaroundMs` (the units act on it) before the next request.
+   */
+  | { kind: 'broadcast'; write: BroadcastWrite; turnaroundMs: number };
+
+export type OperationResult = ReadBlock<Uint16Array> | Buffer | undefined;
+
 
 export interface BusOptions {
   config: BusConfig;

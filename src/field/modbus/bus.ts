@@ -7,28 +7,25 @@ import type { Table } from '../../core/points/types.js';
 import { BusConnection, type ConnectionState } from './bus-connection.js';
 import {
   type Operation, type OperationResult, type Priority, type RequestOptions, type WriteOptions,
-  addressesUnit, newJob, perform, transactionsOf, validateOperation,
+  addressesUnit, newJob, validateOperation,
 } from './bus-request.js';
 import { type Clock, type Timers, systemClock, systemTimers } from '../../core/time.js';
 import { QueueFullError } from '../../core/queue-full-error.js';
 import type { ReadBlock } from '../../core/points/codec.js';
 import { type UnitStateView, UnitHealthTracker } from './cooldown.js';
 import type { BusOptions, Job } from './bus-types.js';
-import { BusDownError, BusStoppedError, InvalidRequestError, RequestCancelledError } from './errors.js';
+import { BusDownError, BusStoppedError, InvalidRequestError } from './errors.js';
 import type { BroadcastWrite } from '../../core/modbus/broadcast-frame.js';
 import type { LateUnitView } from './late-guard.js';
-import type { SlowUnits } from './slow-units.js';
-import { wireSlowUnits } from './bus-slow-wiring.js';
+import { type SlowUnits, wireSlowUnits } from './bus-slow-wiring.js';
 import type { BusProgress, BusStats } from './bus-stats.js';
 import { BusOutcomes, zeroCounters } from './bus-outcomes.js';
 import type { RawReplyWindow } from './raw-exchange.js';
 import { RequestQueue } from './request-queue.js';
 import { BusAdmission } from './bus-admission.js';
-import { BesideLane } from './beside-lane.js';
-import { WakeTimer } from './wake-timer.js';
-import { LineGap } from './line-gap.js';
 import { type SettledListener, SettledListeners } from './settled-listeners.js';
 import { JobOwners } from './job-owners.js';
+import { BusPump } from './bus-pump.js';
 import type { ModbusTransport } from './transport.js';
 
 export type { RequestOptions, WriteOptions, Priority, UnitStateView };
@@ -48,19 +45,14 @@ export class Bus {
   private readonly timers: Timers;
   private readonly queue: RequestQueue<Job>;
   private readonly health: UnitHealthTracker;
-  private readonly maxInFlight: number;
   /** Late replies (RTU framing) and "busy" answers. */
-  private readonly slow: SlowUnits<Job>;
+  private readonly slow: SlowUnits;
   private readonly counters = zeroCounters();
   private readonly outcomes: BusOutcomes;
   private readonly admission: BusAdmission;
   private readonly connection: BusConnection;
-  private readonly beside: BesideLane;
-  private inFlight = 0;
-  private busyTimeMs = 0;
-  private readonly gap: LineGap;
-  /** Requests left waiting for a guarded or cooling unit: looked at again when one may go or must fail. */
-  private readonly wake: WakeTimer;
+  /** Starts queued requests as the line allows, performs and settles them (bus-pump.ts). */
+  private readonly line: BusPump;
   private readonly settledListeners: SettledListeners;
   /** Requests whose owner may cancel them (RequestOptions.signal). */
   private readonly owners: JobOwners;
@@ -73,7 +65,6 @@ export class Bus {
     this.timers = options.timers ?? systemTimers;
     this.queue = new RequestQueue<Job>(Math.max(1, options.queueLimit ?? DEFAULT_QUEUE_LIMIT), options.highShare ?? 1);
     this.health = new UnitHealthTracker(options.config.cooldown);
-    this.maxInFlight = options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1;
     const interFrameDelayMs = options.config.kind === 'tcp' ? 0 : Math.max(0, options.config.interFrameDelayMs);
     this.transport = options.transportFactory(options.config);
     this.connection = new BusConnection(
@@ -90,16 +81,19 @@ export class Bus {
     this.slow = wireSlowUnits({
       config: options.config, clock: this.clock, timers: this.timers, interFrameDelayMs, busyBackoffMs: options.busyBackoffMs,
       transport: this.transport, outcomes: this.outcomes, counters: this.counters, isUp: () => this.state === 'up',
-      health: this.health, queue: this.queue, downError: () => new BusDownError(this.name, this.connection.downReason), pump: () => this.pump(),
+      health: this.health, queue: this.queue, downError: () => new BusDownError(this.name, this.connection.downReason), pump: () => this.line.pump(),
     });
-    this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow, this.health, this.counters, this.clock);
-    this.wake = new WakeTimer(this.clock, this.timers, () => this.pump());
-    this.gap = new LineGap(interFrameDelayMs, this.clock, this.timers, () => this.pump());
-    this.beside = new BesideLane(options.config.kind === 'tcp', this.log);
+    this.admission = new BusAdmission(options.concurrentUnits ?? new Set(), this.slow.late, this.health, this.counters, this.clock);
     this.settledListeners = new SettledListeners(this.log);
+    this.line = new BusPump({
+      config: options.config, tcp: options.config.kind === 'tcp', maxInFlight: options.config.kind === 'tcp' ? Math.max(1, options.config.maxInFlight) : 1, interFrameDelayMs,
+      clock: this.clock, timers: this.timers, log: this.log, queue: this.queue, admission: this.admission, transport: this.transport,
+      counters: this.counters, outcomes: this.outcomes, slow: () => this.slow, settledListeners: this.settledListeners,
+      owners: () => this.owners, isUp: () => this.state === 'up',
+    });
     this.owners = new JobOwners((job) => {
-      const out = this.queue.remove(job, job.priority) || this.slow.cancelRepeat(job);
-      if (out) this.pump();
+      const out = this.queue.remove(job, job.priority) || this.slow.busy.cancel(job);
+      if (out) this.line.pump();
       return out;
     }, this.counters);
   }
@@ -173,8 +167,8 @@ export class Bus {
 
   stats(): BusStats {
     return {
-      bus: this.name, state: this.state, queueDepth: this.queue.size, inFlight: this.inFlight,
-      reconnects: this.connection.reconnects, busyTimeMs: this.busyTimeMs, lateUnits: this.lateUnits(),
+      bus: this.name, state: this.state, queueDepth: this.queue.size, inFlight: this.line.inFlight,
+      reconnects: this.connection.reconnects, busyTimeMs: this.line.busyTimeMs, lateUnits: this.lateUnits(),
       ...this.outcomes.figures(),
       ...(this.state === 'down' ? { downReason: this.connection.downReason } : {}),
     };
@@ -191,7 +185,7 @@ export class Bus {
 
   /** Units that answered after their timeout (RTU framing), with how late. */
   lateUnits(): LateUnitView[] {
-    return this.slow.lateUnits();
+    return this.slow.late.lateUnits();
   }
 
   private submit(unit: number, op: Operation, priority: Priority, options: RequestOptions = {}): Promise<OperationResult> {
@@ -216,7 +210,7 @@ export class Bus {
         return;
       }
       this.owners.watch(job);
-      this.pump();
+      this.line.pump();
     });
   }
 
@@ -225,71 +219,9 @@ export class Bus {
     return this.owners.size;
   }
 
-  /** Starts as many queued requests as the line allows now. */
-  private pump(): void {
-    this.outcomes.queueDrained(this.queue.size, this.queue.limit);
-    if (this.state !== 'up' || this.gap.waiting) return;
-    for (;;) {
-      // A request to a unit that timed out goes beside the slots (Modbus TCP, beside-lane.ts).
-      const slotFree = this.inFlight - this.beside.inFlight < this.maxInFlight;
-      if (this.queue.size === 0 || (!slotFree && !this.beside.free)) return;
-      if (this.gap.holds()) return;
-      const job = this.queue.shift((j) => this.admission.mayStart(j) && (this.beside.takes(j.unit) ? this.beside.free : slotFree));
-      if (!job) break; // every waiting request is for a unit busy, guarded or cooling down (or no slot is free)
-      const admission = this.admission.admit(job);
-      if (admission.kind === 'refuse') {
-        job.reject(admission.error);
-        continue;
-      }
-      job.admitted = admission.kind;
-      this.beside.start(job);
-      void this.execute(job, admission.kind === 'probe', admission.pieceCount);
-    }
-    this.wake.at(this.admission.takeWakeAt());
-  }
-
-  /** `pieceCount`: a read that goes as shorter reads (a late reply of its shape may still come). */
-  private async execute(job: Job, isProbe: boolean, pieceCount?: number): Promise<void> {
-    this.inFlight += 1;
-    this.admission.started(job.unit);
-    const started = this.clock.now();
-    job.onStart?.();
-    let silenceKept = false;
-    try {
-      this.counters.transactions += transactionsOf(job.op, pieceCount);
-      const result = await perform(this.transport, job.unit, job.op, job.timeoutMs, pieceCount, job.signal);
-      // The transport already listened through t3.5 after the reply: no second gap needed.
-      silenceKept = addressesUnit(job.op) && this.transport.keepsSilenceAfterReply === true;
-      if (addressesUnit(job.op)) this.outcomes.answered(job.unit);
-      if (addressesUnit(job.op)) this.slow.answered(job.unit, pieceCount === undefined ? job.repeatShape : undefined);
-      this.beside.answered(job.unit);
-      if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: true, result }, this.clock.now());
-      job.resolve(result);
-    } catch (err) {
-      // Its owner left between two of its transactions: the unit answered, nothing more was sent.
-      if (err instanceof RequestCancelledError) return this.owners.stoppedBetween(job, err);
-      this.beside.failed(job.unit, err, job.lane === 'while-beside');
-      if (!this.slow.afterFailure(job, err)) {
-        this.outcomes.failed(job.unit, !addressesUnit(job.op), err, isProbe);
-        if (job.op.kind !== 'raw') this.settledListeners.notify(job.unit, job.op, { ok: false, error: err }, this.clock.now());
-        job.reject(err);
-      }
-    } finally {
-      const now = this.clock.now();
-      this.inFlight -= 1;
-      this.beside.finish(job);
-      this.admission.finished(job.unit);
-      this.busyTimeMs += now - started;
-      this.queue.charge(job, job.priority, now - started);
-      this.gap.startAt(now, silenceKept);
-      this.pump();
-    }
-  }
-
   private onUp(): void {
     this.outcomes.opened();
-    this.gap.startAt(this.clock.now());
-    this.pump();
+    this.line.opened();
   }
 
   /** Port lost or open failed: everything waiting fails fast (pollers skip the cycle). */
@@ -299,9 +231,8 @@ export class Bus {
 
   /** Stops the line's timers and takes every waiting request out (the caller fails them). */
   private takeWaiting(): Job[] {
-    this.gap.cancel();
-    this.wake.cancel();
-    return [...this.queue.drain(), ...this.slow.cancelAll()];
+    this.line.cancelTimers();
+    return [...this.queue.drain(), ...this.slow.busy.cancelAll()];
   }
 }
 

@@ -105,12 +105,13 @@ export class UnitHealthTracker {
   }
 
   /**
-   * The unit did not answer (timeout, or a gateway reporting it unreachable), or stayed busy;
-   * `what` names it for the cool-down's reason.
+   * The unit did not answer (timeout, or a gateway reporting it unreachable), or stayed busy
+   * (`answered`: it is alive, so no timeout in a row: a frame lost next is repeated as after any
+   * answer, timeout-repeats.ts); `what` names it for the cool-down's reason.
    */
-  onNoAnswer(unit: number, now: number, wasProbe: boolean, what = 'timeouts'): HealthTransition | undefined {
+  onNoAnswer(unit: number, now: number, wasProbe: boolean, what = 'timeouts', answered = false): HealthTransition | undefined {
     const health = this.get(unit);
-    health.consecutiveTimeouts += 1;
+    health.consecutiveTimeouts = answered ? 0 : health.consecutiveTimeouts + 1;
     health.lastFailure = what;
     if (health.cooldownUntil !== 0) {
       // A late timeout of a request admitted before the cool-down started changes nothing.

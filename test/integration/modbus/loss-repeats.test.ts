@@ -1,7 +1,8 @@
 // The bus under loss (issue 41), against a raw device on a socat pty (trap-peer.ts): a read that
 // timed out is repeated once, identically, before the sample is given up; a late reply of another
 // read of the same function and length never becomes a value, also after its guard ran out; "seen
-// answering late" is forgotten after enough answers in time.
+// answering late" is forgotten after enough answers in time; a frame lost right after a unit stayed
+// busy is repeated like any other (the unit answered: busy is no timeout in a row).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Table } from '../../../src/core/points/types.js';
 import { ModbusTimeoutError } from '../../../src/field/modbus/errors.js';
@@ -96,5 +97,57 @@ describe('"seen answering late" decays', () => {
     let lost = 0;
     for (let i = Math.max(1, from + 1); i < times.length; i += 1) lost += Math.max(0, Math.round(((times[i] as number) - (times[i - 1] as number)) / 500) - 1);
     expect(lost).toBeLessThanOrEqual(2);
+  }, 120_000);
+});
+
+describe('a frame lost right after a unit stayed "busy" to every repeat', () => {
+  // Requests 5-8: exception 6 (the read and its 3 busy repeats: that sample is given up), then
+  // the next poll's read lost once, or twice (the read and its repeat). RTU at the defaults.
+  it.each([
+    ['once', 1],
+    ['twice in a row', 2],
+  ] as const)('lost %s: at most 3 samples lost to it, no cool-down', async (_name, losses) => {
+    let lostAt = Number.POSITIVE_INFINITY;
+    const script: LossScript = (request, index) => {
+      if (index >= 5 && index <= 8) return { afterMs: 0, exception: 6 };
+      if (index >= 9 && index < 9 + losses) {
+        lostAt = Math.min(lostAt, request.at);
+        return 'silent';
+      }
+      return { afterMs: 0 };
+    };
+    const result = await runLostFrames({
+      lose: { script }, samples: 30, minLost: losses, done: (samples) => samples.filter((s) => s.ts > lostAt).length >= 12,
+    });
+    expect(result.wrongValues).toBe(0);
+    expect(result.stats.busyRetries).toBe(3);
+    expect(result.stats.timeoutRepeats).toBe(1);
+    expect(result.stats.cooldownRejects).toBe(0);
+    // The busy sample is one slot; the lost frame may cost 3 more at most.
+    expect(result.samplesLost).toBeLessThanOrEqual(1 + 3);
+  }, 120_000);
+});
+
+describe('"acknowledge" (exception 5), then silence while the unit works', () => {
+  it('silent for 2 s after it (RTU, timeout 300 ms, 500 ms polls): only the silent slots are lost, no cool-down, no offline spell', async () => {
+    // The unit accepted a long request (Modbus Application Protocol 1.1b3, section 7: returned to
+    // prevent a timeout in the client) and ignores requests for 2 s meanwhile: 4 poll slots.
+    const SILENT_MS = 2000;
+    let ackAt = Number.POSITIVE_INFINITY;
+    const script: LossScript = (request, index) => {
+      if (index === 5) {
+        ackAt = request.at;
+        return { afterMs: 0, exception: 5 };
+      }
+      return request.at > ackAt && request.at - ackAt < SILENT_MS ? 'silent' : { afterMs: 0 };
+    };
+    const result = await runLostFrames({
+      lose: { script }, samples: 40, minLost: 1, pollIntervalMs: 500, timeoutMs: 300,
+      done: (samples) => samples.filter((s) => s.ts > ackAt + SILENT_MS).length >= 20,
+    });
+    expect(result.wrongValues).toBe(0);
+    expect(result.stats.cooldownRejects).toBe(0);
+    expect(result.offlineTransitions).toEqual([]);
+    expect(result.samplesLost).toBeLessThanOrEqual(SILENT_MS / 500 + 1);
   }, 120_000);
 });

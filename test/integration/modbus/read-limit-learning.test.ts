@@ -38,21 +38,22 @@ afterEach(async () => {
 
 type Transport = 'rtu' | 'rtu-over-tcp' | 'tcp';
 
-async function meterPeer(transport: Transport, timeoutMs: number, longestAnsweredRead: number): Promise<{ peer: HostilePeer; config: BusConfig }> {
+/** `setup.longestAnsweredRead` may be changed while the peer runs (a meter power-cycled with another limit). */
+async function meterPeer(transport: Transport, timeoutMs: number, longestAnsweredRead: number): Promise<{ peer: HostilePeer; config: BusConfig; setup: { longestAnsweredRead: number } }> {
   const setup = { healthyUnit: HEALTHY, hostileUnit: METER, timeoutMs, longestAnsweredRead };
   const shared = { timeoutMs, cooldown: COOLDOWN };
   if (transport === 'rtu') {
     const pair = await startPtyPair();
     cleanups.push(() => pair.stop());
     const peer = await startHostileRtuPeer(setup, pair.b);
-    return { peer, config: rtuBusConfig({ ...shared, path: pair.a, interFrameDelayMs: 2 }) };
+    return { peer, config: rtuBusConfig({ ...shared, path: pair.a, interFrameDelayMs: 2 }), setup };
   }
   const peer = await (transport === 'tcp' ? startHostileTcpPeer(setup) : startHostileRtuOverTcpPeer(setup));
   const port = Number(peer.endpoint);
   const config: BusConfig = transport === 'tcp'
     ? tcpBusConfig({ ...shared, port })
     : { ...rtuBusConfig(shared), kind: 'rtu-over-tcp', name: 'serial-server', host: '127.0.0.1', port, interFrameDelayMs: 2, echo: false };
-  return { peer, config };
+  return { peer, config, setup };
 }
 
 /** The late-reply guard at a timeout of `timeoutMs` (10 timeouts) over the 1 s poll period, in cycles. */
@@ -76,49 +77,87 @@ const CASES: Array<[Transport, number, number, number, number]> = [
   ['rtu', RTU_DEFAULT_TIMEOUT_MS, 7, 7, guardCycles(RTU_DEFAULT_TIMEOUT_MS) + 3],
 ];
 
+const POINTS = [0, 1, 2, 3, 4, 5, 6, 7].map((address) => pointConfig({ id: `r${address}`, address }));
+
+/** The meter (8 registers, one read) and a healthy unit beside it, polled every second by a real Poller and Bus. */
+async function startMeter(transport: Transport, timeoutMs: number, longest: number, points = POINTS) {
+  const { peer, config, setup } = await meterPeer(transport, timeoutMs, longest);
+  peer.mode = LONG_READS_SILENT;
+  cleanups.push(() => peer.stop());
+  const bus = new Bus({ config, transportFactory: createModbusTransport, logger: silentLogger() });
+  cleanups.push(() => bus.stop());
+  bus.start();
+  const samples: Sample[] = [];
+  const states: string[] = [];
+  let wrongValues = 0;
+  const poller = new Poller({
+    bus,
+    devices: [
+      deviceConfig({ name: 'meter', unitId: METER, pollIntervalMs: 1000, points }),
+      deviceConfig({ name: 'healthy', unitId: HEALTHY, pollIntervalMs: 1000, points }),
+    ].map(compileDevice),
+    sink: {
+      onSample: (sample) => {
+        const unit = sample.device === 'meter' ? METER : HEALTHY;
+        for (const [id, value] of Object.entries(sample.values)) if (value !== truth(unit, Number(id.slice(1)))) wrongValues += 1;
+        samples.push(sample);
+      },
+      onDeviceState: (device, state, reason) => states.push(`${device} ${state}: ${reason}`),
+    },
+    logger: silentLogger(),
+  });
+  cleanups.push(() => poller.stop());
+  poller.start();
+  const meterStats = () => poller.stats().find((s) => s.device === 'meter')!;
+  const complete = (s: Sample) => Object.keys(s.values).length === points.length;
+  return { setup, samples, states, meterStats, complete, wrongValues: () => wrongValues };
+}
+
 describe.each(CASES)('a meter silent on reads longer than its limit, on %s with a %d ms timeout', (transport, timeoutMs, longest, limit, maxCycles) => {
   it(`serves ${longest} registers: ${limit} learned within ${maxCycles} cycles, then reads of at most ${limit} registers, every value the meter's`, async () => {
-    const { peer, config } = await meterPeer(transport, timeoutMs, longest);
-    peer.mode = LONG_READS_SILENT;
-    cleanups.push(() => peer.stop());
-    const bus = new Bus({ config, transportFactory: createModbusTransport, logger: silentLogger() });
-    cleanups.push(() => bus.stop());
-    bus.start();
-
-    const points = [0, 1, 2, 3, 4, 5, 6, 7].map((address) => pointConfig({ id: `r${address}`, address }));
-    const samples: Sample[] = [];
-    const states: string[] = [];
-    let wrongValues = 0;
-    const poller = new Poller({
-      bus,
-      devices: [
-        deviceConfig({ name: 'meter', unitId: METER, pollIntervalMs: 1000, points }),
-        deviceConfig({ name: 'healthy', unitId: HEALTHY, pollIntervalMs: 1000, points }),
-      ].map(compileDevice),
-      sink: {
-        onSample: (sample) => {
-          const unit = sample.device === 'meter' ? METER : HEALTHY;
-          for (const [id, value] of Object.entries(sample.values)) if (value !== truth(unit, Number(id.slice(1)))) wrongValues += 1;
-          samples.push(sample);
-        },
-        onDeviceState: (device, state, reason) => states.push(`${device} ${state}: ${reason}`),
-      },
-      logger: silentLogger(),
-    });
-    cleanups.push(() => poller.stop());
-    poller.start();
-
-    const meterStats = () => poller.stats().find((s) => s.device === 'meter')!;
+    const { samples, states, meterStats, complete, wrongValues } = await startMeter(transport, timeoutMs, longest);
     const learned = await waitFor(() => meterStats().learned.length > 0 && meterStats(), { what: 'a read limit learned', timeoutMs: 45_000 });
     expect(learned.learned).toEqual([{ table: 'holding', kind: 'max-count', count: limit, reason: 'timeout' }]);
     expect(learned.cycles).toBeLessThanOrEqual(maxCycles);
-    const complete = (s: Sample) => Object.keys(s.values).length === points.length;
     const learnedAfter = learned.cycles;
     await waitFor(() => meterStats().cycles >= learnedAfter + 2 && samples.filter((s) => s.device === 'meter' && complete(s)).length >= 2,
       { what: 'complete samples of the meter', timeoutMs: 30_000 });
     // After the lesson only short reads go out, so the meter reads in full every cycle that is not guarded.
     expect(samples.filter((s) => s.device === 'healthy' && complete(s)).length).toBeGreaterThanOrEqual(2);
-    expect(wrongValues).toBe(0);
+    expect(wrongValues()).toBe(0);
     expect(states.filter((s) => s.startsWith('healthy offline'))).toEqual([]);
   }, 90_000);
+});
+
+const lessonOf = (learned: ReturnType<Awaited<ReturnType<typeof startMeter>>['meterStats']>['learned']) =>
+  learned.find((l) => l.kind === 'max-count')?.count;
+
+describe.each(['rtu', 'tcp'] as const)('the exact limit on %s (300 ms timeout)', (transport) => {
+  it('a meter serving 3 of 8 registers ends read as reads of 3 (halving alone gave 2), every value the meter\'s', async () => {
+    const { samples, meterStats, complete, wrongValues } = await startMeter(transport, SHORT_TIMEOUT_MS, 3);
+    await waitFor(() => lessonOf(meterStats().learned) === 3, { what: 'the limit 3 found', timeoutMs: 60_000 });
+    const at = meterStats().cycles;
+    await waitFor(() => meterStats().cycles >= at + 2 && samples.filter((s) => s.device === 'meter' && complete(s)).length >= 2,
+      { what: 'complete samples of the meter', timeoutMs: 30_000 });
+    expect(lessonOf(meterStats().learned)).toBe(3);
+    expect(wrongValues()).toBe(0);
+  }, 120_000);
+
+  it('a meter power-cycled with a smaller limit (4, then 2) re-learns within 20 cycles, read in full again, every value its own', async () => {
+    const { setup, samples, states, meterStats, complete, wrongValues } = await startMeter(transport, SHORT_TIMEOUT_MS, 4);
+    await waitFor(() => lessonOf(meterStats().learned) === 4 && samples.filter((s) => s.device === 'meter' && complete(s)).length >= 2,
+      { what: 'the limit 4 learned, complete samples', timeoutMs: 60_000 });
+    const cycleAtChange = meterStats().cycles;
+    const statesAtChange = states.length;
+    setup.longestAnsweredRead = 2;
+    const fullAgain = (s: Sample) => s.device === 'meter' && complete(s);
+    const samplesAtChange = samples.length;
+    await waitFor(() => lessonOf(meterStats().learned) === 2 && samples.slice(samplesAtChange).some(fullAgain),
+      { what: 'the limit 2 learned, a complete sample again', timeoutMs: 90_000 });
+    expect(meterStats().cycles - cycleAtChange).toBeLessThanOrEqual(20);
+    // Learned as a length, not as cuts at every old read's end.
+    expect(meterStats().learned.filter((l) => l.kind === 'split')).toEqual([]);
+    expect(states.slice(statesAtChange).filter((s) => s.startsWith('healthy offline'))).toEqual([]);
+    expect(wrongValues()).toBe(0);
+  }, 150_000);
 });

@@ -54,6 +54,14 @@ describe('UnitHealthTracker', () => {
     expect(health.view(5)).toEqual({ unit: 5, state: 'ok', consecutiveTimeouts: 0, cooldownLevel: 0 });
   });
 
+  it('"busy" to every repeat is a failure but no timeout in a row: the unit answered', () => {
+    const health = new UnitHealthTracker(config);
+    expect(health.onNoAnswer(5, 0, false)).toBeUndefined();
+    expect(health.view(5).consecutiveTimeouts).toBe(1);
+    expect(health.onNoAnswer(5, 100, false, '"busy" answers', true)).toMatchObject({ kind: 'cooldown-started', timeouts: 0, failures: 2 });
+    expect(health.view(5).consecutiveTimeouts).toBe(0);
+  });
+
   it('while no unit of the bus answers, probes do not back off; the first unit back brings the others back', () => {
     const health = new UnitHealthTracker(config);
     health.onAnswer(1, 0);

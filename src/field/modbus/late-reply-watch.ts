@@ -1,39 +1,29 @@
-// What the bus does about units that answer late or busy: on RTU framing a unit that timed out is
-// not asked anything its late reply could be taken for until that reply was seen or its guard ran
-// out (late-guard.ts), and a request answered "busy"/"acknowledge" is repeated a bounded number of
-// times after a pause off the line (busy-retries.ts), admitted again like any request. Both are
-// failures for cool-down (bus-outcomes.ts). The transport watches for a late reply exactly as long
-// as the guard holds what it could be taken for (one deadline: `guarding`).
+// The late-reply watch of a bus on RTU framing: a unit that timed out is not asked anything its
+// late reply could be taken for until that reply was seen or its guard ran out (late-guard.ts, the
+// pure rules), and a read that timed out is repeated identically first in line (timeout-repeats.ts)
+// when the guard lets it. A late reply is a failure for cool-down (bus-outcomes.ts). The transport
+// watches for a late reply exactly as long as the guard holds what it could be taken for (one
+// deadline: `guarding`). The busy repeats are busy-retries.ts.
 import type { BusConfig } from '../../core/config/site-types.js';
-import type { Clock, Timers } from '../../core/time.js';
-import { BusyRetries } from './busy-retries.js';
-import { ModbusExceptionError, ModbusTimeoutError } from './errors.js';
+import type { Clock } from '../../core/time.js';
+import { ModbusTimeoutError } from './errors.js';
 import { configuredGuardMs, DEFAULT_LATE_DECAY, type LateGuardAdmission, LateReplyGuard, type LateUnitView } from './late-guard.js';
 import type { ReplyShape } from './transport-types.js';
 import { type RepeatableJob, repeatsAfterTimeout } from './timeout-repeats.js';
 
 export { LATE_GUARD_TIMEOUTS } from './late-guard.js';
-const DEFAULT_BUSY_BACKOFF_MS = 50;
 
-export interface SlowJob extends RepeatableJob {
+export interface LateJob extends RepeatableJob {
   unit: number;
   timeoutMs: number;
-  /** Repeats after "busy" so far. */
-  busyAttempts: number;
-  reject: (err: unknown) => void;
 }
 
-export interface SlowUnitsContext<J extends SlowJob> {
+export interface LateReplyWatchContext<J extends LateJob> {
   config: BusConfig;
   clock: Clock;
-  timers: Timers;
-  interFrameDelayMs: number;
-  busyBackoffMs: number | undefined;
   /** The transport reports late replies (RTU framing): guard units that timed out. */
   watchesLateReplies: boolean;
   isUp(): boolean;
-  /** Puts a job back into the queue and pumps; false when the queue is full. */
-  requeue(job: J): boolean;
   /** Puts a job back first in line (a repeat after a timeout) and pumps; false when the queue is full. */
   requeueFirst(job: J): boolean;
   /** Timeouts in a row of the unit so far (cool-down). */
@@ -42,9 +32,6 @@ export interface SlowUnitsContext<J extends SlowJob> {
   onTimeoutRepeat(): void;
   /** The unit is no longer treated as answering late (its lesson decayed). */
   onLateForgotten(unit: number): void;
-  downError(): Error;
-  /** A repeat after "busy" was scheduled (counted). */
-  onBusyRepeat(): void;
   /** A late reply came: counted, a cool-down failure, a warning the first time for the unit. */
   onLate(unit: number, answeredAfterMs: number, first: boolean): void;
   /**
@@ -54,12 +41,10 @@ export interface SlowUnitsContext<J extends SlowJob> {
   guarding(unit: number, shape: ReplyShape | undefined, guardMs: number, wholeUnit: boolean): void;
 }
 
-export class SlowUnits<J extends SlowJob> {
-  private readonly busy: BusyRetries<J>;
+export class LateReplyWatch<J extends LateJob> {
   private readonly guard: LateReplyGuard | undefined;
 
-  constructor(private readonly ctx: SlowUnitsContext<J>) {
-    this.busy = new BusyRetries<J>(ctx.timers, ctx.busyBackoffMs ?? DEFAULT_BUSY_BACKOFF_MS, ctx.interFrameDelayMs);
+  constructor(private readonly ctx: LateReplyWatchContext<J>) {
     const decay = {
       afterAnswers: ctx.config.lateSeenForgetAfterAnswers ?? DEFAULT_LATE_DECAY.afterAnswers,
       afterMs: ctx.config.lateSeenForgetAfterMs ?? DEFAULT_LATE_DECAY.afterMs,
@@ -86,20 +71,10 @@ export class SlowUnits<J extends SlowJob> {
   }
 
   /**
-   * A job failed with `err`. True when it repeats later ("busy" with repeats left: back into the
-   * queue after a pause off the line); false when it fails now (a timeout starts its unit's guard).
+   * A job failed with `err`. A timeout starts its unit's guard; true when the read repeats now
+   * (identically, first in line), false when it fails.
    */
   afterFailure(job: J, err: unknown): boolean {
-    const busy = err instanceof ModbusExceptionError && err.isBusy;
-    if (busy && job.busyAttempts < this.ctx.config.busyRetries && this.ctx.isUp()) {
-      job.busyAttempts += 1;
-      this.ctx.onBusyRepeat();
-      this.busy.schedule(job, job.busyAttempts, (again) => {
-        if (!this.ctx.isUp()) again.reject(this.ctx.downError());
-        else if (!this.ctx.requeue(again)) again.reject(err);
-      });
-      return true;
-    }
     if (err instanceof ModbusTimeoutError && this.guard) {
       const now = this.ctx.clock.now();
       const applied = this.guard.onTimeout(job.unit, err.request, now, configuredGuardMs(this.ctx.config, job.timeoutMs));
@@ -126,15 +101,5 @@ export class SlowUnits<J extends SlowJob> {
 
   lateUnits(): LateUnitView[] {
     return this.guard?.list(this.ctx.clock.now()) ?? [];
-  }
-
-  /** Its owner cancelled `job`: true when it was pausing before a repeat after "busy" (now dropped). */
-  cancelRepeat(job: J): boolean {
-    return this.busy.cancel(job);
-  }
-
-  /** The bus stops or goes down: jobs waiting to repeat are handed back to be failed. */
-  cancelAll(): J[] {
-    return this.busy.cancelAll();
   }
 }
