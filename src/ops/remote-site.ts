@@ -126,7 +126,7 @@ export class RemoteSite {
     return {
       ok: true,
       result: {
-        outcome: result.outcome, generation: result.generation, digest: result.digest, plan: planView(result.plan),
+        outcome: result.outcome, generation: result.generation, digest: result.digest, ...(result.plan ? { plan: planView(result.plan) } : {}),
         ...(result.outcome === 'awaiting_confirm' && confirmBy ? { confirmBy, mustComeUp: result.watch } : {}),
       },
     };

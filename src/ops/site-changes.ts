@@ -35,7 +35,8 @@ export interface SiteChange {
 }
 
 export type ChangeResult =
-  | { outcome: 'applied' | 'awaiting_confirm'; generation: number; digest: string; plan: ReloadPlan; watch: PartsToWatch; reload: ReloadResult }
+  /** `plan` and `watch`: of a change from the cloud (the box's are planned by the reload alone). */
+  | { outcome: 'applied' | 'awaiting_confirm'; generation: number; digest: string; plan?: ReloadPlan; watch: PartsToWatch; reload: ReloadResult }
   | { outcome: 'unchanged'; generation: number; reload: ReloadResult }
   | { outcome: 'refused'; problems: ConfigIssue[]; reload?: ReloadResult };
 
@@ -174,7 +175,9 @@ export class SiteChanges {
     const generation = this.keeper.nextGeneration();
     const path = store.textPath(generation);
     const digest = sha256Of(change.text);
-    let planned: { plan: ReloadPlan; watch: PartsToWatch } | undefined;
+    // The cloud's change is planned here too (the way back guarded, what must come up to confirm); the box's by the reload alone.
+    const fromCloud = change.via === 'remote' || change.via === 'rollback';
+    let planned: { plan?: ReloadPlan; watch: PartsToWatch } | undefined;
     // Everything in the reload's turn: a change that went first moved the base, and is seen here.
     const result = await this.deps.reload(async () => {
       const stale = change.baseDigest === undefined ? undefined : this.staleIssue({ ...change, baseDigest: change.baseDigest });
@@ -182,7 +185,11 @@ export class SiteChanges {
       store.writeText(generation, change.text);
       const reading = await this.deps.readFile(path);
       if (!reading.config) return { issues: named(reading.issues, path, change.label) };
-      const plan = planSiteChange(this.deps.current(), reading.config, this.deps.addressHolders(), change.via === 'remote' || change.via === 'rollback');
+      if (!fromCloud) {
+        planned = { watch: { buses: [], links: [] } };
+        return { config: reading.config, sha256: digest, issues: [] };
+      }
+      const plan = planSiteChange(this.deps.current(), reading.config, this.deps.addressHolders(), true);
       if (!plan.ok) return { issues: named(plan.issues, path, change.label) };
       planned = { plan: plan.plan, watch: plan.watch };
       return { config: reading.config, sha256: digest, issues: [] };
@@ -214,7 +221,7 @@ export class SiteChanges {
       windowS > 0 ? 'site generation applied, awaiting confirmation' : 'site generation applied');
     if (change.via === 'rollback') this.lastRollback = `site_rollback to generation ${change.from} as generation ${generation} at ${new Date(now).toISOString()}`;
     this.deps.changed();
-    return { outcome: windowS > 0 ? 'awaiting_confirm' : 'applied', generation, digest, plan: planned.plan, watch: planned.watch, reload: result };
+    return { outcome: windowS > 0 ? 'awaiting_confirm' : 'applied', generation, digest, ...(planned.plan ? { plan: planned.plan } : {}), watch: planned.watch, reload: result };
   }
 
   /** The awaiting generation rolled back to the one before it (same number, same text, confirmed before). */
