@@ -82,7 +82,7 @@ export class SiteChanges {
   }
 
   /** A text read and planned as a reload would, nothing changed; `wayBack`: refuse what would cut the cloud's way back. */
-  async check(text: string, label: string, wayBack: boolean): Promise<CheckResult & { config?: unknown }> {
+  async check(text: string, label: string, wayBack: boolean): Promise<CheckResult> {
     const { store } = this.deps;
     const file = store.scratchPath();
     let reading: SiteReading;
