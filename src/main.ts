@@ -185,7 +185,11 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     reload: (load) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(load)),
     // Without a store (no seed file given, or its state directory not writable) the seed is reloaded as it is.
     reloadSite: () => (siteChanges ? siteChanges.reloadSeed() : handle.reload(() => (deps.siteFile === undefined
-      ? { issues: [{ path: 'reload', message: 'fieldgate runs without a site file' }] } : readSiteFile(deps.siteFile, deps.env)))),
+      ? { issues: [{ path: 'reload', message: 'fieldgate runs without a site file' }] } : readSiteFile(deps.siteFile, deps.env)))).catch((err: unknown) => {
+      // A fault of ours (a SIGHUP's reload is not awaited by anyone): said once, the running site stays.
+      logger.error({ err }, 'site file reload failed unexpectedly: nothing changed');
+      return { outcome: 'failed' as const, generation: configState.status().generation, problems: [{ path: 'reload', message: String(err) }] };
+    }),
     stop() {
       stopping ??= (async () => {
         // A window still open stays open on disk: the next start rolls its generation back.
