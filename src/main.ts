@@ -16,6 +16,7 @@ import { openGatewayOutbox } from './ops/gateway-outbox.js';
 import { startHealthServer, type HealthServer } from './ops/health.js';
 import { componentLogger } from './ops/log.js';
 import { createReloader } from './ops/reload.js';
+import { readSiteFile } from './ops/site-file-reader.js';
 import { AddressRecord } from './ops/sub-device-record.js';
 import { createCommandServices, createSouthbound } from './ops/southbound.js';
 import { assembleStatus, busStatusOf, statusSummary } from './ops/status-assembly.js';
@@ -27,8 +28,10 @@ import { LineCaptures } from './field/modbus/line-capture.js';
 import { LiveFeed } from './ops/web/live-feed.js';
 import { startWebPage } from './ops/web/wiring.js';
 import { Shares } from './share/shares.js';
-import { createRemoteSite } from './ops/remote-site-wiring.js';
+import { createRemoteSite, createSiteChanges } from './ops/remote-site-wiring.js';
 import type { RemoteSite } from './ops/remote-site.js';
+import type { SiteChanges } from './ops/site-changes.js';
+import { siteGenerationsFor } from './ops/site-store.js';
 
 export type { GatewayDeps, GatewayHandle } from './ops/gateway-handle.js';
 export { createCommandService, createCommandServices, createSouthbound, type Southbound } from './ops/southbound.js';
@@ -96,23 +99,26 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     isOnline: (device) => reporter.isOnline(device),
     links, outbox: (now) => store.status(now),
     rateQueue: () => (sessions.size > 0 ? rateQueueStatusOf(queue) : null),
-    config: () => ({ ...configState.status(), ...(remoteSite ? { site: remoteSite.status() } : {}) }),
+    config: () => ({ ...configState.status(), ...(siteChanges ? { site: siteChanges.status() } : {}) }),
     subDevice: (device) => identitySession?.subDeviceStatus(device),
     shares: () => shares.status(),
     writes: (device) => southbound.writeOrder.counters(device),
   }, time.now());
 
   const reloadListeners: Array<(next: Config) => void> = [];
+  // Every change of the running site (page, `fieldgate reload`, cloud) goes through the generation store.
+  const generations = siteGenerationsFor(deps, config, logger);
+  let siteChanges: SiteChanges | undefined;
   // Remote configuration answers on the identity only: the way a change came is the way back.
   let remoteSite: RemoteSite | undefined;
-  if (identitySession && deps.siteGenerations) {
-    remoteSite = createRemoteSite({
-      start: deps.siteGenerations, env: deps.env, config, current: () => current(), reload: (load) => handle.reload(load),
+  if (generations && deps.siteFile !== undefined) {
+    siteChanges = createSiteChanges({
+      start: generations, env: deps.env, config, current: () => current(), reload: (load) => handle.reload(load),
       addressHolders: () => addressRecord.holders(), busUp: (name) => southbound.buses.get(name)?.stats().state === 'up',
       linkUp: (device) => links().some((l) => l.device === device && l.state === 'up'), changed: () => selfDevice?.reporter.check(),
-      runningDigest: () => configState.status().sha256, ...(deps.siteFile !== undefined ? { seedFile: deps.siteFile } : {}),
-      time, log: componentLogger(logger, 'reload', levels),
+      seedFile: deps.siteFile, time, log: componentLogger(logger, 'reload', levels),
     });
+    if (identitySession) remoteSite = createRemoteSite(siteChanges, config, () => current(), deps.env, time, componentLogger(logger, 'reload', levels));
   }
   const selfDevice = identitySession
     ? createSelfDevice(identitySession.link, config, { ...southbound, status }, logger, time, (listener) => reloadListeners.push(listener), remoteSite)
@@ -141,7 +147,7 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
   const web = gateway.web ? await startWebPage({
     settings: gateway.web, feed, gateway: { ...southbound, status }, config, current: () => current(), latest: (device) => reporter.latest(device),
     onReload: (listener) => reloadListeners.push(listener), logger, ...(levels ? { levels } : {}), time,
-    env: deps.env, ...(deps.siteFile !== undefined ? { siteFile: deps.siteFile } : {}), reload: (load) => handle.reload(load), writers: commands, captures: captures ?? new Map(),
+    ...(siteChanges ? { siteChanges } : {}), writers: commands, captures: captures ?? new Map(),
     cloudAttributes: (device, keys) => cloudSide.cloudAttributes(device, keys), ...(deps.secrets ? { secrets: deps.secrets } : {}),
   }) : undefined;
   notifier.ready(`polling ${site.devices.length} devices on ${site.buses.length} buses`);
@@ -177,10 +183,17 @@ export async function startGateway(config: Config, deps: GatewayDeps): Promise<G
     healthPort: health?.port,
     webPort: web?.port,
     reload: (load) => (stopping ? Promise.resolve({ outcome: 'refused', generation: configState.status().generation, problems: [{ path: 'reload', message: 'fieldgate is stopping' }] }) : reloader.reload(load)),
+    // Without a store (no seed file given, or its state directory not writable) the seed is reloaded as it is.
+    reloadSite: () => (siteChanges ? siteChanges.reloadSeed() : handle.reload(() => (deps.siteFile === undefined
+      ? { issues: [{ path: 'reload', message: 'fieldgate runs without a site file' }] } : readSiteFile(deps.siteFile, deps.env)))).catch((err: unknown) => {
+      // A fault of ours (a SIGHUP's reload is not awaited by anyone): said once, the running site stays.
+      logger.error({ err }, 'site file reload failed unexpectedly: nothing changed');
+      return { outcome: 'failed' as const, generation: configState.status().generation, problems: [{ path: 'reload', message: String(err) }] };
+    }),
     stop() {
       stopping ??= (async () => {
         // A window still open stays open on disk: the next start rolls its generation back.
-        remoteSite?.stop();
+        siteChanges?.stop();
         await reloader.idle();
         stopTicker();
         notifier.stopping('stopping: draining outbox');

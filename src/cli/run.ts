@@ -9,7 +9,6 @@ import type { GatewayHandle } from '../ops/gateway-handle.js';
 import { publishHealthAddress, runtimeDirOf } from '../ops/health-address.js';
 import type { Logger } from '../core/logger.js';
 import { FIELDGATE_VERSION } from '../core/version.js';
-import { readSiteFile } from '../ops/site-file-reader.js';
 import { EXIT_CONFIG, EXIT_USAGE, type CliCommand, wantsHelp } from './io.js';
 import { onHangup, untilSignal } from './signals.js';
 import { logAddressNotes, logRenamedPoints, readSiteForRun, reportIssues } from './site-loading.js';
@@ -42,9 +41,8 @@ export const runRun: CliCommand = async (args, io) => {
   let file: string | undefined;
   const reload = () => {
     if (!gateway || !file) return void (hangupWhileStarting = true);
-    const path = file;
-    // Read and checked in a worker thread: polls and links keep their timing meanwhile.
-    void gateway.reload(() => readSiteFile(path, io.env));
+    // The seed file taken in as a new generation (read and checked in a worker thread: polls and links keep their timing meanwhile).
+    void gateway.reloadSite();
   };
   const stopListening = onHangup(reload);
   try {
@@ -97,7 +95,7 @@ export const runRun: CliCommand = async (args, io) => {
     try {
       gateway = await startGateway(config, {
         logger, env: io.env, componentLevels: levels, secrets, siteFile: file,
-        ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}), ...(loaded.generations ? { siteGenerations: loaded.generations } : {}),
+        ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}), siteGenerations: loaded.generations ?? null,
       });
     } catch (err) {
       // The state directory and CA file were checked above; what fails here is transient: systemd restarts us with backoff.

@@ -26,8 +26,11 @@ export interface GatewayDeps {
   siteFile?: string;
   /** sha256 of the site file's bytes (status `config.sha256`); of the config's JSON when absent. */
   configSha256?: string;
-  /** The generation store and why the running text runs (ops/site-store.ts); the site commands need it. */
-  siteGenerations?: StartSite;
+  /**
+   * The generation store and why the running text runs (ops/site-store.ts): every change of the
+   * running site needs it. Absent with a siteFile: opened from it; null: `run` could not open it.
+   */
+  siteGenerations?: StartSite | null;
 }
 
 /** A site file read again for a reload: its config, or every problem found loading it. */
@@ -58,6 +61,11 @@ export interface GatewayHandle {
    * differs, or refuses it whole; reloads run one at a time.
    */
   reload(load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult>;
+  /**
+   * `fieldgate reload` (SIGHUP): the seed file read again and applied as a new generation of the
+   * store, the same path as the page's Apply and the cloud's site_apply (ops/site-changes.ts).
+   */
+  reloadSite(): Promise<ReloadResult>;
   /** Ordered drain: stop polling, flush the outbox, close links and buses. */
   stop(): Promise<void>;
 }

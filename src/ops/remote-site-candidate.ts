@@ -1,33 +1,20 @@
-// An edited site text as remote configuration reads it: placeholders put back, read by the
-// reload's own reader from a file in the store, planned by the reload's planner; every problem
-// with the text's secrets as placeholders and the file named `site`.
+// An edited site text as the cloud sends it: its placeholders put back from the running text's
+// secrets (the same numbering site_get gave), and the one redaction every answer about it passes
+// (a secret of the running text goes back as its placeholder, any other as [redacted]).
 import type { Config } from '../core/config/config.js';
-import { planSiteChange } from '../core/config/remote-site-rules.js';
-import { redactIssues, redactSiteText, restoreSiteSecrets, writtenSecrets } from '../core/config/site-secrets.js';
+import { restoreSiteSecrets } from '../core/config/site-placeholders.js';
+import { redactSiteText, siteRedaction, type SiteRedaction, type TextRedactor } from '../core/config/site-redaction.js';
 import type { ConfigIssue } from '../core/config/site-types.js';
-import type { RemoteSiteDeps, SiteReading } from './remote-site-types.js';
 
 /** How a site text is named in problems. */
 export const SITE_LABEL = 'site';
 
-/** The edited text with its placeholders restored, read by the reload's reader, and its plan. */
-export async function readCandidate(deps: RemoteSiteDeps, runningText: string, edited: string, path: string | undefined): Promise<{ ok: true; config: Config; text: string; secrets: string[]; plan: ReturnType<typeof planSiteChange> } | { ok: false; problems: ConfigIssue[] }> {
-  const { secrets } = redactSiteText(runningText, deps.current());
-  const restored = restoreSiteSecrets(edited, secrets, SITE_LABEL);
-  if (!restored.ok) return { ok: false, problems: restored.problems };
-  const hide = [...secrets, ...writtenSecrets(restored.text)].sort((a, b) => b.length - a.length);
-  const { store } = deps;
-  const file = path ?? store.scratchPath();
-  let reading: SiteReading;
-  try {
-    store.writeScratch(file, restored.text);
-    reading = await deps.readFile(file);
-  } finally {
-    if (path === undefined) store.removeScratch(file);
-  }
-  const named = (issues: readonly ConfigIssue[]) => redactIssues(issues.map((i) => ({ path: i.path.replaceAll(file, SITE_LABEL), message: i.message.replaceAll(file, SITE_LABEL) })), hide);
-  if (!reading.config) return { ok: false, problems: named(reading.issues) };
-  const plan = planSiteChange(deps.current(), reading.config, deps.addressHolders());
-  if (!plan.ok) return { ok: false, problems: named(plan.issues) };
-  return { ok: true, config: reading.config, text: restored.text, secrets: hide, plan };
+export type RestoredEdit = { ok: true; text: string; redaction: SiteRedaction } | { ok: false; problems: ConfigIssue[]; redaction: SiteRedaction };
+
+/** `running`: the running text and config; `label`: how problems name the edit. */
+export function restoreEdit(running: { text: string; config: Config }, edited: string, label: string, also?: TextRedactor): RestoredEdit {
+  const { secrets } = redactSiteText(running.text, running.config);
+  const restored = restoreSiteSecrets(edited, secrets, label);
+  const redaction = siteRedaction({ running: running.config, texts: [running.text, restored.ok ? restored.text : edited], placeholders: secrets, ...(also ? { also } : {}) });
+  return restored.ok ? { ok: true, text: restored.text, redaction } : { ok: false, problems: restored.problems, redaction };
 }

@@ -1,12 +1,15 @@
 // The site generations on disk: `<stateDir>/site/` holds each applied generation's text
 // (`generation-N.yaml`, mode 0600: it holds secrets) and the book (`generations.json`,
 // core/config/site-generations.ts). The service may write there under ProtectSystem=strict; the
-// seed file (/etc/fieldgate/site.yaml) stays the operator's and is only read.
+// seed file (/etc/fieldgate/site.yaml) stays the operator's and is only read: `fieldgate reload`
+// and a start after it was edited take it in as a new generation.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { chooseAtStart, parseBook, type GenerationBook, type StartChoice } from '../core/config/site-generations.js';
-import type { EpochMs } from '../core/time.js';
+import type { Config } from '../core/config/config.js';
+import type { Logger } from '../core/logger.js';
+import { systemWallClock, type EpochMs } from '../core/time.js';
 
 export const SITE_STORE_DIR = 'site';
 const BOOK_FILE = 'generations.json';
@@ -115,4 +118,22 @@ export function openSiteGenerations(seedFile: string, seedBytes: Buffer, stateDi
   if (choice.run.digest === seedDigest && sha256Of(store.readText(choice.run.generation) ?? '') !== seedDigest) store.writeText(choice.run.generation, seedBytes);
   store.save(choice.book);
   return { ...choice, file: store.textPath(choice.run.generation), store };
+}
+
+/**
+ * The store of a gateway started in-process with a seed file but no start choice (tests,
+ * benches): opened here, used only if it runs the text the gateway was started with. `null` in
+ * deps: `run` tried and could not open it (said once there).
+ */
+export function siteGenerationsFor(deps: { siteGenerations?: StartSite | null; siteFile?: string; configSha256?: string }, config: Config, logger: Logger): StartSite | undefined {
+  if (deps.siteGenerations !== undefined) return deps.siteGenerations ?? undefined;
+  if (deps.siteFile === undefined) return undefined;
+  try {
+    const start = openSiteGenerations(deps.siteFile, readFileSync(deps.siteFile), config.gateway.stateDir, systemWallClock.wallNow());
+    if (start.run.digest === deps.configSha256) return start;
+    logger.warn({ generation: start.run.generation, file: start.file, seed: deps.siteFile }, 'site generations do not run the text started with: changes of the running site are off');
+  } catch (err) {
+    logger.warn({ err, stateDir: config.gateway.stateDir }, 'site generations not opened: changes of the running site are off');
+  }
+  return undefined;
 }

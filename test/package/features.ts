@@ -5,13 +5,14 @@
 // and where a running daemon loads its code from (strace: every file it opens under
 // /usr/lib/fieldgate must be in its own releases/<version>, whatever `current` says meanwhile).
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type RequestOptions } from 'node:https';
 import { join } from 'node:path';
 import { parseEnvFile } from '../../src/core/env-file.js';
 import { makeTestCertificates } from '../helpers/tls-certs.js';
 import { waitFor } from '../helpers/wait.js';
-import { ADMIN_PATH, ENV_FILE, LIB, SITE, check, mode, note, run, type Ran } from './harness.js';
+import { ADMIN_PATH, ENV_FILE, LIB, SITE, STATE, check, mode, note, run, type Ran } from './harness.js';
 
 export const WEB_CERT = '/etc/fieldgate/web.crt';
 export const WEB_KEY = '/etc/fieldgate/web.key';
@@ -97,9 +98,10 @@ export async function usePage(port: number, ca: Buffer, password: string): Promi
 }
 
 /**
- * The site-file page on a packaged box (`allowReload` on): the file shown with its secrets hidden,
- * and Apply refused because the service's user may not write /etc/fieldgate (docs/install.md);
- * the file is left as it was.
+ * The site-file page on a packaged box (`allowReload` on): the running site shown with its
+ * secrets hidden, and Apply taken as a new generation in /var/lib/fieldgate/site (the service may
+ * write there under ProtectSystem=strict); the seed /etc/fieldgate/site.yaml is left as it was.
+ * The edit moves one device's poll interval by 50 ms, so each call changes something.
  */
 export async function applyFromPage(port: number, ca: Buffer, password: string, hiddenSecret: string): Promise<void> {
   const session = await call(port, ca, 'GET', '/api/session');
@@ -108,12 +110,17 @@ export async function applyFromPage(port: number, ca: Buffer, password: string, 
   const login = await call(port, ca, 'POST', '/api/login', first, JSON.stringify({ password }));
   const headers = { Cookie: login.cookie ?? '', 'X-CSRF-Token': (JSON.parse(login.body) as { csrf: string }).csrf, 'Content-Type': 'application/json', Origin: origin };
   const shown = await call(port, ca, 'GET', '/api/site', { Cookie: headers.Cookie });
-  const text = shown.status === 200 ? (JSON.parse(shown.body) as { text: string }).text : '';
-  check(text.includes('pkg-meter-1') && !text.includes(hiddenSecret) && text.includes('{{secret-'), `the page shows ${SITE} with its secrets hidden (${shown.status})`);
+  const body = shown.status === 200 ? (JSON.parse(shown.body) as { text: string; path: string }) : { text: '', path: '' };
+  check(body.text.includes('pkg-meter-1') && !body.text.includes(hiddenSecret) && body.text.includes('{{secret-') && body.path.startsWith(`${STATE}/site/generation-`),
+    `the page shows the running site (${body.path}) with its secrets hidden (${shown.status})`);
   const before = readFileSync(SITE);
-  const apply = await call(port, ca, 'POST', '/api/site/apply', headers, JSON.stringify({ text: text.replace('pollIntervalMs: 200ms', 'pollIntervalMs: 250ms') }));
-  check(apply.status === 500 && apply.body.includes(`cannot write ${SITE}`) && readFileSync(SITE).equals(before),
-    `Apply on the page cannot write ${SITE} as user fieldgate, says so, and leaves it (${apply.status}: ${apply.body.slice(0, 160)})`);
+  const edited = body.text.replace(/(name: pkg-meter-2[\s\S]*?pollIntervalMs: )(\d+)ms/, (_all, head: string, ms: string) => `${head}${Number(ms) + 50}ms`);
+  const apply = await call(port, ca, 'POST', '/api/site/apply', headers, JSON.stringify({ text: edited }));
+  const answer = apply.status === 200 ? (JSON.parse(apply.body) as { outcome?: string; sha256?: string }) : {};
+  const generations = readdirSync(join(STATE, 'site')).filter((f) => /^generation-\d+\.yaml$/.test(f));
+  const kept = generations.find((f) => answer.sha256 !== undefined && createHash('sha256').update(readFileSync(join(STATE, 'site', f))).digest('hex') === answer.sha256);
+  check(apply.status === 200 && answer.outcome === 'applied' && kept !== undefined && mode(join(STATE, 'site', kept)) === '0600 fieldgate:fieldgate' && readFileSync(SITE).equals(before),
+    `Apply on the page as user fieldgate: ${apply.status} ${answer.outcome ?? apply.body.slice(0, 160)}, a generation ${kept ?? '(none)'} in ${STATE}/site (${kept ? mode(join(STATE, 'site', kept)) : '-'}), ${SITE} left as it was`);
 }
 
 /**

@@ -2,7 +2,8 @@
 // files; then a fresh install of the amd64 .deb with apt-get, `fieldgate profiles` and `profiles
 // check`, the installed unit's command line as user fieldgate against the emulator and the
 // simulator (values reach the cloud) with the commissioning page (HTTPS, password set with
-// `fieldgate web passwd`) and a share of the bus, the README's
+// `fieldgate web passwd`; its Apply a new generation in the state directory), a share of the bus
+// and a confirmed site_apply from the cloud that survives a restart (remote-site.ts), the README's
 // `fieldgate status` (as a user without rights) and `fieldgate reload`, `logs` with no journal;
 // an outbox queued with the cloud away; an upgrade to a version that refuses the site (the old one
 // keeps serving, also after a simulated reboot); an accepted upgrade over edited files and the
@@ -29,6 +30,7 @@ import {
   mode, nonJsonLines, note, releases, run, startInstalled, daemonOutput,
 } from './harness.js';
 import { WEB_CERT, WEB_KEY, applyFromPage, installWebCertificate, profileCommands, readThroughShare, setWebPassword, usePage } from './features.js';
+import { remoteApplySurvivesRestart } from './remote-site.js';
 import { DEVICE_COUNT, UNITS, counterSeries, siteYaml, startCloud, startDevices, type SiteExtras, type SitePorts } from './site.js';
 import { acceptedUpgrade, fromConffileVersion, refusedUpgrade } from './upgrades.js';
 import { fleetUpgrades, refusedFromRealOld } from './releases.js';
@@ -167,10 +169,12 @@ try {
   check(true, `all ${DEVICE_COUNT} devices' values reached the cloud`);
   const page = await usePage(extras.webPort, ca, WEB_PASSWORD);
   check(page.ok && page.version === oldVersion, `the page over HTTPS with the password from fieldgate web passwd: ${page.what}, version ${page.version}`);
-  await applyFromPage(extras.webPort, ca, WEB_PASSWORD, 'pkg-meter-2-token');
   const shared = await readThroughShare(extras.sharePort, 1);
   check(JSON.stringify(shared) === '[101,201]', `mbpoll reads unit 1's holding registers through the bus's share: ${JSON.stringify(shared)}`);
   await readmeCommands(daemon);
+  // After the README's reload (which applies the seed): the page's Apply, then the cloud's site_apply surviving a restart.
+  await applyFromPage(extras.webPort, ca, WEB_PASSWORD, 'pkg-meter-2-token');
+  daemon = await remoteApplySurvivesRestart(ports.httpPort, daemon, () => startInstalled(work, ports.healthPort));
   await new Promise((resolve) => setTimeout(resolve, 10_000));
   const bundledRss = rssText(daemon.pid);
   const bundledReady = daemon.readyMs;
@@ -178,7 +182,8 @@ try {
   check(!existsSync('/run/fieldgate/health.json'), 'it removed /run/fieldgate/health.json at stop');
   const edited = readFileSync(SITE);
   const outboxModes = readdirSync(STATE).map((f) => `${f} ${mode(join(STATE, f))}`);
-  check(outboxModes.length > 0 && outboxModes.every((m) => m.endsWith(' 0600 fieldgate:fieldgate')), `state files 0600 fieldgate: ${outboxModes.join(', ')}`);
+  // The site generations' directory is the service's alone: 0700.
+  check(outboxModes.length > 0 && outboxModes.every((m) => m.endsWith(m.startsWith('site ') ? ' 0700 fieldgate:fieldgate' : ' 0600 fieldgate:fieldgate')), `state files 0600 fieldgate (site/ 0700): ${outboxModes.join(', ')}`);
 
   // Today's Node 20 on the same app and site, for the idle RSS comparison (same run, same box).
   const node20 = run('/usr/bin/node', ['--version']).out.trim();

@@ -53,7 +53,7 @@ export interface SiteExtras {
 /**
  * The site file; device 1 fetches its credential by device key (kept in credentials.json), the
  * others have theirs in the file. Without stateDir the daemon takes FIELDGATE_STATE_DIR (the unit sets it).
- * With extras, the page and the bus's share too. */
+ * With extras, the page, the bus's share and fieldgate's own identity (the cloud's site commands) too. */
 export function siteYaml(ports: SitePorts, stateDir?: string, extras?: SiteExtras): string {
   const devices = UNITS.map((u) => `  - name: ${deviceName(u)}
     bus: plant
@@ -73,7 +73,7 @@ ${extras ? `  web: { port: ${extras.webPort}, cert: ${extras.cert}, key: ${extra
     mqttUrl: mqtt://127.0.0.1:${ports.mqttPort}
     apiBaseUrl: http://127.0.0.1:${ports.httpPort}
     projectKey: ${PROJECT_KEY}
-    reconnect: { initialMs: 200ms, maxMs: 1s, jitter: 0.1 }
+${extras ? '    identity: { accessToken: demo-gateway-token }\n' : ''}    reconnect: { initialMs: 200ms, maxMs: 1s, jitter: 0.1 }
 buses:
   - { name: plant, kind: tcp, host: 127.0.0.1, port: ${ports.modbusPort}, timeoutMs: 1000${extras ? `, share: { port: ${extras.sharePort} }` : ''} }
 devices:

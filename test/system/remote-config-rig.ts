@@ -20,9 +20,10 @@ export function meter(name: string, unit: number, token: string, pollMs = 300): 
 }
 
 /** The seed: identity on, the simulator's bus (`busPort` replaces its port: a bus that does not come up). */
-export function seedText(site: Site, devices: string[], options: { busPort?: number; siteBlock?: string } = {}): string {
+export function seedText(site: Site, devices: string[], options: { busPort?: number; siteBlock?: string; webPort?: number } = {}): string {
   return [
     'gateway:', `  stateDir: ${site.stateDir}`, '  logLevel: info', '  health: { enabled: false }',
+    ...(options.webPort === undefined ? [] : [`  web: { port: ${options.webPort}, allowReload: true }`]),
     '  cloud:', `    identity: { accessToken: ${OWN_TOKEN}, reportIntervalMs: 5000, minReportGapMs: 1000${options.siteBlock ? `, site: ${options.siteBlock}` : ''} }`,
     `    mqttUrl: mqtt://127.0.0.1:${site.emulator.mqttPort}`, `    apiBaseUrl: http://127.0.0.1:${site.emulator.httpPort}`, `    projectKey: ${PROJECT_KEY}`, '    syncPeriodMs: 0',
     '    reconnect: { initialMs: 100, maxMs: 1000, jitter: 0.1 }',
@@ -37,10 +38,10 @@ export class RemoteRig {
 
   private constructor(readonly site: Site, readonly seedFile: string) {}
 
-  static async start(devices: string[] = [meter('meter-1', 1, 'demo-meter-1-token')], options: { jsonMaxBytes?: number; siteBlock?: string } = {}): Promise<RemoteRig> {
+  static async start(devices: string[] = [meter('meter-1', 1, 'demo-meter-1-token')], options: { jsonMaxBytes?: number; siteBlock?: string; webPort?: number } = {}): Promise<RemoteRig> {
     const site = await startSite(options.jsonMaxBytes ? { jsonMaxBytes: options.jsonMaxBytes } : {});
     const rig = new RemoteRig(site, join(site.stateDir, 'seed.yaml'));
-    writeFileSync(rig.seedFile, seedText(site, devices, options.siteBlock ? { siteBlock: options.siteBlock } : {}));
+    writeFileSync(rig.seedFile, seedText(site, devices, { ...(options.siteBlock ? { siteBlock: options.siteBlock } : {}), ...(options.webPort === undefined ? {} : { webPort: options.webPort }) }));
     await rig.startGateway();
     return rig;
   }

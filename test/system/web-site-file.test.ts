@@ -1,5 +1,6 @@
 // The site-file page in Chromium against the daemon started from a real site file: shown with
-// its secrets hidden, an edited file refused with every problem, a valid one applied by reload.
+// its secrets hidden, an edited file refused with every problem, a valid one applied by reload as
+// a new generation in the state directory (the seed file stays as the operator wrote it).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -74,8 +75,9 @@ describe('site-file page in Chromium', () => {
     expect(added).toBe('valid');
     expect(await edit(page, (t) => t, '#site-apply')).toContain('applied, generation 2');
     expect(gateway.status().devices.map((d) => d.name)).toEqual(['meter-1', 'meter-2']);
-    // The secrets went back in: the file on disk has the real token, no placeholder.
-    const written = readFileSync(file, 'utf8');
+    // The secrets went back in: the generation on disk has the real token, no placeholder; the seed is untouched.
+    expect(readFileSync(file, 'utf8')).not.toContain('meter-2');
+    const written = readFileSync(join(site.stateDir, 'site', 'generation-2.yaml'), 'utf8');
     expect(written).toContain(`accessToken: ${TOKEN}`);
     expect(written).not.toContain('{{secret-');
     await page.close();

@@ -100,9 +100,12 @@ export function partsToWatch(plan: ReloadPlan, next: Config): { buses: string[];
 
 export type SitePlan = { ok: true; plan: ReloadPlan; watch: { buses: string[]; links: string[] } } | { ok: false; issues: ConfigIssue[]; restartKeys: string[] };
 
-/** The reload's own decision for a text's config, the way back checked first: the plan, or every reason it would be refused. */
-export function planSiteChange(running: Config, candidate: Config, holders: ReadonlyMap<string, AddressHolder>): SitePlan {
-  const wayBack = wayBackIssues(running, candidate);
+/**
+ * The reload's own decision for a text's config: the plan, or every reason it would be refused.
+ * `guardWayBack` (a change from the cloud): the way back is checked first, with its own message.
+ */
+export function planSiteChange(running: Config, candidate: Config, holders: ReadonlyMap<string, AddressHolder>, guardWayBack = true): SitePlan {
+  const wayBack = guardWayBack ? wayBackIssues(running, candidate) : [];
   const { config: next, issues: addressIssues } = keepRunningAddresses(candidate, running);
   if (!next) return { ok: false, issues: [...wayBack, ...addressIssues], restartKeys: [] };
   const reuse = checkAddressReuse(next, holders).issues;

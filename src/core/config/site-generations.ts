@@ -27,7 +27,7 @@ export interface GenerationBook {
   readonly records: readonly GenerationRecord[];
   /** The generation running (or about to run). */
   readonly running: number;
-  /** sha256 of the seed file when it last ran: a different seed is the operator's new site. */
+  /** sha256 of the seed file when it was last taken in (a start, `fieldgate reload`): a different seed is the operator's new site. */
   readonly seedDigest: string;
 }
 
@@ -68,7 +68,7 @@ function iso(at: EpochMs): string {
   return new Date(at).toISOString();
 }
 
-/** Which generation a start runs: the seed when it is new or changed, else the last confirmed one. */
+/** Which generation a start runs: the seed when it is new or changed since it was last taken in, else the last confirmed one. */
 export function chooseAtStart(stored: GenerationBook | undefined, seedDigest: string, now: EpochMs): StartChoice {
   if (!stored || stored.records.length === 0) {
     const run: GenerationRecord = { generation: 1, digest: seedDigest, at: now, via: 'seed', outcome: 'confirmed' };
@@ -85,7 +85,7 @@ export function chooseAtStart(stored: GenerationBook | undefined, seedDigest: st
     const run: GenerationRecord = { generation: nextNumber(book), digest: seedDigest, at: now, via: 'seed', outcome: 'confirmed' };
     return {
       book: { records: [...book.records, run], running: run.generation, seedDigest }, run, ...(rolledBack === undefined ? {} : { rolledBack }),
-      reason: `the seed file changed since the last start: it runs as generation ${run.generation}`,
+      reason: `the seed file changed since it was last taken in: it runs as generation ${run.generation}`,
     };
   }
   const run = rolledBack === undefined ? current : previousConfirmed(book, rolledBack);

@@ -16,7 +16,7 @@ import type { LiveFeed } from './live-feed.js';
 import { startWebServer, type WebServer } from './server.js';
 import { SiteFileView } from './site-view.js';
 import { WebCommands } from './web-commands.js';
-import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
+import type { SiteChanges } from '../site-changes.js';
 import type { CommandService } from '../../device/commands.js';
 import { siteRedaction, type SiteRedaction, type TextRedactor } from '../../core/config/site-redaction.js';
 
@@ -31,10 +31,8 @@ export interface WebPageParts {
   logger: Logger;
   levels?: ReadonlyMap<string, LevelWithSilent>;
   time: TimeWithWall;
-  /** The site file the daemon runs, for the site-file page. */
-  siteFile?: string;
-  env: NodeJS.ProcessEnv;
-  reload(load: () => Promise<ReloadCandidate>): Promise<ReloadResult>;
+  /** The one path of changes of the running site (absent without a seed file or a store: the site-file page answers 404). */
+  siteChanges?: SiteChanges;
   cloudAttributes?(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
   /** Per bus: its transactions for the line page (southbound keeps it current). */
   captures: ReadonlyMap<string, LineCapture>;
@@ -63,8 +61,8 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   const log = componentLogger(logger, 'web', parts.levels);
   const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
   const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log, settings.maxScanUnits);
-  const site = parts.siteFile === undefined ? undefined : new SiteFileView({
-    path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log, maxSessions: settings.maxSessions,
+  const site = parts.siteChanges === undefined ? undefined : new SiteFileView({
+    changes: parts.siteChanges, current: parts.current, log, maxSessions: settings.maxSessions,
     ...(parts.secrets ? { knownSecrets: parts.secrets } : {}),
   });
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));

@@ -1,7 +1,7 @@
 // Hostile: every placeholder the site-file page hands out moved into every scalar position of the
 // file (keys too, quoted and bare), then Check and Apply: no answer carries a secret, whole, JSON-
 // escaped or as a cut quote. The validator's messages quote values; the redaction must hold anyway.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isScalar, parseDocument, visit } from 'yaml';
@@ -11,6 +11,10 @@ import { silentLogger } from '../../../src/ops/log.js';
 import { loadConfigWithDigest } from '../../../src/ops/site-file.js';
 import { SiteFileView } from '../../../src/ops/web/site-view.js';
 import type { ReloadCandidate } from '../../../src/ops/gateway-handle.js';
+import { SiteChanges } from '../../../src/ops/site-changes.js';
+import { openSiteGenerations } from '../../../src/ops/site-store.js';
+import { readSiteFile } from '../../../src/ops/site-file-reader.js';
+import { systemTime } from '../../../src/core/time.js';
 
 const SECRETS = {
   projectKey: 'pk-7Qm2xW9vR4tY8uZ1',
@@ -72,16 +76,21 @@ describe('site-file page: placeholders moved everywhere', () => {
     file = join(dir, 'site.yaml');
     writeFileSync(file, siteText(dir));
     config = loadConfigWithDigest(file, {}).config;
-    view = new SiteFileView({
-      path: file, env: {}, current: () => config, scratchDir: dir, log: silentLogger(), maxSessions: 4,
-      // The reload refuses, quoting the file it read: what a reload's problems may say.
-      reload: async (load: () => Promise<ReloadCandidate>) => {
+    const start = openSiteGenerations(file, readFileSync(file), dir, systemTime.wallNow());
+    const changes = new SiteChanges({
+      store: start.store, book: start.book, startReason: start.reason, historyKept: 20, current: () => config,
+      // The reload refuses, quoting the text it read (the newest generation written): what a reload's problems may say.
+      reload: async (load: () => ReloadCandidate | Promise<ReloadCandidate>) => {
         const candidate = await load();
-        const text = readFileSync(file, 'utf8');
+        const newest = readdirSync(start.store.dir).filter((f) => /^generation-\d+\.yaml$/.test(f)).sort((a, b) => Number(/\d+/.exec(b)?.[0]) - Number(/\d+/.exec(a)?.[0]))[0] ?? '';
+        const text = readFileSync(join(start.store.dir, newest), 'utf8');
         reloads.push(text);
         return { outcome: 'refused', generation: 1, problems: [...candidate.issues, { path: file, message: `refused: ${text}` }] };
       },
+      readFile: (path) => readSiteFile(path, {}), readSeed: () => ({ path: file, bytes: readFileSync(file) }),
+      addressHolders: () => new Map(), busUp: () => true, linkUp: () => true, time: systemTime, log: silentLogger(), changed: () => undefined,
     });
+    view = new SiteFileView({ changes, current: () => config, log: silentLogger(), maxSessions: 4 });
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,12 +1,14 @@
-// RemoteSite with fakes (store in memory, reload and reader faked, ManualClock): the window's
-// automatic rollback, a confirm refused while a changed bus is down, a base moved by a reload
-// that ran first, and a second change refused while one runs.
+// RemoteSite over SiteChanges with fakes (store in memory, reload and reader faked, ManualClock):
+// the window's automatic rollback, a confirm refused while a changed bus is down, a base moved by
+// the page's Apply, a second change refused while one runs, the seed reloaded on the box as a
+// generation of its own, and the box's changes waiting their turn behind the cloud's.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../../src/core/config/config.js';
 import { chooseAtStart, type GenerationBook } from '../../../src/core/config/site-generations.js';
 import { DEFAULT_SELF_IDENTITY } from '../../../src/core/config/self-identity.js';
 import { RemoteSite, type SiteStorePort } from '../../../src/ops/remote-site.js';
+import { SiteChanges } from '../../../src/ops/site-changes.js';
 import type { ReloadCandidate, ReloadResult } from '../../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import { checkConfig, parseSiteText } from '../../../src/ops/site-file.js';
@@ -33,45 +35,36 @@ function rig(options: { holdReload?: Promise<void> } = {}) {
   const files = new Map<string, string>();
   const store: SiteStorePort = {
     save: () => undefined, textPath: (g) => `/store/generation-${g}.yaml`, scratchPath: () => '/store/check.yaml',
-    writeText: (g, t) => void files.set(`/store/generation-${g}.yaml`, t), readText: (g) => files.get(`/store/generation-${g}.yaml`),
+    writeText: (g, t) => void files.set(`/store/generation-${g}.yaml`, String(t)), readText: (g) => files.get(`/store/generation-${g}.yaml`),
     removeText: (g) => void files.delete(`/store/generation-${g}.yaml`), writeScratch: (p, t) => void files.set(p, t), removeScratch: (p) => void files.delete(p),
   };
   files.set('/store/generation-1.yaml', SEED);
   let running = configOf(SEED)!;
-  let runningDigest = sha(SEED);
-  let seed: string | undefined = SEED;
+  let seed = SEED;
   const busUp = new Map([['a', true]]);
   const reloads: string[] = [];
-  let beforeLoad: () => void = () => undefined;
   const reload = async (load: () => ReloadCandidate | Promise<ReloadCandidate>): Promise<ReloadResult> => {
     await options.holdReload;
-    beforeLoad();
     const candidate = await load();
     if (!candidate.config) return { outcome: 'refused', generation: 0, problems: [...candidate.issues] };
     running = candidate.config;
-    runningDigest = candidate.sha256 ?? '';
     reloads.push(candidate.sha256 ?? '');
     return { outcome: 'applied', generation: 0, problems: [] };
   };
   const book: GenerationBook = chooseAtStart(undefined, sha(SEED), clock.wallNow()).book;
-  const site = new RemoteSite({
-    store, book, startReason: 'seed', current: () => running, reload,
+  const changes = new SiteChanges({
+    store, book, startReason: 'seed', historyKept: 20, current: () => running, reload,
     readFile: async (path) => {
       const config = configOf(files.get(path) ?? '');
       return config ? { config, issues: [] } : { issues: [{ path, message: 'bad' }] };
     },
+    readSeed: () => ({ path: '/etc/site.yaml', bytes: Buffer.from(seed) }),
     addressHolders: () => new Map(), busUp: (name) => busUp.get(name) ?? false, linkUp: () => true,
-    settings: DEFAULT_SELF_IDENTITY.site, maxBytes: 1 << 20, time: clock, log: silentLogger(), changed: () => undefined,
-    runningDigest: () => runningDigest, readSeed: () => seed,
+    time: clock, log: silentLogger(), changed: () => undefined,
   });
-  /** A reload on the box (SIGHUP after the seed was edited): the reloader runs `text`. */
-  const reloadSeedOnBox = (text: string) => {
-    seed = text;
-    running = configOf(text)!;
-    runningDigest = sha(text);
-  };
+  const site = new RemoteSite({ changes, current: () => running, settings: DEFAULT_SELF_IDENTITY.site, maxBytes: 1 << 20, time: clock, log: silentLogger() });
   const editSeed = (text: string) => { seed = text; };
-  return { site, clock, files, busUp, reloads, running: () => running, reloadSeedOnBox, editSeed, setBeforeLoad: (f: () => void) => { beforeLoad = f; } };
+  return { site, changes, clock, files, busUp, reloads, running: () => running, editSeed };
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -113,15 +106,15 @@ describe('RemoteSite', () => {
     expect(r.site.status()).toMatchObject({ generation: 2, state: 'confirmed' });
   });
 
-  it('refuses an apply whose base moved while it waited for the reload queue; nothing is kept of it', async () => {
+  it('refuses an apply whose base moved since site_get (the page applied meanwhile); nothing is kept of it', async () => {
     const r = rig();
     const { text, digest } = await getText(r.site);
-    // A reload on the box (SIGHUP) lands between the check and the apply's turn in the queue.
-    r.setBeforeLoad(() => r.reloadSeedOnBox(SEED.replace('unitId: 1', 'unitId: 7')));
+    expect(await r.changes.apply({ text: SEED.replace('unitId: 1', 'unitId: 7'), via: 'page', label: 'page' })).toMatchObject({ outcome: 'applied', generation: 2 });
     const answer = await r.site.handle('site_apply', { text: text.replace('port: 5020', 'port: 5030'), baseDigest: digest, confirmWithinS: 0 });
-    expect(answer).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('the running site was changed on the box') }] } });
-    expect(r.files.has('/store/generation-2.yaml')).toBe(false);
+    expect(answer).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('baseDigest is not the running site') }] } });
     expect(r.running().site.devices[0]).toMatchObject({ unitId: 7 });
+    expect(await r.site.handle('site_history', {})).toMatchObject({ ok: true, result: { running: 2, generations: [{ generation: 2, via: 'page', outcome: 'confirmed' }, { generation: 1, via: 'seed' }] } });
+    expect([...r.files.keys()].sort()).toEqual(['/store/generation-1.yaml', '/store/generation-2.yaml']);
   });
 
   it('refuses a second change while one runs, and a rollback to a generation that is running', async () => {
@@ -139,29 +132,35 @@ describe('RemoteSite', () => {
     expect(r.running().site.buses[0]).toMatchObject({ port: 5020 });
   });
 
-  it('a reload of the edited seed on the box becomes a generation: site_get shows it, an apply against the old digest is refused, an open window ends', async () => {
+  it('a reload of the edited seed on the box is a generation of its own: site_get shows it, an apply against the old digest is refused, an open window ends', async () => {
     const r = rig();
     const { text, digest } = await getText(r.site);
     await r.site.handle('site_apply', { text: text.replace('port: 5020', 'port: 5030'), baseDigest: digest, confirmWithinS: 60 });
-    r.reloadSeedOnBox(SEED.replace('unitId: 1', 'unitId: 7'));
+    r.editSeed(SEED.replace('unitId: 1', 'unitId: 7'));
+    expect(await r.changes.reloadSeed()).toMatchObject({ outcome: 'applied' });
     const got = await r.site.handle('site_get', {});
     expect(got).toMatchObject({ ok: true, result: { generation: 3, state: 'confirmed', text: expect.stringContaining('unitId: 7') } });
     const history = await r.site.handle('site_history', {});
-    expect(history).toMatchObject({ ok: true, result: { generations: [{ generation: 3, via: 'reload' }, { generation: 2, outcome: 'rolled_back', reason: 'replaced by a reload of the seed file on the box' }, { generation: 1 }] } });
+    expect(history).toMatchObject({ ok: true, result: { generations: [{ generation: 3, via: 'reload' }, { generation: 2, outcome: 'rolled_back', reason: 'replaced by generation 3 (reload) before it was confirmed' }, { generation: 1 }] } });
     expect(await r.site.handle('site_apply', { text, baseDigest: digest, confirmWithinS: 0 })).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('baseDigest is not the running site') }] } });
     r.clock.advance(120_000);
     await flush();
     expect(r.running().site.devices[0]).toMatchObject({ unitId: 7 });
   });
 
-  it('a running text changed on the box that is not the seed refuses every apply', async () => {
-    const r = rig();
+  it('the box\'s changes wait their turn behind the cloud\'s, the cloud\'s are refused while one runs', async () => {
+    let release = () => undefined as void;
+    const r = rig({ holdReload: new Promise<void>((resolve) => { release = resolve; }) });
     const { text, digest } = await getText(r.site);
-    r.reloadSeedOnBox(SEED.replace('unitId: 1', 'unitId: 7'));
-    // The seed edited again, not reloaded: what runs is neither the book's text nor the seed's.
-    r.editSeed(SEED.replace('unitId: 1', 'unitId: 8'));
-    const answer = await r.site.handle('site_apply', { text: text.replace('port: 5020', 'port: 5030'), baseDigest: digest, confirmWithinS: 0 });
-    expect(answer).toMatchObject({ ok: true, result: { outcome: 'refused', problems: [{ message: expect.stringContaining('the running site was changed on the box') }] } });
-    expect(r.running().site.devices[0]).toMatchObject({ unitId: 7 });
+    const remote = r.site.handle('site_apply', { text: text.replace('port: 5020', 'port: 5030'), baseDigest: digest, confirmWithinS: 0 });
+    await flush();
+    r.editSeed(SEED.replace('unitId: 1', 'unitId: 9'));
+    const reload = r.changes.reloadSeed();
+    release();
+    expect(await remote).toMatchObject({ ok: true, result: { outcome: 'applied', generation: 2 } });
+    expect(await reload).toMatchObject({ outcome: 'applied' });
+    expect(r.changes.status()).toMatchObject({ generation: 3, state: 'confirmed' });
+    expect(r.running().site.devices[0]).toMatchObject({ unitId: 9 });
+    expect(r.running().site.buses[0]).toMatchObject({ port: 5020 });
   });
 });

@@ -15,7 +15,7 @@ describe('the start\'s choice', () => {
     ['first start', undefined, 'seed', 1, /the seed file \(no generation applied since\)/, undefined],
     ['the last confirmed generation', book(3, rec(1, 'confirmed', 'seed', 'seed'), rec(2, 'rolled_back'), rec(3, 'confirmed')), 'seed', 3, /generation 3, the last confirmed \(remote/, undefined],
     ['a crash in a confirmation window', book(3, rec(1, 'confirmed', 'seed', 'seed'), rec(2, 'confirmed'), rec(3, 'awaiting_confirm')), 'seed', 2, /generation 3 awaited confirmation when fieldgate stopped/, 3],
-    ['the seed edited on the box', book(2, rec(1, 'confirmed', 'seed', 'seed'), rec(2, 'confirmed')), 'seed-2', 3, /the seed file changed since the last start: it runs as generation 3/, undefined],
+    ['the seed edited on the box', book(2, rec(1, 'confirmed', 'seed', 'seed'), rec(2, 'confirmed')), 'seed-2', 3, /the seed file changed since it was last taken in: it runs as generation 3/, undefined],
     ['the seed edited during a window', book(2, rec(1, 'confirmed', 'seed', 'seed'), rec(2, 'awaiting_confirm')), 'seed-2', 3, /seed file changed/, 2],
     ['nothing confirmed before the window', book(1, rec(1, 'awaiting_confirm')), 'seed', 2, /the seed file \(no confirmed generation to run\)/, 1],
   ];

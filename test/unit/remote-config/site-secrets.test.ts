@@ -1,8 +1,10 @@
-// Placeholders of a site text (pure), table-driven: what is hidden, what is put back, and where a
-// placeholder may stand.
+// Placeholders of a site text (pure), table-driven: what is hidden (site-redaction.ts, the one
+// redaction of the page and the cloud), what is put back and where a placeholder may stand
+// (site-placeholders.ts), and a problem quoting a secret given back as its placeholder.
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../../src/core/config/config.js';
-import { redactIssues, redactSiteText, restoreSiteSecrets } from '../../../src/core/config/site-secrets.js';
+import { CENSOR, redactSiteText, siteRedaction } from '../../../src/core/config/site-redaction.js';
+import { restoreSiteSecrets } from '../../../src/core/config/site-placeholders.js';
 import { parseSiteText, checkConfig } from '../../../src/ops/site-file.js';
 
 const TEXT = `gateway:
@@ -44,7 +46,7 @@ describe('site text placeholders', () => {
     expect(redactSiteText(TEXT, config)).toEqual({ text: shown, secrets });
   });
 
-  const n = (secret: string) => secrets.findIndex((s) => s === secret || s === `'${secret}'`) + 1;
+  const n = (secret: string) => secrets.findIndex((s: string) => s === secret || s === `'${secret}'`) + 1;
   // Table: [what, edit of the shown text, expected problem or undefined when restored]
   const cases: Array<[string, (t: string) => string, RegExp | undefined]> = [
     ['unchanged', (t) => t, undefined],
@@ -64,13 +66,22 @@ describe('site text placeholders', () => {
       if (restored.ok) expect(restored.text).not.toContain('{{secret-');
     } else {
       expect(restored.ok).toBe(false);
-      if (!restored.ok) expect(restored.problems.map((p) => `${p.path}: ${p.message}`).join('\n')).toMatch(problem);
+      if (!restored.ok) expect(restored.problems.map((p: { path: string; message: string }) => `${p.path}: ${p.message}`).join('\n')).toMatch(problem);
     }
   });
 
-  it('a secret inside a problem goes back as its placeholder', () => {
-    const issues = redactIssues([{ path: 'devices.m1.cloud', message: 'token m1-token refused' }], secrets);
-    expect(issues).toEqual([{ path: 'devices.m1.cloud', message: `token {{secret-${secrets.indexOf('m1-token') + 1}}} refused` }]);
+  it('a secret of the running text inside a problem goes back as its placeholder, a new one as [redacted]', () => {
+    const redaction = siteRedaction({ running: config, texts: [TEXT, 'accessToken: brand-new-token-77'], placeholders: secrets });
+    const issues = redaction.json([{ path: 'devices.m1.cloud', message: 'token m1-token refused, "gw-secret-token" too, and brand-new-token-77' }]);
+    expect(issues).toEqual([{ path: 'devices.m1.cloud', message: `token {{secret-${secrets.indexOf('m1-token') + 1}}} refused, "{{secret-${secrets.indexOf('gw-secret-token') + 1}}}" too, and ${CENSOR}` }]);
+  });
+
+  it('a URL password however short is a placeholder too', () => {
+    const short = TEXT.replace('fieldgate:broker-pass@', 'fieldgate:pw@');
+    const hidden = redactSiteText(short, configOf(short));
+    expect(hidden.text).toContain('mqtt://fieldgate:{{secret-');
+    expect(hidden.text).not.toContain(':pw@');
+    expect(restoreSiteSecrets(hidden.text, hidden.secrets, 'site')).toEqual({ ok: true, text: short });
   });
 
   it('a short secret key value is hidden too, and a placeholder is never searched again', () => {
