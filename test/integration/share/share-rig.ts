@@ -1,5 +1,5 @@
 // A bus share in front of a simulated RTU line (socat pty pair), with a poll loop standing in for
-// fieldgate's poller: the real Bus, the real share server and service (ops/shares.ts).
+// fieldgate's poller: the real Bus, the real share server and service (share/shares.ts).
 import { validateSite } from '../../../src/core/config/site.js';
 import type { SiteConfig } from '../../../src/core/config/site-types.js';
 import { systemClock } from '../../../src/core/time.js';
