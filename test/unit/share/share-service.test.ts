@@ -224,7 +224,7 @@ describe('ShareService: the share\'s requests in the bus', () => {
     ask(2, [3, 0, 0, 0, 1]); // another client: nothing of its own before it
     expect(answers).toEqual([[2, '03020007']]);
     expect(bus.calls).toHaveLength(1);
-    cache.forget(1, 'holding', 1, 1); // what share/share-read-back.ts does once the write finished
+    cache.forget(1, 'holding', 1, 1); // what share/share-cache.ts does once the write finished
     bus.calls[0]!.resolve();
     await settle();
     expect(bus.calls).toHaveLength(2); // memory forgot it: the read goes to the device
