@@ -11,6 +11,10 @@ import { startMixedLinePeer, type MixedLinePeer } from '../helpers/mixed-line-pe
 import { startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
 
+// The peer's reply comes in two chunks 5 ms apart, timed by this worker's own timers: a quiet
+// window of 150 ms keeps one reply one message on a busy machine (30 ms split it there).
+const QUIET_MS = 150;
+
 const TOKEN = 'demo-meter-1-token';
 
 describe('custom data stream on a shared RTU line, end to end', () => {
@@ -37,7 +41,7 @@ describe('custom data stream on a shared RTU line, end to end', () => {
     };
     const meter = {
       ...meterDevice('meter-1', 1, TOKEN), bus: 'rs485',
-      streams: [{ identifier: 'console', target: { kind: 'bus', bus: 'rs485' } as const, quietMs: 30, replyTimeoutMs: 500, maxReplyBytes: 256 }],
+      streams: [{ identifier: 'console', target: { kind: 'bus', bus: 'rs485' } as const, quietMs: QUIET_MS, replyTimeoutMs: 500, maxReplyBytes: 256 }],
     };
     gateway = await startGateway(compiledConfig(base.gateway, { buses: [...base.site.buses, line], devices: [meter] }), { logger: silentLogger(), env: {} });
     await waitFor(async () => ((await deviceApi(s, TOKEN, 'GET', '/attributes')).attributes as Record<string, unknown> | undefined)?.voltage === 230.1 || undefined);
