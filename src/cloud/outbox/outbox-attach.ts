@@ -29,6 +29,8 @@ export interface Attached {
 export function attachFile(opened: OpenedStore, memory: OutboxStore, nextSeq: number, work: (store: OutboxStore) => void): Attached {
   const file = opened.store;
   return file.transaction(() => {
+    // Rows the previous run had acknowledged (their delete never reached the file) go before the renumbering hides them.
+    for (const [device, seq] of opened.acked) file.deleteThrough(device, seq);
     const range = file.seqRange();
     let next = Math.max(nextSeq, opened.maxSeq + 1);
     if (range) {

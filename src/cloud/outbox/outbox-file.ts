@@ -134,7 +134,7 @@ export class StoreKeeper {
       if (path === ':memory:') throw err;
       // Its rows are held in memory: each counts its memory cost against the caps (a recount at attach).
       const store = new OutboxStore(':memory:', { ...options, rowOverheadBytes: hooks.memoryOverheadBytes ?? 0 });
-      this.opened = { store, totals: [], maxSeq: 0, dropped: new Map(), lost: new Map(), rejected: new Map() };
+      this.opened = { store, totals: [], maxSeq: 0, dropped: new Map(), lost: new Map(), rejected: new Map(), acked: new Map() };
       this.detachedSinceStart = true;
       this.health.failed(err);
     }
@@ -255,13 +255,15 @@ export class StoreKeeper {
 
 /**
  * An outbox's file at start: the keeper, `counters` filled with its rows and the dropped counts it
- * kept (a salvage's losses reported), the ledger of what it stores, and the next seq to hand out.
+ * kept (a salvage's losses reported), `ackedOnDisk` with the rows acknowledged before the stop but
+ * not deleted (skipped, deleted at the next write), the ledger of what it stores, and the next seq.
  */
-export function openKept(path: string, options: StoreOptions, hooks: KeeperHooks, counters: Map<string, OutboxDeviceStats>, listeners: DropListeners): { file: StoreKeeper; counts: CountsLedger; nextSeq: number } {
+export function openKept(path: string, options: StoreOptions, hooks: KeeperHooks, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, listeners: DropListeners): { file: StoreKeeper; counts: CountsLedger; nextSeq: number } {
   const file = new StoreKeeper(path, options, hooks);
   for (const row of file.opened.totals) counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+  for (const [device, seq] of file.opened.acked) ackedOnDisk.set(device, seq);
   restoreDropped(counters, file.opened, listeners);
-  return { file, counts: new CountsLedger(file.opened.dropped), nextSeq: file.opened.maxSeq + 1 };
+  return { file, counts: new CountsLedger(file.opened.dropped, ackedOnDisk), nextSeq: file.opened.maxSeq + 1 };
 }
 
 /**

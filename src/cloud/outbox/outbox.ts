@@ -45,7 +45,7 @@ export class Outbox implements ReportOutbox {
     this.overheadBytes = options.recordOverheadBytes ?? 0;
     this.time = options.time ?? systemTime;
     const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, condemnAfterMs: options.condemnAfterMs, memoryOverheadBytes: this.overheadBytes };
-    ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'NORMAL' }, hooks, this.counters, options));
+    ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'NORMAL' }, hooks, this.counters, this.ackedOnDisk, options));
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
       wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
       onRejected: () => {
