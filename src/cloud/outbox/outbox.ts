@@ -114,6 +114,7 @@ export class Outbox implements ReportOutbox {
       return;
     }
     this.file.succeeded();
+    if (!this.file.ok) this.retryLater();
     this.reads.purged(purged);
     this.counts.saved(counts, this.time.now());
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
@@ -126,11 +127,10 @@ export class Outbox implements ReportOutbox {
     if (this.closed) return;
     if (this.file.detached) return this.attachFile();
     const { replaced, movedAside } = this.file.check();
-    if (replaced) {
-      this.reads.forgetRejected();
-      this.counts.reset();
-    }
-    if (replaced) recountAfterReplace(this.file.store, this.counters, this.ackedOnDisk, this.options, movedAside);
+    if (!replaced) return;
+    this.reads.forgetRejected();
+    this.counts.reset();
+    recountAfterReplace(this.file.store, this.counters, this.ackedOnDisk, this.options, movedAside);
   }
 
   /** Never opened at start: the file taken up with every row, the waiting appends included (outbox-attach.ts). */
