@@ -6,7 +6,7 @@ import { existsSync, unlinkSync } from 'node:fs';
 import { restoreDropped } from './outbox-caps.js';
 import { CountsLedger } from './outbox-counts.js';
 import { filled, isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
-import { verifyFile } from './outbox-salvage.js';
+import { salvageRows, verifyFile } from './outbox-salvage.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { DropListeners, OutboxDeviceStats } from '../../core/outbox-types.js';
 import { intact, OutboxStore, type StoredRow, type StoreOptions } from './outbox-store.js';
@@ -44,7 +44,7 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
   try {
     // Rows failing their checksum stay behind (counted by the caller's recount, or already counted).
     // Row by row: one bad page costs its own rows, not the file's.
-    const salvaged = old.salvage();
+    const salvaged = old.onFreshConnection((db) => salvageRows(db));
     rows = salvaged.rows.filter((row) => intact({ ...row, crc: row.crc ?? null }));
     complete = salvaged.complete && rows.length === salvaged.rows.length;
     seq = salvaged.maxSeq;
