@@ -179,3 +179,43 @@ describe('outbox reads failing (write-ahead, a real file)', () => {
     }
   });
 });
+
+describe('outbox reads failing (write-ahead, a real file): a short answer', () => {
+  it('hostile: a read that answers short while reads fail lets nothing from memory out ahead of the unread rows; every report goes out once, in order', () => {
+    const clock = new ManualClock();
+    const outbox = new Outbox({ path, time: clock, storageRetryMs: 1000 });
+    for (let i = 0; i < 5; i += 1) outbox.append('a', `disk${i}`, i);
+    outbox.flush();
+    const original = OutboxStore.prototype.after;
+    // EIO, then an answer that stops after 2 rows (SQLite after EIO may miss a page), then the truth.
+    const spy = vi.spyOn(OutboxStore.prototype, 'after')
+      .mockImplementationOnce(() => {
+        throw corrupt();
+      })
+      .mockImplementationOnce(function (this: OutboxStore, device, afterSeq) {
+        return original.call(this, device, afterSeq, 2);
+      });
+    try {
+      expect(outbox.peek('a', 10)).toEqual([]);
+      for (let i = 0; i < 3; i += 1) outbox.append('a', `new${i}`, 10 + i);
+      clock.advance(1000);
+      const sent: string[] = [];
+      let after = 0;
+      for (let turn = 0; turn < 10; turn += 1) {
+        const batch = outbox.peek('a', 10, after);
+        if (batch.length === 0) break;
+        sent.push(...batch.map((r) => r.payload.toString()));
+        after = batch.at(-1)?.seq ?? after;
+        outbox.ack('a', after);
+        clock.advance(100);
+      }
+      expect(sent).toEqual(['disk0', 'disk1', 'disk2', 'disk3', 'disk4', 'new0', 'new1', 'new2']);
+      outbox.flush();
+      expect(outbox.stats()).toMatchObject({ depth: 0, dropped: 0 });
+      expect(rowsIn(path)).toBe(0);
+    } finally {
+      spy.mockRestore();
+      outbox.close();
+    }
+  });
+});
