@@ -237,11 +237,3 @@ export function dropRecords(lost: readonly { device: string; payload: Buffer }[]
   }
   reportDrops(byDevice, reason, listeners);
 }
-
-/** Acknowledged rows counted out of a device's counter; returns how many. */
-export function uncount(counters: Map<string, OutboxDeviceStats>, device: string, gone: { records: number; bytes: number }): number {
-  const counter = counterIn(counters, device);
-  counter.depth -= gone.records;
-  counter.bytes -= gone.bytes;
-  return gone.records;
-}

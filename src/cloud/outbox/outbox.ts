@@ -3,7 +3,7 @@
 // While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
 // published from there after what is on disk (no crash window holds then), and a commit is tried
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
-import { admit, counterIn, diskTotals, dropRecords, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, uncount, writeRows } from './outbox-caps.js';
+import { admit, counterIn, diskTotals, dropRecords, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows } from './outbox-caps.js';
 import { openKept, recountAfterReplace, type StoreKeeper } from './outbox-file.js';
 import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import { discardQueue } from './outbox-discard.js';
@@ -163,25 +163,20 @@ export class Outbox implements ReportOutbox {
   }
 
   /**
-   * Committed records; while the file takes no writes, or its reads fail and the device has no disk rows (a short
-   * answer then may not be their end), the ones waiting for a commit (newer by seq). Nothing when its rows cannot be read.
+   * Committed records; while the file takes no writes or its reads fail, then the ones waiting for it (newer by seq).
+   * Nothing at all when the device's committed rows cannot be read (retried later): order holds.
    */
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    const readsFailed = this.reads.failingNow;
-    const onDisk = this.counters.get(device)?.depth ?? 0;
+    // Decided before the read: the read that ends an episode leaves its appends still uncommitted.
+    const uncommitted = !this.file.ok || this.reads.failingNow;
     let records: OutboxRecord[] = [];
-    if (onDisk > 0) {
+    if ((this.counters.get(device)?.depth ?? 0) > 0) {
       const read = this.reads.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
       if (read === undefined) return [];
       records = read;
     } else this.reads.nothingToRead(device);
-    // The read that ended a read episode: what waited for it is committed and read from the file, in order.
-    if (readsFailed && !this.reads.failingNow && this.file.ok && this.pending.length > 0) {
-      this.flush();
-      return this.peek(device, limit, afterSeq);
-    }
-    if ((!this.file.ok || (readsFailed && onDisk === 0)) && records.length < limit) {
+    if (uncommitted && records.length < limit) {
       const waiting = pendingOf(this.pending, device, records.at(-1)?.seq ?? afterSeq, limit - records.length);
       records = records.concat(waiting.map(({ seq, ts, payload }) => ({ seq, ts, payload })));
     }
@@ -203,7 +198,7 @@ export class Outbox implements ReportOutbox {
     if (from === 0 && !this.reads.failingNow) {
       try {
         const deleted = this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq));
-        return uncount(this.counters, device, this.reads.discount(device, 0, upToSeq, deleted)) + fromMemory;
+        return this.uncount(device, this.reads.discount(device, 0, upToSeq, deleted)) + fromMemory;
       } catch (err) {
         this.file.failed(err);
       }
@@ -214,7 +209,14 @@ export class Outbox implements ReportOutbox {
     const gone = this.reads.discount(device, from, upToSeq, measured);
     this.ackedOnDisk.set(device, upToSeq);
     if (this.cancelTimer === undefined) this.retryLater();
-    return uncount(this.counters, device, gone) + fromMemory;
+    return this.uncount(device, gone) + fromMemory;
+  }
+
+  private uncount(device: string, gone: { records: number; bytes: number }): number {
+    const counter = this.counter(device);
+    counter.depth -= gone.records;
+    counter.bytes -= gone.bytes;
+    return gone.records;
   }
 
   /** Depth and bytes count what waits for a commit too (as memory-first's count its memory); onDisk what is committed. */
