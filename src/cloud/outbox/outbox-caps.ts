@@ -227,13 +227,3 @@ export function restoreDropped(counters: Map<string, OutboxDeviceStats>, opened:
   reportDrops(opened.rejected, 'checksum', listeners);
 }
 
-/** Records lost from memory: each device's dropped counter raised, the loss reported once. */
-export function dropRecords(lost: readonly { device: string; payload: Buffer }[], counters: Map<string, OutboxDeviceStats>, reason: OutboxDropInfo['reason'], listeners: DropListeners): void {
-  if (lost.length === 0) return;
-  const byDevice: DropTally = new Map();
-  for (const record of lost) {
-    tally(byDevice, record.device, 1, record.payload.length);
-    counterIn(counters, record.device).dropped += 1;
-  }
-  reportDrops(byDevice, reason, listeners);
-}

@@ -197,17 +197,28 @@ export class StoreKeeper {
     if (isCorruption(err)) this.corrupt = true;
   }
 
-  /** A write reached the store; it counts as storage back only when the store is the file. */
-  succeeded(): void {
-    if (this.store.path === this.path) this.health.succeeded();
+  /** While this holds (the file's reads fail), a write that goes through does not end a storage episode. */
+  private holdBack: () => boolean = () => false;
+
+  /**
+   * Commits succeed and fail by turns while a card errs on read (each touches other pages): the
+   * storage episode ends once, when writes go through with reads back, not at every commit.
+   */
+  holdStorageBackWhile(condition: () => boolean): void {
+    this.holdBack = condition;
   }
 
-  /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
+  /** A write reached the store; it counts as storage back only when the store is the file (and reads are not failing). */
+  succeeded(): void {
+    if (this.store.path === this.path && !this.holdBack()) this.health.succeeded();
+  }
+
+  /** Nothing to write while failing: a small real write tells whether the file takes writes again (false while held back). */
   probe(): boolean {
     try {
       this.store.probeWrite();
       this.succeeded();
-      return true;
+      return this.health.ok;
     } catch (err) {
       this.failed(err);
       return false;

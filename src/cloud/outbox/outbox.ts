@@ -3,7 +3,7 @@
 // While the file takes no writes (StorageHealth), appends wait in memory (capped, fair drops), are
 // published from there after what is on disk (no crash window holds then), and a commit is tried
 // every storageRetryMs; acks are counted at once and deleted at the next commit.
-import { admit, counterIn, diskTotals, dropRecords, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, writeRows } from './outbox-caps.js';
+import { admit, counterIn, diskTotals, enforceCaps, noDrops, reportCapDrops, reportDrops, restoreCounters, tally, writeRows, type DropTally } from './outbox-caps.js';
 import { openKept, recountAfterReplace, type StoreKeeper } from './outbox-file.js';
 import { attachCounted, dropStoreRows } from './outbox-attach.js';
 import { discardQueue } from './outbox-discard.js';
@@ -11,7 +11,7 @@ import { DiskReads } from './outbox-reads.js';
 import { saveDroppedAtClose, type CountsLedger } from './outbox-counts.js';
 import { pendingOf, trimPendingFairly, type Pending } from './outbox-pending.js';
 import { systemTime, type Time } from '../../core/time.js';
-import type { OutboxDeviceStats, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
+import type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
 import type { OutboxOptions } from './outbox-options.js';
 
 export type { OutboxDeviceStats, OutboxDropInfo, OutboxRecord, OutboxStats, ReportOutbox } from '../../core/outbox-types.js';
@@ -61,7 +61,7 @@ export class Outbox implements ReportOutbox {
     if (bytes === undefined) return;
     this.pending.push({ seq: this.nextSeq, device, ts, payload: bytes });
     this.nextSeq += 1;
-    if (!this.file.ok || this.reads.failingNow) {
+    if (!this.file.ok) {
       // The retry timer commits; meanwhile memory stays within its caps and is published from there.
       this.trimPending();
       this.options.onCommit?.(new Set([device]));
@@ -81,14 +81,13 @@ export class Outbox implements ReportOutbox {
     this.checkFile();
     const deletes = [...this.ackedOnDisk];
     if (this.closed) return;
-    // While reads fail nothing is written but at close: a transaction that met EIO may write back
-    // pages it never read (measured: a file found corrupt for 60 s after the heal, 374 lost).
-    if (this.reads.failingNow && !this.closing) return this.waitForReads();
     const countsDue = this.closing || this.counts.droppedChanged(this.counters);
     if (this.pending.length === 0 && deletes.length === 0 && !this.reads.hasRejected && !countsDue) {
       if (!this.file.ok) this.probe();
       return;
     }
+    // While reads fail, the commit on a fresh connection: one that met EIO may write back pages it never read.
+    if (this.reads.failingNow) this.file.store.markStale();
     const batch = this.pending;
     this.pending = [];
     const before = new Map([...this.counters].map(([device, c]) => [device, { ...c }]));
@@ -115,6 +114,7 @@ export class Outbox implements ReportOutbox {
       return;
     }
     this.file.succeeded();
+    if (!this.file.ok) this.retryLater();
     this.reads.purged(purged);
     this.counts.saved(counts, this.time.now());
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
@@ -163,20 +163,18 @@ export class Outbox implements ReportOutbox {
   }
 
   /**
-   * Committed records; while the file takes no writes or its reads fail, then the ones waiting for it (newer by seq).
+   * Committed records; while the file takes no writes, then the ones waiting for it (newer by seq).
    * Nothing at all when the device's committed rows cannot be read (retried later): order holds.
    */
   peek(device: string, limit: number, afterSeq = 0): OutboxRecord[] {
     if (this.closed) return [];
-    // Decided before the read: the read that ends an episode leaves its appends still uncommitted.
-    const uncommitted = !this.file.ok || this.reads.failingNow;
     let records: OutboxRecord[] = [];
     if ((this.counters.get(device)?.depth ?? 0) > 0) {
       const read = this.reads.after(device, Math.max(afterSeq, this.ackedOnDisk.get(device) ?? 0), limit);
       if (read === undefined) return [];
       records = read;
     } else this.reads.nothingToRead(device);
-    if (uncommitted && records.length < limit) {
+    if (!this.file.ok && records.length < limit) {
       const waiting = pendingOf(this.pending, device, records.at(-1)?.seq ?? afterSeq, limit - records.length);
       records = records.concat(waiting.map(({ seq, ts, payload }) => ({ seq, ts, payload })));
     }
@@ -195,7 +193,7 @@ export class Outbox implements ReportOutbox {
     const from = this.ackedOnDisk.get(device) ?? 0;
     if (upToSeq <= from) return fromMemory;
     // Rows already counted as gone and not yet deleted: the rest waits for the same commit.
-    if (from === 0 && !this.reads.failingNow) {
+    if (from === 0) {
       try {
         const deleted = this.file.store.transaction(() => this.file.store.deleteThrough(device, upToSeq));
         return this.uncount(device, this.reads.discount(device, 0, upToSeq, deleted)) + fromMemory;
@@ -250,7 +248,7 @@ export class Outbox implements ReportOutbox {
     this.reads.close();
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    dropRecords(this.pending.splice(0), this.counters, 'write-failed', this.options);
+    this.dropPending(this.pending.splice(0), 'write-failed');
     if (this.file.inMemory) reportDrops(dropStoreRows(this.counters), 'write-failed', this.options);
     // The drops of this close stored where the file still takes a small write.
     saveDroppedAtClose(this.file, this.counts, this.counters, this.time.now());
@@ -279,17 +277,21 @@ export class Outbox implements ReportOutbox {
     return oldest;
   }
 
-  /** Reads failing: appends wait in memory (capped) and are published from there, as while writes fail; a commit is tried every retryMs. */
-  private waitForReads(): void {
-    this.trimPending();
-    if (this.cancelTimer === undefined) this.retryLater();
-  }
-
   /** At most flushRecords × 20 reports and maxBytesTotal bytes wait in memory; the largest holder loses first. */
   private trimPending(): void {
     const kept = trimPendingFairly(this.pending, this.flushRecords * 20, this.options.maxBytesTotal ?? Infinity, (d) => this.counters.get(d)?.bytes ?? 0, this.overheadBytes);
-    dropRecords(kept.lost, this.counters, 'total-cap', this.options);
+    this.dropPending(kept.lost, 'total-cap');
     this.pending = kept.kept;
+  }
+
+  private dropPending(lost: readonly Pending[], reason: OutboxDropInfo['reason']): void {
+    if (lost.length === 0) return;
+    const byDevice: DropTally = new Map();
+    for (const record of lost) {
+      tally(byDevice, record.device, 1, record.payload.length);
+      this.counter(record.device).dropped += 1;
+    }
+    reportDrops(byDevice, reason, this.options);
   }
 
   private counter(device: string): OutboxDeviceStats {
