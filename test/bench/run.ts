@@ -8,6 +8,7 @@ import { run as hostile } from './hostile.js';
 import { run as idle } from './idle.js';
 import { run as northbound } from './northbound.js';
 import { run as outboxDisk } from './outbox-disk.js';
+import { run as outboxMemory } from './outbox-memory.js';
 import { run as reloadStall } from './reload-stall.js';
 import { run as southbound } from './southbound.js';
 import { run as share } from './share.js';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, (log: (line: string) => void) => Promise<void>> = 
   southbound: (log) => southbound(log),
   northbound: (log) => northbound(log),
   'outbox-disk': (log) => outboxDisk(log),
+  'outbox-memory': (log) => outboxMemory(log),
   inbound: (log) => inbound(log),
   hostile: (log) => hostile(log),
   flood: (log) => flood(log),

@@ -129,13 +129,18 @@ export class FaultyFs {
     }
   }
 
-  dispose(): void {
+  /** Unmounts and waits for the layer's process to exit (nothing left for the run's child guard). */
+  async dispose(): Promise<void> {
     try {
       execFileSync('umount', ['-l', this.path], { stdio: 'ignore' });
     } catch {
       // Already gone.
     }
-    this.child.kill('SIGTERM');
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      const exited = new Promise((resolve) => this.child.once('exit', resolve));
+      this.child.kill('SIGTERM');
+      await exited;
+    }
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -49,7 +49,7 @@ export class MemoryFirstOutbox implements ReportOutbox {
     // FULL: commits are rare here (at most one per durableAfterMs), so each may be fsynced and the
     // crash window then holds for power cuts too, not only for a killed process.
     const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, condemnAfterMs: options.condemnAfterMs, memoryOverheadBytes: options.recordOverheadBytes };
-    ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'FULL' }, hooks, this.disk, options));
+    ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'FULL' }, hooks, this.disk, this.ackedOnDisk, options));
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.disk, {
       wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
       onRejected: () => this.schedule(this.time.now(), this.time.now() + this.durableAfterMs),

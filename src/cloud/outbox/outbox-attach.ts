@@ -8,8 +8,9 @@
 // opened as at start (outbox-startup.ts): one found corrupt is salvaged row by row, and the dropped
 // counters it kept (outbox_counts) join this run's. Every row keeps its checksum.
 import { counterIn, restoreCounters, restoreDropped, tally, writeRows, type DropTally } from './outbox-caps.js';
-import type { DeviceTotals, OutboxStore, StoredRow } from './outbox-store.js';
-import type { OpenedStore, StoreKeeper } from './outbox-file.js';
+import type { OutboxStore } from './outbox-store.js';
+import type { DeviceTotals, StoredRow } from './outbox-rows.js';
+import type { OpenedStore } from './outbox-startup.js';
 import type { DropListeners, OutboxDeviceStats } from '../../core/outbox-types.js';
 
 export interface Attached {
@@ -29,6 +30,8 @@ export interface Attached {
 export function attachFile(opened: OpenedStore, memory: OutboxStore, nextSeq: number, work: (store: OutboxStore) => void): Attached {
   const file = opened.store;
   return file.transaction(() => {
+    // Rows the previous run had acknowledged (their delete never reached the file) go before the renumbering hides them.
+    for (const [device, seq] of opened.acked) file.deleteThrough(device, seq);
     const range = file.seqRange();
     let next = Math.max(nextSeq, opened.maxSeq + 1);
     if (range) {
@@ -43,6 +46,11 @@ export function attachFile(opened: OpenedStore, memory: OutboxStore, nextSeq: nu
   });
 }
 
+/** The file an outbox attaches to (StoreKeeper.attach, which runs attachFile). */
+export interface AttachTarget {
+  attach(nextSeq: number, work: (store: OutboxStore) => void): Attached | undefined;
+}
+
 /**
  * An outbox's side of it: `batch` (what it holds in memory), its deferred deletes and `also` (rows
  * that failed their checksum, purged) go in the same transaction; on success its counters are
@@ -50,7 +58,7 @@ export function attachFile(opened: OpenedStore, memory: OutboxStore, nextSeq: nu
  * deletes are done, on failure they are as before. The caller takes `batch` out of memory and
  * adopts `nextSeq`.
  */
-export function attachCounted(file: StoreKeeper, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, nextSeq: number, batch: readonly StoredRow[], listeners: DropListeners, also?: (store: OutboxStore) => void): Attached | undefined {
+export function attachCounted(file: AttachTarget, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, nextSeq: number, batch: readonly StoredRow[], listeners: DropListeners, also?: (store: OutboxStore) => void): Attached | undefined {
   const deletes = [...ackedOnDisk];
   const before = new Map([...counters].map(([device, c]) => [device, { ...c }]));
   const attached = file.attach(nextSeq, (store) => {

@@ -3,10 +3,10 @@
 // corruption is verified on fresh connections first): its readable rows, read one by one, go to a
 // fresh file.
 import { existsSync, unlinkSync } from 'node:fs';
-import { reportDrops, restoreDropped, tally, type DropTally } from './outbox-caps.js';
+import { restoreDropped } from './outbox-caps.js';
 import { CountsLedger } from './outbox-counts.js';
 import { filled, isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
-import { verifyFile } from './outbox-salvage.js';
+import { salvageRows, verifyFile } from './outbox-salvage.js';
 import { StorageHealth, type StorageListener } from './outbox-storage.js';
 import type { DropListeners, OutboxDeviceStats } from '../../core/outbox-types.js';
 import { intact, OutboxStore, type StoredRow, type StoreOptions } from './outbox-store.js';
@@ -14,6 +14,7 @@ import { attachFile, type Attached } from './outbox-attach.js';
 import { systemWallClock } from '../../core/time.js';
 
 export { isCorruption, moveAside, openOutboxFile, type MovedAside, type OpenedStore } from './outbox-startup.js';
+export { recountAfterLoss, recountAfterReplace } from './outbox-recount.js';
 
 /** How long a file must be found corrupt, verification after verification, before it is given up. */
 export const DEFAULT_CONDEMN_AFTER_MS = 60_000;
@@ -43,7 +44,7 @@ export function replaceFile(old: OutboxStore, path: string, now: number, moveAwa
   try {
     // Rows failing their checksum stay behind (counted by the caller's recount, or already counted).
     // Row by row: one bad page costs its own rows, not the file's.
-    const salvaged = old.salvage();
+    const salvaged = old.onFreshConnection((db) => salvageRows(db));
     rows = salvaged.rows.filter((row) => intact({ ...row, crc: row.crc ?? null }));
     complete = salvaged.complete && rows.length === salvaged.rows.length;
     seq = salvaged.maxSeq;
@@ -134,7 +135,7 @@ export class StoreKeeper {
       if (path === ':memory:') throw err;
       // Its rows are held in memory: each counts its memory cost against the caps (a recount at attach).
       const store = new OutboxStore(':memory:', { ...options, rowOverheadBytes: hooks.memoryOverheadBytes ?? 0 });
-      this.opened = { store, totals: [], maxSeq: 0, dropped: new Map(), lost: new Map(), rejected: new Map() };
+      this.opened = { store, totals: [], maxSeq: 0, dropped: new Map(), lost: new Map(), rejected: new Map(), acked: new Map() };
       this.detachedSinceStart = true;
       this.health.failed(err);
     }
@@ -196,17 +197,28 @@ export class StoreKeeper {
     if (isCorruption(err)) this.corrupt = true;
   }
 
-  /** A write reached the store; it counts as storage back only when the store is the file. */
-  succeeded(): void {
-    if (this.store.path === this.path) this.health.succeeded();
+  /** While this holds (the file's reads fail), a write that goes through does not end a storage episode. */
+  private holdBack: () => boolean = () => false;
+
+  /**
+   * Commits succeed and fail by turns while a card errs on read (each touches other pages): the
+   * storage episode ends once, when writes go through with reads back, not at every commit.
+   */
+  holdStorageBackWhile(condition: () => boolean): void {
+    this.holdBack = condition;
   }
 
-  /** Nothing to write while failing: a small real write tells whether the file takes writes again. */
+  /** A write reached the store; it counts as storage back only when the store is the file (and reads are not failing). */
+  succeeded(): void {
+    if (this.store.path === this.path && !this.holdBack()) this.health.succeeded();
+  }
+
+  /** Nothing to write while failing: a small real write tells whether the file takes writes again (false while held back). */
   probe(): boolean {
     try {
       this.store.probeWrite();
       this.succeeded();
-      return true;
+      return this.health.ok;
     } catch (err) {
       this.failed(err);
       return false;
@@ -255,44 +267,13 @@ export class StoreKeeper {
 
 /**
  * An outbox's file at start: the keeper, `counters` filled with its rows and the dropped counts it
- * kept (a salvage's losses reported), the ledger of what it stores, and the next seq to hand out.
+ * kept (a salvage's losses reported), `ackedOnDisk` with the rows acknowledged before the stop but
+ * not deleted (skipped, deleted at the next write), the ledger of what it stores, and the next seq.
  */
-export function openKept(path: string, options: StoreOptions, hooks: KeeperHooks, counters: Map<string, OutboxDeviceStats>, listeners: DropListeners): { file: StoreKeeper; counts: CountsLedger; nextSeq: number } {
+export function openKept(path: string, options: StoreOptions, hooks: KeeperHooks, counters: Map<string, OutboxDeviceStats>, ackedOnDisk: Map<string, number>, listeners: DropListeners): { file: StoreKeeper; counts: CountsLedger; nextSeq: number } {
   const file = new StoreKeeper(path, options, hooks);
   for (const row of file.opened.totals) counters.set(row.device, { depth: row.depth, bytes: row.bytes, dropped: 0 });
+  for (const [device, seq] of file.opened.acked) ackedOnDisk.set(device, seq);
   restoreDropped(counters, file.opened, listeners);
-  return { file, counts: new CountsLedger(file.opened.dropped), nextSeq: file.opened.maxSeq + 1 };
-}
-
-/**
- * After every replacement (a salvage may say complete and still miss rows): each device's counters
- * set to what the new store holds (past `ackedThrough`), the difference counted as dropped
- * ('file-lost', with its bytes); then the moved-aside line, with what was carried and lost.
- */
-export function recountAfterReplace(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, ackedThrough: ReadonlyMap<string, number>, listeners: DropListeners & { onMovedAside?: (moved: MovedAside) => void }, movedAside: MovedAside | undefined): void {
-  let lost: DropTally = new Map();
-  try {
-    lost = recountAfterLoss(store, counters, ackedThrough);
-  } catch {
-    // The fresh store cannot be read: counters stay; the next replacement recounts.
-  }
-  reportDrops(lost, 'file-lost', listeners);
-  if (movedAside) listeners.onMovedAside?.({ ...movedAside, lost: [...lost.values()].reduce((n, e) => n + e.records, 0) });
-}
-
-/**
- * After a replacement: each device's counters set to what the new store holds (past
- * `ackedThrough`), the difference counted as dropped.
- */
-export function recountAfterLoss(store: OutboxStore, counters: Map<string, OutboxDeviceStats>, ackedThrough: ReadonlyMap<string, number>): DropTally {
-  const lost: DropTally = new Map();
-  for (const [device, counter] of counters) {
-    const held = store.measure(device, ackedThrough.get(device) ?? 0, Number.MAX_SAFE_INTEGER);
-    const records = counter.depth - held.records;
-    if (records > 0) tally(lost, device, records, Math.max(0, counter.bytes - held.bytes));
-    counter.dropped += Math.max(0, records);
-    counter.depth = held.records;
-    counter.bytes = held.bytes;
-  }
-  return lost;
+  return { file, counts: new CountsLedger(file.opened.dropped, ackedOnDisk), nextSeq: file.opened.maxSeq + 1 };
 }

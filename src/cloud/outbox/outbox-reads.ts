@@ -69,6 +69,7 @@ export class DiskReads {
   /** `counters`: the outbox's disk rows per device, counted down (and dropped up) for each rejected row. */
   constructor(private readonly file: StoreKeeper, private readonly time: Time, private readonly baseDelayMs: number, private readonly counters: Map<string, OutboxDeviceStats>, private readonly hooks: ReadHooks) {
     this.delayMs = baseDelayMs;
+    file.holdStorageBackWhile(() => this.failingNow);
   }
 
   /**

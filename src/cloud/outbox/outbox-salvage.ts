@@ -4,7 +4,7 @@
 import Database from 'libsql';
 import { readCounts, type StoredCounts } from './outbox-counts.js';
 import type { SqliteDatabase } from './sqlite-types.js';
-import type { StoredRow } from './outbox-store.js';
+import type { StoredRow } from './outbox-rows.js';
 
 /** Seqs stepped over one by one past the last readable row when the highest seq cannot be read (a damaged tail). */
 export const MAX_BLIND_STEPS = 10_000;

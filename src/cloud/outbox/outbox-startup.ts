@@ -33,6 +33,8 @@ export interface OpenedStore {
   lost: DropTally;
   /** Rows of a corrupt file that failed their checksum, per device (to be reported as 'checksum'). */
   rejected: DropTally;
+  /** Per device, rows up to this seq were acknowledged before the stop but not deleted: not to be sent again (left out of `totals`). */
+  acked: Map<string, number>;
 }
 
 /** Renames the file and its -wal/-shm to `<path>.corrupt-<time>`; returns the new name. */
@@ -58,8 +60,10 @@ function openChecked(path: string, options: StoreOptions): OpenedStore {
     store = new OutboxStore(path, options);
     const problems = store.quickCheck();
     if (problems.length !== 1 || problems[0] !== 'ok') throw new CorruptFileError(`quick_check: ${problems.slice(0, 3).join('; ')}`);
-    const dropped = new Map([...store.counts()].filter(([, c]) => c.dropped > 0).map(([device, c]) => [device, c.dropped]));
-    return { store, totals: store.totals(), maxSeq: store.maxSeq(), dropped, lost: new Map(), rejected: new Map() };
+    const counts = store.counts();
+    const dropped = new Map([...counts].filter(([, c]) => c.dropped > 0).map(([device, c]) => [device, c.dropped]));
+    const acked = new Map([...counts].filter(([, c]) => c.acked > 0).map(([device, c]) => [device, c.acked]));
+    return { store, totals: unackedTotals(store, acked), maxSeq: store.maxSeq(), dropped, lost: new Map(), rejected: new Map(), acked };
   } catch (err) {
     try {
       store?.close();
@@ -70,12 +74,22 @@ function openChecked(path: string, options: StoreOptions): OpenedStore {
   }
 }
 
+/** Rows per device past their ack mark: what is still to be sent. */
+function unackedTotals(store: OutboxStore, acked: ReadonlyMap<string, number>): DeviceTotals[] {
+  return store.totals().map((t) => {
+    const mark = acked.get(t.device);
+    if (mark === undefined) return t;
+    const held = store.measure(t.device, mark, Number.MAX_SAFE_INTEGER);
+    return { device: t.device, depth: held.records, bytes: held.bytes };
+  });
+}
+
 /** Fills a fresh store with rows (their checksums kept) and continues the sequence, in one transaction, with its figures. */
 export function filled(store: OutboxStore, rows: readonly StoredRow[], seq: number, dropped: ReadonlyMap<string, number> = new Map()): OutboxStore {
-  const counts = new Map<string, { depth: number; dropped: number }>();
-  for (const [device, n] of dropped) counts.set(device, { depth: 0, dropped: n });
+  const counts = new Map<string, { depth: number; dropped: number; acked: number }>();
+  for (const [device, n] of dropped) counts.set(device, { depth: 0, dropped: n, acked: 0 });
   for (const row of rows) {
-    const entry = counts.get(row.device) ?? { depth: 0, dropped: 0 };
+    const entry = counts.get(row.device) ?? { depth: 0, dropped: 0, acked: 0 };
     entry.depth += 1;
     counts.set(row.device, entry);
   }
@@ -92,7 +106,15 @@ export function filled(store: OutboxStore, rows: readonly StoredRow[], seq: numb
   }
 }
 
-/** Rows of each device the stored counts had and the salvage did not find; unreadable seqs when the counts are lost too. */
+/** A salvaged row its device had acknowledged before the stop (its delete never reached the file). */
+function acknowledged(salvaged: Salvaged, row: StoredRow): boolean {
+  return row.seq <= (salvaged.counts.get(row.device)?.acked ?? 0);
+}
+
+/**
+ * Rows of each device the stored counts had and the salvage did not find; unreadable seqs when the
+ * counts are lost too. The stored depth leaves out acknowledged rows, so found ones are not counted either.
+ */
 function lostRows(salvaged: Salvaged): DropTally {
   const lost: DropTally = new Map();
   if (salvaged.counts.size === 0) {
@@ -100,7 +122,7 @@ function lostRows(salvaged: Salvaged): DropTally {
     return lost;
   }
   const found = new Map<string, number>();
-  for (const row of salvaged.rows) found.set(row.device, (found.get(row.device) ?? 0) + 1);
+  for (const row of salvaged.rows) if (!acknowledged(salvaged, row)) found.set(row.device, (found.get(row.device) ?? 0) + 1);
   for (const [device, counts] of salvaged.counts) {
     const missing = counts.depth - (found.get(device) ?? 0);
     if (missing > 0) tally(lost, device, missing, 0);
@@ -127,8 +149,9 @@ export function openOutboxFile(path: string, options: StoreOptions, now: number,
   const rows: StoredRow[] = [];
   const lost = lostRows(salvaged);
   const rejected: DropTally = new Map();
-  // Rows failing their checksum are not carried: counted here, once.
+  // Rows failing their checksum are not carried: counted here, once. Acknowledged ones are not sent again.
   for (const row of salvaged.rows) {
+    if (acknowledged(salvaged, row)) continue;
     if (intact({ ...row, crc: row.crc ?? null })) rows.push(row);
     else tally(rejected, row.device, 1, row.payload.length);
   }
@@ -144,5 +167,5 @@ export function openOutboxFile(path: string, options: StoreOptions, now: number,
   onMovedAside?.({ path, movedTo, cause: text, salvaged: rows.length, lost: lostTotal });
   const fresh = openChecked(path, options);
   filled(fresh.store, rows, salvaged.maxSeq, dropped);
-  return { store: fresh.store, totals: fresh.store.totals(), maxSeq: fresh.store.maxSeq(), dropped, lost, rejected };
+  return { store: fresh.store, totals: fresh.store.totals(), maxSeq: fresh.store.maxSeq(), dropped, lost, rejected, acked: new Map() };
 }

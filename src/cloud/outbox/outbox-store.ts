@@ -3,7 +3,7 @@
 import Database from 'libsql';
 import { ensurePrivateFile } from './private-file.js';
 import { ensureCounts, readCounts, writeCounts, type StoredCounts } from './outbox-counts.js';
-import { salvageRows, type Salvaged } from './outbox-salvage.js';
+import type { DeviceTotals, StoredRow, StoreOptions } from './outbox-rows.js';
 import { recordChecksum, type CheckedRecord } from './record-checksum.js';
 
 export { intact, recordChecksum, type CheckedRecord } from './record-checksum.js';
@@ -11,30 +11,7 @@ import type { SqliteDatabase } from './sqlite-types.js';
 import { configure, fileIdOf } from './outbox-connection.js';
 import { prepareStatements, type StoredRecord, type Statements } from './outbox-statements.js';
 
-export interface StoredRow {
-  seq: number;
-  device: string;
-  ts: number;
-  payload: Buffer;
-  /** The row's checksum as stored (null: a row from before checksums); computed when absent. */
-  crc?: number | null;
-}
-
-export interface DeviceTotals {
-  device: string;
-  depth: number;
-  bytes: number;
-}
-
-export interface StoreOptions {
-  /** FULL syncs the WAL at every commit (power-cut durable); NORMAL only at checkpoints. */
-  synchronous: 'NORMAL' | 'FULL';
-  /**
-   * Bytes each row counts beyond its payload in every size this store reports: an in-memory store
-   * standing in for the file holds its rows in memory, where a report costs more than its payload.
-   */
-  rowOverheadBytes?: number;
-}
+export type { DeviceTotals, StoredRow, StoreOptions } from './outbox-rows.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS outbox (
@@ -150,10 +127,10 @@ export class OutboxStore {
     writeCounts(this.live, counts);
   }
 
-  /** Every row that can still be read, one by one, stepping over damage (a file found corrupt); on a fresh connection. */
-  salvage(): Salvaged {
+  /** `read` on a fresh connection (a salvage of a file found corrupt: what the old one cached may be wrong). */
+  onFreshConnection<T>(read: (db: SqliteDatabase) => T): T {
     if (this.path !== ':memory:') this.reopenDue = true;
-    return salvageRows(this.live);
+    return read(this.live);
   }
 
   /** Per-device row counts and payload bytes (at open). */

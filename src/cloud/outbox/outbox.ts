@@ -45,7 +45,7 @@ export class Outbox implements ReportOutbox {
     this.overheadBytes = options.recordOverheadBytes ?? 0;
     this.time = options.time ?? systemTime;
     const hooks = { now: () => this.time.now(), onStorage: options.onStorage, onMovedAside: options.onMovedAside, verifyEveryMs: this.retryMs, condemnAfterMs: options.condemnAfterMs, memoryOverheadBytes: this.overheadBytes };
-    ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'NORMAL' }, hooks, this.counters, options));
+    ({ file: this.file, counts: this.counts, nextSeq: this.nextSeq } = openKept(options.path, { synchronous: 'NORMAL' }, hooks, this.counters, this.ackedOnDisk, options));
     this.reads = new DiskReads(this.file, this.time, this.retryMs, this.counters, {
       wake: options.onCommit, onReads: options.onReads, drops: options, beforeRetry: () => this.checkFile(),
       onRejected: () => {
@@ -114,6 +114,7 @@ export class Outbox implements ReportOutbox {
       return;
     }
     this.file.succeeded();
+    if (!this.file.ok) this.retryLater();
     this.reads.purged(purged);
     this.counts.saved(counts, this.time.now());
     for (const [device, upTo] of deletes) if (this.ackedOnDisk.get(device) === upTo) this.ackedOnDisk.delete(device);
@@ -126,11 +127,10 @@ export class Outbox implements ReportOutbox {
     if (this.closed) return;
     if (this.file.detached) return this.attachFile();
     const { replaced, movedAside } = this.file.check();
-    if (replaced) {
-      this.reads.forgetRejected();
-      this.counts.reset();
-    }
-    if (replaced) recountAfterReplace(this.file.store, this.counters, this.ackedOnDisk, this.options, movedAside);
+    if (!replaced) return;
+    this.reads.forgetRejected();
+    this.counts.reset();
+    recountAfterReplace(this.file.store, this.counters, this.ackedOnDisk, this.options, movedAside);
   }
 
   /** Never opened at start: the file taken up with every row, the waiting appends included (outbox-attach.ts). */

@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryFirstOutbox } from '../../../src/cloud/outbox/memory-first-outbox.js';
+import { Outbox } from '../../../src/cloud/outbox/outbox.js';
+import { MAX_READ_RETRY_MS } from '../../../src/cloud/outbox/outbox-reads.js';
 import { OutboxStore } from '../../../src/cloud/outbox/outbox-store.js';
-import type { OutboxReadState } from '../../../src/core/outbox-types.js';
+import type { OutboxReadState, OutboxStorageState } from '../../../src/core/outbox-types.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { rowsIn } from '../../helpers/outbox-file.js';
 
@@ -128,6 +130,47 @@ describe('outbox reads failing (memory-first, a real file)', () => {
       outbox.ack('a', batch.at(-1)?.seq ?? 0);
       expect(outbox.stats().devices.a).toMatchObject({ depth: 20 });
       expect(outbox.stats().onDisk).toBeGreaterThanOrEqual(0);
+    } finally {
+      outbox.close();
+    }
+  });
+});
+
+describe('outbox reads failing (write-ahead, a real file): storage said once each way', () => {
+  it('commits failing and going through by turns while reads fail: "storage failing" once, "back" once, after the reads are back; nothing lost', () => {
+    const clock = new ManualClock();
+    const storage: string[] = [];
+    const reads: string[] = [];
+    const outbox = new Outbox({ path, time: clock, storageRetryMs: 1000, onStorage: (s: OutboxStorageState) => storage.push(s.state), onReads: (s: OutboxReadState) => reads.push(s.state) });
+    for (let i = 0; i < 20; i += 1) outbox.append('a', `a-${i}`, i);
+    outbox.flush();
+    const failedRead = vi.spyOn(OutboxStore.prototype, 'after').mockImplementation(() => {
+      throw corrupt();
+    });
+    // Each commit touches other pages: one in two meets the unreadable ones.
+    const original = OutboxStore.prototype.transaction;
+    let turn = 0;
+    const byTurns = vi.spyOn(OutboxStore.prototype, 'transaction').mockImplementation(function <T>(this: OutboxStore, work: () => T): T {
+      turn += 1;
+      if (turn % 2 === 1) throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_READ' });
+      return original.call(this, work) as T;
+    });
+    try {
+      expect(outbox.peek('a', 5)).toEqual([]);
+      for (let i = 0; i < 40; i += 1) {
+        outbox.append('b', `b-${i}`, 100 + i);
+        clock.advance(300);
+      }
+      expect(turn, 'commits were tried').toBeGreaterThan(6);
+      expect(storage).toEqual(['failing']);
+      failedRead.mockRestore();
+      byTurns.mockRestore();
+      clock.advance(MAX_READ_RETRY_MS);
+      expect(outbox.peek('a', 50).map((r) => r.payload.toString())).toEqual(Array.from({ length: 20 }, (_, i) => `a-${i}`));
+      clock.advance(2000);
+      expect(reads).toEqual(['failing', 'ok']);
+      expect(storage).toEqual(['failing', 'ok']);
+      expect(outbox.stats()).toMatchObject({ depth: 60, dropped: 0 });
     } finally {
       outbox.close();
     }
