@@ -34,10 +34,20 @@ export interface TextChange {
   added: string[];
 }
 
+/** What the file alone does not say: the profile library's names, and whether the running site has a cloud (its URL may come from the environment). */
+export interface AddContext {
+  profiles: ReadonlySet<string>;
+  cloud: boolean;
+}
+
 export type AddResult = { ok: true; text: string; change: TextChange } | { ok: false; problems: AddProblem[] };
 
-/** As the site file's reader parses (merge keys allowed, aliases bounded). */
-const PARSE_OPTIONS = { merge: true, prettyErrors: false } as const;
+/**
+ * As the site file's reader parses (merge keys allowed, aliases bounded). The text is the one the
+ * page shows, whose `{{secret-N}}` placeholders read as nested maps: only names, buses and units
+ * are taken from it, so yaml's warning about such keys (printed to stderr) is not wanted.
+ */
+const PARSE_OPTIONS = { merge: true, prettyErrors: false, logLevel: 'error' } as const;
 const MAX_ALIASES = 1000;
 /** The validator's bounds of pollIntervalMs (docs/site-file.md): 0, or 10 ms .. 24 h. */
 const POLL_MIN_MS = 10;
@@ -46,7 +56,6 @@ const POLL_MAX_MS = 86_400_000;
 interface SiteFacts {
   buses: Map<string, string>;
   devices: { name: unknown; bus: unknown; unitId: unknown }[];
-  cloud: boolean;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -58,14 +67,14 @@ function factsOf(doc: Document): SiteFacts {
   const root = record(doc.toJS({ maxAliasCount: MAX_ALIASES })) ?? {};
   const list = (key: string) => (Array.isArray(root[key]) ? (root[key] as unknown[]).map((item) => record(item) ?? {}) : []);
   const buses = new Map(list('buses').filter((b) => typeof b.name === 'string').map((b) => [b.name as string, typeof b.kind === 'string' ? b.kind : 'rtu']));
-  return { buses, devices: list('devices').map((d) => ({ name: d.name, bus: d.bus, unitId: d.unitId })), cloud: record(record(root.gateway)?.cloud) !== undefined };
+  return { buses, devices: list('devices').map((d) => ({ name: d.name, bus: d.bus, unitId: d.unitId })) };
 }
 
 function unitRange(kind: string): [number, number] {
   return kind === 'tcp' ? [0, 255] : [1, 247];
 }
 
-function problemsOf(device: NewDevice, facts: SiteFacts, profiles: ReadonlySet<string>): AddProblem[] {
+function problemsOf(device: NewDevice, facts: SiteFacts, { profiles, cloud }: AddContext): AddProblem[] {
   const problems: AddProblem[] = [];
   const { name, bus, unitId, profile, pollIntervalMs, accessToken } = device;
   if (!NAME_PATTERN.test(name)) problems.push({ field: 'name', kind: 'invalid', message: `name must start with a letter or digit and contain only letters, digits, "_", "." and "-" (got ${JSON.stringify(name.slice(0, 80))})` });
@@ -86,7 +95,7 @@ function problemsOf(device: NewDevice, facts: SiteFacts, profiles: ReadonlySet<s
     problems.push({ field: 'pollIntervalMs', kind: 'invalid', message: `pollIntervalMs must be 0 or ${POLL_MIN_MS}..${POLL_MAX_MS} ms (got ${pollIntervalMs})` });
   }
   if (accessToken !== undefined) {
-    if (!facts.cloud) problems.push({ field: 'accessToken', kind: 'invalid', message: 'the site has no cloud (gateway.cloud): leave the access token empty' });
+    if (!cloud) problems.push({ field: 'accessToken', kind: 'invalid', message: 'the site has no cloud (gateway.cloud.mqttUrl): leave the access token empty' });
     else if (accessToken.length === 0 || /[\s\0-\x1f]/.test(accessToken)) problems.push({ field: 'accessToken', kind: 'invalid', message: 'the access token must be non-empty and contain no spaces or control characters' });
   }
   return problems;
@@ -165,6 +174,24 @@ function spliced(text: string, devices: unknown, device: NewDevice): string | un
   return undefined;
 }
 
+const PLACEHOLDER = /\{\{secret-(\d+)\}\}/g;
+const MASKED = /__secret-(\d+)__/g;
+
+/**
+ * The whole document written back with the entry in its devices list (comments kept, spacing
+ * normalised). The page's placeholders would be written as maps: they are masked as plain words
+ * for the round trip and put back; a file that already holds such a word is left to the site page.
+ */
+function wholeDocument(text: string, device: NewDevice): string | undefined {
+  if (/__secret-\d+__/.test(text)) return undefined;
+  const doc = parseDocument(text.replace(PLACEHOLDER, '__secret-$1__'), PARSE_OPTIONS);
+  const node = doc.get('devices', true);
+  const list = isSeq(node) && node.items.length > 0 ? node : new YAMLSeq();
+  if (list !== node) doc.set('devices', list);
+  list.add(doc.createNode(entryOf(device)));
+  return doc.toString({ lineWidth: 0 }).replace(MASKED, '{{secret-$1}}');
+}
+
 /** The devices a text declares, as the reader would see them; undefined when it does not parse. */
 function devicesOf(text: string): unknown[] | undefined {
   const doc = parseDocument(text, PARSE_OPTIONS);
@@ -174,7 +201,7 @@ function devicesOf(text: string): unknown[] | undefined {
 }
 
 /** `text` with `device` appended to its devices (a `devices` key made when there is none). */
-export function addDeviceToSite(text: string, device: NewDevice, profiles: ReadonlySet<string>): AddResult {
+export function addDeviceToSite(text: string, device: NewDevice, context: AddContext): AddResult {
   const doc = parseDocument(text, PARSE_OPTIONS);
   const broken = [...doc.errors, ...doc.warnings];
   if (broken.length > 0) return { ok: false, problems: [{ field: 'site', kind: 'invalid', message: `the site file does not parse: ${broken[0].message.split('\n')[0]}` }] };
@@ -187,7 +214,7 @@ export function addDeviceToSite(text: string, device: NewDevice, profiles: Reado
   } catch (err) {
     return { ok: false, problems: [{ field: 'site', kind: 'invalid', message: `the site file cannot be read: ${(err as Error).message}` }] };
   }
-  const problems = problemsOf(device, facts, profiles);
+  const problems = problemsOf(device, facts, context);
   if (problems.length > 0) return { ok: false, problems };
   const node = doc.get('devices', true);
   if (before === undefined || (node !== undefined && !isSeq(node) && !(isScalar(node) && node.value === null))) {
@@ -197,10 +224,7 @@ export function addDeviceToSite(text: string, device: NewDevice, profiles: Reado
   const cut = spliced(text, node, device);
   // The splice is kept only if the file then reads as before plus the entry; else the whole document is written back (comments kept, spacing normalised).
   if (cut !== undefined && JSON.stringify(devicesOf(cut)) === expected) return { ok: true, text: cut, change: textChange(text, cut) };
-  const list = isSeq(node) && node.items.length > 0 ? node : new YAMLSeq();
-  if (list !== node) doc.set('devices', list);
-  list.add(doc.createNode(entryOf(device)));
-  const written = doc.toString({ lineWidth: 0 });
-  if (JSON.stringify(devicesOf(written)) !== expected) return { ok: false, problems: [{ field: 'site', kind: 'invalid', message: 'the device could not be added to this file\'s layout: add it on the site-file page' }] };
+  const written = wholeDocument(text, device);
+  if (written === undefined || JSON.stringify(devicesOf(written)) !== expected) return { ok: false, problems: [{ field: 'site', kind: 'invalid', message: 'the device could not be added to this file\'s layout: add it on the site-file page' }] };
   return { ok: true, text: written, change: textChange(text, written) };
 }

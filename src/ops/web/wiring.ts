@@ -16,6 +16,7 @@ import type { LiveFeed } from './live-feed.js';
 import { startWebServer, type WebServer } from './server.js';
 import { SiteFileView } from './site-view.js';
 import { WebCommands } from './web-commands.js';
+import { DeviceAdding } from './device-adding.js';
 import type { ReloadCandidate, ReloadResult } from '../gateway-handle.js';
 import type { CommandService } from '../../device/commands.js';
 import { siteRedaction, type SiteRedaction, type TextRedactor } from '../../core/config/site-redaction.js';
@@ -67,10 +68,11 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
     path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log, maxSessions: settings.maxSessions,
     ...(parts.secrets ? { knownSecrets: parts.secrets } : {}),
   });
+  const adding = site ? new DeviceAdding({ site, current: parts.current, log, ...(parts.secrets ? { knownSecrets: parts.secrets } : {}) }) : undefined;
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {
     return await startWebServer(settings, {
-      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, redaction: runningRedaction(parts.current, parts.secrets), ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}),
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, redaction: runningRedaction(parts.current, parts.secrets), ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}), ...(adding ? { adding } : {}),
     }, log, time);
   } catch (err) {
     log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');

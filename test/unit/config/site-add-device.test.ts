@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { addDeviceToSite, textChange, type AddField, type NewDevice } from '../../../src/core/config/site-add-device.js';
 
-const PROFILES = new Set(['eastron-sdm630', 'sunspec-common']);
+const PROFILES = { profiles: new Set(['eastron-sdm630', 'sunspec-common']), cloud: true };
+const NO_CLOUD = { ...PROFILES, cloud: false };
 const HEAD = [
   '# The plant', 'gateway:', '  stateDir: /var/lib/fieldgate   # kept as written', '  cloud:', "    mqttUrl: 'mqtt://127.0.0.1:1883'", '    projectKey: pk-1234567',
   'buses:', '  - { name: plant, kind: tcp, host: 127.0.0.1, port: 5020 }', '  - name: line   # the RS-485 adapter', '    kind: rtu', '    path: /dev/ttyUSB0',
@@ -32,13 +33,13 @@ describe('addDeviceToSite refuses', () => {
     ['a fractional unit', WITH_METER, { unitId: 2.5 }, 'unitId', 'invalid', /unitId must be/],
     ['a poll period below 10 ms', WITH_METER, { pollIntervalMs: 5 }, 'pollIntervalMs', 'invalid', /0 or 10\.\.86400000/],
     ['a token with a newline', WITH_METER, { accessToken: 'tok\nprojectKey: x' }, 'accessToken', 'invalid', /no spaces or control characters/],
-    ['a token on a site without a cloud', WITH_METER.replace(/  cloud:\n.*\n.*\n/, ''), { accessToken: 'tok-1' }, 'accessToken', 'invalid', /has no cloud/],
+    ['a token on a site without a cloud', WITH_METER, { accessToken: 'tok-1' }, 'accessToken', 'invalid', /has no cloud/],
     ['a file that does not parse', `${HEAD}\ndevices:\n  - name: [unclosed\n`, {}, 'site', 'invalid', /does not parse/],
     ['a file that is a list', '- a\n- b\n', {}, 'site', 'invalid', /not a mapping/],
     ['devices that are not a list', `${HEAD}\ndevices: { a: 1 }\n`, {}, 'site', 'invalid', /devices must be a list/],
   ];
-  it.each(cases)('%s', (_what, text, change, field, kind, message) => {
-    const result = addDeviceToSite(text, { ...NEW, ...change }, PROFILES);
+  it.each(cases)('%s', (what, text, change, field, kind, message) => {
+    const result = addDeviceToSite(text, { ...NEW, ...change }, what.includes('without a cloud') ? NO_CLOUD : PROFILES);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems).toContainEqual({ field, kind, message: expect.stringMatching(message) as unknown as string });
@@ -109,5 +110,24 @@ describe('textChange', () => {
     ['at the end', 'a', 'a\nb', { at: 2, removed: [], added: ['b'] }],
   ])('%s', (_what, before, after, change) => {
     expect(textChange(before, after)).toEqual(change);
+  });
+});
+
+describe('addDeviceToSite on the text the page shows', () => {
+  it('placeholders ({{secret-N}}) stay as they are and print no warning', () => {
+    const warnings: string[] = [];
+    const listener = (w: Error) => warnings.push(w.message);
+    process.on('warning', listener);
+    try {
+      const shown = WITH_METER.replace('projectKey: pk-1234567', 'projectKey: {{secret-1}}').replace('profile: eastron-sdm630\n#', 'profile: eastron-sdm630\n    cloud: { accessToken: {{secret-2}} }\n#');
+      const result = addDeviceToSite(shown, NEW, PROFILES);
+      expect(result.ok && result.text).toBe(shown.replace('# the end', '  - name: meter-2\n    bus: line\n    unitId: 4\n    profile: eastron-sdm630\n# the end'));
+      // Unspliceable layout: the whole document, its placeholders kept.
+      const inline = addDeviceToSite(`${HEAD.replace('pk-1234567', '{{secret-1}}')}\ndevices: [{ name: meter-1, bus: line, unitId: 3, profile: eastron-sdm630 }]\n`, NEW, PROFILES);
+      expect(inline.ok && inline.text).toContain('projectKey: {{secret-1}}');
+    } finally {
+      process.off('warning', listener);
+    }
+    expect(warnings).toEqual([]);
   });
 });
