@@ -65,6 +65,7 @@ describe('adding a device from the page, without YAML', () => {
 
   it('empty site -> scan -> add -> applied -> live values on the device page, the credential never shown', async () => {
     expect(gateway.status().devices).toEqual([]);
+    site.sim.simulator.setRegister(2, 'input', 11, 71);
     const page = await newPage();
     const bodies: string[] = [];
     page.on('response', (r) => { if (r.url().includes('/api/')) r.text().then((t) => bodies.push(t), () => undefined); });
@@ -75,6 +76,13 @@ describe('adding a device from the page, without YAML', () => {
     // Units 1 and 2 answer; 3 and 4 are silent.
     await page.waitForSelector('#add-scan-table tr[data-unit="2"]');
     expect(await page.$$eval('#add-scan-table tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-unit')))).toEqual(['1', '2']);
+    // Unit 2 shows the identification code of a Carlo Gavazzi EM24 (input 000Bh = 71); unit 1 shows none the library knows.
+    await expect.poll(() => page.textContent('#add-scan-table tr[data-unit="2"] td.identity'), { timeout: PAGE_DEADLINE_MS }).toMatch(/^carlogavazzi-em24 \(input 11 = 71, .*holding 64514: refused/);
+    await expect.poll(() => page.textContent('#add-scan-table tr[data-unit="1"] td.identity'), { timeout: PAGE_DEADLINE_MS }).toMatch(/^the library cannot tell \(input 11 = 0/);
+    await page.click('#add-scan-table button[data-unit="2"]');
+    expect(await page.inputValue('#add-profile')).toBe('carlogavazzi-em24');
+    expect(await page.inputValue('#add-name')).toBe('plant-unit-2');
+    await page.fill('#add-name', '');
     await page.click('#add-scan-table button[data-unit="1"]');
     expect(await page.inputValue('#add-unit')).toBe('1');
     expect(await page.inputValue('#add-name')).toBe('plant-unit-1');

@@ -10,7 +10,9 @@ import { addDeviceToSite, type NewDevice } from '../../core/config/site-add-devi
 import { siteRedaction, type TextRedactor } from '../../core/config/site-redaction.js';
 import type { Logger } from '../log.js';
 import { loadProfiles } from '../profile-library.js';
+import type { RemoteReadBus } from '../self/commands.js';
 import type { SiteAnswer, SiteFileView } from './site-view.js';
+import { identifyUnit } from './unit-identify.js';
 
 export interface ProfileChoice {
   name: string;
@@ -25,6 +27,8 @@ export interface DeviceAddingDeps {
   current(): Config;
   log: Logger;
   knownSecrets?: TextRedactor;
+  /** The running buses, for identifying a unit found (kept current by reloads). */
+  buses?: ReadonlyMap<string, RemoteReadBus>;
   /** The profile library of a config (shipped profiles and gateway.profileDirs). */
   library?(config: Config): readonly DeviceProfile[];
 }
@@ -60,6 +64,7 @@ export function readNewDevice(body: unknown): Parsed {
 
 export class DeviceAdding {
   private busy = false;
+  private identifying = false;
   private profiles: { config: Config; list: readonly DeviceProfile[] } | undefined;
 
   constructor(private readonly deps: DeviceAddingDeps) {}
@@ -67,6 +72,25 @@ export class DeviceAdding {
   /** The library's profiles, read again only after a reload changed the config. */
   choices(): ProfileChoice[] {
     return this.library().map((p) => ({ name: p.name, vendor: p.vendor, model: p.model, identifies: p.identification !== undefined }));
+  }
+
+  /** Which library profiles a unit's identification registers match; one unit at a time. */
+  async identify(body: unknown, signal?: AbortSignal): Promise<SiteAnswer> {
+    const redaction = this.redaction([], []);
+    const { bus: name, unit } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const bus = typeof name === 'string' ? this.deps.buses?.get(name) : undefined;
+    if (!bus) return { ok: false, status: 400, error: redaction.text(`bus must be one of ${[...(this.deps.buses?.keys() ?? [])].join(', ')} (got ${describeValue(name)})`) };
+    if (!Number.isInteger(unit) || (unit as number) < 0 || (unit as number) > 255) return { ok: false, status: 400, error: redaction.text(`unit must be an integer 0..255 (got ${describeValue(unit)})`) };
+    if (this.identifying) return { ok: false, status: 409, error: redaction.text('a unit is being identified already') };
+    this.identifying = true;
+    try {
+      return { ok: true, body: redaction.json({ bus: name, ...(await identifyUnit(bus, unit as number, this.library(), signal)) }) };
+    } catch (err) {
+      this.deps.log.warn({ bus: name, unit, err }, 'page unit identification failed');
+      return { ok: false, status: 502, error: redaction.text(`identification of unit ${String(unit)} stopped: ${(err as Error).message}`) };
+    } finally {
+      this.identifying = false;
+    }
   }
 
   /** Devices get a cloud credential only where the site has a broker to reach. */

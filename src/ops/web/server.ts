@@ -11,7 +11,7 @@ import type { GatewayStatus } from '../status.js';
 import { ASSETS, SHELL_HTML } from './assets.js';
 import { cloudValues, deviceView, overviewValues, type OverviewValue } from './device-view.js';
 import { EventStreams } from './event-streams.js';
-import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
+import { abortedOnClose, BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
 import { SiteRedaction } from '../../core/config/site-redaction.js';
 import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
@@ -231,16 +231,14 @@ class WebHandler {
     }
     if (!session.authenticated) return this.send(res, 401, { error: 'login required' });
     if (path === '/api/site/check' || path === '/api/site/apply') return this.site(res, session, path, body);
-    if (path === '/api/site/device/check' || path === '/api/site/device/apply') return this.addDevice(res, session, path.endsWith('/apply'), body);
+    if (path.startsWith('/api/site/device/')) return this.addDevice(res, session, path, body);
     const commands = this.sources.commands;
     if (path === '/api/write' && !this.settings.allowWrites) return this.send(res, 403, { error: 'writing from the page is off (gateway.web.allowWrites)' });
     const form = path === '/api/write' ? commands?.write : path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
     if (!form || !commands) return this.send(res, 404, { error: 'not found' });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return this.send(res, 400, { error: 'body must be a JSON object' });
     // A read or scan whose page went away stops, and leaves the bus queue (writes and polls finish).
-    const asker = new AbortController();
-    res.once('close', () => { if (!res.writableFinished) asker.abort(); });
-    const outcome = await form.call(commands, body as Record<string, unknown>, asker.signal);
+    const outcome = await form.call(commands, body as Record<string, unknown>, abortedOnClose(res));
     return outcome.ok ? this.send(res, 200, outcome.result) : this.send(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
   }
 
@@ -258,11 +256,13 @@ class WebHandler {
     return this.answer(res, await site.apply(session.id, text));
   }
 
-  /** The add-a-device flow: the site-file page's own Check and Apply, on the text it computes. */
-  private async addDevice(res: ServerResponse, session: Session, apply: boolean, body: unknown): Promise<void> {
-    if (!this.sources.adding) return this.send(res, 404, { error: 'the daemon runs without a site file' });
-    if (apply && !this.settings.allowReload) return this.send(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
-    return this.answer(res, await this.sources.adding.add(session.id, body, apply));
+  /** The add-a-device flow: the site-file page's own Check and Apply on the text it computes, and a unit's identification. */
+  private async addDevice(res: ServerResponse, session: Session, path: string, body: unknown): Promise<void> {
+    const { adding } = this.sources, action = path.slice('/api/site/device/'.length);
+    if (!adding || !['check', 'apply', 'identify'].includes(action)) return this.send(res, 404, { error: adding ? 'not found' : 'the daemon runs without a site file' });
+    if (action === 'apply' && !this.settings.allowReload) return this.send(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
+    if (action !== 'identify') return this.answer(res, await adding.add(session.id, body, action === 'apply'));
+    return this.answer(res, await adding.identify(body, abortedOnClose(res)));
   }
 }
 

@@ -63,12 +63,13 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   const { settings, feed, gateway, logger, time } = parts;
   const log = componentLogger(logger, 'web', parts.levels);
   const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
-  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log, settings.maxScanUnits);
+  const reads = remoteReadParts(parts.config, gateway, parts.onReload);
+  const commands = new WebCommands(reads, parts.writers, limits, gateway.status, rootLevelControl(logger), time, log, settings.maxScanUnits);
   const site = parts.siteFile === undefined ? undefined : new SiteFileView({
     path: parts.siteFile, env: parts.env, current: parts.current, scratchDir: parts.config.gateway.stateDir, reload: parts.reload, log, maxSessions: settings.maxSessions,
     ...(parts.secrets ? { knownSecrets: parts.secrets } : {}),
   });
-  const adding = site ? new DeviceAdding({ site, current: parts.current, log, ...(parts.secrets ? { knownSecrets: parts.secrets } : {}) }) : undefined;
+  const adding = site ? new DeviceAdding({ site, current: parts.current, log, buses: reads.buses, ...(parts.secrets ? { knownSecrets: parts.secrets } : {}) }) : undefined;
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {
     return await startWebServer(settings, {

@@ -24,13 +24,29 @@ window.fieldgateAdd = function (kit) {
           if (!res.ok) { scanOut.className = 'result error'; scanOut.textContent = b.error; return; }
           var rows = b.found.map(function (f) {
             var pick = el('button', { type: 'button', class: 'pick', 'data-unit': String(f.unit) }, ['Use unit ' + f.unit]);
-            pick.addEventListener('click', function () { choose(b.bus, f.unit); });
-            return kit.row([String(f.unit), f.answer, f.detail, f.answerMs + ' ms', pick], { 'data-unit': String(f.unit) });
+            var identity = el('td', { class: 'identity' }, ['asking...']);
+            var tr = kit.row([String(f.unit), f.answer, f.detail, f.answerMs + ' ms'], { 'data-unit': String(f.unit) });
+            tr.append(identity, el('td', {}, [pick]));
+            pick.addEventListener('click', function () { choose(b.bus, f.unit, tr.getAttribute('data-profile')); });
+            return { tr: tr, unit: f.unit, identity: identity };
           });
-          scanOut.replaceChildren(el('p', {}, ['bus ' + b.bus + ' · units ' + b.from + '..' + b.to + ' · ' + b.found.length + ' answered']), kit.table(['unit', 'answer', 'detail', 'answer time', ''], rows, 'add-scan-table'));
+          scanOut.replaceChildren(el('p', {}, ['bus ' + b.bus + ' · units ' + b.from + '..' + b.to + ' · ' + b.found.length + ' answered · each unit found is asked for the identification registers of the library\'s profiles']),
+            kit.table(['unit', 'answer', 'detail', 'answer time', 'identifies as', ''], rows.map(function (r) { return r.tr; }), 'add-scan-table'));
+          // One unit at a time, as the scan: the line keeps its polls.
+          return rows.reduce(function (done, r) { return done.then(function () { return identify(b.bus, r); }); }, Promise.resolve());
         });
       });
     });
+    function identify(busName, r) {
+      return kit.post('/api/site/device/identify', { bus: busName, unit: r.unit }).then(function (res) {
+        return res.json().then(function (a) {
+          if (!res.ok) { r.identity.className = 'identity error'; r.identity.textContent = a.error; return; }
+          var read = a.readings.length ? ' (' + a.readings.join(', ') + ')' : '';
+          r.identity.textContent = a.matches.length ? a.matches.join(' or ') + read : 'the library cannot tell' + read;
+          if (a.matches.length === 1) r.tr.setAttribute('data-profile', a.matches[0]);
+        });
+      });
+    }
 
     var bus = kit.select('add-bus', buses), unit = el('input', { id: 'add-unit', type: 'number', value: '1' });
     var profile = el('select', { id: 'add-profile' }, form.body.profiles.map(function (p) {
@@ -49,9 +65,10 @@ window.fieldgateAdd = function (kit) {
     device.addEventListener('submit', function (e) { e.preventDefault(); send('check'); });
     check.addEventListener('click', function () { send('check'); });
     if (buttons[1]) buttons[1].addEventListener('click', function () { send('apply'); });
-    function choose(busName, unitId) {
+    function choose(busName, unitId, suggested) {
       bus.value = busName;
       unit.value = String(unitId);
+      if (suggested) profile.value = suggested;
       if (!name.value) name.value = busName + '-unit-' + unitId;
       name.focus();
     }
