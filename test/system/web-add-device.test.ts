@@ -3,7 +3,8 @@
 // device's credential, Check shows the change of the site file, Apply writes it and reloads, and
 // the device's page shows its values as the polls land. Hostile: the add sent twice at once, an
 // add and a scan while a reload is running, names with HTML and quotes, an oversized body, no
-// CSRF token, and a site whose page may not apply.
+// CSRF token, and a site whose page may not apply. The tests run in order on one daemon, each
+// building on the devices the earlier ones added.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -14,7 +15,7 @@ import { silentLogger } from '../../src/ops/log.js';
 import { readSiteFile } from '../../src/ops/site-file-reader.js';
 import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { freePort } from '../helpers/mosquitto.js';
-import { startSite, type Site } from './harness.js';
+import { PROJECT_KEY, startSite, type Site } from './harness.js';
 import { launchChromium, PAGE_DEADLINE_MS, PageClient, pageSiteText } from './web-rig.js';
 
 const TOKEN = 'demo-meter-1-token';
@@ -192,6 +193,29 @@ describe('adding a device from the page, without YAML', () => {
     expect(foreign.status).toBe(400);
     expect(((await foreign.json()) as { error: string }).error).toBe('no bus named "nowhere" in the site file (buses: plant); no profile named "no-such" in the library (fieldgate profiles list)');
     expect(readFileSync(file, 'utf8')).not.toContain('meter-9');
+  });
+
+  it('a secret typed into any field of the form never comes back: the project key, the new token', async () => {
+    const client = new PageClient(base);
+    await client.session();
+    const secret = 'tok-typed-only-here-0123456789';
+    const cases: Array<[number, Record<string, unknown>]> = [
+      [409, { bus: 'plant', unitId: 1, profile: 'peacefair-pzem-016', name: PROJECT_KEY }],
+      [200, { bus: 'plant', unitId: 9, profile: 'peacefair-pzem-016', name: PROJECT_KEY }],
+      [400, { bus: PROJECT_KEY, unitId: 9, profile: 'peacefair-pzem-016', name: 'meter-9' }],
+      [400, { bus: 'plant', unitId: 9, profile: secret, name: secret, accessToken: secret }],
+      [400, { bus: 'plant', unitId: 9, profile: 'peacefair-pzem-016', name: 'meter-9', accessToken: `${secret} ${PROJECT_KEY}` }],
+      [200, { bus: 'plant', unitId: 9, profile: 'peacefair-pzem-016', name: 'meter-9', accessToken: secret }],
+    ];
+    for (const [status, add] of cases) {
+      const answer = await client.post('/api/site/device/check', add);
+      const text = await answer.text();
+      expect(answer.status).toBe(status);
+      if (status === 200) expect(text).toContain('"valid":true');
+      if ('accessToken' in add && status === 200) expect(text).toContain('accessToken: [redacted]');
+      expect(text).not.toContain(PROJECT_KEY);
+      expect(text).not.toContain(secret);
+    }
   });
 
   it('on a site whose page may not apply: Check answers, Apply is refused (403) and not offered', async () => {
