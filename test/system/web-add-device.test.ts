@@ -218,6 +218,25 @@ describe('adding a device from the page, without YAML', () => {
     }
   });
 
+  it('a site-file page open in the same session keeps its placeholders: no token lands in another device\'s place', async () => {
+    const client = new PageClient(base);
+    await client.session();
+    const open = (await (await fetch(`${base}/api/site`, { headers: client.headers() })).json()) as { text: string };
+    // A token longer than every secret of the file: shown first, it would take {{secret-1}} from meter-1's.
+    const longer = 'tok-of-meter-seven-0123456789abcdef';
+    const added = await client.post('/api/site/device/apply', { bus: 'plant', unitId: 7, profile: 'peacefair-pzem-016', name: 'meter-7', accessToken: longer });
+    expect(((await added.json()) as Record<string, unknown>).outcome).toBe('applied');
+    // The next add reads the file again, the longer token in it now.
+    expect((await client.post('/api/site/device/check', { bus: 'plant', unitId: 8, profile: 'peacefair-pzem-016', name: 'meter-8' })).status).toBe(200);
+    // The page opened before the adds applies its text (without meter-7): every placeholder means what it meant.
+    const stale = await client.post('/api/site/apply', { text: open.text });
+    expect(((await stale.json()) as Record<string, unknown>).outcome).toBe('applied');
+    const written = readFileSync(file, 'utf8');
+    expect(written).toContain(`cloud: { accessToken: ${TOKEN} }`);
+    expect(written).toContain(`projectKey: ${PROJECT_KEY}`);
+    expect(written).not.toContain(longer);
+  });
+
   it('on a site whose page may not apply: Check answers, Apply is refused (403) and not offered', async () => {
     const other = await startDaemon(site, 'check-only.yaml', false);
     try {

@@ -38,6 +38,9 @@ function libraryOf(config: Config): readonly DeviceProfile[] {
   return library.names().flatMap((name) => library.get(name) ?? []);
 }
 
+/** Appended to the page session's id for the add flow's placeholders (a session id never contains it). */
+const ADD_FLOW_KEY = ' add-device';
+
 type Parsed = { ok: true; device: NewDevice } | { ok: false; error: string };
 
 /** The form's fields, each checked for its type (the values' ranges are the core's to judge). */
@@ -119,8 +122,12 @@ export class DeviceAdding {
     }
   }
 
-  private async addOne(session: string, device: NewDevice, apply: boolean): Promise<SiteAnswer> {
-    // The file as the site page shows it to this session: its secrets are placeholders Check and Apply put back.
+  private async addOne(pageSession: string, device: NewDevice, apply: boolean): Promise<SiteAnswer> {
+    // The file as the site page shows it, its secrets as placeholders Check and Apply put back,
+    // under a key of the add flow's own: showing it again must not renumber the placeholders of a
+    // site-file page open in the same session (its text would then restore one device's token
+    // into another's place).
+    const session = `${pageSession}${ADD_FLOW_KEY}`;
     const shown = this.deps.site.show(session);
     if (!shown.ok) return shown;
     const before = String(shown.body.text);

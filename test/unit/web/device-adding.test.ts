@@ -66,7 +66,7 @@ describe('readNewDevice', () => {
 });
 
 describe('DeviceAdding', () => {
-  it('changes the text the session is shown and hands it to the page\'s check(), then apply(), for that session', async () => {
+  it('changes the text the session is shown and hands it to the page\'s check(), then apply(), under the add flow\'s own key', async () => {
     const site = new FakeSite();
     const flow = adding(site);
     const checked = await flow.add('session-a', { ...FORM, accessToken: 'tok-new-device-1' }, false);
@@ -75,7 +75,8 @@ describe('DeviceAdding', () => {
     expect(JSON.stringify(checked)).toContain('cloud: { accessToken: [redacted] }');
     const applied = await flow.add('session-a', FORM, true);
     expect(applied.ok && applied.body).toMatchObject({ outcome: 'applied', generation: 2, device: 'meter-1' });
-    expect(site.calls.map((c) => `${c.what}:${c.session}`)).toEqual(['show:session-a', 'check:session-a', 'show:session-a', 'apply:session-a']);
+    // Under a key of its own: a site-file page open in the same session keeps its placeholders' numbers.
+    expect(site.calls.map((c) => `${c.what}:${c.session}`)).toEqual(['show:session-a add-device', 'check:session-a add-device', 'show:session-a add-device', 'apply:session-a add-device']);
     const text = String(site.calls[1].text);
     expect(text).toContain('projectKey: {{secret-1}}');
     expect(text).toContain('    cloud: { accessToken: tok-new-device-1 }');
