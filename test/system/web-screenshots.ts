@@ -3,7 +3,7 @@
 //   node --conditions=fieldgate-source --import tsx test/system/web-screenshots.ts   (writes docs/img/web-*.png)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { startGateway } from '../../src/main.js';
 import { silentLogger } from '../../src/ops/log.js';
@@ -11,7 +11,7 @@ import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { pymodbusRequests } from '../helpers/share-clients.js';
 import { PROJECT_KEY, startSite } from './harness.js';
-import { pageSiteText } from './web-rig.js';
+import { launchChromium, pageSiteText } from './web-rig.js';
 
 const OUT = new URL('../../docs/img/', import.meta.url);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,7 +38,7 @@ writeFileSync(file, [
 ].join('\n'));
 const { config, sha256 } = loadConfigWithDigest(file, {});
 const gateway = await startGateway(config, { logger: silentLogger(), env: {}, siteFile: file, configSha256: sha256 });
-const browser = await chromium.launch({ executablePath: process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+const browser = await launchChromium();
 try {
   // The narrowest window the page is laid out for (test/system/web-layout.test.ts).
   const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
