@@ -193,6 +193,12 @@ describe('adding a device from the page, without YAML', () => {
     expect(foreign.status).toBe(400);
     expect(((await foreign.json()) as { error: string }).error).toBe('no bus named "nowhere" in the site file (buses: plant); no profile named "no-such" in the library (fieldgate profiles list)');
     expect(readFileSync(file, 'utf8')).not.toContain('meter-9');
+    // The identification of a unit: a known bus and a unit id, or a clear refusal; an unknown action is 404.
+    const badBus = await client.post('/api/site/device/identify', { bus: '<b>x</b>', unit: 1 });
+    expect([badBus.status, ((await badBus.json()) as { error: string }).error]).toEqual([400, 'bus must be one of plant (got "<b>x</b>")']);
+    const badUnit = await client.post('/api/site/device/identify', { bus: 'plant', unit: 999 });
+    expect([badUnit.status, ((await badUnit.json()) as { error: string }).error]).toEqual([400, 'unit must be an integer 0..255 (got 999)']);
+    expect((await client.post('/api/site/device/remove', { name: 'meter-1' })).status).toBe(404);
   });
 
   it('a secret typed into any field of the form never comes back: the project key, the new token', async () => {
