@@ -94,6 +94,18 @@ describe('page without a cloud, with a share, at 1,280 px', () => {
     await page.waitForSelector('#read-table');
     expect(await page.$$eval('#read-table thead th', (ths) => ths.map((th) => th.textContent))).toEqual(['register', 'raw', 'hex', 'value (uint16)']);
     expect(await width(page)).toBeLessThanOrEqual(WIDTH);
+
+    // The add page with a scan's units, their identification (long lists of registers) and a checked change.
+    await page.goto(`${base}/add`);
+    await page.fill('#add-scan-to', '3');
+    await page.click('form#add-scan button[type=submit]');
+    await expect.poll(() => page.textContent('#add-scan-table tr[data-unit="2"] td.identity'), { timeout: PAGE_DEADLINE_MS }).toMatch(/^the library cannot tell/);
+    expect(await page.$('#add-token')).toBeNull();
+    await page.fill('#add-unit', '3');
+    await page.fill('#add-name', 'boiler-house-return-line-energy-meter-with-a-long-name');
+    await page.click('#add-check');
+    await expect.poll(() => page.textContent('#add-outcome'), { timeout: PAGE_DEADLINE_MS }).toMatch(/^valid/);
+    expect(await width(page)).toBeLessThanOrEqual(WIDTH);
     await page.close();
   }, 120_000);
 });

@@ -3,18 +3,22 @@
 //   node --conditions=fieldgate-source --import tsx test/system/web-screenshots.ts   (writes docs/img/web-*.png)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { startGateway } from '../../src/main.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { pymodbusRequests } from '../helpers/share-clients.js';
 import { PROJECT_KEY, startSite } from './harness.js';
+import { launchChromium, pageSiteText } from './web-rig.js';
 
 const OUT = new URL('../../docs/img/', import.meta.url);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const site = await startSite();
+let empty: GatewayHandle | undefined;
+let gatewayStopped = false;
 const port = await freePort();
 const sharePort = await freePort();
 const file = join(site.stateDir, 'site.yaml');
@@ -34,7 +38,7 @@ writeFileSync(file, [
 ].join('\n'));
 const { config, sha256 } = loadConfigWithDigest(file, {});
 const gateway = await startGateway(config, { logger: silentLogger(), env: {}, siteFile: file, configSha256: sha256 });
-const browser = await chromium.launch({ executablePath: process.env.FIELDGATE_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+const browser = await launchChromium();
 try {
   // The narrowest window the page is laid out for (test/system/web-layout.test.ts).
   const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
@@ -81,8 +85,43 @@ try {
   await page.click('#site-check');
   await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('site-outcome').textContent === 'valid');
   await page.screenshot({ path: new URL('web-site-file.png', OUT).pathname });
+  await gateway.stop();
+  gatewayStopped = true;
+  await addFlow(page);
 } finally {
   await browser.close();
-  await gateway.stop();
+  if (!gatewayStopped) await gateway.stop();
+  await empty?.stop();
   await site.close();
+}
+
+/** The add-a-device flow from a site with a bus and no device: scan, identification, the checked change, then the new device's page. */
+async function addFlow(page: Page): Promise<void> {
+  const emptyFile = join(site.stateDir, 'empty-site.yaml');
+  writeFileSync(emptyFile, pageSiteText(site, await freePort(), []).replace('devices:\n', 'devices: []   # none yet: added from the page\n'));
+  const loaded = loadConfigWithDigest(emptyFile, {});
+  empty = await startGateway(loaded.config, { logger: silentLogger(), env: {}, siteFile: emptyFile, configSha256: loaded.sha256 });
+  const emptyBase = `http://127.0.0.1:${empty.webPort}`;
+  // Unit 2 answers with a Carlo Gavazzi EM24's identification code (input 000Bh).
+  site.sim.simulator.setRegister(2, 'input', 11, 71);
+  await page.goto(`${emptyBase}/add`);
+  await page.fill('#add-scan-to', '4');
+  await page.click('form#add-scan button[type=submit]');
+  await page.waitForFunction(() => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector('#add-scan-table tr[data-unit="2"] td.identity')?.textContent.startsWith('carlogavazzi') === true);
+  await page.click('#add-scan-table button[data-unit="1"]');
+  await page.selectOption('#add-profile', 'peacefair-pzem-016');
+  await page.fill('#add-name', 'meter-1');
+  await page.fill('#add-token', 'demo-meter-1-token');
+  await page.click('#add-check');
+  await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('add-outcome').textContent.startsWith('valid'));
+  await page.screenshot({ path: new URL('web-add.png', OUT).pathname, fullPage: true });
+  await page.click('#add-apply');
+  await page.waitForURL(`${emptyBase}/device/meter-1`);
+  // A few moving values for the sparkline (the profile polls every 2 s); a flat line has no height, so it is awaited as attached.
+  for (let i = 0; i < 6; i++) {
+    site.sim.simulator.setRegister(1, 'input', 0, 2300 + (i % 3) * 4);
+    await sleep(2100);
+  }
+  await page.waitForSelector('#points tr[data-point="voltage"] svg.spark polyline', { state: 'attached' });
+  await page.screenshot({ path: new URL('web-add-applied.png', OUT).pathname });
 }

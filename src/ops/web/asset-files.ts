@@ -2,6 +2,7 @@
 export const ASSET_FILES = [
   { name: 'index.html', type: 'text/html; charset=utf-8' },
   { name: 'app.js', type: 'text/javascript; charset=utf-8' },
+  { name: 'add.js', type: 'text/javascript; charset=utf-8' },
   { name: 'app.css', type: 'text/css; charset=utf-8' },
 ] as const;
 

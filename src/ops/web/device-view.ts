@@ -5,6 +5,7 @@ import type { PointValue } from '../../core/points/types.js';
 import type { DeviceStatus } from '../status.js';
 import type { LiveFeed } from './live-feed.js';
 import type { EpochMs } from '../../core/time.js';
+import type { Logger } from '../log.js';
 
 export interface DeviceView {
   name: string;
@@ -65,4 +66,15 @@ export function overviewValues(devices: readonly DeviceConfig[], latest: (device
     shown[device.name] = device.points.filter((p) => values[p.id] !== undefined).slice(0, OVERVIEW_POINTS).map((p) => [p.id, values[p.id], p.unit ?? '']);
   }
   return shown;
+}
+
+/** The cloud's stored values of a device's points; only the error's kind goes to the browser (a cloud error's text may carry the device's token: it is in the URL). */
+export async function cloudValues(device: DeviceConfig, read: ((device: DeviceConfig, keys: readonly string[]) => Promise<Record<string, unknown>>) | undefined, log: Logger): Promise<{ status: number; body: Record<string, unknown> }> {
+  if (!read || !device.cloud) return { status: 404, body: { error: `device ${device.name} has no cloud view` } };
+  try {
+    return { status: 200, body: { device: device.name, attributes: await read(device, device.points.map((p) => p.id)) } };
+  } catch (err) {
+    log.warn({ device: device.name, err }, 'cloud view read failed');
+    return { status: 502, body: { error: `the cloud did not answer the read (${(err as Error).name}); see the log` } };
+  }
 }

@@ -101,3 +101,10 @@ export function sendJson(res: ServerResponse, status: number, body: Redacted<unk
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
+
+/** Aborted when the answer's connection closes before it was sent (the tab closed, the browser gave up). */
+export function abortedOnClose(res: ServerResponse): AbortSignal {
+  const asker = new AbortController();
+  res.once('close', () => { if (!res.writableFinished) asker.abort(); });
+  return asker.signal;
+}

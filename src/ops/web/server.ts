@@ -9,9 +9,9 @@ import type { PointValue } from '../../core/points/types.js';
 import type { Logger } from '../log.js';
 import type { GatewayStatus } from '../status.js';
 import { ASSETS, SHELL_HTML } from './assets.js';
-import { deviceView, overviewValues, type OverviewValue } from './device-view.js';
+import { cloudValues, deviceView, overviewValues, type OverviewValue } from './device-view.js';
 import { EventStreams } from './event-streams.js';
-import { BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
+import { abortedOnClose, BodyTooLarge, clearedSessionCookie, cookieValue, crossSiteProblem, foreignHostProblem, readBody, securityHeaders, sendJson, SESSION_COOKIE, sessionCookie } from './http-guard.js';
 import { SiteRedaction } from '../../core/config/site-redaction.js';
 import type { LineCapture } from '../../field/modbus/line-capture.js';
 import type { LiveFeed } from './live-feed.js';
@@ -20,6 +20,7 @@ import { PageLogin } from './page-login.js';
 import { createGuardedServer } from './guarded-server.js';
 import type { SiteAnswer, SiteFileView } from './site-view.js';
 import type { WebCommands } from './web-commands.js';
+import type { DeviceAdding } from './device-adding.js';
 import { systemTime, type Clock, type WallClock } from '../../core/time.js';
 
 export interface WebSources {
@@ -31,6 +32,8 @@ export interface WebSources {
   commands?: WebCommands;
   /** The site-file page; absent when the daemon was started without a file (tests). */
   site?: SiteFileView;
+  /** The add-a-device flow (through the site-file page's Check and Apply); absent without a site file. */
+  adding?: DeviceAdding;
   /** The cloud's stored attributes of a device (interface B); absent without a cloud side. */
   cloudAttributes?(device: DeviceConfig, keys: readonly string[]): Promise<Record<string, unknown>>;
   /** Per bus: its transactions, captured while the line page watches. */
@@ -102,7 +105,7 @@ class WebHandler {
       res.end();
       return;
     }
-    if (path === '/' || path === '/login' || path === '/tools' || path === '/site' || path === '/line' || /^\/device\/[^/]+$/.test(path)) {
+    if (path === '/' || path === '/login' || path === '/tools' || path === '/site' || path === '/add' || path === '/line' || /^\/device\/[^/]+$/.test(path)) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': SHELL_HTML.length });
       res.end(req.method === 'HEAD' ? undefined : SHELL_HTML);
       return;
@@ -119,6 +122,7 @@ class WebHandler {
     if (path === '/api/events') return this.events(res, query.get('device') ?? undefined);
     if (path === '/api/line') return this.line(res, query.get('bus') ?? '');
     if (path === '/api/site' && this.sources.site) return this.answer(res, this.sources.site.show(session.id));
+    if (path === '/api/site/device' && this.sources.adding) return this.send(res, 200, { profiles: this.sources.adding.choices(), cloud: this.sources.adding.hasCloud() });
     return this.send(res, 404, { error: 'not found' });
   }
 
@@ -166,18 +170,11 @@ class WebHandler {
     this.send(res, 200, deviceView(device, status, this.lastRead(device.name), this.sources.feed, this.time.wallNow()));
   }
 
-  /** Only the error's kind goes to the browser: a cloud error's text may carry the device's token (it is in the URL). */
   private async cloudView(res: ServerResponse, encoded: string): Promise<void> {
     const device = this.findDevice(encoded);
     if (!device) return this.send(res, 404, { error: 'no such device' });
-    if (!this.sources.cloudAttributes || !device.cloud) return this.send(res, 404, { error: `device ${device.name} has no cloud view` });
-    try {
-      const attributes = await this.sources.cloudAttributes(device, device.points.map((p) => p.id));
-      this.send(res, 200, { device: device.name, attributes });
-    } catch (err) {
-      this.log.warn({ device: device.name, err }, 'cloud view read failed');
-      this.send(res, 502, { error: `the cloud did not answer the read (${(err as Error).name}); see the log` });
-    }
+    const answer = await cloudValues(device, this.sources.cloudAttributes, this.log);
+    this.send(res, answer.status, answer.body);
   }
 
   private events(res: ServerResponse, device: string | undefined): void {
@@ -234,15 +231,14 @@ class WebHandler {
     }
     if (!session.authenticated) return this.send(res, 401, { error: 'login required' });
     if (path === '/api/site/check' || path === '/api/site/apply') return this.site(res, session, path, body);
+    if (path.startsWith('/api/site/device/')) return this.addDevice(res, session, path, body);
     const commands = this.sources.commands;
     if (path === '/api/write' && !this.settings.allowWrites) return this.send(res, 403, { error: 'writing from the page is off (gateway.web.allowWrites)' });
     const form = path === '/api/write' ? commands?.write : path === '/api/read' ? commands?.read : path === '/api/poll' ? commands?.poll : path === '/api/scan' ? commands?.scan : undefined;
     if (!form || !commands) return this.send(res, 404, { error: 'not found' });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return this.send(res, 400, { error: 'body must be a JSON object' });
     // A read or scan whose page went away stops, and leaves the bus queue (writes and polls finish).
-    const asker = new AbortController();
-    res.once('close', () => { if (!res.writableFinished) asker.abort(); });
-    const outcome = await form.call(commands, body as Record<string, unknown>, asker.signal);
+    const outcome = await form.call(commands, body as Record<string, unknown>, abortedOnClose(res));
     return outcome.ok ? this.send(res, 200, outcome.result) : this.send(res, outcome.error.code >= 400 && outcome.error.code < 600 ? outcome.error.code : 500, { error: outcome.error.message });
   }
 
@@ -258,6 +254,15 @@ class WebHandler {
     if (path === '/api/site/check') return this.answer(res, await site.check(session.id, text));
     if (!this.settings.allowReload) return this.send(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
     return this.answer(res, await site.apply(session.id, text));
+  }
+
+  /** The add-a-device flow: the site-file page's own Check and Apply on the text it computes, and a unit's identification. */
+  private async addDevice(res: ServerResponse, session: Session, path: string, body: unknown): Promise<void> {
+    const { adding } = this.sources, action = path.slice('/api/site/device/'.length);
+    if (!adding || !['check', 'apply', 'identify'].includes(action)) return this.send(res, 404, { error: adding ? 'not found' : 'the daemon runs without a site file' });
+    if (action === 'apply' && !this.settings.allowReload) return this.send(res, 403, { error: 'applying a site file from the page is off (gateway.web.allowReload)' });
+    if (action !== 'identify') return this.answer(res, await adding.add(session.id, body, action === 'apply'));
+    return this.answer(res, await adding.identify(body, abortedOnClose(res)));
   }
 }
 

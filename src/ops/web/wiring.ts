@@ -17,6 +17,7 @@ import { startWebServer, type WebServer } from './server.js';
 import { SiteFileView } from './site-view.js';
 import { WebCommands } from './web-commands.js';
 import type { SiteChanges } from '../site-changes.js';
+import { DeviceAdding } from './device-adding.js';
 import type { CommandService } from '../../device/commands.js';
 import { siteRedaction, type SiteRedaction, type TextRedactor } from '../../core/config/site-redaction.js';
 
@@ -60,15 +61,17 @@ export async function startWebPage(parts: WebPageParts): Promise<WebServer | und
   const { settings, feed, gateway, logger, time } = parts;
   const log = componentLogger(logger, 'web', parts.levels);
   const limits = selfSettings(parts.config.gateway.cloud.identity, DEFAULT_SELF_IDENTITY).commands;
-  const commands = new WebCommands(remoteReadParts(parts.config, gateway, parts.onReload), parts.writers, limits, gateway.status, rootLevelControl(logger), time, log, settings.maxScanUnits);
+  const reads = remoteReadParts(parts.config, gateway, parts.onReload);
+  const commands = new WebCommands(reads, parts.writers, limits, gateway.status, rootLevelControl(logger), time, log, settings.maxScanUnits);
   const site = parts.siteChanges === undefined ? undefined : new SiteFileView({
     changes: parts.siteChanges, current: parts.current, log, maxSessions: settings.maxSessions,
     ...(parts.secrets ? { knownSecrets: parts.secrets } : {}),
   });
+  const adding = site ? new DeviceAdding({ site, current: parts.current, log, buses: reads.buses, ...(parts.secrets ? { knownSecrets: parts.secrets } : {}) }) : undefined;
   if (feed) parts.onReload((next) => feed.retain(new Set(next.site.devices.map((d) => d.name))));
   try {
     return await startWebServer(settings, {
-      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, redaction: runningRedaction(parts.current, parts.secrets), ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}),
+      status: gateway.status, devices: () => parts.current().site.devices, latest: parts.latest, commands, captures: parts.captures, redaction: runningRedaction(parts.current, parts.secrets), ...(parts.cloudAttributes ? { cloudAttributes: parts.cloudAttributes } : {}), ...(feed ? { feed } : {}), ...(site ? { site } : {}), ...(adding ? { adding } : {}),
     }, log, time);
   } catch (err) {
     log.error({ err, port: settings.port, address: settings.address }, 'commissioning page could not start; continuing without it');

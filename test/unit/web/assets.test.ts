@@ -21,6 +21,6 @@ describe('embedded page assets', () => {
     expect(html).not.toMatch(/<script(?![^>]*\ssrc=)/);
     expect(html).not.toMatch(/<style|\sstyle=|\son\w+=/);
     for (const asset of [html, ...[...ASSETS.values()].map((a) => a.body.toString('utf8'))]) expect(asset).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
-    expect([...ASSETS.keys()].sort()).toEqual(['/assets/app.css', '/assets/app.js']);
+    expect([...ASSETS.keys()].sort()).toEqual(['/assets/add.js', '/assets/app.css', '/assets/app.js']);
   });
 });

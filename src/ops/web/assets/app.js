@@ -29,7 +29,7 @@
     return fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf }, body: JSON.stringify(body || {}) });
   }
   function header(title) {
-    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('a', { href: '/tools' }, ['Read / scan']), el('a', { href: '/site' }, ['Site file']), el('a', { href: '/line' }, ['Line']), el('span', { id: 'title' }, [title])]);
+    var nav = el('nav', {}, [el('a', { href: '/' }, ['fieldgate']), el('a', { href: '/tools' }, ['Read / scan']), el('a', { href: '/add' }, ['Add a device']), el('a', { href: '/site' }, ['Site file']), el('a', { href: '/line' }, ['Line']), el('span', { id: 'title' }, [title])]);
     if (session.passwordRequired) {
       var out = el('button', { id: 'logout', type: 'button' }, ['Log out']);
       out.addEventListener('click', function () { post('/api/logout').then(function () { location.href = '/login'; }); });
@@ -383,6 +383,8 @@
     });
   }
 
+  // What add.js (the add-a-device page) builds with.
+  var kit = { app: app, el: el, table: table, row: row, post: post, header: header, field: field, select: select, session: function () { return session; } };
   fetch('/api/session').then(function (res) { return res.json(); }).then(function (s) {
     session = s;
     if (!s.authenticated) { renderLogin(); return; }
@@ -391,6 +393,7 @@
     else if (location.pathname === '/login') location.href = '/';
     else if (location.pathname === '/tools') tools();
     else if (location.pathname === '/site') siteFile();
+    else if (location.pathname === '/add' && window.fieldgateAdd) window.fieldgateAdd(kit);
     else if (location.pathname === '/line') line();
     else overview();
   });
