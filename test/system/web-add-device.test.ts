@@ -5,14 +5,13 @@
 // add and a scan while a reload is running, names with HTML and quotes, an oversized body, no
 // CSRF token, and a site whose page may not apply. The tests run in order on one daemon, each
 // building on the devices the earlier ones added.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
-import { readSiteFile } from '../../src/ops/site-file-reader.js';
 import { loadConfigWithDigest } from '../../src/ops/site-file.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { PROJECT_KEY, startSite, type Site } from './harness.js';
@@ -34,6 +33,13 @@ async function startDaemon(site: Site, name: string, allowReload = true): Promis
   return { gateway: await startGateway(config, { logger: silentLogger(), env: {}, siteFile: file, configSha256: sha256 }), file };
 }
 
+/** The running site's text: the newest generation in <stateDir>/site/ (the seed is never written). */
+function runningText(stateDir: string): string {
+  const dir = join(stateDir, 'site');
+  const numbers = readdirSync(dir).flatMap((f) => /^generation-(\d+)\.yaml$/.exec(f)?.[1] ?? []).map(Number);
+  return readFileSync(join(dir, `generation-${Math.max(...numbers)}.yaml`), 'utf8');
+}
+
 describe('adding a device from the page, without YAML', () => {
   let site: Site;
   let gateway: GatewayHandle;
@@ -41,6 +47,7 @@ describe('adding a device from the page, without YAML', () => {
   let browser: Browser;
   let base: string;
   const pageErrors: string[] = [];
+  const running = (): string => runningText(site.stateDir);
 
   beforeAll(async () => {
     site = await startSite();
@@ -97,7 +104,7 @@ describe('adding a device from the page, without YAML', () => {
     expect(change).toContain('+     profile: peacefair-pzem-016');
     expect(change).toContain('+     cloud: { accessToken: [redacted] }');
     // Check changed nothing.
-    expect(readFileSync(file, 'utf8')).not.toContain('meter-1');
+    expect(running()).not.toContain('meter-1');
     await page.click('#add-apply');
     await page.waitForURL(`${base}/device/meter-1`);
     await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: PAGE_DEADLINE_MS }).toBe('230.1');
@@ -105,7 +112,7 @@ describe('adding a device from the page, without YAML', () => {
     await expect.poll(() => page.textContent('#points tr[data-point="voltage"] td.value'), { timeout: PAGE_DEADLINE_MS }).toBe('231.2');
     expect(await page.textContent('#points tr[data-point="voltage"] td.quality')).toBe('good');
     // The file holds the credential and keeps the operator's comment; no answer carried the credential.
-    const written = readFileSync(file, 'utf8');
+    const written = running();
     expect(written).toContain(`cloud: { accessToken: ${TOKEN} }`);
     expect(written).toContain('devices:   # none yet: added from the page');
     expect(bodies.length).toBeGreaterThan(3);
@@ -136,7 +143,7 @@ describe('adding a device from the page, without YAML', () => {
     expect(await page.textContent('#add-outcome')).toContain('<img src=x');
     expect(await page.$$('img')).toEqual([]);
     expect(await page.title()).toBe('fieldgate');
-    expect(readFileSync(file, 'utf8')).not.toContain('img');
+    expect(running()).not.toContain('img');
     await page.close();
     expect(pageErrors, JSON.stringify(pageErrors)).toEqual([]);
   });
@@ -152,31 +159,36 @@ describe('adding a device from the page, without YAML', () => {
     const refused = bodies.find((b) => b.status !== 200);
     expect(refused?.status).toBe(409);
     expect(String(refused?.body.error)).toMatch(/being added already|already in the site file/);
-    expect(readFileSync(file, 'utf8').match(/name: meter-2/g)).toHaveLength(1);
+    expect(running().match(/name: meter-2/g)).toHaveLength(1);
     expect(gateway.status().devices.map((d) => d.name).sort()).toEqual(['meter-1', 'meter-2']);
   });
 
-  it('an add and a scan while a reload runs: both answered, the reload and the add both applied', async () => {
+  it('an add and a scan while a reload of the seed runs: both answered; the add never undoes the reload', async () => {
     const client = new PageClient(base);
     await client.session();
-    // Another change of the file, reloaded by someone else (as SIGHUP would) and held in flight.
-    writeFileSync(file, readFileSync(file, 'utf8').replace('timeoutMs: 500', 'timeoutMs: 400'));
-    const candidate = await readSiteFile(file, {});
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const reload = gateway.reload(async () => { await held; return candidate; });
+    // The operator's edit of the seed file (from the running text), taken in as SIGHUP does.
+    writeFileSync(file, running().replace('timeoutMs: 500', 'timeoutMs: 400'));
+    const reload = gateway.reloadSite();
     const add = client.post('/api/site/device/apply', { bus: 'plant', unitId: 3, profile: 'peacefair-pzem-016', name: 'meter-3' });
     const scan = await client.post('/api/scan', { bus: 'plant', from: 1, to: 2 });
-    expect(scan.status).toBe(200);
-    // The add wrote its text (with the other change in it) and waits for the reload in flight.
-    await expect.poll(() => readFileSync(file, 'utf8').includes('name: meter-3'), { timeout: PAGE_DEADLINE_MS }).toBe(true);
-    release();
+    // Answered either way: the units found, or why it stopped (the reload restarts the bus it scans).
+    const scanned = (await scan.json()) as Record<string, unknown>;
+    if (scan.status !== 200) expect([scan.status, typeof scanned.error]).toEqual([503, 'string']);
     expect((await reload).outcome).toBe('applied');
     const answer = await add;
+    const body = (await answer.json()) as Record<string, unknown>;
+    // One change at a time: the add runs after the reload on the text it moved to, or is refused
+    // as made from a text that is no longer the running one (the
+    // page's stale-base refusal); never applied over it.
+    expect(running()).toContain('timeoutMs: 400');
     expect(answer.status).toBe(200);
-    expect(((await answer.json()) as Record<string, unknown>).outcome).toBe('applied');
-    expect(gateway.status().devices.map((d) => d.name).sort()).toEqual(['meter-1', 'meter-2', 'meter-3']);
-    expect(readFileSync(file, 'utf8')).toContain('timeoutMs: 400');
+    if (body.outcome === 'applied') {
+      expect(running()).toContain('name: meter-3');
+      expect(gateway.status().devices.map((d) => d.name).sort()).toEqual(['meter-1', 'meter-2', 'meter-3']);
+    } else {
+      expect([body.outcome, JSON.stringify(body)]).toEqual(['refused', expect.stringMatching(/the running site changed since this page showed it/)]);
+      expect(gateway.status().devices.map((d) => d.name).sort()).toEqual(['meter-1', 'meter-2']);
+    }
   });
 
   it('refuses an oversized body (413), a POST without the CSRF token (403) and a body of the wrong shape (400)', async () => {
@@ -192,7 +204,7 @@ describe('adding a device from the page, without YAML', () => {
     const foreign = await client.post('/api/site/device/check', { bus: 'nowhere', unitId: 9, profile: 'no-such', name: 'meter-9' });
     expect(foreign.status).toBe(400);
     expect(((await foreign.json()) as { error: string }).error).toBe('no bus named "nowhere" in the site file (buses: plant); no profile named "no-such" in the library (fieldgate profiles list)');
-    expect(readFileSync(file, 'utf8')).not.toContain('meter-9');
+    expect(running()).not.toContain('meter-9');
     // The identification of a unit: a known bus and a unit id, or a clear refusal; an unknown action is 404.
     const badBus = await client.post('/api/site/device/identify', { bus: '<b>x</b>', unit: 1 });
     expect([badBus.status, ((await badBus.json()) as { error: string }).error]).toEqual([400, 'bus must be one of plant (got "<b>x</b>")']);
@@ -234,13 +246,21 @@ describe('adding a device from the page, without YAML', () => {
     expect(((await added.json()) as Record<string, unknown>).outcome).toBe('applied');
     // The next add reads the file again, the longer token in it now.
     expect((await client.post('/api/site/device/check', { bus: 'plant', unitId: 8, profile: 'peacefair-pzem-016', name: 'meter-8' })).status).toBe(200);
-    // The page opened before the adds applies its text (without meter-7): every placeholder means what it meant.
+    // The page opened before the adds applies its text (without meter-7): refused, since the
+    // running site moved on; nothing of it lands.
     const stale = await client.post('/api/site/apply', { text: open.text });
-    expect(((await stale.json()) as Record<string, unknown>).outcome).toBe('applied');
-    const written = readFileSync(file, 'utf8');
+    expect(((await stale.json()) as Record<string, unknown>).outcome).toBe('refused');
+    expect(running()).toContain(longer);
+    // A page opened now applies an edit of what it shows: every placeholder means what it meant.
+    const fresh = (await (await fetch(`${base}/api/site`, { headers: client.headers() })).json()) as { text: string };
+    const edited = await client.post('/api/site/apply', { text: `${fresh.text.replace(/timeoutMs: \d+/, 'timeoutMs: 450')}# checked after the adds\n` });
+    expect(((await edited.json()) as Record<string, unknown>).outcome).toBe('applied');
+    const written = running();
+    expect(written).toContain('# checked after the adds');
     expect(written).toContain(`cloud: { accessToken: ${TOKEN} }`);
     expect(written).toContain(`projectKey: ${PROJECT_KEY}`);
-    expect(written).not.toContain(longer);
+    expect(written).toMatch(new RegExp(`name: meter-7[^]*accessToken: ${longer}`));
+    expect(written.split(longer)).toHaveLength(2);
   });
 
   it('on a site whose page may not apply: Check answers, Apply is refused (403) and not offered', async () => {

@@ -91,7 +91,7 @@ window.fieldgateAdd = function (kit) {
           change.replaceChildren.apply(change, [el('span', { class: 'at' }, ['at line ' + a.change.at + ' of the site file:\n'])].concat(a.change.removed.map(function (l) { return el('del', {}, ['- ' + l + '\n']); }), a.change.added.map(function (l) { return el('ins', {}, ['+ ' + l + '\n']); })));
           outcome.className = list.length ? 'error' : '';
           if (action === 'check') { outcome.textContent = list.length ? list.length + ' problem(s); nothing changed' : 'valid: Apply writes this change and reloads'; return; }
-          outcome.textContent = a.outcome + (a.generation !== undefined ? ', generation ' + a.generation : '') + (list.length ? ': ' + list.length + ' problem(s); nothing changed' : '') + (a.fileRestored ? '; the site file was put back as it was' : '');
+          outcome.textContent = a.outcome + (a.generation !== undefined ? ', generation ' + a.generation : '') + (list.length ? ': ' + list.length + ' problem(s); nothing changed' : '');
           // Applied: the device's own page, with its values as the polls land.
           if (a.outcome === 'applied') location.href = '/device/' + encodeURIComponent(a.device);
         });

@@ -342,7 +342,7 @@
               problems.replaceChildren.apply(problems, list.map(function (p) { return el('li', {}, [p.path + ': ' + p.message]); }));
               outcome.className = list.length ? 'error' : '';
               if (action === 'check') outcome.textContent = list.length ? list.length + ' problem(s); nothing changed' : 'valid';
-              else outcome.textContent = a.outcome + (a.generation !== undefined ? ', generation ' + a.generation : '') + (list.length ? ': ' + list.length + ' problem(s); nothing changed' : '') + (a.fileRestored ? '; the site file was put back as it was' : '');
+              else outcome.textContent = a.outcome + (a.generation !== undefined ? ', generation ' + a.generation : '') + (list.length ? ': ' + list.length + ' problem(s); nothing changed' : '');
             });
           });
         }
