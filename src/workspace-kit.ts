@@ -2,8 +2,7 @@
 // so each concept has one definition (one clock, one register table model, one RTU framing, one
 // logger factory, one CLI contract, one way to keep a serial line's timing). The daemon runs
 // without the packages: only its development commands (emulator, simulate, the embedded demo) load
-// them. Once `src/shared.ts` (`fieldgate/shared`, kept as an alias in package.json's exports for
-// branches written before the rename): a name that read as the bus share.
+// them. Once `src/shared.ts` (`fieldgate/shared`): a name that read as the bus share.
 export { systemClock, systemWallClock, systemTimers, systemTime, sleep, repeatEvery, type Clock, type WallClock, type MonoMs, type EpochMs, type Timers, type Time } from './core/time.js';
 export { createLogger, silentLogger, LOG_LEVELS, type Logger } from './ops/log.js';
 export type { LevelWithSilent } from 'pino';
