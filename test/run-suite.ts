@@ -1,6 +1,6 @@
 // `npm test`: the whole suite as two vitest runs at once. The calm files (CALM_FILES in
 // vitest.config.ts: serial lines over pty pairs, the bus's timeouts and late replies) at the
-// machine's normal priority, at most one per CPU; the busy files beside them under `nice -n 10`,
+// machine's normal priority, at most one per CPU; the busy files beside them under `nice -n 19`,
 // so the kernel hands the CPU to a calm file (and its peers) the moment it wakes. Their closing
 // lines are added into the one CI reads. Arguments (files, flags) or FIELDGATE_TEST_WORKERS run
 // one plain `vitest run` instead, the groups one after the other.
@@ -12,7 +12,7 @@ const VITEST = ['node_modules/vitest/vitest.mjs', 'run'] as const;
 
 const GROUPS: RunGroup[] = [
   { name: 'calm', command: [process.execPath, ...VITEST, '--project', 'calm'] },
-  { name: 'busy', command: ['nice', '-n', '10', process.execPath, ...VITEST, '--project', 'busy'] },
+  { name: 'busy', command: ['nice', '-n', '19', process.execPath, ...VITEST, '--project', 'busy'] },
 ];
 
 function forwardSignals(children: ChildProcess[]): void {
