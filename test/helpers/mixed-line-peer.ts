@@ -14,6 +14,12 @@ export interface MixedLinePeer {
   close(): Promise<void>;
 }
 
+/**
+ * The quiet window a stream needs to take the peer's two chunks (5 ms apart, timed by the test
+ * worker's own timers) as one reply on a busy machine: 30 ms split the first reply there.
+ */
+export const TWO_CHUNK_QUIET_MS = 150;
+
 const isText = (byte: number | undefined) => byte !== undefined && byte >= 0x20 && byte < 0x7f;
 
 export async function startMixedLinePeer(path: string, simulator: Simulator, chunkGapMs = 5): Promise<MixedLinePeer> {

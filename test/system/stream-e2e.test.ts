@@ -7,13 +7,9 @@ import { compiledConfig } from '../../src/ops/site-file.js';
 import { startGateway } from '../../src/main.js';
 import type { GatewayHandle } from '../../src/ops/gateway-handle.js';
 import { silentLogger } from '../../src/ops/log.js';
-import { startMixedLinePeer, type MixedLinePeer } from '../helpers/mixed-line-peer.js';
+import { startMixedLinePeer, TWO_CHUNK_QUIET_MS, type MixedLinePeer } from '../helpers/mixed-line-peer.js';
 import { startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { deviceApi, meterDevice, startSite, waitFor, type Site } from './harness.js';
-
-// The peer's reply comes in two chunks 5 ms apart, timed by this worker's own timers: a quiet
-// window of 150 ms keeps one reply one message on a busy machine (30 ms split it there).
-const QUIET_MS = 150;
 
 const TOKEN = 'demo-meter-1-token';
 
@@ -41,7 +37,7 @@ describe('custom data stream on a shared RTU line, end to end', () => {
     };
     const meter = {
       ...meterDevice('meter-1', 1, TOKEN), bus: 'rs485',
-      streams: [{ identifier: 'console', target: { kind: 'bus', bus: 'rs485' } as const, quietMs: QUIET_MS, replyTimeoutMs: 500, maxReplyBytes: 256 }],
+      streams: [{ identifier: 'console', target: { kind: 'bus', bus: 'rs485' } as const, quietMs: TWO_CHUNK_QUIET_MS, replyTimeoutMs: 500, maxReplyBytes: 256 }],
     };
     gateway = await startGateway(compiledConfig(base.gateway, { buses: [...base.site.buses, line], devices: [meter] }), { logger: silentLogger(), env: {} });
     await waitFor(async () => ((await deviceApi(s, TOKEN, 'GET', '/attributes')).attributes as Record<string, unknown> | undefined)?.voltage === 230.1 || undefined);

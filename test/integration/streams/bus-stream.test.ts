@@ -12,13 +12,9 @@ import { Simulator } from '../../../packages/simulator/src/simulator.js';
 import { BusLineEndpoint } from '../../../src/field/streams/bus-endpoint.js';
 import { StreamRelay } from '../../../src/field/streams/relay.js';
 import { rtuBusConfig } from '../../helpers/bus-configs.js';
-import { startMixedLinePeer, type MixedLinePeer } from '../../helpers/mixed-line-peer.js';
+import { startMixedLinePeer, TWO_CHUNK_QUIET_MS, type MixedLinePeer } from '../../helpers/mixed-line-peer.js';
 import { startPtyPair, type PtyPair } from '../../helpers/socat.js';
 import { waitFor } from '../../helpers/wait.js';
-
-// The peer's reply comes in two chunks 5 ms apart, timed by this worker's own timers: a quiet
-// window of 150 ms keeps one reply one message on a busy machine (30 ms split it there).
-const QUIET_MS = 150;
 
 const MAP = 'units:\n  1:\n    size: { holding: 20 }\n    holding:\n      - { start: 0, values: [11, 22, 33, 44] }\n';
 
@@ -44,7 +40,7 @@ describe('custom data stream on a shared RTU line', () => {
       transportFactory: createModbusTransport, logger: silentLogger(),
     });
     bus.start();
-    const config: StreamConfig = { identifier: 'display', target: { kind: 'bus', bus: 'line1' }, quietMs: QUIET_MS, replyTimeoutMs: 500, maxReplyBytes: 256, ...stream };
+    const config: StreamConfig = { identifier: 'display', target: { kind: 'bus', bus: 'line1' }, quietMs: TWO_CHUNK_QUIET_MS, replyTimeoutMs: 500, maxReplyBytes: 256, ...stream };
     const published: string[] = [];
     relay = new StreamRelay({
       config, endpoint: new BusLineEndpoint(bus, config), logger: silentLogger(), timers: systemTimers,
