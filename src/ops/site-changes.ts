@@ -5,7 +5,6 @@
 // or not at all) and recorded in the book with how it came. One change at a time: the box's
 // (page, reload) wait their turn, the cloud's are refused while one runs; a remote change may
 // await confirmation (confirmation-window.ts) and goes back by itself when none comes.
-import { createHash } from 'node:crypto';
 import { planSiteChange } from '../core/config/remote-site-rules.js';
 import {
   addGeneration, confirmGeneration, previousConfirmed, recordOf, rollBackGeneration, runningRecord, type GenerationVia,
@@ -16,6 +15,7 @@ import { ConfirmationWindow, type OpenWindow, type PartsToWatch } from './confir
 import type { ReloadResult } from './gateway-handle.js';
 import { GenerationKeeper } from './remote-site-keeper.js';
 import type { SiteChangeDeps, SiteReading } from './remote-site-types.js';
+import { sha256Of } from './site-store.js';
 import type { SiteStatus } from './status.js';
 
 export type ChangeVia = Exclude<GenerationVia, 'seed'>;
@@ -42,7 +42,6 @@ export type ChangeResult =
 
 export type CheckResult = { ok: true; plan: ReloadPlan; watch: PartsToWatch } | { ok: false; problems: ConfigIssue[] };
 
-const sha256Of = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex');
 const refused = (message: string): ChangeResult => ({ outcome: 'refused', problems: [{ path: 'site', message }] });
 
 /** Reader problems name the file read; the caller's label is what its user knows. */
