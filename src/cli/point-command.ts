@@ -53,7 +53,7 @@ export function parsePointCommand<V extends CommandValues>(
  */
 export async function onTransport(
   command: string, bus: BusConfig, io: CliIo, work: (transport: ModbusTransport) => Promise<number>,
-  afterFailure?: (err: unknown, transport: ModbusTransport) => Promise<void>,
+  afterFailure?: (err: unknown) => Promise<void>,
 ): Promise<number> {
   const transport = createModbusTransport(bus);
   try {
@@ -61,7 +61,7 @@ export async function onTransport(
     return await work(transport);
   } catch (err) {
     io.stderr.write(`fieldgate ${command}: ${explainFieldError(err, bus.kind)}\n`);
-    await afterFailure?.(err, transport);
+    await afterFailure?.(err);
     return EXIT_UNAVAILABLE;
   } finally {
     await transport.close().catch(() => undefined);

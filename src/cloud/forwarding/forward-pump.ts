@@ -32,10 +32,10 @@ export interface PackedMessage<T> {
 /** How records become messages: the part the direct and the gateway forwarder do differently. */
 export interface Packing<T, C> {
   /**
-   * What would go next, or undefined when nothing waits. `readingOutbox` is called when the answer
-   * comes from a fresh read of the outbox (a commit notified before it is then seen by it).
+   * What would go next, or undefined when nothing waits: never undefined while a commit notified
+   * before the call is unread (it reads the outbox afresh for it).
    */
-  peek(readingOutbox: () => void): C | undefined;
+  peek(): C | undefined;
   /** How long to wait, once per pump run, for more before sending `candidate` (0: at once). */
   lingerMs(candidate: C): number;
   /** Takes what `peek` gave out of the packing's queues, as the message to publish. */
@@ -146,7 +146,9 @@ export class ForwardPump<T, C> {
           await this.wakeSignal.wait();
           continue;
         }
-        const candidate = this.packing.peek(() => { this.again = false; });
+        // A commit notified from here on wakes the pump again; one notified before is seen by this peek.
+        this.again = false;
+        const candidate = this.packing.peek();
         if (candidate === undefined) {
           if (this.again) continue;
           break;

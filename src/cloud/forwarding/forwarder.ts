@@ -91,9 +91,8 @@ class DirectPacking implements Packing<number, OutboxRecord> {
   }
 
   /** The oldest record not yet sent, read ahead in batches; undefined when the outbox has no more. */
-  peek(readingOutbox: () => void): OutboxRecord | undefined {
+  peek(): OutboxRecord | undefined {
     if (this.next >= this.readAhead.length) {
-      readingOutbox();
       this.readAhead = this.options.outbox.peek(this.options.device, this.readAheadSize, this.lastPeekedSeq);
       this.next = 0;
       if (this.readAhead.length === 0) return undefined;

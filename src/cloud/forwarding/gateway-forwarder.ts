@@ -190,8 +190,7 @@ class GatewayPacking implements Packing<BatchEntries, BatchCandidate[]> {
   }
 
   /** Each device's oldest unsent record, starting at the rotating cursor (fair under the byte bound). */
-  peek(readingOutbox: () => void): BatchCandidate[] | undefined {
-    readingOutbox();
+  peek(): BatchCandidate[] | undefined {
     const list: BatchCandidate[] = [];
     const count = this.order.length;
     for (let i = 0; i < count; i += 1) {

@@ -1,47 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Forwarder, TokenBucket, type ForwarderLink } from '../../../src/cloud/forwarding/forwarder.js';
-import { LinkDownError, type LinkEvent } from '../../../src/cloud/mqtt/link.js';
+import { Forwarder, TokenBucket } from '../../../src/cloud/forwarding/forwarder.js';
 import { silentLogger } from '../../../src/ops/log.js';
 import type { Time } from '../../../src/core/time.js';
+import { FakeLink } from '../../helpers/fake-link.js';
 import { FakeOutbox } from '../../helpers/fake-outbox.js';
 import { eventLoopTurns, ManualClock } from '../../helpers/manual-clock.js';
-
-interface Pending {
-  payload: string;
-  resolve: () => void;
-  reject: (err: Error) => void;
-}
-
-class FakeLink implements ForwarderLink {
-  isUp = true;
-  pending: Pending[] = [];
-  sent: string[] = [];
-  private listeners = new Set<(event: LinkEvent) => void>();
-  publish(_topic: string, payload: Buffer): Promise<void> {
-    if (!this.isUp) return Promise.reject(new LinkDownError('d'));
-    this.sent.push(payload.toString());
-    return new Promise((resolve, reject) => this.pending.push({ payload: payload.toString(), resolve, reject }));
-  }
-  onEvent(listener: (event: LinkEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-  emit(event: LinkEvent): void {
-    for (const l of this.listeners) l(event);
-  }
-  ackAll(): void {
-    for (const p of this.pending.splice(0)) p.resolve();
-  }
-  goDown(): void {
-    this.isUp = false;
-    for (const p of this.pending.splice(0)) p.reject(new LinkDownError('d'));
-    this.emit({ type: 'down', reason: 'test' });
-  }
-  goUp(): void {
-    this.isUp = true;
-    this.emit({ type: 'up' });
-  }
-}
 
 // Fake time: the forwarder's ack batching and retry timers run only when a test settles.
 let clock = new ManualClock();
