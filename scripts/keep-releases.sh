@@ -14,7 +14,10 @@ check_keep_releases() {
 }
 
 # Versions on stdin, one a line; newest first on stdout, in dpkg's order (digit runs compare as
-# numbers: +10.g... after +9.g...; sort -V does not know dpkg's "~" and "+" rules).
+# numbers: +10.g... after +9.g...; sort -V does not know dpkg's "~" and "+" rules). sort -rV first
+# puts nearly all in place, so the insertion by dpkg --compare-versions (one process a comparison)
+# costs about one comparison a version, not n^2/4: a pkg/ of 300 builds per architecture is pruned
+# in seconds, not minutes.
 dpkg_sort_newest_first() {
   local sorted=() v i j
   while IFS= read -r v; do
@@ -27,7 +30,7 @@ dpkg_sort_newest_first() {
       i=$j
     done
     sorted[i]="$v"
-  done
+  done < <(LC_ALL=C sort -rV)
   [ ${#sorted[@]} -eq 0 ] || printf '%s\n' "${sorted[@]}"
 }
 
