@@ -5,6 +5,7 @@
 import { Bus } from '../../src/field/modbus/bus.js';
 import { createModbusTransport } from '../../src/field/modbus/transport.js';
 import { Poller, type Sample } from '../../src/device/poller.js';
+import type { DevicePollStats } from '../../src/device/poller-types.js';
 import type { BusStats } from '../../src/field/modbus/bus-stats.js';
 import { BUS_DEFAULTS } from '../../src/core/config/buses.js';
 import { compileDevice } from '../../src/core/config/compile.js';
@@ -49,6 +50,8 @@ export interface LostFrameResult {
   /** When each sample was taken (its `ts`). */
   sampleTimes: number[];
   stats: BusStats;
+  /** The poller's own counts: failed cycles, and slots skipped because a cycle ran late (load). */
+  poll: Pick<DevicePollStats, 'failedCycles' | 'skippedCycles'>;
 }
 
 const UNIT = 1;
@@ -126,7 +129,7 @@ export async function runLostFrames(options: LostFrameOptions): Promise<LostFram
       samplesLost += Math.max(0, Math.round(((samples[i] as Sample).ts - (samples[i - 1] as Sample).ts) / pollIntervalMs) - 1);
     }
     return {
-      lostFrames, samples: samples.length, samplesLost, wrongValues, offlineTransitions, sampleTimes: samples.map((s) => s.ts), stats: started.stats(),
+      lostFrames, samples: samples.length, samplesLost, wrongValues, offlineTransitions, sampleTimes: samples.map((s) => s.ts), stats: started.stats(), poll: poller.stats()[0]!,
     };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();

@@ -123,8 +123,10 @@ describe('a frame lost right after a unit stayed "busy" to every repeat', () => 
     expect(result.stats.busyRetries).toBe(3);
     expect(result.stats.timeoutRepeats).toBe(1);
     expect(result.stats.cooldownRejects).toBe(0);
-    // The busy sample is one slot; the lost frame may cost 3 more at most.
-    expect(result.samplesLost).toBeLessThanOrEqual(1 + 3);
+    // The busy sample is one slot; the lost frame may cost 3 more at most (slots a late cycle
+    // skipped on a busy machine are the machine's, not the loss's).
+    expect(result.poll.failedCycles).toBeLessThanOrEqual(1 + 3);
+    expect(result.samplesLost).toBeLessThanOrEqual(1 + 3 + result.poll.skippedCycles);
   }, 120_000);
 });
 
@@ -148,6 +150,9 @@ describe('"acknowledge" (exception 5), then silence while the unit works', () =>
     expect(result.wrongValues).toBe(0);
     expect(result.stats.cooldownRejects).toBe(0);
     expect(result.offlineTransitions).toEqual([]);
-    expect(result.samplesLost).toBeLessThanOrEqual(SILENT_MS / 500 + 1);
+    // Only the silent slots fail; a slot skipped because a cycle ran late on a busy machine is no
+    // loss of the silence's (it failed once with 10 missing slots at load 5, none of them failed).
+    expect(result.poll.failedCycles).toBeLessThanOrEqual(SILENT_MS / 500 + 1);
+    expect(result.samplesLost).toBeLessThanOrEqual(SILENT_MS / 500 + 1 + result.poll.skippedCycles);
   }, 120_000);
 });
