@@ -126,20 +126,26 @@ describe('the commissioning page\'s read form', () => {
 
 describe('a profile\'s identification read at the first cycle', () => {
   it('right after a timed-out read of the same shape: judged on X\'s registers, not the late reply\'s', async () => {
-    const { bus } = await startLateRig(cleanups, TIMEOUT_MS, { answer: lateScript(LATE_MS, { otherAfterMs: X_AFTER_MS }) });
     const code = (address: number) => truthWords(address, 2)[0]! * 65536 + truthWords(address, 2)[1]!;
     const register = (values: number[]) => ({ point: pointConfig({ id: 'identification_0', address: X, type: 'uint32', length: 2 }), values, label: 'model code' });
     // The late reply's values (Y's) would pass for the other model's code.
     const identification: DeviceIdentification = { profiles: ['meter-x'], registers: [register([code(X)])], others: [{ name: 'meter-y', registers: [register([code(Y)])] }] };
-    const check = new IdentityCheck(identification, silentLogger());
-    const cloudRead = settle(bus.read(UNIT, 'holding', Y, 2, { priority: 'high' }));
-    const verdict = check.beforeCycle(bus, UNIT);
-    expect(await cloudRead).toBeInstanceOf(ModbusTimeoutError);
-    expect(await verdict).toBeUndefined();
-    expect(check.status()).toEqual({ state: 'identified', profiles: ['meter-x'] });
-    await waitFor(() => bus.stats().lateReplies >= 1, { what: 'the late reply counted' });
-    expect(bus.stats().lateReplies).toBe(1);
-  }, 30_000);
+    // On a busy machine X's own read can miss its timeout too; then nothing was judged (status stays
+    // unset) and the case is tried again on a fresh line. Whatever was judged must be X's model.
+    for (let attempt = 1; ; attempt += 1) {
+      const { bus } = await startLateRig(cleanups, TIMEOUT_MS, { answer: lateScript(LATE_MS, { otherAfterMs: X_AFTER_MS }) });
+      const check = new IdentityCheck(identification, silentLogger());
+      const cloudRead = settle(bus.read(UNIT, 'holding', Y, 2, { priority: 'high' }));
+      const verdict = check.beforeCycle(bus, UNIT);
+      expect(await cloudRead).toBeInstanceOf(ModbusTimeoutError);
+      expect(await verdict).toBeUndefined();
+      await waitFor(() => bus.stats().lateReplies >= 1, { what: 'the late reply counted' });
+      expect(bus.stats().lateReplies).toBe(1);
+      if (check.status() === undefined && attempt < 3) continue;
+      expect(check.status()).toEqual({ state: 'identified', profiles: ['meter-x'] });
+      return;
+    }
+  }, 60_000);
 });
 
 describe('a profile\'s identification read the late-reply guard keeps from the device', () => {
